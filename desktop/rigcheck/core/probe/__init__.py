@@ -1,0 +1,95 @@
+"""Read the real machine into a :class:`~rigcheck.core.machine.Machine`.
+
+One public entry, :func:`probe_machine`; one private module per source, each exposing the same
+function names (``probe_gpus(ctx)`` for the GPU vendors), in the manner of psutil's platform modules:
+
+- ``_nvidia``  NVIDIA GPUs through NVML (nvidia-ml-py), on Linux and Windows
+- ``_amd``     AMD GPUs through sysfs (and amdsmi when importable), on Linux
+- ``_intel``   Intel GPUs through i915/xe sysfs, on Linux
+- ``_apple``   Apple Silicon unified memory through sysctl/system_profiler, on macOS
+- ``_windows`` any GPU's VRAM from the display-adapter registry keys, on Windows
+- ``_host``, ``_cpu``, ``_software``: the OS, container, CPU, RAM, disks and the software stack
+
+No probe raises for a missing library, driver or refused query; what it could not read is ``None``
+and a note says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rigcheck.core.machine import GPU, PSU, Drivers, Machine, Note, now_iso
+from rigcheck.core.probe import _amd, _apple, _cpu, _host, _intel, _nvidia, _software, _windows
+from rigcheck.core.probe._common import ProbeContext, VendorResult
+
+__all__ = ["ProbeContext", "probe_gpus", "probe_machine"]
+
+
+def probe_gpus(ctx: ProbeContext) -> VendorResult:
+    """Every GPU the platform's backends find, NVIDIA first, indexed in that order."""
+    if ctx.platform.startswith("linux"):
+        backends = [_nvidia.probe_gpus, _amd.probe_gpus, _intel.probe_gpus]
+    elif ctx.platform == "win32":
+        backends = [_nvidia.probe_gpus, _windows.probe_gpus]
+    elif ctx.platform == "darwin":
+        backends = [_apple.probe_gpus]
+    else:
+        return VendorResult(
+            notes=(Note("gpu", "warning", f"GPU probing is not implemented for platform {ctx.platform!r}"),)
+        )
+
+    gpus: list[GPU] = []
+    notes: list[Note] = []
+    drivers = Drivers()
+    for backend in backends:
+        result = backend(ctx)
+        seen = {g.pci_bus_id for g in gpus if g.pci_bus_id} | {g.uuid for g in gpus if g.uuid}
+        for gpu in result.gpus:
+            # The registry lists NVIDIA cards that NVML already described: keep NVML's richer record.
+            if (gpu.pci_bus_id and gpu.pci_bus_id in seen) or (gpu.uuid and gpu.uuid in seen):
+                continue
+            if backend is _windows.probe_gpus and gpu.vendor == "nvidia" and any(
+                g.vendor == "nvidia" and g.source == "nvml" for g in gpus
+            ):
+                continue
+            gpus.append(gpu)
+        notes.extend(result.notes)
+        drivers = _merge_drivers(drivers, result.drivers)
+    if not gpus:
+        notes.append(Note("gpu", "info", "no GPU found; models would run on the CPU only"))
+    indexed = tuple(replace(gpu, index=i) for i, gpu in enumerate(gpus))
+    return VendorResult(gpus=indexed, drivers=drivers, notes=tuple(notes))
+
+
+def probe_machine(ctx: ProbeContext | None = None, psu_watts: float | None = None) -> Machine:
+    """Describe this computer. Never raises for what the machine lacks or refuses to tell."""
+    ctx = ctx or ProbeContext()
+    taken_at = now_iso()
+    host, host_notes = _host.probe_host(ctx)
+    cpu, memory, cpu_notes = _cpu.probe_cpu(ctx)
+    disks, disk_notes = _host.probe_disks(ctx)
+    gpu_result = probe_gpus(ctx)
+    software, sw_drivers, sw_notes = _software.probe_software(ctx)
+    return Machine(
+        schema="rigcheck.machine/1",
+        taken_at=taken_at,
+        host=host,
+        cpu=cpu,
+        memory=memory,
+        disks=disks,
+        gpus=gpu_result.gpus,
+        drivers=_merge_drivers(gpu_result.drivers, sw_drivers),
+        software=software,
+        psu=PSU(watts=psu_watts, source="user") if psu_watts is not None else PSU(),
+        notes=(*host_notes, *cpu_notes, *disk_notes, *gpu_result.notes, *sw_notes),
+    )
+
+
+def _merge_drivers(first: Drivers, second: Drivers) -> Drivers:
+    """Fields ``first`` knows win; ``second`` fills the gaps."""
+    return Drivers(
+        nvidia=first.nvidia or second.nvidia,
+        cuda_driver=first.cuda_driver or second.cuda_driver,
+        amdgpu=first.amdgpu or second.amdgpu,
+        rocm=first.rocm or second.rocm,
+    )
