@@ -28,6 +28,7 @@ SCHEMA = "rigcheck.machine/1"
 OS = Literal["linux", "windows", "macos", "other"]
 Vendor = Literal["nvidia", "amd", "intel", "apple"]
 Level = Literal["info", "warning", "error"]
+Container = Literal["docker", "podman", "wsl", "lxc", "kubernetes", "container"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Host:
     os_version: str | None = None
     kernel: str | None = None
     python: str | None = None
-    container: Literal["docker", "podman", "wsl", "lxc", "kubernetes", "container"] | None = None
+    container: Container | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,9 @@ def _decode_record(cls: Any, data: dict[str, Any], where: str, source: str) -> A
     return cls(**kwargs)
 
 
+_FRIENDLY = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
+
+
 def _expected_name(tp: Any) -> str:
     names = []
     for arg in get_args(tp):
@@ -357,5 +361,5 @@ def _expected_name(tp: Any) -> str:
         elif get_origin(arg) is Literal:
             names.append("one of " + ", ".join(repr(a) for a in get_args(arg)))
         else:
-            names.append(getattr(arg, "__name__", str(arg)))
+            names.append(_FRIENDLY.get(arg, getattr(arg, "__name__", str(arg))))
     return " or ".join(names)

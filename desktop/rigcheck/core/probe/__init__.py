@@ -16,10 +16,11 @@ and a note says why.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from rigcheck.core.machine import GPU, PSU, Drivers, Machine, Note, now_iso
-from rigcheck.core.probe import _amd, _apple, _cpu, _host, _intel, _nvidia, _software, _windows
+from rigcheck.core.machine import GPU, PSU, SCHEMA, Drivers, Machine, Note, now_iso
+from rigcheck.core.probe import _cpu, _host, _software
 from rigcheck.core.probe._common import ProbeContext, VendorResult
 
 __all__ = ["ProbeContext", "probe_gpus", "probe_machine"]
@@ -27,6 +28,9 @@ __all__ = ["ProbeContext", "probe_gpus", "probe_machine"]
 
 def probe_gpus(ctx: ProbeContext) -> VendorResult:
     """Every GPU the platform's backends find, NVIDIA first, indexed in that order."""
+    # Imported here: each backend module is only needed on its own platform.
+    from rigcheck.core.probe import _amd, _apple, _intel, _nvidia, _windows
+
     if ctx.platform.startswith("linux"):
         backends = [_nvidia.probe_gpus, _amd.probe_gpus, _intel.probe_gpus]
     elif ctx.platform == "win32":
@@ -61,17 +65,27 @@ def probe_gpus(ctx: ProbeContext) -> VendorResult:
     return VendorResult(gpus=indexed, drivers=drivers, notes=tuple(notes))
 
 
-def probe_machine(ctx: ProbeContext | None = None, psu_watts: float | None = None) -> Machine:
-    """Describe this computer. Never raises for what the machine lacks or refuses to tell."""
+def probe_machine(
+    ctx: ProbeContext | None = None, psu_watts: float | None = None, pythons: tuple[str, ...] = ()
+) -> Machine:
+    """Describe this computer. Never raises for what the machine lacks or refuses to tell.
+
+    The slow parts (NVML initialisation, ``--version`` subprocesses) run side by side on threads.
+    ``pythons`` are extra interpreters whose packages are listed too.
+    """
     ctx = ctx or ProbeContext()
     taken_at = now_iso()
-    host, host_notes = _host.probe_host(ctx)
-    cpu, memory, cpu_notes = _cpu.probe_cpu(ctx)
-    disks, disk_notes = _host.probe_disks(ctx)
-    gpu_result = probe_gpus(ctx)
-    software, sw_drivers, sw_notes = _software.probe_software(ctx)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        gpu_future = pool.submit(probe_gpus, ctx)
+        software_future = pool.submit(_software.probe_software, ctx, pythons)
+        cpu_future = pool.submit(_cpu.probe_cpu, ctx)
+        host, host_notes = _host.probe_host(ctx)
+        disks, disk_notes = _host.probe_disks(ctx)
+        cpu, memory, cpu_notes = cpu_future.result()
+        gpu_result = gpu_future.result()
+        software, sw_drivers, sw_notes = software_future.result()
     return Machine(
-        schema="rigcheck.machine/1",
+        schema=SCHEMA,
         taken_at=taken_at,
         host=host,
         cpu=cpu,

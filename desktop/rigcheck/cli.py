@@ -1,0 +1,162 @@
+"""The ``rigcheck`` command: with no arguments it opens the desktop app; subcommands run headless.
+
+Conventions every subcommand follows:
+
+- ``--json`` writes machine-readable output to stdout;
+- errors are one line on stderr, ``rigcheck: error: …``; exit status 2 for bad input or usage, 1 for
+  an internal failure, never a traceback unless ``--debug``;
+- headless commands never import Qt (``tests/test_boundaries.py`` checks it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from rigcheck import __version__
+from rigcheck.core.errors import InputError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage: reported as one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line instead of usage text plus a line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive_watts(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of watts: {text!r}") from None
+    if not 0 < value < 100_000:
+        raise argparse.ArgumentTypeError(f"PSU watts must be between 0 and 100000, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rigcheck",
+        description="Will this model run on this machine, how fast, and if not, what would it take? "
+        "With no command, opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"rigcheck {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    audit = commands.add_parser(
+        "audit",
+        help="describe this machine (GPUs, drivers, CUDA/ROCm, CPU, RAM, disks, software)",
+        description="Probe this machine, or re-read a saved snapshot, and print what it has.",
+    )
+    audit.add_argument("--json", action="store_true", help="print the rigcheck.machine/1 snapshot as JSON")
+    audit.add_argument("-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout")
+    audit.add_argument("--psu-watts", metavar="N", type=_positive_watts, help="the power supply's rating")
+    audit.add_argument(
+        "--redact", action="store_true", help="drop hostname, GPU UUIDs, serials and PCI bus ids"
+    )
+    audit.add_argument(
+        "--python",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="also list the ML packages of this Python interpreter (repeatable)",
+    )
+    audit.add_argument(
+        "--machine", metavar="FILE", type=Path, help="read a saved snapshot instead of probing this machine"
+    )
+    audit.set_defaults(handler=_cmd_audit)
+
+    gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
+    gui.set_defaults(handler=_cmd_gui)
+    return parser
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.summary import summarise
+
+    if args.machine is not None:
+        if args.python:
+            raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+        machine = load_machine(args.machine)
+        if args.psu_watts is not None:
+            machine = machine.with_psu(args.psu_watts)
+    else:
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+    if args.redact:
+        machine = machine.redacted()
+    text = machine.to_json() if args.json else summarise(machine)
+    _emit(text + "\n", args.output, out)
+    return EXIT_OK
+
+
+def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from rigcheck.gui.app import main as gui_main
+    except ImportError as exc:
+        missing = exc.name or "PySide6"
+        raise InputError(
+            "rigcheck",
+            f"the desktop app needs {missing}, which is not installed "
+            "(pip install PySide6-Essentials pyqtgraph); headless commands such as 'rigcheck audit' work without it",
+        ) from None
+    return gui_main([])
+
+
+def _emit(text: str, output: Path | None, out: TextIO) -> None:
+    if output is None:
+        out.write(text)
+        return
+    tmp = output.with_name(f".{output.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(output)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(str(output), f"cannot write ({exc.strerror or exc})") from None
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"rigcheck: error: {message}\n")
+    return code
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        handler = getattr(args, "handler", _cmd_gui)
+        return int(handler(args, out))
+    except UsageError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except InputError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``rigcheck audit | head``): not an error worth a message.
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as exc:
+        if debug:
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_INTERNAL)

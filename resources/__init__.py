@@ -1,0 +1,1 @@
+"""Icons, desktop entry and metainfo, shipped inside the package as ``rigcheck.resources``."""

@@ -1,0 +1,171 @@
+"""The command line as users and scripts meet it: output, exit statuses, one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes.machines import full_machine
+from rigcheck import cli
+from rigcheck.core import probe
+from rigcheck.core.machine import SCHEMA, Machine, load_machine, save_machine
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = cli.main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def fake_probe(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    calls: list[dict[str, object]] = []
+
+    def probe_machine(psu_watts: float | None = None, pythons: tuple[str, ...] = ()) -> Machine:
+        calls.append({"psu_watts": psu_watts, "pythons": pythons})
+        machine = full_machine()
+        return machine.with_psu(psu_watts) if psu_watts else machine
+
+    monkeypatch.setattr(probe, "probe_machine", probe_machine)
+    return calls
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("rigcheck: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_audit_json_is_a_snapshot(fake_probe: list[dict[str, object]]) -> None:
+    code, out = run_cli("audit", "--json", "--psu-watts", "850", "--python", "/opt/py")
+    assert code == 0
+    data = json.loads(out)
+    assert data["schema"] == SCHEMA
+    assert data["psu"] == {"watts": 850.0, "source": "user"}
+    assert fake_probe == [{"psu_watts": 850.0, "pythons": ("/opt/py",)}]
+    assert Machine.from_dict(data) == full_machine().with_psu(850.0)
+
+
+def test_audit_summary_is_readable(fake_probe: list[dict[str, object]]) -> None:
+    code, out = run_cli("audit")
+    assert code == 0
+    assert "RigCheck audit of lab-7" in out
+    assert (
+        "NVIDIA GeForce RTX 4090 · 24.0 GiB (22.5 GiB free) · CC 8.9 · 450 W limit (max 600 W) · PCIe 4.0 x16"
+        in out
+    )
+    assert "NVIDIA 550.54.14 (supports CUDA 12.4)" in out
+    assert "[info] nvidia: power draw not supported on GPU 1" in out
+
+
+def test_audit_redact(fake_probe: list[dict[str, object]]) -> None:
+    _code, out = run_cli("audit", "--json", "--redact")
+    data = json.loads(out)
+    assert data["host"]["hostname"] is None
+    assert {g["uuid"] for g in data["gpus"]} == {None}
+    assert "lab-7" not in out and "GPU-1a2b" not in out and "00000000:01:00.0" not in out
+
+
+def test_audit_output_file(fake_probe: list[dict[str, object]], tmp_path: Path) -> None:
+    target = tmp_path / "audit.json"
+    code, out = run_cli("audit", "--json", "--output", str(target))
+    assert code == 0 and out == ""
+    assert load_machine(target) == full_machine()
+
+
+def test_audit_output_to_missing_folder(
+    fake_probe: list[dict[str, object]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out = run_cli("audit", "--output", str(tmp_path / "no" / "such" / "x.json"))
+    assert code == 2
+    assert "cannot write" in one_error_line(capsys)
+
+
+def test_audit_of_a_saved_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "lab7.json"
+    save_machine(full_machine(), path)
+    code, out = run_cli("audit", "--machine", str(path), "--psu-watts", "1000")
+    assert code == 0
+    assert "RigCheck audit of lab-7" in out
+    assert "PSU       1000 W (user)" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{", "not valid JSON"),
+        ('{"schema": "rigcheck.machine/9"}', "unsupported version"),
+        (
+            '{"schema": "rigcheck.machine/1", "cpu": {"logical_cores": -2}, "memory": {}, "gpus": []}',
+            "cpu.logical_cores",
+        ),
+    ],
+)
+def test_bad_snapshot_is_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, out = run_cli("audit", "--machine", str(path))
+    assert code == 2 and out == ""
+    line = one_error_line(capsys)
+    assert str(path) in line and expected in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("audit", "--psu-watts", "-5"), "PSU watts must be between"),
+        (("audit", "--psu-watts", "lots"), "not a number of watts"),
+        (("frobnicate",), "invalid choice"),
+        (("audit", "--nope"), "unrecognized arguments"),
+        (("audit", "--machine", "x.json", "--python", "/usr/bin/python3"), "cannot be combined"),
+    ],
+)
+def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], expected: str) -> None:
+    code, _out = run_cli(*argv)
+    assert code == 2
+    assert expected in one_error_line(capsys)
+
+
+def test_internal_error_is_one_line_unless_debug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(**_kwargs: object) -> Machine:
+        raise RuntimeError("probe exploded")
+
+    monkeypatch.setattr(probe, "probe_machine", broken)
+    code, _out = run_cli("audit")
+    assert code == 1
+    assert "internal error: RuntimeError: probe exploded" in one_error_line(capsys)
+    with pytest.raises(RuntimeError):
+        run_cli("--debug", "audit")
+
+
+@pytest.mark.slow
+def test_real_audit_json_in_a_subprocess() -> None:
+    """The real probe on this machine: whatever it finds is a valid snapshot, and no GPU says why."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rigcheck", "audit", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    machine = Machine.from_json(done.stdout, "<stdout>")
+    assert machine.cpu.logical_cores >= 1
+    assert machine.memory.total_bytes > 0
+    assert any(d.purpose == "home" for d in machine.disks)
+    if not machine.gpus:
+        assert any(n.probe == "gpu" and "no GPU found" in n.message for n in machine.notes)
+        assert any(n.probe == "nvidia" for n in machine.notes), "the NVML probe must say why it found nothing"
