@@ -1,0 +1,1 @@
+"""Named fakes of the libraries and tools the probes read through (NVML, sysfs, commands)."""
