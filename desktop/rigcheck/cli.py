@@ -23,7 +23,7 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
-    """Bad command-line usage: reported as one line with exit status 2."""
+    """Bad usage, or a command that cannot run here: reported as one line with exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,10 +109,9 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
         from rigcheck.gui.app import main as gui_main
     except ImportError as exc:
         missing = exc.name or "PySide6"
-        raise InputError(
-            "rigcheck",
-            f"the desktop app needs {missing}, which is not installed "
-            "(pip install PySide6-Essentials pyqtgraph); headless commands such as 'rigcheck audit' work without it",
+        raise UsageError(
+            f"the desktop app needs {missing}, which is not installed (pip install PySide6-Essentials); "
+            "headless commands such as 'rigcheck audit' work without it"
         ) from None
     return gui_main([])
 
@@ -159,4 +158,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
-        return _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_INTERNAL)
+        return _fail(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", EXIT_INTERNAL
+        )

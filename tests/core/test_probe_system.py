@@ -172,25 +172,41 @@ def test_software_finds_toolkits_executables_and_driver(tmp_path: Path) -> None:
         bin_dir.mkdir(parents=True)
         (bin_dir / "nvcc").write_text("")
         (bin_dir / "nvcc").chmod(stat.S_IRWXU)
+        (bin_dir.parent / "include").mkdir()
+        (bin_dir.parent / "include" / "cuda_runtime.h").write_text("")
         (tmp_path / "usr/local" / folder / "version.json").write_text(
             f'{{"cuda": {{"version": "{version}"}}}}'
         )
     (tmp_path / "usr/local/cuda").symlink_to(tmp_path / "usr/local/cuda-12.4")  # deduplicated
     (tmp_path / "usr/local/cuda-empty").mkdir()  # no nvcc: not a toolkit
+    # A pip-installed toolkit without version.json: its own nvcc says which release it is.
+    (tmp_path / "opt/cuda-13.0/bin").mkdir(parents=True)
+    (tmp_path / "opt/cuda-13.0/bin/nvcc").write_text("")
+    (tmp_path / "opt/cuda-13.0/include").mkdir()
+    (tmp_path / "opt/cuda-13.0/include/cuda.h").write_text("")
+    # A wrapper script on PATH in /usr/local/bin: /usr/local is not a toolkit.
+    (tmp_path / "usr/local/bin").mkdir(parents=True)
+    (tmp_path / "usr/local/bin/nvcc").write_text('#!/bin/sh\nexec /opt/cuda-13.0/bin/nvcc "$@"\n')
     (tmp_path / "proc/driver/nvidia").mkdir(parents=True)
     (tmp_path / "proc/driver/nvidia/version").write_text(
         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n"
     )
-    commands = Commands({"ollama": "ollama version is 0.5.7", "llama-cli": None})
-    ctx = ProbeContext(root=tmp_path, platform="linux", env={}, run=commands.run, which=commands.which)
+    nvcc_13 = "Cuda compilation tools, release 13.0, V13.0.88\n"
+    commands = Commands({"ollama": "ollama version is 0.5.7", "llama-cli": None, "nvcc": nvcc_13})
+
+    def which(name: str) -> str | None:
+        return str(tmp_path / "usr/local/bin/nvcc") if name == "nvcc" else commands.which(name)
+
+    ctx = ProbeContext(root=tmp_path, platform="linux", env={}, run=commands.run, which=which)
     software, drivers, notes = _software.probe_software(ctx)
     assert [(t.version, Path(t.path or "").name) for t in software.cuda_toolkits] == [
         ("11.8.0", "cuda-11.8"),
         ("12.4.1", "cuda-12.4"),
+        ("13.0.88", "cuda-13.0"),
     ]
     assert software.executables["ollama"].version == "0.5.7"
     assert software.executables["llama-cli"].version is None  # present, version not readable
-    assert "nvcc" not in software.executables
+    assert software.executables["nvcc"].version == "13.0.88"
     assert drivers.nvidia == "550.54.14"
     assert any("--python" in n.message for n in notes)
     assert "pytest" not in software.python_packages  # only the LLM stack is listed
@@ -209,5 +225,5 @@ def test_other_interpreters_packages(tmp_path: Path) -> None:
 def test_interpreter_that_fails_is_a_note(tmp_path: Path) -> None:
     commands = Commands({})
     ctx = ProbeContext(root=tmp_path, platform="linux", env={}, run=commands.run, which=lambda _n: None)
-    _software_, _drivers, notes = _software.probe_software(ctx, pythons=("/nope/python",))
+    _sw, _drivers, notes = _software.probe_software(ctx, pythons=("/nope/python",))
     assert any("could not list packages of /nope/python" in n.message for n in notes)

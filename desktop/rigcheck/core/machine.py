@@ -13,6 +13,7 @@ files that are not JSON are refused with an ``InputError`` naming the file and t
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -178,9 +179,7 @@ class Machine:
                 cuda_toolkits=tuple(
                     replace(t, path=tidy(t.path) if t.path else None) for t in self.software.cuda_toolkits
                 ),
-                executables={
-                    k: replace(e, path=tidy(e.path)) for k, e in self.software.executables.items()
-                },
+                executables={k: replace(e, path=tidy(e.path)) for k, e in self.software.executables.items()},
             ),
         )
 
@@ -210,7 +209,9 @@ class Machine:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+            raise InputError(
+                source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            ) from None
         return cls.from_dict(data, source)
 
 
@@ -272,7 +273,7 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
-def _decode(tp: Any, value: object, where: str, source: str) -> Any:  # noqa: PLR0911, PLR0912
+def _decode(tp: Any, value: object, where: str, source: str) -> Any:
     """Check ``value`` against the type annotation ``tp`` and build the frozen record."""
 
     def fail(expected: str) -> typing.NoReturn:
@@ -319,7 +320,7 @@ def _decode(tp: Any, value: object, where: str, source: str) -> Any:  # noqa: PL
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             fail("a number")
-        if value != value or value in (float("inf"), float("-inf")):  # NaN or infinite
+        if not math.isfinite(value):
             fail("a finite number")
         _check_sign(value, where, source)
         return float(value)

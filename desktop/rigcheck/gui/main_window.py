@@ -55,9 +55,8 @@ class OverviewPage(QWidget):
     def show_machine(self, machine: Machine, label: str) -> None:
         self.heading.setText(label)
         gpus = len(machine.gpus)
-        self.status.setText(
-            f"{gpus} GPU{'s' if gpus != 1 else ''} · snapshot taken {machine.taken_at or 'at an unknown time'}"
-        )
+        taken = machine.taken_at or "at an unknown time"
+        self.status.setText(f"{gpus} GPU{'s' if gpus != 1 else ''} · snapshot taken {taken}")
         self.text.setPlainText(summarise(machine))
 
     def show_error(self, message: str) -> None:
@@ -121,7 +120,9 @@ class MainWindow(QMainWindow):
         self.save_action = QAction("&Save audit…", self, shortcut=QKeySequence.StandardKey.Save)
         self.save_action.triggered.connect(self._save_audit_dialog)
         self.save_action.setEnabled(False)
-        self.refresh_action = QAction("&Probe this computer again", self, shortcut=QKeySequence.StandardKey.Refresh)
+        self.refresh_action = QAction(
+            "&Probe this computer again", self, shortcut=QKeySequence.StandardKey.Refresh
+        )
         self.refresh_action.triggered.connect(self.start_probe)
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)

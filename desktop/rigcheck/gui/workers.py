@@ -30,8 +30,9 @@ class Job(QRunnable):
             self.signals.finished.emit(result)
 
 
-def submit(pool: QThreadPool, fn: Callable[[], Any], on_done: Callable[[Any], None],
-           on_error: Callable[[str], None]) -> Job:
+def submit(
+    pool: QThreadPool, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
+) -> Job:
     job = Job(fn)
     job.signals.finished.connect(on_done)
     job.signals.failed.connect(on_error)

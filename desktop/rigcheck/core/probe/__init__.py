@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from rigcheck.core.machine import GPU, PSU, SCHEMA, Drivers, Machine, Note, now_iso
 from rigcheck.core.probe import _cpu, _host, _software
-from rigcheck.core.probe._common import ProbeContext, VendorResult
+from rigcheck.core.probe._common import ProbeContext, VendorResult, pci_ids_name
 
 __all__ = ["ProbeContext", "probe_gpus", "probe_machine"]
 
@@ -52,13 +52,19 @@ def probe_gpus(ctx: ProbeContext) -> VendorResult:
             # The registry lists NVIDIA cards that NVML already described: keep NVML's richer record.
             if (gpu.pci_bus_id and gpu.pci_bus_id in seen) or (gpu.uuid and gpu.uuid in seen):
                 continue
-            if backend is _windows.probe_gpus and gpu.vendor == "nvidia" and any(
-                g.vendor == "nvidia" and g.source == "nvml" for g in gpus
+            if (
+                backend is _windows.probe_gpus
+                and gpu.vendor == "nvidia"
+                and any(g.vendor == "nvidia" and g.source == "nvml" for g in gpus)
             ):
                 continue
             gpus.append(gpu)
         notes.extend(result.notes)
         drivers = _merge_drivers(drivers, result.drivers)
+    if ctx.platform.startswith("linux"):
+        unseen, unseen_notes = _nvidia_without_nvml(ctx, gpus)
+        gpus += unseen
+        notes += unseen_notes
     if not gpus:
         notes.append(Note("gpu", "info", "no GPU found; models would run on the CPU only"))
     indexed = tuple(replace(gpu, index=i) for i, gpu in enumerate(gpus))
@@ -97,6 +103,53 @@ def probe_machine(
         psu=PSU(watts=psu_watts, source="user") if psu_watts is not None else PSU(),
         notes=(*host_notes, *cpu_notes, *disk_notes, *gpu_result.notes, *sw_notes),
     )
+
+
+def _normal_bus_id(bus_id: str) -> str:
+    """NVML writes the PCI domain with 8 hex digits, sysfs with 4: compare them as numbers."""
+    domain, _, rest = bus_id.lower().partition(":")
+    try:
+        return f"{int(domain, 16):04x}:{rest}"
+    except ValueError:
+        return bus_id.lower()
+
+
+def _nvidia_without_nvml(ctx: ProbeContext, gpus: list[GPU]) -> tuple[list[GPU], list[Note]]:
+    """NVIDIA cards on the PCI bus that NVML did not describe: listed, with the reason.
+
+    Without this, a box whose driver is missing or broken would look like it has no GPU at all.
+    """
+    from rigcheck.core.probe import _pci
+
+    known = {_normal_bus_id(g.pci_bus_id) for g in gpus if g.pci_bus_id}
+    found: list[GPU] = []
+    notes: list[Note] = []
+    for dev in _pci.display_devices(ctx):
+        if dev.vendor_id != "10de" or _normal_bus_id(dev.bus_id) in known:
+            continue
+        name = (
+            pci_ids_name(ctx, dev.vendor_id, dev.device_id) or f"NVIDIA GPU {dev.vendor_id}:{dev.device_id}"
+        )
+        found.append(
+            GPU(
+                vendor="nvidia",
+                name=name,
+                memory_total_bytes=None,
+                pci_bus_id=dev.bus_id,
+                pci_id=f"{dev.vendor_id}:{dev.device_id}",
+                source="sysfs /sys/bus/pci/devices (NVML unavailable)",
+            )
+        )
+        driver = f"bound to {dev.driver}" if dev.driver else "with no driver bound"
+        notes.append(
+            Note(
+                "nvidia",
+                "warning",
+                f"NVIDIA GPU at {dev.bus_id} ({name}) is {driver} and not visible to NVML: "
+                "install or load the NVIDIA driver to read its memory, power and compute capability",
+            )
+        )
+    return found, notes
 
 
 def _merge_drivers(first: Drivers, second: Drivers) -> Drivers:

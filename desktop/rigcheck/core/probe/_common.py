@@ -48,9 +48,10 @@ def run_command(args: Sequence[str], timeout: float = COMMAND_TIMEOUT_S) -> str 
 
 
 def _import_pynvml() -> ModuleType:
-    import pynvml  # noqa: PLC0415 - imported lazily: absent on machines without nvidia-ml-py
+    import pynvml  # imported lazily: absent on machines without nvidia-ml-py
 
-    return pynvml
+    module: ModuleType = pynvml
+    return module
 
 
 @dataclass(frozen=True)

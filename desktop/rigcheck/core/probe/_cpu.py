@@ -75,7 +75,9 @@ def _linux_cpu(ctx: ProbeContext, notes: Notes) -> tuple[str | None, str | None,
 
 def _macos_cpu(ctx: ProbeContext) -> tuple[str | None, str | None, tuple[str, ...]]:
     model = (ctx.run(["sysctl", "-n", "machdep.cpu.brand_string"], 2.0) or "").strip() or None
-    features = (ctx.run(["sysctl", "-n", "machdep.cpu.features", "machdep.cpu.leaf7_features"], 2.0) or "").split()
+    features = (
+        ctx.run(["sysctl", "-n", "machdep.cpu.features", "machdep.cpu.leaf7_features"], 2.0) or ""
+    ).split()
     flags = set(features)
     if platform.machine() == "arm64" or (model or "").startswith("Apple"):
         flags.add("neon")  # Advanced SIMD is mandatory on AArch64
@@ -98,7 +100,9 @@ def _cpuinfo_library(notes: Notes) -> tuple[str | None, str | None, tuple[str, .
         return None, None, ()
     flags = normalise_flags(info.get("flags", []))
     if platform.system() == "Windows":
-        notes.info("AMX and AVX512-BF16 are not detected on Windows (py-cpuinfo does not read those CPUID bits)")
+        notes.info(
+            "AMX and AVX512-BF16 are not detected on Windows (py-cpuinfo does not read those CPUID bits)"
+        )
     return info.get("brand_raw") or None, info.get("vendor_id_raw") or None, flags
 
 

@@ -85,7 +85,9 @@ def probe_host(ctx: ProbeContext) -> tuple[Host, tuple[Note, ...]]:
     if container == "wsl":
         notes.info("running under WSL: GPUs are reached through the Windows driver (/usr/lib/wsl/lib)")
     elif container is not None:
-        notes.info(f"running inside a {container} container: GPUs and RAM seen here may be a subset of the host's")
+        notes.info(
+            f"running inside a {container} container: GPUs and RAM seen here may be a subset of the host's"
+        )
     host = Host(
         hostname=socket.gethostname() or None,
         os=os_name,

@@ -47,7 +47,7 @@ def _local_packages() -> dict[str, str]:
     found: dict[str, str] = {}
     wanted = set(PACKAGES)
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name")
+        name = dist.name
         if name and _normalise(name) in wanted:
             found.setdefault(_normalise(name), dist.version)
     return dict(sorted(found.items()))
@@ -56,7 +56,7 @@ def _local_packages() -> dict[str, str]:
 _REMOTE_SCRIPT = (
     "import json,re\n"
     "from importlib import metadata\n"
-    "print(json.dumps({re.sub(r'[-_.]+','-',d.metadata.get('Name') or '').lower(): d.version"
+    "print(json.dumps({re.sub(r'[-_.]+','-',d.name or '').lower(): d.version"
     " for d in metadata.distributions()}))\n"
 )
 
@@ -145,22 +145,36 @@ def _toolkit_roots(ctx: ProbeContext, nvcc: str | None) -> list[Path]:
     return roots
 
 
-def probe_toolkits(ctx: ProbeContext, nvcc: Executable | None) -> tuple[CudaToolkit, ...]:
+def _is_toolkit(root: Path) -> bool:
+    """A CUDA toolkit has nvcc *and* the runtime headers; /usr/local with a wrapper script has not."""
+    has_nvcc = (root / "bin" / "nvcc").exists() or (root / "bin" / "nvcc.exe").exists()
+    return has_nvcc and any((root / "include" / h).exists() for h in ("cuda_runtime.h", "cuda.h"))
+
+
+def probe_toolkits(ctx: ProbeContext) -> tuple[CudaToolkit, ...]:
+    """Every CUDA toolkit in the usual places, by version; symlinked duplicates counted once."""
     toolkits: dict[str, CudaToolkit] = {}
-    for root in _toolkit_roots(ctx, nvcc.path if nvcc else None):
+    nvcc = ctx.which("nvcc")
+    for root in _toolkit_roots(ctx, nvcc):
         try:
             resolved = root.resolve()
-            has_nvcc = (resolved / "bin" / "nvcc").exists() or (resolved / "bin" / "nvcc.exe").exists()
+            if str(resolved) in toolkits or not _is_toolkit(resolved):
+                continue
         except OSError:
             continue
-        if not has_nvcc or str(resolved) in toolkits:
-            continue
         version = _toolkit_version(resolved)
-        if version is None and nvcc and Path(nvcc.path).resolve().parent.parent == resolved:
-            version = nvcc.version
+        if version is None or version.count(".") < 2:
+            # No version file (pip-installed toolkits, some distributions): ask this toolkit's nvcc.
+            output = ctx.run([str(resolved / "bin" / "nvcc"), "--version"], 3.0)
+            version = parse_executable_version("nvcc", output or "") or version
         if version is not None:
             toolkits[str(resolved)] = CudaToolkit(version=version, path=str(resolved))
-    return tuple(sorted(toolkits.values(), key=lambda t: [int(x) for x in _VERSION.findall(t.version)[0].split(".")]))
+    return tuple(sorted(toolkits.values(), key=lambda t: _version_key(t.version)))
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    match = _VERSION.search(version)
+    return tuple(int(x) for x in match.group(0).split(".")) if match else ()
 
 
 def _nvidia_kernel_module(ctx: ProbeContext) -> str | None:
@@ -191,7 +205,7 @@ def probe_software(
 
     drivers = Drivers(nvidia=_nvidia_kernel_module(ctx)) if ctx.platform.startswith("linux") else Drivers()
     software = Software(
-        cuda_toolkits=probe_toolkits(ctx, executables.get("nvcc")),
+        cuda_toolkits=probe_toolkits(ctx),
         python_packages=packages,
         executables=executables,
     )

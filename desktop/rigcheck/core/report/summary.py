@@ -88,7 +88,9 @@ def summarise(machine: Machine) -> str:
     drv = machine.drivers
     driver_parts = []
     if drv.nvidia or drv.cuda_driver:
-        driver_parts.append(f"NVIDIA {drv.nvidia or 'unknown'} (supports CUDA {drv.cuda_driver or 'unknown'})")
+        driver_parts.append(
+            f"NVIDIA {drv.nvidia or 'unknown'} (supports CUDA {drv.cuda_driver or 'unknown'})"
+        )
     if drv.amdgpu:
         driver_parts.append(f"amdgpu {drv.amdgpu}")
     if drv.rocm:
