@@ -13,16 +13,14 @@ files that are not JSON are refused with an ``InputError`` naming the file and t
 from __future__ import annotations
 
 import json
-import math
-import types
-import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, Literal
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
 
@@ -200,7 +198,7 @@ class Machine:
             if schema is None:
                 raise InputError(source, f'schema: missing; expected "{SCHEMA}"')
             raise InputError(source, f'schema: unsupported version {schema!r}; expected "{SCHEMA}"')
-        machine = _decode(cls, data, "", source)
+        machine = decode(cls, data, source)
         assert isinstance(machine, Machine)
         return machine
 
@@ -246,121 +244,3 @@ def save_machine(machine: Machine, path: str | Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(machine.to_json() + "\n", encoding="utf-8")
     tmp.replace(path)
-
-
-# -- validation ---------------------------------------------------------------------------------
-
-T = TypeVar("T")
-
-#: numeric fields that may never be negative, by name pattern
-_NON_NEGATIVE_SUFFIXES = ("_bytes", "_watts", "_mhz", "_cores", "_links", "_gen", "_width", "watts", "cores")
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {shown!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _decode(tp: Any, value: object, where: str, source: str) -> Any:
-    """Check ``value`` against the type annotation ``tp`` and build the frozen record."""
-
-    def fail(expected: str) -> typing.NoReturn:
-        raise InputError(source, f"{where or 'top level'}: expected {expected}, got {_describe(value)}")
-
-    origin = get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = get_args(tp)
-        if value is None:
-            if type(None) in args:
-                return None
-            fail(_expected_name(tp))
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) == 1:
-            return _decode(inner[0], value, where, source)
-        fail(_expected_name(tp))
-    if origin is Literal:
-        if value not in get_args(tp):
-            fail("one of " + ", ".join(repr(a) for a in get_args(tp)))
-        return value
-    if origin is tuple:
-        if not isinstance(value, list):
-            fail("a list")
-        (item_tp, _ellipsis) = get_args(tp)
-        return tuple(_decode(item_tp, item, f"{where}[{i}]", source) for i, item in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            fail("an object")
-        _key_tp, item_tp = get_args(tp)
-        return {str(k): _decode(item_tp, v, f"{where}.{k}", source) for k, v in value.items()}
-    if is_dataclass(tp):
-        if not isinstance(value, dict):
-            fail("an object")
-        return _decode_record(tp, value, where, source)
-    if tp is bool:
-        if not isinstance(value, bool):
-            fail("true or false")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail("a whole number")
-        _check_sign(value, where, source)
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            fail("a number")
-        if not math.isfinite(value):
-            fail("a finite number")
-        _check_sign(value, where, source)
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            fail("a string")
-        return value
-    raise TypeError(f"machine.py cannot decode {tp!r}")  # a programming error, not bad input
-
-
-def _check_sign(value: float, where: str, source: str) -> None:
-    leaf = where.rsplit(".", 1)[-1]
-    if value < 0 and leaf.endswith(_NON_NEGATIVE_SUFFIXES):
-        raise InputError(source, f"{where}: must not be negative, got {value!r}")
-
-
-def _decode_record(cls: Any, data: dict[str, Any], where: str, source: str) -> Any:
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        path = f"{where}.{f.name}" if where else f.name
-        if f.name not in data:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise InputError(source, f"{path}: required field missing")
-            continue
-        kwargs[f.name] = _decode(hints[f.name], data[f.name], path, source)
-    # Unknown keys are ignored: a newer RigCheck may add fields within the same schema version.
-    return cls(**kwargs)
-
-
-_FRIENDLY = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
-
-
-def _expected_name(tp: Any) -> str:
-    names = []
-    for arg in get_args(tp):
-        if arg is type(None):
-            names.append("null")
-        elif get_origin(arg) is Literal:
-            names.append("one of " + ", ".join(repr(a) for a in get_args(arg)))
-        else:
-            names.append(_FRIENDLY.get(arg, getattr(arg, "__name__", str(arg))))
-    return " or ".join(names)

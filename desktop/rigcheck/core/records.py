@@ -1,0 +1,152 @@
+"""Checked decoding of plain data (JSON, TOML) into frozen dataclass records.
+
+One function, :func:`decode`, walks a dataclass's type annotations and the data side by side, and
+refuses anything that does not fit with an :class:`~rigcheck.core.errors.InputError` naming the source
+and the field path (``gpus[0].memory_total_bytes: must not be negative``). The Machine snapshot and
+the catalog both load through it.
+
+Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``Literal[...]``, ``X | None``,
+``tuple[X, ...]``, ``dict[str, X]`` and nested dataclasses.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import typing
+from dataclasses import MISSING, fields, is_dataclass
+from typing import Any, Literal, NoReturn, TypeVar, get_args, get_origin
+
+from rigcheck.core.errors import InputError
+
+T = TypeVar("T")
+
+#: numeric fields that may never be negative, by the end of their name
+NON_NEGATIVE_SUFFIXES = (
+    "_bytes", "_watts", "_mhz", "_cores", "_links", "_gen", "_width", "watts", "cores",
+    "_gb", "_gbs", "_tflops", "_tops", "_usd", "_hour", "_lanes", "_bits", "_size", "_layers",
+    "_heads", "_dim", "_experts", "_rank", "_window", "_bpw", "_per_weight", "_per_element", "_year",
+)  # fmt: skip
+
+_FRIENDLY = {int: "a whole number", float: "a number", bool: "true or false", str: "a string"}
+
+
+def decode(cls: type[T], data: object, source: str, *, where: str = "", strict: bool = False) -> T:
+    """Build a ``cls`` record from ``data``, checking every field against its annotation.
+
+    ``strict`` refuses keys the record does not know (a typo in a catalog file must not vanish);
+    without it they are ignored (a newer RigCheck may add fields within the same schema version).
+    """
+    result: T = _decode(cls, data, where, source, strict)
+    return result
+
+
+def describe(value: object) -> str:
+    """How a value looks to a person reading an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {shown!r}"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table" if value and not all(isinstance(k, str) for k in value) else "an object"
+    return type(value).__name__
+
+
+def _decode(tp: Any, value: object, where: str, source: str, strict: bool) -> Any:
+    def fail(expected: str) -> NoReturn:
+        raise InputError(source, f"{where or 'top level'}: expected {expected}, got {describe(value)}")
+
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            fail(_expected_name(tp))
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1:
+            return _decode(inner[0], value, where, source, strict)
+        fail(_expected_name(tp))
+    if origin is Literal:
+        if value not in get_args(tp):
+            fail("one of " + ", ".join(repr(a) for a in get_args(tp)))
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            fail("a list")
+        (item_tp, _ellipsis) = get_args(tp)
+        return tuple(_decode(item_tp, item, f"{where}[{i}]", source, strict) for i, item in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            fail("an object")
+        _key_tp, item_tp = get_args(tp)
+        return {str(k): _decode(item_tp, v, f"{where}.{k}", source, strict) for k, v in value.items()}
+    if is_dataclass(tp):
+        if not isinstance(value, dict):
+            fail("an object")
+        return _decode_record(tp, value, where, source, strict)
+    if tp is bool:
+        if not isinstance(value, bool):
+            fail("true or false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail("a whole number")
+        _check_sign(value, where, source)
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            fail("a number")
+        if not math.isfinite(value):
+            fail("a finite number")
+        _check_sign(value, where, source)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            fail("a string")
+        return value
+    raise TypeError(f"records.py cannot decode {tp!r}")  # a programming error, not bad input
+
+
+def _check_sign(value: float, where: str, source: str) -> None:
+    leaf = where.rsplit(".", 1)[-1].split("[", 1)[0]
+    if value < 0 and leaf.endswith(NON_NEGATIVE_SUFFIXES):
+        raise InputError(source, f"{where}: must not be negative, got {value!r}")
+
+
+def _decode_record(cls: Any, data: dict[str, Any], where: str, source: str, strict: bool) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in fields(cls)}
+    if strict:
+        unknown = sorted(k for k in data if k not in known)
+        if unknown:
+            path = f"{where}.{unknown[0]}" if where else unknown[0]
+            raise InputError(source, f"{path}: unknown field (known: {', '.join(sorted(known))})")
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        path = f"{where}.{f.name}" if where else f.name
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise InputError(source, f"{path}: required field missing")
+            continue
+        kwargs[f.name] = _decode(hints[f.name], data[f.name], path, source, strict)
+    return cls(**kwargs)
+
+
+def _expected_name(tp: Any) -> str:
+    names = []
+    for arg in get_args(tp):
+        if arg is type(None):
+            names.append("null")
+        elif get_origin(arg) is Literal:
+            names.append("one of " + ", ".join(repr(a) for a in get_args(arg)))
+        else:
+            names.append(_FRIENDLY.get(arg, getattr(arg, "__name__", str(arg))))
+    return " or ".join(names)
