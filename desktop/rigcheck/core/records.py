@@ -6,7 +6,7 @@ and the field path (``gpus[0].memory_total_bytes: must not be negative``). The M
 the catalog both load through it.
 
 Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``Literal[...]``, ``X | None``,
-``tuple[X, ...]``, ``dict[str, X]`` and nested dataclasses.
+``tuple[X, ...]``, ``dict[str, X]``, nested dataclasses, and ``Any`` for free-form data.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def _decode(tp: Any, value: object, where: str, source: str, strict: bool) -> An
     def fail(expected: str) -> NoReturn:
         raise InputError(source, f"{where or 'top level'}: expected {expected}, got {describe(value)}")
 
+    if tp is Any or tp is object:
+        return value  # free-form data (a model's config.json keys), checked by its owner
     origin = get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = get_args(tp)

@@ -1,0 +1,547 @@
+"""The catalog: GPUs, models, quantization formats and compatibility matrices, as sourced data.
+
+The data lives in TOML under the top-level ``catalog/`` folder, shipped inside the package as
+``rigcheck.catalog`` and read with ``importlib.resources`` (the same from a checkout, a wheel or a
+frozen bundle). Every file may hold any of the tables in :data:`KINDS` as arrays
+(``[[gpu]]``, ``[[model]]``, …); each entry becomes a frozen record and is checked field by field,
+refusing unknown fields, so a typo never vanishes. A problem names the file, the entry and the field.
+
+A user overlay folder (``<user data dir>/catalog``, or ``$RIGCHECK_CATALOG_OVERLAY``) holds more TOML
+files in the same format: an entry with a known key replaces the shipped one, a new key adds an entry.
+A bad overlay file is reported in :attr:`Catalog.problems` and skipped; it never stops the app. A bad
+shipped file is a bug and raises.
+
+Every entry names its ``source`` (a URL or repo/path@commit). ``confidence`` says how far to trust
+its figures: ``primary`` (the vendor's or project's own document, the default), ``secondary`` (a third
+party quoting or compiling vendor figures) or ``uncertain`` (conflicting or weak sources). A figure
+nobody published is left out, and the UI says "unknown".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Literal
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.machine import GPU, Vendor
+from rigcheck.core.records import decode
+
+Confidence = Literal["primary", "secondary", "uncertain"]
+Segment = Literal["desktop", "laptop", "workstation", "datacenter", "integrated", "soc"]
+OVERLAY_ENV = "RIGCHECK_CATALOG_OVERLAY"
+
+_ID = re.compile(r"[a-z0-9][a-z0-9._+-]*")
+_CC = re.compile(r"\d+\.\d+")
+_GFX = re.compile(r"gfx[0-9a-f]{3,4}")
+_PCI_ID = re.compile(r"[0-9a-f]{4}:[0-9a-f]{4}")
+
+
+# -- records --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU model. Tensor throughput figures are dense (no 2:4 sparsity), FP32 accumulate."""
+
+    id: str
+    vendor: Vendor
+    name: str
+    source: str
+    #: exactly as drivers report it (NVML name, amdgpu product_name, Metal name), for matching
+    match_names: tuple[str, ...] = ()
+    #: PCI "vendor:device", lower-case hex, e.g. "10de:2684"
+    pci_ids: tuple[str, ...] = ()
+    architecture: str | None = None
+    segment: Segment | None = None
+    compute_capability: str | None = None
+    gfx_target: str | None = None
+    #: memory sizes sold, in GB as the vendor prints them (GDDR "24 GB" is 24 GiB)
+    memory_gb: tuple[float, ...] = ()
+    memory_type: str | None = None
+    memory_bus_bits: int | None = None
+    unified_memory: bool = False
+    bandwidth_gbs: float | None = None
+    fp32_tflops: float | None = None
+    fp16_tflops: float | None = None
+    bf16_tflops: float | None = None
+    fp8_tflops: float | None = None
+    fp4_tflops: float | None = None
+    int8_tops: float | None = None
+    tdp_watts: float | None = None
+    psu_recommended_watts: float | None = None
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    #: total NVLink (or Infinity Fabric link) bandwidth per GPU, GB/s; absent when the card has none
+    nvlink_gbs: float | None = None
+    release_year: int | None = None
+    launch_price_usd: float | None = None
+    cloud_price_usd_hour: float | None = None
+    #: when the cloud price was seen, "YYYY-MM", and where
+    cloud_price_date: str | None = None
+    cloud_price_source: str | None = None
+    confidence: Confidence = "primary"
+    #: per-figure confidence where it differs from the entry's, e.g. {bandwidth_gbs = "uncertain"}
+    field_confidence: dict[str, Confidence] = field(default_factory=dict)
+    #: further sources for individual figures
+    sources: tuple[str, ...] = ()
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model at one size; ``config`` holds its published ``config.json`` keys verbatim."""
+
+    id: str
+    name: str
+    family: str
+    hf_id: str
+    #: where the config came from: the config.json URL on the hub (with the revision if pinned)
+    source: str
+    config: dict[str, Any]
+    license: str | None = None
+    gated: bool = False
+    release_year: int | None = None
+    #: the published parameter count, in billions, and where it was published
+    params_b: float | None = None
+    active_params_b: float | None = None
+    params_source: str | None = None
+    gguf_repos: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+    @property
+    def model_type(self) -> str:
+        return str(self.config["model_type"])
+
+    @property
+    def max_context(self) -> int | None:
+        value = self.config.get("max_position_embeddings")
+        return value if isinstance(value, int) else None
+
+    @property
+    def is_moe(self) -> bool:
+        return any(
+            isinstance(self.config.get(k), int) and self.config[k] > 1
+            for k in ("num_local_experts", "num_experts", "n_routed_experts")
+        )
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    """A weight format and what it costs per weight, scales and block metadata included."""
+
+    id: str
+    name: str
+    kind: Literal["float", "int", "gguf", "gptq", "awq", "bitsandbytes", "mx"]
+    #: storage per weight of the block format itself
+    bits_per_weight: float
+    source: str
+    #: whole-file bits per weight llama.cpp measured for a mix (its Q4_K_M keeps some tensors wider)
+    file_bpw: float | None = None
+    file_bpw_source: str | None = None
+    #: ggml_type enum value, for reading GGUF tensor types
+    ggml_type: int | None = None
+    block_size: int | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class KvCacheType:
+    id: str
+    name: str
+    bytes_per_element: float
+    source: str
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    """A CUDA toolkit release and the driver it needs (its "toolkit driver version")."""
+
+    version: str
+    source: str
+    label: str | None = None
+    min_linux_driver: str | None = None
+    min_windows_driver: str | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaMajor:
+    """Per CUDA major: the minor-version-compatibility driver floor and the architectures it targets."""
+
+    major: int
+    source: str
+    min_linux_driver: str | None = None
+    min_windows_driver: str | None = None
+    #: lowest and highest compute capability the major's compilers can target
+    min_cc: str | None = None
+    max_cc: str | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What an architecture's hardware supports, for precision advice."""
+
+    id: str
+    vendor: Vendor
+    name: str
+    source: str
+    compute_capabilities: tuple[str, ...] = ()
+    gfx_targets: tuple[str, ...] = ()
+    fp16_tensor: bool | None = None
+    int8_tensor: bool | None = None
+    bf16: bool | None = None
+    fp8: bool | None = None
+    fp4: bool | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: str
+    source: str
+    python_min: str | None = None
+    python_max: str | None = None
+    #: wheel variants published on download.pytorch.org: "cu124", "rocm6.2", "cpu", …
+    variants: tuple[str, ...] = ()
+    #: the variant ``pip install torch`` gets from PyPI on Linux x86_64
+    default_variant: str | None = None
+    release_year: int | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class TorchVariant:
+    """The architectures compiled into one wheel variant of a release (cubins, and PTX for the JIT)."""
+
+    release: str
+    variant: str
+    source: str
+    cuda: str | None = None
+    rocm: str | None = None
+    #: "sm_50", "sm_90a", … or "gfx90a", …
+    archs: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class RocmRelease:
+    version: str
+    source: str
+    gfx_targets: tuple[str, ...] = ()
+    os: tuple[str, ...] = ()
+    windows: bool | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class FrameworkRule:
+    """What one framework (at a version range) needs; the compatibility checks evaluate these."""
+
+    id: str
+    framework: str
+    source: str
+    #: PEP 440 specifier of the framework versions this rule covers, e.g. ">=2.7"; empty: all
+    versions: str = ""
+    backend: Literal["cuda", "rocm", "cpu", "metal", "vulkan", "sycl", "any"] = "any"
+    min_cc: str | None = None
+    max_cc: str | None = None
+    #: exactly these compute capabilities (FlashAttention-3: "9.0")
+    cc_list: tuple[str, ...] = ()
+    gfx_targets: tuple[str, ...] = ()
+    min_cuda: str | None = None
+    min_rocm: str | None = None
+    min_torch: str | None = None
+    os: tuple[str, ...] = ()
+    python_min: str | None = None
+    python_max: str | None = None
+    cpu_flags: tuple[str, ...] = ()
+    fix: str | None = None
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+#: TOML array name -> (record class, key of an entry, what a person calls it)
+KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
+    "gpu": (GpuSpec, lambda r: r.id),
+    "model": (ModelSpec, lambda r: r.id),
+    "quant": (QuantFormat, lambda r: r.id),
+    "kv_cache": (KvCacheType, lambda r: r.id),
+    "cuda_release": (CudaRelease, lambda r: r.version),
+    "cuda_major": (CudaMajor, lambda r: str(r.major)),
+    "arch": (Arch, lambda r: r.id),
+    "torch_release": (TorchRelease, lambda r: r.version),
+    "torch_variant": (TorchVariant, lambda r: f"{r.release}+{r.variant}"),
+    "rocm_release": (RocmRelease, lambda r: r.version),
+    "framework": (FrameworkRule, lambda r: r.id),
+}
+
+
+# -- the catalog ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Catalog:
+    gpus: tuple[GpuSpec, ...] = ()
+    models: tuple[ModelSpec, ...] = ()
+    quants: tuple[QuantFormat, ...] = ()
+    kv_caches: tuple[KvCacheType, ...] = ()
+    cuda_releases: tuple[CudaRelease, ...] = ()
+    cuda_majors: tuple[CudaMajor, ...] = ()
+    archs: tuple[Arch, ...] = ()
+    torch_releases: tuple[TorchRelease, ...] = ()
+    torch_variants: tuple[TorchVariant, ...] = ()
+    rocm_releases: tuple[RocmRelease, ...] = ()
+    frameworks: tuple[FrameworkRule, ...] = ()
+    #: overlay files that were skipped, one line each: "file: entry: field: problem"
+    problems: tuple[str, ...] = ()
+    _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
+    _model_ids: dict[str, ModelSpec] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_gpu_ids", {g.id: g for g in self.gpus})
+        object.__setattr__(self, "_model_ids", {m.id: m for m in self.models})
+
+    def gpu(self, gpu_id: str) -> GpuSpec | None:
+        return self._gpu_ids.get(gpu_id)
+
+    def model(self, model_id: str) -> ModelSpec | None:
+        return self._model_ids.get(model_id)
+
+    def quant(self, quant_id: str) -> QuantFormat | None:
+        return next((q for q in self.quants if q.id == quant_id.lower()), None)
+
+    def match_gpu(self, gpu: GPU) -> GpuSpec | None:
+        """The catalog entry for a detected GPU: by the driver's name first, then by PCI id.
+
+        Names are compared case-insensitively and without "NVIDIA "/"AMD " prefixes; a PCI id only
+        decides when exactly one entry claims it (one die is sold under several names).
+        """
+        wanted = _name_key(gpu.name)
+        for spec in self.gpus:
+            if spec.vendor == gpu.vendor and wanted in {_name_key(n) for n in (spec.name, *spec.match_names)}:
+                return spec
+        if gpu.pci_id:
+            claimed = [s for s in self.gpus if gpu.pci_id.lower() in s.pci_ids]
+            if len(claimed) == 1:
+                return claimed[0]
+        return None
+
+    def search_models(self, text: str) -> tuple[ModelSpec, ...]:
+        words = text.lower().split()
+        return tuple(
+            m
+            for m in self.models
+            if all(w in " ".join((m.id, m.name, m.family, m.hf_id, *m.tags)).lower() for w in words)
+        )
+
+
+_PREFIXES = ("nvidia ", "amd ", "intel(r) ", "intel ", "apple ")
+
+
+def _name_key(name: str) -> str:
+    key = " ".join(name.lower().split())
+    for prefix in _PREFIXES:
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+    return key
+
+
+# -- loading --------------------------------------------------------------------------------------
+
+_FIELDS = {
+    "gpu": "gpus",
+    "model": "models",
+    "quant": "quants",
+    "kv_cache": "kv_caches",
+    "cuda_release": "cuda_releases",
+    "cuda_major": "cuda_majors",
+    "arch": "archs",
+    "torch_release": "torch_releases",
+    "torch_variant": "torch_variants",
+    "rocm_release": "rocm_releases",
+    "framework": "frameworks",
+}
+
+
+def default_overlay_dir() -> Path:
+    """``$RIGCHECK_CATALOG_OVERLAY``, else ``catalog/`` in the platform's user data folder."""
+    if os.environ.get(OVERLAY_ENV):
+        return Path(os.environ[OVERLAY_ENV])
+    from platformdirs import user_data_path
+
+    return user_data_path("rigcheck", appauthor=False) / "catalog"
+
+
+def parse_file(name: str, text: str) -> dict[str, list[Any]]:
+    """Parse one catalog file into records by kind; every problem is an ``InputError`` naming it."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(name, f"not valid TOML ({exc})") from None
+    result: dict[str, list[Any]] = {}
+    for kind, entries in data.items():
+        if kind not in KINDS:
+            raise InputError(name, f"unknown table [[{kind}]] (known: {', '.join(KINDS)})")
+        if not isinstance(entries, list):
+            raise InputError(name, f"{kind}: expected an array of tables, written [[{kind}]]")
+        cls, key = KINDS[kind]
+        records = []
+        for position, entry in enumerate(entries, 1):
+            label = _entry_label(kind, entry, position)
+            try:
+                record = decode(cls, entry, name, strict=True)
+            except InputError as exc:
+                raise InputError(name, f"{label}: {exc.problem}") from None
+            problem = _check(kind, record)
+            if problem:
+                raise InputError(name, f"{label}: {problem}")
+            records.append(record)
+        seen: set[str] = set()
+        for record in records:
+            if key(record) in seen:
+                raise InputError(name, f"{kind} {key(record)!r}: duplicate id in this file")
+            seen.add(key(record))
+        result[kind] = records
+    return result
+
+
+def _entry_label(kind: str, entry: object, position: int) -> str:
+    if isinstance(entry, dict):
+        for key in ("id", "version", "major"):
+            if key in entry:
+                return f"{kind} {str(entry[key])!r}"
+    return f"{kind} #{position}"
+
+
+def _check(kind: str, record: Any) -> str | None:
+    """Checks beyond types: ids, formats, and what each kind must have."""
+    if hasattr(record, "id") and not _ID.fullmatch(record.id):
+        return f"id: {record.id!r} is not a lower-case id (letters, digits, . _ + -)"
+    if not record.source.strip():
+        return "source: must name a URL or repo/path"
+    if kind == "gpu":
+        if record.compute_capability is not None and not _CC.fullmatch(record.compute_capability):
+            return f"compute_capability: {record.compute_capability!r} is not like '8.9'"
+        if record.gfx_target is not None and not _GFX.fullmatch(record.gfx_target):
+            return f"gfx_target: {record.gfx_target!r} is not like 'gfx1100'"
+        bad = [p for p in record.pci_ids if not _PCI_ID.fullmatch(p)]
+        if bad:
+            return f"pci_ids: {bad[0]!r} is not like '10de:2684'"
+        unknown = sorted(set(record.field_confidence) - set(GpuSpec.__dataclass_fields__))
+        if unknown:
+            return f"field_confidence: {unknown[0]!r} is not a GPU field"
+    if kind == "model":
+        return _check_config(record.config)
+    for name in ("min_cc", "max_cc"):
+        value = getattr(record, name, None)
+        if value is not None and not _CC.fullmatch(value):
+            return f"{name}: {value!r} is not like '8.0'"
+    return None
+
+
+_CONFIG_INTS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+def _check_config(config: dict[str, Any]) -> str | None:
+    if not isinstance(config.get("model_type"), str):
+        return "config.model_type: required, a string such as 'llama'"
+    for key in _CONFIG_INTS:
+        value = config.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            return f"config.{key}: required, a whole number above 0"
+    return None
+
+
+def _walk(folder: Traversable) -> Iterator[Traversable]:
+    for child in sorted(folder.iterdir(), key=lambda t: t.name):
+        if child.is_dir():
+            yield from _walk(child)
+        elif child.name.endswith(".toml"):
+            yield child
+
+
+def _shipped_files() -> Iterator[tuple[str, str]]:
+    root = files("rigcheck.catalog")
+    for item in _walk(root):
+        yield f"catalog/{_relative(root, item)}", item.read_text(encoding="utf-8")
+
+
+def _relative(root: Traversable, item: Traversable) -> str:
+    text, base = str(item), str(root)
+    return text[len(base) :].lstrip("/\\").replace("\\", "/") if text.startswith(base) else item.name
+
+
+def _overlay_files(folder: Path, problems: list[str]) -> Iterator[tuple[str, str]]:
+    try:
+        paths = sorted(p for p in folder.rglob("*.toml") if p.is_file())
+    except OSError as exc:
+        problems.append(f"{folder}: cannot read the overlay folder ({exc.strerror or exc})")
+        return
+    for path in paths:
+        try:
+            yield str(path), path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc}); file skipped")
+
+
+def _merge(target: dict[str, dict[str, Any]], parsed: dict[str, list[Any]]) -> None:
+    for kind, records in parsed.items():
+        key = KINDS[kind][1]
+        bucket = target.setdefault(kind, {})
+        for record in records:
+            bucket[key(record)] = record
+
+
+def _build(
+    shipped: Iterable[tuple[str, str]], overlay: Iterable[tuple[str, str]], problems: list[str]
+) -> Catalog:
+    merged: dict[str, dict[str, Any]] = {}
+    for name, text in shipped:
+        parsed = parse_file(name, text)  # a bad shipped file is a bug: let it raise
+        for kind, records in parsed.items():
+            key = KINDS[kind][1]
+            clash = next((key(r) for r in records if key(r) in merged.get(kind, {})), None)
+            if clash is not None:
+                raise InputError(name, f"{kind} {clash!r}: id already used in another catalog file")
+        _merge(merged, parsed)
+    for name, text in overlay:
+        try:
+            parsed = parse_file(name, text)
+        except InputError as exc:
+            problems.append(f"{exc}; file skipped")
+            continue
+        _merge(merged, parsed)
+    return Catalog(
+        **{_FIELDS[kind]: tuple(records.values()) for kind, records in merged.items()},
+        problems=tuple(problems),
+    )
+
+
+def load_catalog(overlay: Path | None = None, *, use_overlay: bool = True) -> Catalog:
+    """The shipped catalog, with the user's overlay folder applied (``overlay`` or the default)."""
+    problems: list[str] = []
+    folder = overlay if overlay is not None else default_overlay_dir()
+    overlay_files: Iterable[tuple[str, str]] = ()
+    if use_overlay and folder.is_dir():
+        overlay_files = list(_overlay_files(folder, problems))
+    return _build(_shipped_files(), overlay_files, problems)
