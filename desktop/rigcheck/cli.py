@@ -11,13 +11,17 @@ Conventions every subcommand follows:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from rigcheck import __version__
 from rigcheck.core.errors import InputError
+
+if TYPE_CHECKING:
+    from rigcheck.core.catalog import Catalog
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
 
@@ -31,6 +35,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looking the version up only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        import rigcheck
+
+        sys.stdout.write(f"rigcheck {rigcheck.__version__}\n")
+        parser.exit()
 
 
 def _positive_watts(text: str) -> float:
@@ -49,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Will this model run on this machine, how fast, and if not, what would it take? "
         "With no command, opens the desktop app.",
     )
-    parser.add_argument("--version", action="version", version=f"rigcheck {__version__}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -75,6 +92,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--machine", metavar="FILE", type=Path, help="read a saved snapshot instead of probing this machine"
     )
     audit.set_defaults(handler=_cmd_audit)
+
+    gpus = commands.add_parser(
+        "gpus", help="list the GPUs in the catalog", description="List the GPUs RigCheck knows."
+    )
+    gpus.add_argument("--json", action="store_true", help="print the entries as JSON")
+    gpus.add_argument("--vendor", choices=("nvidia", "amd", "intel", "apple"), help="only this vendor's GPUs")
+    gpus.set_defaults(handler=_cmd_gpus)
+
+    models = commands.add_parser(
+        "models", help="list the models in the catalog", description="List the models RigCheck knows."
+    )
+    models.add_argument("--json", action="store_true", help="print the entries as JSON")
+    models.add_argument("--search", metavar="TEXT", help="only models whose id, name, family or tags match")
+    models.set_defaults(handler=_cmd_models)
 
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
     gui.set_defaults(handler=_cmd_gui)
@@ -102,6 +133,43 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     text = machine.to_json() if args.json else summarise(machine)
     _emit(text + "\n", args.output, out)
     return EXIT_OK
+
+
+def _load_catalog() -> Catalog:
+    from rigcheck.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    for problem in catalog.problems:
+        sys.stderr.write(f"rigcheck: warning: {problem}\n")
+    return catalog
+
+
+def _cmd_gpus(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.report.tables import gpu_table
+
+    catalog = _load_catalog()
+    gpus = [g for g in catalog.gpus if args.vendor in (None, g.vendor)]
+    if args.json:
+        _emit_json({"gpus": [asdict(g) for g in gpus], "problems": list(catalog.problems)}, out)
+    else:
+        out.write(gpu_table(gpus) + "\n")
+    return EXIT_OK
+
+
+def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.report.tables import model_table
+
+    catalog = _load_catalog()
+    models = catalog.search_models(args.search) if args.search else catalog.models
+    if args.json:
+        _emit_json({"models": [asdict(m) for m in models], "problems": list(catalog.problems)}, out)
+    else:
+        out.write(model_table(models) + "\n")
+    return EXIT_OK
+
+
+def _emit_json(data: object, out: TextIO) -> None:
+    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:

@@ -90,6 +90,7 @@ def probe_machine(
         cpu, memory, cpu_notes = cpu_future.result()
         gpu_result = gpu_future.result()
         software, sw_drivers, sw_notes = software_future.result()
+    gpus, catalog_notes = _with_catalog_ids(gpu_result.gpus)
     return Machine(
         schema=SCHEMA,
         taken_at=taken_at,
@@ -97,12 +98,35 @@ def probe_machine(
         cpu=cpu,
         memory=memory,
         disks=disks,
-        gpus=gpu_result.gpus,
+        gpus=gpus,
         drivers=_merge_drivers(gpu_result.drivers, sw_drivers),
         software=software,
         psu=PSU(watts=psu_watts, source="user") if psu_watts is not None else PSU(),
-        notes=(*host_notes, *cpu_notes, *disk_notes, *gpu_result.notes, *sw_notes),
+        notes=(*host_notes, *cpu_notes, *disk_notes, *gpu_result.notes, *sw_notes, *catalog_notes),
     )
+
+
+def _with_catalog_ids(gpus: tuple[GPU, ...]) -> tuple[tuple[GPU, ...], tuple[Note, ...]]:
+    """Each GPU's catalog entry, matched by the driver's name or PCI id; what the driver said stays."""
+    if not gpus:
+        return gpus, ()
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.errors import InputError
+
+    try:
+        catalog = load_catalog()
+    except InputError as exc:  # a broken shipped catalog must not cost the user the audit
+        return gpus, (Note("catalog", "error", f"catalog not loaded: {exc}"),)
+    notes = [Note("catalog", "warning", problem) for problem in catalog.problems]
+    matched = []
+    for gpu in gpus:
+        spec = catalog.match_gpu(gpu)
+        if spec is None:
+            notes.append(
+                Note("catalog", "info", f"{gpu.name} is not in the catalog: its specifications are unknown")
+            )
+        matched.append(replace(gpu, catalog_id=spec.id if spec else None))
+    return tuple(matched), tuple(notes)
 
 
 def _normal_bus_id(bus_id: str) -> str:
