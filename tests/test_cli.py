@@ -169,3 +169,64 @@ def test_real_audit_json_in_a_subprocess() -> None:
     if not machine.gpus:
         assert any(n.probe == "gpu" and "no GPU found" in n.message for n in machine.notes)
         assert any(n.probe == "nvidia" for n in machine.notes), "the NVML probe must say why it found nothing"
+
+
+def test_gpus_json_lists_the_whole_catalog(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RIGCHECK_CATALOG_OVERLAY", str(tmp_path))  # no user overlay from this machine
+    code, out = run_cli("gpus", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["gpus"]) >= 70 and data["problems"] == []
+    assert {"id", "vendor", "name", "memory_gb", "source", "confidence"} <= set(data["gpus"][0])
+    code, out = run_cli("gpus", "--json", "--vendor", "apple")
+    assert {g["vendor"] for g in json.loads(out)["gpus"]} == {"apple"}
+
+
+def test_gpus_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RIGCHECK_CATALOG_OVERLAY", str(tmp_path))
+    code, out = run_cli("gpus", "--vendor", "nvidia")
+    assert code == 0
+    assert out.splitlines()[0].split() == [
+        "id",
+        "name",
+        "memory",
+        "GB/s",
+        "FP16",
+        "TF",
+        "arch",
+        "W",
+        "confidence",
+    ]
+    assert "GeForce RTX 4090" in out
+    assert out.rstrip().endswith("? = not published.")
+
+
+def test_models_json_and_search(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RIGCHECK_CATALOG_OVERLAY", str(tmp_path))
+    code, out = run_cli("models", "--json")
+    assert code == 0
+    models = json.loads(out)["models"]
+    assert len(models) >= 50
+    assert all("config" in m and "model_type" in m["config"] for m in models)
+    code, out = run_cli("models", "--search", "qwen3")
+    assert code == 0
+    lines = [line for line in out.splitlines()[2:] if line and not line[0].isdigit()]
+    assert lines and all("qwen3" in line.lower() for line in lines)
+
+
+def test_bad_overlay_file_is_a_warning_not_a_failure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RIGCHECK_CATALOG_OVERLAY", str(tmp_path))
+    (tmp_path / "mine.toml").write_text(
+        '[[gpu]]\nid = "my-card"\nvendor = "nvidia"\nname = "X"\nsource = "me"\nmemory_gb = "lots"\n'
+    )
+    code, out = run_cli("gpus", "--json")
+    assert code == 0
+    assert json.loads(out)["problems"] == [
+        f"{tmp_path / 'mine.toml'}: gpu 'my-card': memory_gb: expected a list, got the string 'lots'; file skipped"
+    ]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"rigcheck: warning: {tmp_path / 'mine.toml'}: gpu 'my-card': memory_gb: expected a list, got the string 'lots'; file skipped"
+    ]

@@ -206,3 +206,39 @@ def test_match_gpu_by_name_then_unique_pci_id() -> None:
     assert match("Graphics Device", pci="10de:2206") is None  # two cards share the die: no guess
     assert match("AMD Radeon RX 7900 XTX", vendor="amd") == "d"
     assert match("AMD Radeon RX 7900 XTX") is None  # vendor must agree
+
+
+def test_cache_is_used_and_equals_a_fresh_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path))
+    fresh = load_catalog(use_overlay=False, use_cache=False)
+    first = load_catalog(use_overlay=False)
+    assert len(list(tmp_path.glob("catalog-*.pickle"))) == 1
+
+    def must_not_parse(_files: object) -> None:
+        raise AssertionError("the cache was not used")
+
+    monkeypatch.setattr(catalog_module, "_parse_shipped", must_not_parse)
+    cached = load_catalog(use_overlay=False)
+    assert cached == first == fresh
+    assert cached.gpus and cached.models
+
+
+def test_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path))
+    load_catalog(use_overlay=False)
+    (cache_file,) = tmp_path.glob("catalog-*.pickle")
+    cache_file.write_bytes(b"not a pickle")
+    assert load_catalog(use_overlay=False).gpus
+    blocker = tmp_path / "file-not-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(blocker / "cache"))  # cannot be created
+    assert load_catalog(use_overlay=False).gpus
+
+
+def test_overlay_does_not_change_the_cached_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "a.toml").write_text(GOOD_GPU.replace("memory_gb = [24]", "memory_gb = [99]"))
+    assert load_catalog(overlay).gpu("nvidia-geforce-rtx-4090").memory_gb == (99.0,)  # type: ignore[union-attr]
+    assert load_catalog(use_overlay=False).gpu("nvidia-geforce-rtx-4090").memory_gb == (24.0,)  # type: ignore[union-attr]

@@ -19,8 +19,11 @@ nobody published is left out, and the UI says "unknown".
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import re
+import sys
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -114,6 +117,8 @@ class ModelSpec:
     params_source: str | None = None
     gguf_repos: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    #: further sources for individual facts (a model card table, a mirror of the config)
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -150,6 +155,8 @@ class QuantFormat:
     #: ggml_type enum value, for reading GGUF tensor types
     ggml_type: int | None = None
     block_size: int | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -160,6 +167,8 @@ class KvCacheType:
     name: str
     bytes_per_element: float
     source: str
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -173,6 +182,8 @@ class CudaRelease:
     label: str | None = None
     min_linux_driver: str | None = None
     min_windows_driver: str | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -188,6 +199,8 @@ class CudaMajor:
     #: lowest and highest compute capability the major's compilers can target
     min_cc: str | None = None
     max_cc: str | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -207,6 +220,8 @@ class Arch:
     bf16: bool | None = None
     fp8: bool | None = None
     fp4: bool | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -222,6 +237,8 @@ class TorchRelease:
     #: the variant ``pip install torch`` gets from PyPI on Linux x86_64
     default_variant: str | None = None
     release_year: int | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -238,6 +255,8 @@ class TorchVariant:
     #: "sm_50", "sm_90a", … or "gfx90a", …
     archs: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -249,6 +268,8 @@ class RocmRelease:
     gfx_targets: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
     windows: bool | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -271,11 +292,15 @@ class FrameworkRule:
     min_cuda: str | None = None
     min_rocm: str | None = None
     min_torch: str | None = None
+    #: lowest NVIDIA driver the framework's own binaries need (Ollama ships its CUDA runtime)
+    min_driver: str | None = None
     os: tuple[str, ...] = ()
     python_min: str | None = None
     python_max: str | None = None
     cpu_flags: tuple[str, ...] = ()
     fix: str | None = None
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
 
@@ -512,9 +537,7 @@ def _merge(target: dict[str, dict[str, Any]], parsed: dict[str, list[Any]]) -> N
             bucket[key(record)] = record
 
 
-def _build(
-    shipped: Iterable[tuple[str, str]], overlay: Iterable[tuple[str, str]], problems: list[str]
-) -> Catalog:
+def _parse_shipped(shipped: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for name, text in shipped:
         parsed = parse_file(name, text)  # a bad shipped file is a bug: let it raise
@@ -524,6 +547,13 @@ def _build(
             if clash is not None:
                 raise InputError(name, f"{kind} {clash!r}: id already used in another catalog file")
         _merge(merged, parsed)
+    return merged
+
+
+def _apply_overlay(
+    merged: dict[str, dict[str, Any]], overlay: Iterable[tuple[str, str]], problems: list[str]
+) -> Catalog:
+    merged = {kind: dict(records) for kind, records in merged.items()}  # the cached copy stays as it was
     for name, text in overlay:
         try:
             parsed = parse_file(name, text)
@@ -537,11 +567,62 @@ def _build(
     )
 
 
-def load_catalog(overlay: Path | None = None, *, use_overlay: bool = True) -> Catalog:
+def _build(
+    shipped: Iterable[tuple[str, str]], overlay: Iterable[tuple[str, str]], problems: list[str]
+) -> Catalog:
+    return _apply_overlay(_parse_shipped(shipped), overlay, problems)
+
+
+# Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
+# the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
+# bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
+_CACHE_FORMAT = 1
+CACHE_ENV = "RIGCHECK_CACHE_DIR"
+
+
+def _cache_dir() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    from platformdirs import user_cache_path
+
+    return user_cache_path("rigcheck", appauthor=False)
+
+
+def _shipped_records(use_cache: bool) -> dict[str, dict[str, Any]]:
+    shipped = list(_shipped_files())
+    if not use_cache:
+        return _parse_shipped(shipped)
+    digest = hashlib.sha256(f"{_CACHE_FORMAT} {sys.version_info[:2]}".encode())
+    for name, text in shipped:
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    path = _cache_dir() / f"catalog-{digest.hexdigest()[:24]}.pickle"
+    try:
+        with path.open("rb") as handle:
+            cached = pickle.load(handle)  # noqa: S301 - our own file in the user's own cache folder
+        if isinstance(cached, dict):
+            return cached
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        pass
+    merged = _parse_shipped(shipped)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with tmp.open("wb") as handle:
+            pickle.dump(merged, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+        for old in path.parent.glob("catalog-*.pickle"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only home or a full disk costs speed, never the catalog
+    return merged
+
+
+def load_catalog(overlay: Path | None = None, *, use_overlay: bool = True, use_cache: bool = True) -> Catalog:
     """The shipped catalog, with the user's overlay folder applied (``overlay`` or the default)."""
     problems: list[str] = []
     folder = overlay if overlay is not None else default_overlay_dir()
     overlay_files: Iterable[tuple[str, str]] = ()
     if use_overlay and folder.is_dir():
         overlay_files = list(_overlay_files(folder, problems))
-    return _build(_shipped_files(), overlay_files, problems)
+    return _apply_overlay(_shipped_records(use_cache), overlay_files, problems)
