@@ -84,6 +84,19 @@ def test_unknown_platform_is_a_note_not_an_error(tmp_path: Path) -> None:
 def test_whole_machine_from_a_bare_root_round_trips(tmp_path: Path) -> None:
     machine = probe_machine(linux(tmp_path, FakeNvml([RTX_4090])), psu_watts=1000)
     assert machine.gpus[0].compute_capability == "8.9"
+    assert machine.gpus[0].catalog_id == "nvidia-geforce-rtx-4090"
     assert machine.psu.watts == 1000.0
     assert machine.taken_at and machine.taken_at.endswith("Z")
     assert Machine.from_json(machine.to_json()) == machine
+
+
+def test_gpu_missing_from_the_catalog_gets_a_note(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    prototype = replace(RTX_4090, name="NVIDIA Imaginary 9000", pci_device_id=0x99990000 | 0x10DE)
+    machine = probe_machine(linux(tmp_path, FakeNvml([prototype])))
+    assert machine.gpus[0].catalog_id is None
+    assert any(
+        n.probe == "catalog" and "NVIDIA Imaginary 9000 is not in the catalog" in n.message
+        for n in machine.notes
+    )
