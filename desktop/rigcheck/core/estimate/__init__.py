@@ -1,0 +1,1 @@
+"""Estimation: memory, speed and fit for inference, fine-tuning and offloaded training."""

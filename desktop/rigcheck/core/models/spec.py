@@ -1,0 +1,111 @@
+"""What the estimator needs to know about a model, whatever it came from.
+
+:class:`ArchConfig` is the architecture, normalised across model families and sources (a
+``config.json``, a GGUF header, a catalog entry), with the parameter counts worked out per layer.
+:class:`ModelInfo` wraps it with where it came from and, when real weight files are known, their
+exact bytes.
+
+Provenance travels with the numbers: ``source_kind`` says whether the architecture came from a
+``file`` (GGUF, safetensors), a ``config`` (config.json, local or from the hub) or the ``catalog``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: how one layer attends: full attention (grows with context), a sliding window (capped), MLA (a
+#: compressed latent per token), linear/recurrent (a fixed-size state), or none (an MLP-only layer)
+LayerKind = Literal["full", "sliding", "mla", "linear", "none"]
+SourceKind = Literal["file", "config", "catalog"]
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    """A decoder-only transformer, per layer where layers differ. Counts are exact integers."""
+
+    model_type: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    #: key/value heads of full and sliding attention layers (== num_heads for MHA, 1 for MQA)
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    #: per layer: how it attends (len == num_layers)
+    layer_kinds: tuple[LayerKind, ...]
+    tie_word_embeddings: bool = False
+    intermediate_size: int | None = None
+    max_context: int | None = None
+    sliding_window: int | None = None
+    #: value head dim when it differs from head_dim (MLA v_head_dim); None: same as head_dim
+    v_head_dim: int | None = None
+    # -- MLA (DeepSeek-V2/V3, Kimi K2): what is cached per token per MLA layer --------------------
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    # -- linear attention / recurrent layers: a fixed state per sequence per such layer ----------
+    #: elements of recurrent + convolution state per linear layer per sequence
+    linear_state_elements: int | None = None
+    # -- mixture of experts ----------------------------------------------------------------------
+    #: routed experts per MoE layer (None for dense models)
+    num_experts: int | None = None
+    #: routed experts each token uses
+    experts_per_token: int | None = None
+    #: per layer: whether its MLP is a mixture of experts (len == num_layers; all False when dense)
+    moe_layers: tuple[bool, ...] = ()
+    # -- parameter counts (exact) ----------------------------------------------------------------
+    #: input embedding
+    embed_params: int = 0
+    #: output head (0 when tied to the embedding); final norm included here
+    head_params: int = 0
+    #: every parameter of each layer, all experts included (len == num_layers)
+    layer_params: tuple[int, ...] = ()
+    #: parameters one token touches in each layer: shared parts + experts_per_token experts
+    layer_active_params: tuple[int, ...] = ()
+    #: parameters of one routed expert (for offloading experts to RAM), 0 when dense
+    expert_params: int = 0
+    #: keys this config had to assume (family defaults applied); shown in explanations
+    assumed: tuple[str, ...] = ()
+
+    @property
+    def params_total(self) -> int:
+        return self.embed_params + sum(self.layer_params) + self.head_params
+
+    @property
+    def params_active(self) -> int:
+        """Parameters read per generated token: the embedding row is a lookup, the head is read whole."""
+        return self.embed_params + sum(self.layer_active_params) + self.head_params
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.num_experts and self.num_experts > 1)
+
+
+@dataclass(frozen=True)
+class WeightsInfo:
+    """Real weight files: their exact bytes and formats, read from headers only."""
+
+    total_bytes: int
+    #: bytes per storage format: {"Q4_K": 3.9e9, "F32": 1.2e6} for GGUF, {"BF16": …} for safetensors
+    bytes_by_format: dict[str, int] = field(default_factory=dict)
+    tensor_count: int = 0
+    files: tuple[str, ...] = ()
+    #: the dominant weight format in RigCheck's quant ids ("q4_k_m", "bf16", "gptq-4bit-g128"), if known
+    quant_id: str | None = None
+    #: bytes of each layer's tensors (for layer offload), when the file says which layer a tensor is in
+    layer_bytes: tuple[int, ...] = ()
+    #: bytes outside the layers: embedding, output head, final norm
+    other_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    name: str
+    arch: ArchConfig
+    source_kind: SourceKind
+    #: where it came from: a path, "catalog:<id>", "hf:<org/name>@<revision>"
+    source: str
+    weights: WeightsInfo | None = None
+    #: notes for the explanation ("config.json omits head_dim: hidden_size / heads used")
+    notes: tuple[str, ...] = ()
