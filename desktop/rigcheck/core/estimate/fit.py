@@ -1,0 +1,579 @@
+"""Will it fit, where, and how fast: a memory estimate placed on a machine's GPUs and RAM.
+
+Placement follows what the engines do: llama.cpp fills GPUs layer by layer and leaves the rest in RAM
+(``layers``); ZeRO-Offload keeps optimizer states and the update on the CPU (``optimizer``);
+MegaTrain keeps parameters, gradients and optimizer states in host RAM and streams layers through the
+GPU (``full``). ``auto`` picks the least offload that fits.
+
+Speed is a roofline: decode is bound by the bytes each token reads over each device's bandwidth;
+prefill and training by FLOPs at a utilisation factor; offloaded training also by PCIe and the CPU
+optimizer. Every factor names where it was calibrated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.estimate.memory import (
+    GIB,
+    MemoryEstimate,
+    Request,
+    estimate_memory,
+)
+from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.units import fmt_bytes
+from rigcheck.core.whatif import simulate
+
+Offload = Literal["auto", "none", "layers", "optimizer", "full"]
+Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
+Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
+Split = Literal["layer", "tensor"]
+
+#: fraction of each GPU's capacity kept free for fragmentation and other processes (shown to users)
+GPU_MARGIN = 0.05
+#: decode efficiency: achieved / peak memory bandwidth, per vendor (memory-formulas §7.1:
+#: Apple M-series measured 44–85% with llama.cpp, NVIDIA 60–80% heuristic with good kernels)
+DECODE_EFFICIENCY = {"nvidia": 0.7, "amd": 0.6, "intel": 0.5, "apple": 0.55}
+#: effective CPU memory bandwidth when nothing better is known: a desktop DDR5 system ran a 7B
+#: Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s of weights read
+CPU_BANDWIDTH_GBS = 50.0
+#: utilisation of peak dense tensor FLOPs: prefill and training (Llama 3 405B on H100 reached
+#: 38–43% of dense BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
+PREFILL_MFU = 0.4
+TRAIN_MFU = 0.4
+MEGATRAIN_MFU = 0.27
+#: PCIe bandwidth per direction actually achieved, GB/s: Gen4 x16 DMA measured ~26 (MegaTrain
+#: summary thread); Gen5 taken as twice that; Gen3 half (memory-formulas §1.6, §2.9)
+PCIE_GBS = {3: 13.0, 4: 26.0, 5: 52.0, 6: 104.0}
+#: CPU Adam touches ~28 bytes per parameter per step (memory-formulas §1.6, derived)
+CPU_ADAM_BYTES_PER_PARAM = 28
+#: MegaTrain host state: fp32 master + Adam m, v = 12 bytes/parameter (MegaTrain calc_resource.py)
+MEGATRAIN_HOST_BYTES = 12
+MEGATRAIN_GRAD_SLABS = 12
+MEGATRAIN_CHECKPOINT_INTERVAL = 4
+MEGATRAIN_ACTIVATION_FACTOR = 29  # bytes per hidden × token × checkpoint interval, calibrated by MegaTrain
+
+
+@dataclass(frozen=True)
+class Placement:
+    gpu_bytes: tuple[int, ...]
+    cpu_bytes: int
+    gpu_layers: int
+    total_layers: int
+    offload: Literal["none", "layers", "optimizer", "full"]
+    split: Split = "layer"
+
+
+@dataclass(frozen=True)
+class Speed:
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    train_tokens_per_s: float | None = None
+    bound_by: Bound | None = None
+    #: how each figure was worked out, in words
+    explanation: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What each device may use: bytes and why."""
+
+    gpu_bytes: tuple[int, ...]
+    cpu_bytes: int
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    verdict: Verdict
+    placement: Placement
+    speed: Speed
+    estimate: MemoryEstimate
+    budget: Budget
+    reasons: tuple[str, ...]
+    advice: tuple[str, ...] = ()
+
+
+# -- budgets --------------------------------------------------------------------------------------
+
+
+def host_reserve(total: int) -> int:
+    """RAM left for the OS and desktop: 10% of RAM, at least 2 GiB and at most 16 GiB."""
+    return min(max(total // 10, 2 * GIB), 16 * GIB)
+
+
+def budgets(machine: Machine, live: bool) -> Budget:
+    reasons: list[str] = []
+    gpu_bytes: list[int] = []
+    for gpu in machine.gpus:
+        total = gpu.memory_total_bytes
+        if total is None:
+            gpu_bytes.append(0)
+            reasons.append(f"GPU {gpu.index} ({gpu.name}): memory size unknown, not used")
+            continue
+        margin = int(total * GPU_MARGIN)
+        if live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
+            usable = gpu.memory_free_bytes - margin
+            reasons.append(
+                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(gpu.memory_free_bytes)} free "
+                f"of {fmt_bytes(total)}, "
+                f"less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}"
+            )
+        else:
+            usable = total - margin
+            what = "GPU share of unified memory" if gpu.unified_memory else "capacity"
+            reasons.append(
+                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(total)} {what}, "
+                f"less a {GPU_MARGIN:.0%} safety margin "
+                f"= {fmt_bytes(usable)}"
+            )
+        gpu_bytes.append(max(usable, 0))
+    total_ram = machine.memory.total_bytes
+    reserve = host_reserve(total_ram)
+    ram = total_ram - reserve
+    if live and machine.memory.available_bytes is not None:
+        ram = min(ram, machine.memory.available_bytes)
+        reasons.append(
+            f"RAM: {fmt_bytes(machine.memory.available_bytes)} available of {fmt_bytes(total_ram)}, "
+            f"keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
+        )
+    else:
+        reasons.append(
+            f"RAM: {fmt_bytes(total_ram)}, keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
+        )
+    if any(g.unified_memory for g in machine.gpus):
+        used_by_gpu = sum(b for g, b in zip(machine.gpus, gpu_bytes, strict=True) if g.unified_memory)
+        ram = max(ram - used_by_gpu, 0)
+        reasons.append("unified memory: what the GPU uses comes out of the same RAM")
+    return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
+
+
+# -- placement ------------------------------------------------------------------------------------
+
+
+def _runtime_bytes(est: MemoryEstimate) -> int:
+    return est.total("activations") + est.total("overhead")
+
+
+def _place_inference(
+    est: MemoryEstimate, budget: Budget, offload: Literal["none", "layers"], split: Split
+) -> Placement | None:
+    """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot."""
+    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
+    other = est.other_weight_bytes
+    runtime = _runtime_bytes(est)
+    n_gpu = len([b for b in budget.gpu_bytes if b > 0])
+    total_layers = len(layers)
+    if n_gpu and split == "tensor" and n_gpu > 1:
+        share = (sum(layers) + other) // n_gpu + runtime
+        gpus = tuple(share if b > 0 else 0 for b in budget.gpu_bytes)
+        if all(share <= b for b in budget.gpu_bytes if b > 0):
+            return Placement(gpus, 0, total_layers, total_layers, "none", "tensor")
+        return None
+    used = [0] * len(budget.gpu_bytes)
+    placed = 0
+    gpu_order = [i for i, b in enumerate(budget.gpu_bytes) if b > 0]
+    for position, i in enumerate(gpu_order):
+        fixed = runtime + (other if position == 0 else 0)
+        if fixed > budget.gpu_bytes[i]:
+            continue
+        used[i] = fixed
+        while placed < total_layers and used[i] + layers[placed] <= budget.gpu_bytes[i]:
+            used[i] += layers[placed]
+            placed += 1
+    if placed == total_layers and gpu_order:
+        return Placement(tuple(used), 0, placed, total_layers, "none", "layer")
+    if offload == "none":
+        return None
+    cpu = sum(layers[placed:])
+    if placed == 0:
+        used = [0] * len(budget.gpu_bytes)
+        cpu += other + runtime
+    if cpu > budget.cpu_bytes:
+        return None
+    return Placement(tuple(used), cpu, placed, total_layers, "layers" if gpu_order else "none", "layer")
+
+
+def _layer_kv(est: MemoryEstimate) -> tuple[int, ...]:
+    return est.layer_kv_bytes or tuple(0 for _ in est.layer_weight_bytes)
+
+
+def _place_training(
+    est: MemoryEstimate, budget: Budget, offload: Literal["none", "optimizer", "full"]
+) -> Placement | None:
+    arch = est.model.arch
+    params = arch.params_total
+    n_layers = arch.num_layers
+    best = max(range(len(budget.gpu_bytes)), key=lambda i: budget.gpu_bytes[i], default=None)
+    if best is None or budget.gpu_bytes[best] <= 0:
+        return None
+    gpu_budget = budget.gpu_bytes[best]
+
+    def on(
+        gpu_bytes: int, cpu_bytes: int, mode: Literal["none", "optimizer", "full"], layers: int
+    ) -> Placement | None:
+        if gpu_bytes > gpu_budget or cpu_bytes > budget.cpu_bytes:
+            return None
+        per_gpu = tuple(gpu_bytes if i == best else 0 for i in range(len(budget.gpu_bytes)))
+        return Placement(per_gpu, cpu_bytes, layers, n_layers, mode)
+
+    if offload == "none":
+        return on(est.total_bytes, 0, "none", n_layers)
+    if est.workload != "full":
+        return None  # adapters are small: offloading them is not what LoRA users do
+    activations = est.total("activations") + est.total("overhead")
+    if offload == "optimizer":
+        # DeepSpeed estimate_zero2_model_states_mem_needs(cpu_offload=True): GPU 2P, CPU P·max(4G,16)·1.5
+        return on(2 * params + activations, int(params * 16 * 1.5), "optimizer", n_layers)
+    # MegaTrain: host keeps fp32 master + Adam states; the GPU holds two bf16 layer buffers, the
+    # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
+    largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)
+    hybrid = 2.5 if "linear" in arch.layer_kinds else 1.0
+    acts = int(
+        arch.hidden_size
+        * est.context
+        * MEGATRAIN_CHECKPOINT_INTERVAL
+        * MEGATRAIN_ACTIVATION_FACTOR
+        * est.batch
+        * hybrid
+    )
+    gpu = 2 * 10**9 + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
+    return on(gpu, host, "full", 0)
+
+
+def place(est: MemoryEstimate, budget: Budget, offload: Offload, split: Split = "layer") -> Placement | None:
+    if est.workload == "inference":
+        modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
+        for mode in modes:
+            if mode not in ("none", "layers"):
+                return None
+            placement = _place_inference(est, budget, mode, split)
+            if placement is not None:
+                return placement
+        return None
+    train_modes: Sequence[Literal["none", "optimizer", "full"]] = (
+        ("none", "optimizer", "full") if offload == "auto" else (offload,)  # type: ignore[assignment]
+    )
+    for train_mode in train_modes:
+        if train_mode not in ("none", "optimizer", "full"):
+            return None
+        placement = _place_training(est, budget, train_mode)
+        if placement is not None:
+            return placement
+    return None
+
+
+# -- speed ----------------------------------------------------------------------------------------
+
+
+def _spec(gpu: GPU, catalog: Catalog) -> GpuSpec | None:
+    return catalog.gpu(gpu.catalog_id) if gpu.catalog_id else catalog.match_gpu(gpu)
+
+
+def _pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
+    gen = gpu.pcie_max_gen or (spec.pcie_gen if spec else None) or 4
+    return PCIE_GBS.get(gen, 26.0)
+
+
+def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, catalog: Catalog) -> Speed:
+    explanation: list[str] = []
+    arch = est.model.arch
+    gpus = machine.gpus
+    specs = [_spec(g, catalog) for g in gpus]
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+
+    if est.workload != "inference":
+        return _training_speed(est, placement, gpus, specs, explanation)
+
+    # Decode: every token reads the active weights and the whole KV cache once.
+    active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
+    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
+    active_layers = [int(w * (la / lp if lp else 1.0)) + k for w, k, la, lp in zip(
+        est.layer_weight_bytes, _layer_kv(est), arch.layer_active_params or [0] * len(layers),
+        arch.layer_params or [0] * len(layers), strict=True)]  # fmt: skip
+    head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+    seconds = 0.0
+    bound: Bound = "memory_bandwidth"
+    gpu_bytes_read = sum(active_layers[: placement.gpu_layers]) + (head if used else 0)
+    cpu_bytes_read = sum(active_layers[placement.gpu_layers :]) + (0 if used else head)
+    if used:
+        if placement.split == "tensor":
+            per_gpu = gpu_bytes_read / len(used)
+            times = []
+            for i in used:
+                bw = _bandwidth(gpus[i], specs[i])
+                if bw is None:
+                    return Speed(explanation=(f"GPU {i} ({gpus[i].name}): memory bandwidth unknown",))
+                times.append(per_gpu / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor]))
+            seconds += max(times)
+        else:
+            for i in used:
+                bw = _bandwidth(gpus[i], specs[i])
+                if bw is None:
+                    return Speed(
+                        explanation=(
+                            f"GPU {i} ({gpus[i].name}): memory bandwidth unknown (not in the catalog)",
+                        )
+                    )
+                share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+                seconds += gpu_bytes_read * share / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor])
+                explanation.append(
+                    f"GPU {i}: {fmt_bytes(gpu_bytes_read * share)} read per token at {bw:g} GB/s × "
+                    f"{DECODE_EFFICIENCY[gpus[i].vendor]:.0%} efficiency"
+                )
+    if cpu_bytes_read:
+        cpu_seconds = cpu_bytes_read / (CPU_BANDWIDTH_GBS * 1e9)
+        explanation.append(
+            f"RAM: {fmt_bytes(cpu_bytes_read)} read per token at ~{CPU_BANDWIDTH_GBS:g} GB/s "
+            "(typical desktop DDR5, llama.cpp issue #34)"
+        )
+        if cpu_seconds > seconds:
+            bound = "ram_bandwidth"
+        seconds += cpu_seconds
+    decode = 1 / seconds if seconds > 0 else None
+    if arch.is_moe:
+        explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
+
+    # Prefill: 2 FLOPs per active parameter per token, at a utilisation of the dense tensor peak.
+    prefill = None
+    if used:
+        flops = [_tflops(gpus[i], specs[i]) for i in used]
+        if all(f is not None for f in flops):
+            peak = sum(f for f in flops if f is not None) * 1e12
+            prefill = PREFILL_MFU * peak / (2 * arch.params_active)
+            explanation.append(
+                f"prefill: 2 × {arch.params_active:,} FLOPs per token "
+                f"at {PREFILL_MFU:.0%} of {peak / 1e12:g} TFLOPS"
+            )
+            if placement.cpu_bytes and cpu_bytes_read:
+                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
+                link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
+                pcie_rate = 512 * link * 1e9 / max(sum(layers[placement.gpu_layers :]), 1)
+                if pcie_rate < prefill:
+                    prefill = pcie_rate
+                    explanation.append(
+                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded layers per 512-token batch"
+                    )
+        else:
+            explanation.append("prefill: tensor throughput of this GPU not published; not estimated")
+    return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+
+
+def _bandwidth(gpu: GPU, spec: GpuSpec | None) -> float | None:
+    return spec.bandwidth_gbs if spec else None
+
+
+def _tflops(gpu: GPU, spec: GpuSpec | None) -> float | None:
+    if spec is None:
+        return None
+    return spec.bf16_tflops or spec.fp16_tflops
+
+
+def _training_speed(
+    est: MemoryEstimate,
+    placement: Placement,
+    gpus: Sequence[GPU],
+    specs: Sequence[GpuSpec | None],
+    explanation: list[str],
+) -> Speed:
+    arch = est.model.arch
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    if not used:
+        return Speed(explanation=("training needs a GPU",))
+    i = used[0]
+    peak = _tflops(gpus[i], specs[i])
+    if peak is None:
+        return Speed(
+            explanation=(f"GPU {i} ({gpus[i].name}): tensor throughput not published; speed not estimated",)
+        )
+    recompute = 2 if est.checkpointing == "full" else 0
+    flops_per_token = (
+        (6 + recompute) * arch.params_total if est.workload == "full" else (4 + recompute) * arch.params_total
+    )
+    mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
+    tokens_per_step = est.context * est.batch
+    t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
+    explanation.append(
+        f"{(flops_per_token // arch.params_total)}·N FLOPs per token (6N forward+backward"
+        f"{', +2N recompute' if recompute else ''}) at {mfu:.0%} of {peak:g} TFLOPS"
+    )
+    bound: Bound = "compute"
+    step = t_compute
+    if placement.offload in ("optimizer", "full"):
+        t_opt = arch.params_total * CPU_ADAM_BYTES_PER_PARAM / (CPU_BANDWIDTH_GBS * 1e9)
+        explanation.append(
+            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per parameter per step at ~{CPU_BANDWIDTH_GBS:g} GB/s"
+        )
+        if placement.offload == "full":
+            link = _pcie_gbs(gpus[i], specs[i])
+            t_h2d = 2 * arch.params_total * 2 / (link * 1e9)
+            explanation.append(f"streaming bf16 layers twice per step over {link:g} GB/s (MegaTrain §1.6)")
+            if t_h2d > step:
+                step, bound = t_h2d, "pcie"
+        if t_opt > step:
+            bound = "cpu_optimizer"
+        step += t_opt
+    return Speed(None, None, tokens_per_step / step, bound, tuple(explanation))
+
+
+# -- verdict, solvers, advice --------------------------------------------------------------------
+
+
+def fit(
+    model: ModelInfo,
+    machine: Machine,
+    req: Request,
+    catalog: Catalog,
+    *,
+    offload: Offload = "auto",
+    live: bool = True,
+    split: Split = "layer",
+    advise: bool = True,
+) -> FitResult:
+    est = estimate_memory(model, req, catalog)
+    budget = budgets(machine, live)
+    placement = place(est, budget, offload, split)
+    reasons = list(budget.reasons)
+    if placement is None:
+        verdict: Verdict = "does_not_fit"
+        need = est.total_bytes
+        have = sum(budget.gpu_bytes)
+        reasons.insert(
+            0, f"needs {fmt_bytes(need)}; GPUs offer {fmt_bytes(have)} and RAM {fmt_bytes(budget.cpu_bytes)}"
+        )
+        placement = Placement(tuple(0 for _ in budget.gpu_bytes), 0, 0, model.arch.num_layers, "none")
+        speed = Speed()
+    else:
+        verdict = "fits" if placement.cpu_bytes == 0 and placement.offload == "none" else "fits_with_offload"
+        reasons.insert(0, _placement_sentence(est, placement))
+        speed = estimate_speed(est, placement, machine, catalog)
+    advice: tuple[str, ...] = ()
+    if advise:
+        advice = tuple(
+            _advice(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
+        )
+    return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
+
+
+def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
+    gpu_total = sum(p.gpu_bytes)
+    if p.offload == "full":
+        return (
+            f"MegaTrain-style: {fmt_bytes(p.cpu_bytes)} of parameters and optimizer states in RAM, "
+            f"{fmt_bytes(gpu_total)} on the GPU"
+        )
+    if p.offload == "optimizer":
+        return (
+            f"ZeRO-Offload: optimizer states in RAM ({fmt_bytes(p.cpu_bytes)}), "
+            f"{fmt_bytes(gpu_total)} on the GPU"
+        )
+    if p.cpu_bytes and gpu_total:
+        return (
+            f"{p.gpu_layers} of {p.total_layers} layers on the GPU ({fmt_bytes(gpu_total)}), "
+            f"the rest in RAM ({fmt_bytes(p.cpu_bytes)})"
+        )
+    if p.cpu_bytes:
+        return f"runs on the CPU from RAM ({fmt_bytes(p.cpu_bytes)})"
+    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed"
+
+
+def max_context(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, *, live: bool = True
+) -> int | None:
+    """The longest context that fits entirely in GPU memory, or None if not even 512 tokens do."""
+    upper = model.arch.max_context or 131072
+
+    def fits(context: int) -> bool:
+        return (
+            fit(
+                model,
+                machine,
+                replace(req, context=context),
+                catalog,
+                offload="none",
+                live=live,
+                advise=False,
+            ).verdict
+            == "fits"
+        )
+
+    if not fits(512):
+        return None
+    if fits(upper):
+        return upper
+    low, high = 512, upper
+    while high - low > 256:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
+
+
+#: from best quality to smallest; GGUF mixes by llama.cpp's measured perplexity order
+QUANT_LADDER = ("bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "iq3_xxs", "q2_k")
+
+
+def best_quant(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, *, live: bool = True
+) -> tuple[str, int] | None:
+    """The highest-quality format that fits on the GPUs, and the bytes it leaves spare."""
+    for name in QUANT_LADDER:
+        result = fit(
+            model, machine, replace(req, quant=name), catalog, offload="none", live=live, advise=False
+        )
+        if result.verdict == "fits":
+            spare = sum(result.budget.gpu_bytes) - sum(result.placement.gpu_bytes)
+            return result.estimate.quant_name, spare
+    return None
+
+
+def fewest_gpus(
+    model: ModelInfo, machine: Machine, spec: GpuSpec, req: Request, catalog: Catalog, *, limit: int = 16
+) -> int | None:
+    """How many of a catalog GPU it takes to fit entirely in GPU memory (layer split)."""
+    for count in range(1, limit + 1):
+        trial = simulate(machine, [spec] * count)
+        if fit(model, trial, req, catalog, offload="none", live=False, advise=False).verdict == "fits":
+            return count
+    return None
+
+
+def _advice(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, est: MemoryEstimate,
+    *, verdict: Verdict, placement: Placement, live: bool,
+) -> list[str]:  # fmt: skip
+    advice: list[str] = []
+    if verdict == "fits":
+        spare = sum(b for b in budgets(machine, live).gpu_bytes) - sum(placement.gpu_bytes)
+        advice.append(f"{est.quant_name} fits with {fmt_bytes(spare)} to spare")
+        return advice
+    if est.workload == "inference" and machine.gpus:
+        longest = max_context(model, machine, req, catalog, live=live)
+        if longest is not None and longest < est.context:
+            advice.append(f"reduce context to {longest // 1024}k to fit entirely on the GPU")
+        if model.weights is None or req.quant:
+            best = best_quant(model, machine, req, catalog, live=live)
+            if best is not None and best[0] != est.quant_name:
+                advice.append(f"{best[0]} fits on the GPU with {fmt_bytes(best[1])} to spare")
+        if verdict == "fits_with_offload":
+            advice.append(
+                f"{placement.total_layers - placement.gpu_layers} layers run from RAM: "
+                "expect decode bound by RAM bandwidth"
+            )
+    if est.workload == "full" and verdict == "does_not_fit":
+        host_need = MEGATRAIN_HOST_BYTES * model.arch.params_total
+        have = budgets(machine, live).cpu_bytes
+        if host_need > have:
+            extra = (host_need - have + GIB - 1) // GIB
+            advice.append(
+                f"add {extra} GiB RAM for MegaTrain-style training (about 12 bytes per parameter in RAM)"
+            )
+    if est.workload in ("lora", "full") and verdict == "does_not_fit":
+        advice.append("QLoRA (4-bit base) needs about a quarter of the weight memory")
+    if verdict == "does_not_fit" and est.workload == "inference":
+        advice.append("a smaller quantization, a shorter context, or a GPU with more memory would help")
+    return advice

@@ -1,0 +1,547 @@
+"""How much memory a model needs: inference (weights, KV cache, compute buffers, runtime) and
+training (full, LoRA, QLoRA: weights, gradients, optimizer states, activations).
+
+Every figure is a :class:`Term` that carries its provenance (``file``: read from the weight files;
+``config``/``catalog``: computed exactly from the architecture; ``estimate``: a formula with a
+source) and the formula in words, so the user can see why. Constants name where they come from;
+``shared/reference/memory-formulas.md`` in the project's design notes collects the sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from rigcheck.core.catalog import Catalog, QuantFormat
+from rigcheck.core.errors import InputError
+from rigcheck.core.models.spec import ArchConfig, ModelInfo
+
+Provenance = Literal["file", "config", "catalog", "estimate"]
+Workload = Literal["inference", "lora", "qlora", "full"]
+Engine = Literal["llama.cpp", "vllm", "transformers"]
+Checkpointing = Literal["none", "selective", "full"]
+Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
+
+GIB = 1024**3
+MIB = 1024**2
+DEFAULT_CONTEXT = 8192
+#: llama.cpp's default micro-batch (-ub), which sizes its compute buffer and sliding-window cache
+LLAMA_CPP_UBATCH = 512
+
+# Sources of the constants below (cited again in each Term's ``source``):
+ZERO = "ZeRO (arXiv 1910.02054) §3: mixed-precision Adam = 2+2+12 bytes/parameter"
+KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198), Megatron theoretical_memory_usage.py"
+LLAMA_CPP_BUFFER = "llama.cpp compute buffer n_ctx·n_ubatch·n_head·4 B (logdetective PR #106 logs)"
+VLLM_PROFILE = "vLLM start-up profile, Llama-3-8B on H100 (vllm-project/vllm PR #10511)"
+ELEUTHER_20 = "EleutherAI Transformer Math via HF model-memory-usage Space: +20% at inference"
+QLORA = "QLoRA (arXiv 2305.14314) §3: NF4 + double quantization = 4.127 bits/parameter"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One part of the memory: how many bytes, what it is, and why we think so."""
+
+    category: Category
+    name: str
+    bytes: int
+    provenance: Provenance
+    formula: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user wants to run. ``quant`` and ``kv_type`` are catalog ids or common names."""
+
+    quant: str | None = None
+    context: int | None = None
+    batch: int = 1
+    kv_type: str = "f16"
+    workload: Workload = "inference"
+    engine: Engine = "llama.cpp"
+    #: llama.cpp flash attention: without it the compute buffer grows with n_ctx × n_ubatch × n_head
+    flash_attention: bool = False
+    lora_rank: int = 16
+    #: LoRA target modules; all linear projections by default, as QLoRA recommends
+    lora_targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
+    checkpointing: Checkpointing = "full"
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    model: ModelInfo
+    quant: QuantFormat | None
+    #: the weight format's name as shown to users: "Q4_K_M", "bf16", or the file's own types
+    quant_name: str
+    context: int
+    batch: int
+    kv_type: str
+    workload: Workload
+    engine: Engine
+    terms: tuple[Term, ...]
+    #: KV bytes one more token of context costs, all attention layers counted as if uncapped
+    kv_cache_bytes_per_token: int
+    checkpointing: Checkpointing = "full"
+    #: bytes of weights per layer and outside the layers (embedding, head), for placement
+    layer_weight_bytes: tuple[int, ...] = ()
+    other_weight_bytes: int = 0
+    #: KV cache per layer, for placement
+    layer_kv_bytes: tuple[int, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def total(self, category: Category | None = None) -> int:
+        return sum(t.bytes for t in self.terms if category is None or t.category == category)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.total()
+
+    def summary(self) -> dict[str, int]:
+        """The CLI contract: bytes per category, integers."""
+        return {
+            "weights_bytes": self.total("weights"),
+            "kv_cache_bytes": self.total("kv_cache"),
+            "activations_bytes": self.total("activations"),
+            "overhead_bytes": self.total("overhead"),
+            "gradients_bytes": self.total("gradients"),
+            "optimizer_bytes": self.total("optimizer"),
+            "total_bytes": self.total_bytes,
+        }
+
+
+# -- names ----------------------------------------------------------------------------------------
+
+_QUANT_ALIASES = {
+    "fp8": "fp8-e4m3",
+    "e4m3": "fp8-e4m3",
+    "f16": "fp16",
+    "f32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "gptq-4bit": "gptq-4bit-g128",
+    "gptq": "gptq-4bit-g128",
+    "awq-4bit": "awq-4bit-g128",
+    "awq": "awq-4bit-g128",
+    "nf4-double": "nf4-dq",
+    # GGUF file types name the mix, not the block format of the same name
+    "q2_k": "q2_k-mix",
+    "q6_k": "q6_k-mix",
+}
+_KV_ALIASES = {"fp16": "f16", "fp32": "f32", "fp8": "fp8-e4m3", "e4m3": "fp8-e4m3", "float16": "f16"}
+
+
+def resolve_quant(catalog: Catalog, name: str) -> QuantFormat:
+    key = name.strip().lower()
+    key = _QUANT_ALIASES.get(key, key)
+    quant = catalog.quant(key)
+    if quant is None:
+        known = ", ".join(sorted(q.name for q in catalog.quants if q.kind != "gguf" or "_" in q.id))
+        raise InputError("--quant", f"unknown quantization {name!r} (known: {known})")
+    return quant
+
+
+def kv_bytes_per_element(catalog: Catalog, name: str) -> tuple[str, float]:
+    key = name.strip().lower()
+    key = _KV_ALIASES.get(key, key)
+    for kv in catalog.kv_caches:
+        if kv.id == key:
+            return kv.id, kv.bytes_per_element
+    known = ", ".join(k.id for k in catalog.kv_caches)
+    raise InputError("--kv-cache-type", f"unknown KV cache type {name!r} (known: {known})")
+
+
+def default_context(arch: ArchConfig) -> int:
+    """8192, or the model's maximum if smaller: never the maximum by default (users saw 26 GB for a 5 GB
+    file when a tool sized the cache for 262k tokens)."""
+    return min(DEFAULT_CONTEXT, arch.max_context) if arch.max_context else DEFAULT_CONTEXT
+
+
+# -- weights --------------------------------------------------------------------------------------
+
+
+def _weights(model: ModelInfo, quant: QuantFormat | None) -> tuple[Term, tuple[int, ...], int]:
+    """Weight bytes in total, per layer, and outside the layers."""
+    arch = model.arch
+    weights = model.weights
+    if weights is not None and (quant is None or quant.id == weights.quant_id):
+        layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
+        other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
+        files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
+        term = Term("weights", "weights", weights.total_bytes, "file", f"sum of tensor sizes in {files}")
+        return term, layers, other
+    if quant is None:
+        raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
+
+    embed_head = arch.embed_params + arch.head_params
+    layer_params = arch.layer_params or _spread_params(arch)
+    if quant.kind == "gguf" and quant.file_bpw is not None:
+        # A mix's measured whole-file bits per weight already includes its wider embedding/output tensors.
+        bpw = quant.file_bpw
+        per_layer = tuple(int(p * bpw / 8) for p in layer_params)
+        other = int(embed_head * bpw / 8)
+        formula = f"{arch.params_total:,} parameters × {bpw} bits ({quant.name} whole-file average) / 8"
+        source = quant.file_bpw_source or quant.source
+    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
+        # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
+        bpw = quant.bits_per_weight
+        if quant.kind == "mx" and arch.is_moe:
+            per_layer = tuple(
+                int(expert * bpw / 8 + (p - expert) * 2)
+                for p, expert in zip(layer_params, _expert_params_per_layer(arch), strict=True)
+            )
+            formula = (
+                f"routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes"
+            )
+        else:
+            per_layer = tuple(int(p * bpw / 8) for p in layer_params)
+            formula = f"layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)"
+        other = embed_head * 2
+        source = quant.source
+    else:
+        bpw = quant.bits_per_weight
+        per_layer = tuple(int(p * bpw / 8) for p in layer_params)
+        other = int(embed_head * bpw / 8)
+        formula = f"{arch.params_total:,} parameters × {bpw:g} bits / 8"
+        source = quant.source
+    provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
+    if quant.kind == "gguf" and quant.file_bpw is not None:
+        provenance = "estimate"
+    total = sum(per_layer) + other
+    return Term("weights", f"weights ({quant.name})", total, provenance, formula, source), per_layer, other
+
+
+def _spread_params(arch: ArchConfig) -> tuple[int, ...]:
+    body = arch.params_total - arch.embed_params - arch.head_params
+    return tuple(body // arch.num_layers for _ in range(arch.num_layers))
+
+
+def _spread(total: int, arch: ArchConfig) -> tuple[int, ...]:
+    return tuple(total // arch.num_layers for _ in range(arch.num_layers))
+
+
+def _expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
+    per_layer_moe = (arch.num_experts or 0) * arch.expert_params
+    moe = arch.moe_layers or tuple(arch.is_moe for _ in range(arch.num_layers))
+    return tuple(per_layer_moe if is_moe else 0 for is_moe in moe)
+
+
+# -- KV cache -------------------------------------------------------------------------------------
+
+
+def _kv_elements_per_token(arch: ArchConfig, kind: str) -> int:
+    """Cached elements per token in one layer of this kind."""
+    if kind in ("full", "sliding"):
+        return arch.num_kv_heads * (arch.head_dim + (arch.v_head_dim or arch.head_dim))
+    if kind == "mla":
+        # Only the compressed latent and the shared RoPE key are cached (DeepSeek-V3 inference/model.py).
+        return (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0)
+    return 0
+
+
+def _kv_cache(
+    arch: ArchConfig, context: int, batch: int, kv: tuple[str, float], engine: Engine
+) -> tuple[list[Term], tuple[int, ...], int]:
+    kv_type, elem = kv
+    per_layer: list[int] = []
+    per_token = 0
+    capped = 0
+    for kind in arch.layer_kinds:
+        elements = _kv_elements_per_token(arch, kind)
+        per_token += int(elements * elem)
+        if kind == "sliding" and arch.sliding_window:
+            # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
+            extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+            cells = min(context, arch.sliding_window + extra)
+            capped += 1
+        elif kind == "linear":
+            per_layer.append(int((arch.linear_state_elements or 0) * 4 * batch))  # fp32 recurrent state
+            continue
+        else:
+            cells = context
+        per_layer.append(int(cells * elements * elem * batch))
+    terms = []
+    attention = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k != "linear")
+    kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
+    formula = (
+        f"{context:,} tokens × {batch} sequence(s) × {kv_type} ({elem:g} B/element) "
+        f"over {', '.join(kinds)} layers"
+    )
+    if capped:
+        formula += f"; {capped} sliding-window layers capped at {arch.sliding_window:,} tokens"
+    if "mla" in kinds:
+        formula += (
+            f"; MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
+        )
+    source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
+    terms.append(Term("kv_cache", "KV cache", attention, "estimate", formula, source))
+    linear = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k == "linear")
+    if linear:
+        n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
+        terms.append(
+            Term(
+                "kv_cache",
+                "recurrent state",
+                linear,
+                "estimate",
+                f"{n_linear} linear-attention layers × {arch.linear_state_elements:,} fp32 elements "
+                "per sequence",
+                "Gated DeltaNet state, memory-formulas §4.3 (engine layout not verified)",
+            )
+        )
+    return terms, tuple(per_layer), per_token
+
+
+# -- inference runtime ----------------------------------------------------------------------------
+
+
+def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: int) -> list[Term]:
+    if req.engine == "llama.cpp":
+        terms = []
+        if not req.flash_attention:
+            buffer = context * LLAMA_CPP_UBATCH * arch.num_heads * 4
+            terms.append(
+                Term(
+                    "activations",
+                    "compute buffer",
+                    buffer,
+                    "estimate",
+                    f"n_ctx {context:,} × n_ubatch {LLAMA_CPP_UBATCH} × {arch.num_heads} heads × 4 B "
+                    "(one layer's f32 attention scores; much smaller with -fa)",
+                    LLAMA_CPP_BUFFER,
+                )
+            )
+        terms.append(
+            Term(
+                "overhead",
+                "CUDA context and buffers",
+                300 * MIB,
+                "estimate",
+                "300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes",
+                "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
+            )
+        )
+        return terms
+    if req.engine == "vllm":
+        return [
+            Term(
+                "activations",
+                "activation peak",
+                int(1.26 * GIB),
+                "estimate",
+                "1.26 GiB peak activations measured for an 8B model at default settings",
+                VLLM_PROFILE,
+            ),
+            Term(
+                "overhead",
+                "non-torch memory (CUDA context, NCCL)",
+                int(1.79 * GIB),
+                "estimate",
+                "1.79 GiB measured outside PyTorch's allocator",
+                VLLM_PROFILE,
+            ),
+        ]
+    return [
+        Term(
+            "overhead",
+            "runtime overhead",
+            int(weights * 0.2),
+            "estimate",
+            "20% of the weights for activations, CUDA context and allocator slack",
+            ELEUTHER_20,
+        )
+    ]
+
+
+# -- training -------------------------------------------------------------------------------------
+
+_LORA_SHAPES = {
+    # target -> (input dim, output dim) as functions of the architecture
+    "q": lambda a: (a.hidden_size, a.num_heads * a.head_dim),
+    "k": lambda a: (a.hidden_size, a.num_kv_heads * a.head_dim),
+    "v": lambda a: (a.hidden_size, a.num_kv_heads * (a.v_head_dim or a.head_dim)),
+    "o": lambda a: (a.num_heads * (a.v_head_dim or a.head_dim), a.hidden_size),
+    "gate": lambda a: (a.hidden_size, a.intermediate_size or 4 * a.hidden_size),
+    "up": lambda a: (a.hidden_size, a.intermediate_size or 4 * a.hidden_size),
+    "down": lambda a: (a.intermediate_size or 4 * a.hidden_size, a.hidden_size),
+}
+
+
+def lora_params(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
+    """Adapter parameters: rank × (in + out) per targeted projection per layer (dense MLP shapes)."""
+    per_layer = 0
+    for target in targets:
+        shape = _LORA_SHAPES.get(target)
+        if shape is None:
+            raise InputError(
+                "--lora-targets", f"unknown LoRA target {target!r} (known: {', '.join(_LORA_SHAPES)})"
+            )
+        d_in, d_out = shape(arch)
+        per_layer += rank * (d_in + d_out)
+    return per_layer * arch.num_layers
+
+
+def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Checkpointing) -> Term:
+    s, b, h = context, batch, arch.hidden_size
+    ffn = arch.intermediate_size or 4 * h
+    per_layer_linear = s * b * h * (18 + 4 * ffn / h)  # Megatron's form of the 34·sbh term
+    if checkpointing == "full":
+        stored = 2 * s * b * h * arch.num_layers
+        working = per_layer_linear
+        total = stored + working
+        formula = (
+            f"2·s·b·h × {arch.num_layers} layers (checkpointed inputs) "
+            "+ one layer's working set s·b·h·(18 + 4·ffn/h)"
+        )
+    elif checkpointing == "selective":
+        total = per_layer_linear * arch.num_layers
+        formula = f"s·b·h·(18 + 4·ffn/h) × {arch.num_layers} layers (attention recomputed or flash attention)"
+    else:
+        attention = 5 * arch.num_heads * s / h
+        total = s * b * h * (18 + 4 * ffn / h + attention) * arch.num_layers
+        formula = (
+            f"s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {arch.num_layers} layers (no recomputation, attention stored)"
+        )
+    logits = s * b * arch.vocab_size * 4
+    formula += f" + logits s·b·V·4 B ({arch.vocab_size:,}-token vocabulary)"
+    return Term(
+        "activations",
+        f"activations ({checkpointing} checkpointing)",
+        int(total + logits),
+        "estimate",
+        formula,
+        KORTHIKANTI,
+    )
+
+
+def _training_terms(
+    model: ModelInfo, req: Request, context: int, catalog: Catalog
+) -> tuple[list[Term], QuantFormat | None]:
+    arch = model.arch
+    params = arch.params_total
+    terms: list[Term] = []
+    provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
+    if req.workload == "full":
+        terms.append(
+            Term(
+                "weights", "weights (bf16)", 2 * params, provenance, f"{params:,} parameters × 2 bytes", ZERO
+            )
+        )
+        terms.append(
+            Term("gradients", "gradients (bf16)", 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
+        )
+        terms.append(
+            Term(
+                "optimizer",
+                "AdamW states (fp32 master, m, v)",
+                12 * params,
+                provenance,
+                f"{params:,} × 12 bytes",
+                ZERO,
+            )
+        )
+        quant = catalog.quant("bf16")
+    else:
+        adapters = lora_params(arch, req.lora_rank, req.lora_targets)
+        if req.workload == "qlora":
+            quant = catalog.quant("nf4-dq")
+            body = params - arch.embed_params - arch.head_params
+            base = int(body * 4.127 / 8) + 2 * (arch.embed_params + arch.head_params)
+            terms.append(
+                Term("weights", "base weights (NF4, double quant)", base, "estimate",
+                     "layer parameters × 4.127 bits / 8 + embedding and head × 2 bytes", QLORA)
+            )  # fmt: skip
+        else:
+            quant = catalog.quant("bf16")
+            terms.append(
+                Term(
+                    "weights", "base weights (bf16, frozen)", 2 * params, provenance, f"{params:,} × 2 bytes"
+                )
+            )
+        targets = ",".join(req.lora_targets)
+        terms.append(
+            Term("weights", "LoRA adapters", 2 * adapters, "estimate",
+                 f"rank {req.lora_rank} × (in + out) over {targets} in {arch.num_layers} layers "
+                 f"= {adapters:,} parameters × 2 bytes")
+        )  # fmt: skip
+        terms.append(
+            Term("gradients", "adapter gradients", 2 * adapters, "estimate", f"{adapters:,} × 2 bytes", ZERO)
+        )
+        terms.append(
+            Term(
+                "optimizer",
+                "adapter AdamW states",
+                12 * adapters,
+                "estimate",
+                f"{adapters:,} × 12 bytes",
+                ZERO,
+            )
+        )
+    terms.append(_activations(arch, context, req.batch, req.checkpointing))
+    terms.append(
+        Term(
+            "overhead",
+            "CUDA context",
+            2 * 10**9,
+            "estimate",
+            "2 GB",
+            "MegaTrain scripts/calc_resource.py CUDA_CONTEXT_GB",
+        )
+    )
+    return terms, quant
+
+
+# -- the estimate ---------------------------------------------------------------------------------
+
+
+def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryEstimate:
+    """Memory for ``model`` under ``req``; raises ``InputError`` for unknown names or bad numbers."""
+    arch = model.arch
+    if req.batch < 1:
+        raise InputError("--batch", f"must be at least 1, got {req.batch}")
+    context = req.context if req.context is not None else default_context(arch)
+    if context < 1:
+        raise InputError("--context", f"must be at least 1, got {context}")
+    kv_type, elem = kv_bytes_per_element(catalog, req.kv_type)
+    notes: list[str] = []
+    if arch.max_context and context > arch.max_context:
+        notes.append(f"context {context:,} is beyond the model's maximum of {arch.max_context:,}")
+
+    kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
+    if req.workload == "inference":
+        quant = resolve_quant(catalog, req.quant) if req.quant else None
+        if quant is None and model.weights is None:
+            quant = catalog.quant("bf16")
+        weights, layer_weights, other = _weights(model, quant)
+        terms = [weights, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]
+        if quant is not None:
+            name = quant.name
+        else:
+            name = (model.weights.quant_id if model.weights else None) or "file"
+    else:
+        training_terms, quant = _training_terms(model, req, context, catalog)
+        terms = [*training_terms]
+        layer_weights = tuple(2 * p for p in arch.layer_params)
+        other = 2 * (arch.embed_params + arch.head_params)
+        name = quant.name if quant else req.workload
+        layer_kv = ()
+    return MemoryEstimate(
+        model=model,
+        quant=quant,
+        quant_name=name,
+        context=context,
+        batch=req.batch,
+        kv_type=kv_type,
+        workload=req.workload,
+        engine=req.engine,
+        checkpointing=req.checkpointing,
+        terms=tuple(t for t in terms if t.bytes > 0 or t.category == "weights"),
+        kv_cache_bytes_per_token=per_token,
+        layer_weight_bytes=layer_weights,
+        other_weight_bytes=other,
+        layer_kv_bytes=layer_kv,
+        notes=tuple(notes),
+    )
+
+
+def with_context(req: Request, context: int) -> Request:
+    return replace(req, context=context)

@@ -1,0 +1,51 @@
+"""What-if machines: swap in catalog GPUs or another amount of RAM; the result is just another Machine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.machine import GPU, Machine, Memory, Note
+
+GIB = 1024**3
+
+
+def gpu_from_spec(spec: GpuSpec, index: int) -> GPU:
+    """A GPU as the catalog describes it (the largest memory size it is sold with)."""
+    memory = int(max(spec.memory_gb) * GIB) if spec.memory_gb else None
+    return GPU(
+        vendor=spec.vendor,
+        name=spec.name,
+        memory_total_bytes=memory,
+        index=index,
+        catalog_id=spec.id,
+        pci_id=spec.pci_ids[0] if spec.pci_ids else None,
+        unified_memory=spec.unified_memory,
+        compute_capability=spec.compute_capability,
+        gfx_target=spec.gfx_target,
+        power_limit_watts=spec.tdp_watts,
+        power_default_limit_watts=spec.tdp_watts,
+        pcie_max_gen=spec.pcie_gen,
+        pcie_max_width=spec.pcie_lanes,
+        source=f"catalog {spec.id}",
+    )
+
+
+def simulate(machine: Machine, gpus: Sequence[GpuSpec] | None = None, ram_gb: float | None = None) -> Machine:
+    """``machine`` with its GPUs replaced by ``gpus`` and/or its RAM set to ``ram_gb`` GiB.
+
+    Free memory of a simulated part is unknown, so estimates use its whole capacity.
+    """
+    notes = list(machine.notes)
+    if gpus is not None:
+        machine = replace(machine, gpus=tuple(gpu_from_spec(spec, i) for i, spec in enumerate(gpus)))
+        names = ", ".join(spec.name for spec in gpus) or "no GPU"
+        notes.append(Note("what-if", "info", f"GPUs replaced by {names} (from the catalog)"))
+    if ram_gb is not None:
+        total = int(ram_gb * GIB)
+        machine = replace(
+            machine, memory=Memory(total_bytes=total, available_bytes=None, swap_total_bytes=None)
+        )
+        notes.append(Note("what-if", "info", f"RAM set to {ram_gb:g} GiB"))
+    return replace(machine, notes=tuple(notes))
