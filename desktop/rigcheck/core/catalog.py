@@ -115,6 +115,8 @@ class ModelSpec:
     params_b: float | None = None
     active_params_b: float | None = None
     params_source: str | None = None
+    #: the exact published count, e.g. the hub's safetensors total
+    params_exact: int | None = None
     gguf_repos: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     #: further sources for individual facts (a model card table, a mirror of the config)

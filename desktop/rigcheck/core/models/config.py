@@ -1,0 +1,892 @@
+"""A ``config.json`` (as the Hugging Face hub publishes it) turned into an :class:`ArchConfig`.
+
+Parameter counts are exact integers, layer by layer, and reproduce what the transformers modeling
+code instantiates: every ``nn.Linear`` weight and bias, every norm weight (and LayerNorm bias), the
+attention sinks, router weights and biases, and the persistent router buffers that checkpoints carry
+(``e_score_correction_bias``). Each family below names the transformers file it follows
+(``huggingface/transformers``, ``src/transformers/models/<family>/``); ``modular_*.py`` where the
+family is written as one, which generates ``modeling_*.py``.
+
+Keys a published config leaves out take the value of that family's config class
+(``configuration_*.py``), and every such key is listed in :attr:`ArchConfig.assumed`. Two keys differ:
+a missing ``sliding_window`` means no window (the catalog leaves ``null`` values out, and the hub
+configs that use a window all write it), and a missing ``q_lora_rank`` in an MLA config means no query
+compression, as in DeepSeek-V2-Lite (``null`` there).
+
+Not counted, though a checkpoint's safetensors total includes them: multi-token-prediction modules
+the transformers model does not load (DeepSeek-V3 ``model.layers.61``, GLM-4.5 ``model.layers.46``,
+Qwen3-Next ``mtp.*``: ``_keys_to_ignore_on_load_unexpected``), the F32 block scales of FP8 weights
+(quantization metadata), and the vision tower of a multimodal checkpoint (this module reads its
+``text_config``).
+
+Bad input raises :class:`InputError` with a one-line problem that names the key. Work is bounded:
+at most :data:`MAX_LAYERS` layers, no size above :data:`MAX_SIZE`, no total above :data:`MAX_PARAMS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, NoReturn
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.models.spec import ArchConfig, LayerKind
+
+MAX_LAYERS: Final = 10_000
+#: no published model comes near 1e13 parameters; a config past it is a typo or an attack
+MAX_PARAMS: Final = 10**13
+#: any one dimension (hidden size, vocabulary, experts, ...)
+MAX_SIZE: Final = 2**31 - 1
+
+QkNorm = Literal["none", "head", "width"]
+
+# -- reading keys ----------------------------------------------------------------------------------
+
+
+class _Keys:
+    """Typed, bounded look-ups in one config; defaults come from the family's config class."""
+
+    def __init__(self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any]) -> None:
+        self.config = config
+        self.source = source
+        self.defaults = defaults
+        self.assumed: list[str] = []
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise InputError(self.source, f"{key}: {problem}")
+
+    def assume(self, note: str) -> None:
+        if note not in self.assumed:
+            self.assumed.append(note)
+
+    def present(self, key: str) -> bool:
+        return self.config.get(key) is not None
+
+    def size(self, key: str, *, zero_ok: bool = False, limit: int = MAX_SIZE) -> int:
+        """A whole number above 0 (or at least 0); the family default when absent or null."""
+        value = self.config.get(key)
+        if value is None:
+            if key not in self.defaults:
+                self.fail(key, "required for this model type, a whole number above 0")
+            self.assume(key)
+            value = self.defaults[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be a whole number, got {_show(value)}")
+        if value < (0 if zero_ok else 1):
+            self.fail(key, f"must be {'0 or more' if zero_ok else 'above 0'}, got {_show(value)}")
+        if value > limit:
+            self.fail(key, f"{_show(value)} is absurdly large (over {limit:,})")
+        return value
+
+    def optional_size(self, key: str) -> int | None:
+        """A whole number above 0, or None when absent or null (no default applies)."""
+        return None if self.config.get(key) is None else self.size(key)
+
+    def flag(self, key: str) -> bool:
+        value = self.config.get(key)
+        if value is None:
+            if key not in self.defaults:
+                self.fail(key, "required for this model type, true or false")
+            self.assume(key)
+            value = self.defaults[key]
+        if not isinstance(value, bool):
+            self.fail(key, f"must be true or false, got {_show(value)}")
+        return value
+
+    def layer_set(self, key: str, layers: int) -> frozenset[int]:
+        """A list of layer indices (``mlp_only_layers``, ``moe_layers``); absent or null: empty."""
+        value = self.config.get(key)
+        if value is None:
+            return frozenset()
+        if not isinstance(value, list) or len(value) > layers:
+            self.fail(key, f"must be a list of at most {layers} layer indices")
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < layers:
+                self.fail(key, f"{_show(item)} is not a layer index below {layers}")
+        return frozenset(value)
+
+
+def _show(value: object) -> str:
+    """A short, safe rendering of a bad value: never a huge repr, never a 5,000-digit number."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)}"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a {value.bit_length()}-bit number"
+    text = repr(value[:50] if isinstance(value, str) else value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- what every family shares ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Dims:
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+
+
+@dataclass(frozen=True)
+class _Moe:
+    """A layer's mixture of experts: ``shared`` is what every token touches (router, shared experts)."""
+
+    experts: int
+    per_token: int
+    expert: int
+    shared: int
+
+    @property
+    def total(self) -> int:
+        return self.shared + self.experts * self.expert
+
+    @property
+    def active(self) -> int:
+        return self.shared + self.per_token * self.expert
+
+
+@dataclass(frozen=True)
+class _Mla:
+    """Multi-head latent attention dimensions (DeepSeek-V2/V3)."""
+
+    q_lora_rank: int | None
+    kv_lora_rank: int
+    qk_nope: int
+    qk_rope: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True)
+class _Body:
+    """Per layer: the token mixer's parameters and the MLP (a dense count or a mixture of experts)."""
+
+    mixers: tuple[int, ...]
+    mlps: tuple[int | _Moe, ...]
+    head_bias: int = 0
+    linear_state: int | None = None
+    mla: _Mla | None = None
+
+
+def _gated_mlp(hidden: int, inner: int, bias: bool = False) -> int:
+    """gate_proj, up_proj (hidden→inner) and down_proj (inner→hidden); fused gate_up is the same count."""
+    return 3 * hidden * inner + (2 * inner + hidden if bias else 0)
+
+
+def _gqa(
+    d: _Dims,
+    *,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: QkNorm = "none",
+    q_gate: bool = False,
+    sinks: bool = False,
+) -> int:
+    """q/k/v/o projections of grouped-query attention (Phi-3's fused qkv_proj counts the same).
+
+    ``qk_norm``: "head" is an RMSNorm of head_dim on q and on k (Qwen3, Gemma 3), "width" one over the
+    whole q and k projections (OLMo 2). ``q_gate`` doubles q_proj for an output gate (Qwen3-Next);
+    ``sinks`` adds one learned logit per head (gpt-oss).
+    """
+    q_out = d.heads * d.head_dim * (2 if q_gate else 1)
+    kv_out = d.kv_heads * d.head_dim
+    params = d.hidden * (q_out + 2 * kv_out) + d.heads * d.head_dim * d.hidden
+    if qkv_bias:
+        params += q_out + 2 * kv_out
+    if o_bias:
+        params += d.hidden
+    if qk_norm == "head":
+        params += 2 * d.head_dim
+    elif qk_norm == "width":
+        params += (d.heads + d.kv_heads) * d.head_dim
+    if sinks:
+        params += d.heads
+    return params
+
+
+def _per_token(k: _Keys, experts: int) -> int:
+    key = (
+        "num_experts_per_tok"
+        if k.present("num_experts_per_tok") or not k.present("experts_per_token")
+        else "experts_per_token"
+    )
+    per_token = k.size(key)
+    if per_token > experts:
+        k.fail(key, f"{per_token} experts per token, but only {experts} experts")
+    return per_token
+
+
+# -- families: one body per transformers modeling file ---------------------------------------------
+
+Kinds = tuple[LayerKind, ...]
+#: counts one family's layers, given the config, its dimensions and its layer kinds
+BodyFn = Callable[[_Keys, _Dims, Kinds], _Body]
+
+
+def _dense_body(attn: Callable[[_Keys, _Dims], int], *, mlp_bias_key: str | None = None) -> BodyFn:
+    """Attention from ``attn`` and a gated MLP of intermediate_size (bias when ``mlp_bias_key``)."""
+
+    def body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+        mixer = attn(k, d)
+        mlp = _gated_mlp(
+            d.hidden, k.size("intermediate_size"), bias=bool(mlp_bias_key and k.flag(mlp_bias_key))
+        )
+        return _Body(mixers=(mixer,) * d.layers, mlps=(mlp,) * d.layers)
+
+    return body
+
+
+def _llama_attn(k: _Keys, d: _Dims) -> int:
+    """models/llama/modeling_llama.py: q/k/v/o all carry a bias when attention_bias is true."""
+    bias = k.flag("attention_bias")
+    return _gqa(d, qkv_bias=bias, o_bias=bias)
+
+
+def _plain_attn(k: _Keys, d: _Dims) -> int:
+    """models/mistral/modeling_mistral.py, models/phi3/modeling_phi3.py: no biases at all."""
+    return _gqa(d)
+
+
+def _qwen2_attn(k: _Keys, d: _Dims) -> int:
+    """models/qwen2/modeling_qwen2.py: q/k/v biases always, none on o_proj."""
+    return _gqa(d, qkv_bias=True)
+
+
+def _qwen3_attn(k: _Keys, d: _Dims) -> int:
+    """models/qwen3/modeling_qwen3.py: attention_bias on q/k/v/o, RMSNorm(head_dim) on q and k."""
+    bias = k.flag("attention_bias")
+    return _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm="head")
+
+
+def _gemma3_attn(k: _Keys, d: _Dims) -> int:
+    """models/gemma3/modeling_gemma3.py: as Gemma 2, plus q_norm/k_norm of head_dim."""
+    bias = k.flag("attention_bias")
+    return _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm="head")
+
+
+def _olmo2_attn(k: _Keys, d: _Dims) -> int:
+    """models/olmo2/modeling_olmo2.py: q_norm over heads*head_dim, k_norm over kv_heads*head_dim."""
+    bias = k.flag("attention_bias")
+    return _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm="width")
+
+
+def _moe_layers_qwen(k: _Keys, d: _Dims) -> tuple[bool, ...]:
+    """Qwen2-MoE/Qwen3-MoE/Qwen3-Next decoder layers: sparse unless in mlp_only_layers, every
+    decoder_sparse_step-th layer (``(i + 1) % step == 0``)."""
+    only_dense = k.layer_set("mlp_only_layers", d.layers)
+    step = k.size("decoder_sparse_step", limit=MAX_LAYERS)
+    return tuple(i not in only_dense and (i + 1) % step == 0 for i in range(d.layers))
+
+
+def _mixtral_moe(k: _Keys, d: _Dims) -> _Moe:
+    """models/mixtral/modeling_mixtral.py: gate (hidden → experts, no bias), experts w1/w2/w3 of
+    intermediate_size."""
+    experts = k.size("num_local_experts")
+    expert = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    return _Moe(experts, _per_token(k, experts), expert, d.hidden * experts)
+
+
+def _mixtral_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/mixtral/modeling_mixtral.py: Mistral's attention, a mixture of experts in every layer."""
+    return _Body(mixers=(_gqa(d),) * d.layers, mlps=(_mixtral_moe(k, d),) * d.layers)
+
+
+def _phimoe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/phimoe/modeling_phimoe.py: Mixtral's experts, attention_bias on q/k/v/o, LayerNorms
+    with bias (counted by the family's norm settings), lm_head bias when lm_head_bias is true."""
+    bias = k.flag("attention_bias")
+    attn = _gqa(d, qkv_bias=bias, o_bias=bias)
+    head_bias = d.vocab if k.flag("lm_head_bias") else 0
+    return _Body(mixers=(attn,) * d.layers, mlps=(_mixtral_moe(k, d),) * d.layers, head_bias=head_bias)
+
+
+def _qwen_moe_mlps(k: _Keys, d: _Dims, *, shared_expert: bool) -> tuple[int | _Moe, ...]:
+    """Qwen2MoeSparseMoeBlock (shared_expert + 1-wide shared_expert_gate) or Qwen3MoeSparseMoeBlock."""
+    experts = k.size("num_experts")
+    shared = d.hidden * experts
+    if shared_expert:
+        shared += _gated_mlp(d.hidden, k.size("shared_expert_intermediate_size")) + d.hidden
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, k.size("moe_intermediate_size")), shared)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    return tuple(moe if sparse else dense for sparse in _moe_layers_qwen(k, d))
+
+
+def _qwen2_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen2_moe/modeling_qwen2_moe.py: q/k/v biases (qkv_bias), shared expert and its gate."""
+    attn = _gqa(d, qkv_bias=k.flag("qkv_bias"))
+    return _Body(mixers=(attn,) * d.layers, mlps=_qwen_moe_mlps(k, d, shared_expert=True))
+
+
+def _qwen3_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen3_moe/modeling_qwen3_moe.py: Qwen3 attention, routed experts only."""
+    return _Body(mixers=(_qwen3_attn(k, d),) * d.layers, mlps=_qwen_moe_mlps(k, d, shared_expert=False))
+
+
+def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen3_next/modular_qwen3_next.py.
+
+    Full-attention layers (Qwen3NextAttention): q_proj doubled for the output gate, q/k norms.
+    Linear layers (Qwen3NextGatedDeltaNet): in_proj_qkvz (hidden → 2·key_dim + 2·value_dim),
+    in_proj_ba (hidden → 2·v_heads), depthwise conv1d over key_dim·2 + value_dim channels (no bias),
+    dt_bias and A_log (v_heads each), a gated RMSNorm of head_v_dim, out_proj (value_dim → hidden).
+    The cache per sequence (``update_conv_state`` / ``recurrent_states`` in the same file): a conv
+    state of conv_dim × linear_conv_kernel_dim (transformers pads it to the whole kernel; llama.cpp
+    keeps kernel - 1 columns) and a recurrent state of v_heads × head_k_dim × head_v_dim (keys are
+    repeated to v_heads before the delta rule).
+    """
+    bias = k.flag("attention_bias")
+    full = _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm="head", q_gate=True)
+    k_heads, v_heads = k.size("linear_num_key_heads"), k.size("linear_num_value_heads")
+    if v_heads % k_heads:
+        k.fail("linear_num_value_heads", f"{v_heads} is not a multiple of linear_num_key_heads {k_heads}")
+    head_k, head_v = k.size("linear_key_head_dim"), k.size("linear_value_head_dim")
+    kernel = k.size("linear_conv_kernel_dim", limit=4096)
+    key_dim, value_dim = k_heads * head_k, v_heads * head_v
+    conv_dim = 2 * key_dim + value_dim
+    linear = (
+        d.hidden * (2 * key_dim + 2 * value_dim)
+        + d.hidden * 2 * v_heads
+        + conv_dim * kernel
+        + 2 * v_heads
+        + head_v
+        + value_dim * d.hidden
+    )
+    mixers = tuple(linear if kind == "linear" else full for kind in kinds)
+    state = conv_dim * kernel + v_heads * head_k * head_v
+    return _Body(
+        mixers=mixers,
+        mlps=_qwen_moe_mlps(k, d, shared_expert=True),
+        linear_state=state if "linear" in kinds else None,
+    )
+
+
+def _gpt_oss_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/gpt_oss/modular_gpt_oss.py: attention_bias on q/k/v/o, one sink per head; the router
+    has a weight and a bias; each expert a gate_up (hidden → 2·inner) and down projection, both
+    with biases."""
+    bias = k.flag("attention_bias")
+    experts = k.size("num_local_experts")
+    inner = k.size("intermediate_size")
+    expert = d.hidden * 2 * inner + 2 * inner + inner * d.hidden + d.hidden
+    moe = _Moe(experts, _per_token(k, experts), expert, d.hidden * experts + experts)
+    attn = _gqa(d, qkv_bias=bias, o_bias=bias, sinks=True)
+    return _Body(mixers=(attn,) * d.layers, mlps=(moe,) * d.layers)
+
+
+def _llama4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/llama4/modeling_llama4.py (Llama4TextModel): layers in moe_layers (default every
+    interleave_moe_layer_step-th) hold a router (no bias), experts (gate_up hidden → 2·inner, down)
+    and a shared expert; the others a dense MLP of intermediate_size_mlp. The q/k L2 norm has no
+    weights."""
+    bias = k.flag("attention_bias")
+    experts = k.size("num_local_experts")
+    inner = k.size("intermediate_size")
+    expert = _gated_mlp(d.hidden, inner)
+    moe = _Moe(experts, _per_token(k, experts), expert, d.hidden * experts + expert)
+    if k.present("moe_layers"):
+        sparse = k.layer_set("moe_layers", d.layers)
+    else:
+        step = k.size("interleave_moe_layer_step", limit=MAX_LAYERS)
+        sparse = frozenset(range(step - 1, d.layers, step))
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size_mlp"))
+    mlps = tuple(moe if i in sparse else dense for i in range(d.layers))
+    return _Body(mixers=(_gqa(d, qkv_bias=bias, o_bias=bias),) * d.layers, mlps=mlps)
+
+
+def _deepseek_mlps(k: _Keys, d: _Dims, *, router_bias: bool, freq_key: str | None) -> tuple[int | _Moe, ...]:
+    """DeepSeek-style MoE: the first first_k_dense_replace layers dense (intermediate_size), then
+    routed experts of moe_intermediate_size, one shared MLP of n_shared_experts × that width and a
+    router (n_routed_experts × hidden, plus e_score_correction_bias where the router has one)."""
+    experts = k.size("n_routed_experts")
+    moe_inner = k.size("moe_intermediate_size")
+    shared = d.hidden * experts + (experts if router_bias else 0)
+    n_shared = k.size("n_shared_experts", zero_ok=True, limit=MAX_LAYERS)
+    if n_shared:
+        shared += _gated_mlp(d.hidden, moe_inner * n_shared)
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, moe_inner), shared)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    first_dense = k.size("first_k_dense_replace", zero_ok=True, limit=MAX_LAYERS)
+    freq = k.size(freq_key, limit=MAX_LAYERS) if freq_key else 1
+    return tuple(moe if i >= first_dense and i % freq == 0 else dense for i in range(d.layers))
+
+
+def _mla_body(router_bias: bool) -> BodyFn:
+    """models/deepseek_v2/modeling_deepseek_v2.py and models/deepseek_v3/modular_deepseek_v3.py.
+
+    Attention: q_proj (hidden → heads·qk_head_dim) when q_lora_rank is null, else q_a_proj
+    (hidden → q_lora_rank, bias = attention_bias), q_a_layernorm and q_b_proj; kv_a_proj_with_mqa
+    (hidden → kv_lora_rank + qk_rope_head_dim, bias = attention_bias), kv_a_layernorm, kv_b_proj
+    (kv_lora_rank → heads·(qk_nope_head_dim + v_head_dim)), o_proj (heads·v_head_dim → hidden, bias =
+    attention_bias). MoE layers follow first_k_dense_replace and moe_layer_freq (DeepseekV2 rule); the
+    V3 router adds e_score_correction_bias.
+    """
+
+    def body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+        mla = _mla_dims(k)
+        bias = k.flag("attention_bias")
+        qk_head = mla.qk_nope + mla.qk_rope
+        if mla.q_lora_rank is None:
+            q = d.hidden * d.heads * qk_head
+        else:
+            q = d.hidden * mla.q_lora_rank + (mla.q_lora_rank if bias else 0)
+            q += mla.q_lora_rank + mla.q_lora_rank * d.heads * qk_head
+        kv = d.hidden * (mla.kv_lora_rank + mla.qk_rope) + ((mla.kv_lora_rank + mla.qk_rope) if bias else 0)
+        kv += mla.kv_lora_rank + mla.kv_lora_rank * d.heads * (mla.qk_nope + mla.v_head_dim)
+        o = d.heads * mla.v_head_dim * d.hidden + (d.hidden if bias else 0)
+        mlps = _deepseek_mlps(k, d, router_bias=router_bias, freq_key="moe_layer_freq")
+        return _Body(mixers=(q + kv + o,) * d.layers, mlps=mlps, mla=mla)
+
+    return body
+
+
+def _mla_dims(k: _Keys) -> _Mla:
+    q_lora = k.optional_size("q_lora_rank")
+    if q_lora is None:
+        k.assume("q_lora_rank")
+    return _Mla(
+        q_lora_rank=q_lora,
+        kv_lora_rank=k.size("kv_lora_rank"),
+        qk_nope=k.size("qk_nope_head_dim"),
+        qk_rope=k.size("qk_rope_head_dim"),
+        v_head_dim=k.size("v_head_dim"),
+    )
+
+
+def _glm4_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/glm4_moe/modeling_glm4_moe.py: q/k/v bias = attention_bias, o_proj without; q/k
+    RMSNorm(head_dim) when use_qk_norm; DeepSeek-V3's router (with e_score_correction_bias) and
+    shared experts; layers below first_k_dense_replace dense."""
+    attn = _gqa(d, qkv_bias=k.flag("attention_bias"), qk_norm="head" if k.flag("use_qk_norm") else "none")
+    mlps = _deepseek_mlps(k, d, router_bias=True, freq_key=None)
+    return _Body(mixers=(attn,) * d.layers, mlps=mlps)
+
+
+# -- layer kinds -----------------------------------------------------------------------------------
+
+_LAYER_TYPES: Final[Mapping[str, LayerKind]] = {
+    "full_attention": "full",
+    "sliding_attention": "sliding",
+    "chunked_attention": "sliding",  # Llama 4: attention within fixed chunks, a bounded cache
+    "linear_attention": "linear",
+}
+
+
+def _pattern(layers: int, is_full: Callable[[int], bool], other: LayerKind) -> Kinds:
+    full: LayerKind = "full"
+    return tuple(full if is_full(i) else other for i in range(layers))
+
+
+def _uniform(kind: LayerKind, layers: int) -> Kinds:
+    return (kind,) * layers
+
+
+def _all_full(k: _Keys, layers: int) -> Kinds:
+    return _uniform("full", layers)
+
+
+def _all_mla(k: _Keys, layers: int) -> Kinds:
+    return _uniform("mla", layers)
+
+
+def _window_everywhere(k: _Keys, layers: int) -> Kinds:
+    """Mistral, Mixtral, Phi-3: a non-null sliding_window applies to every layer."""
+    return _uniform("sliding" if k.present("sliding_window") else "full", layers)
+
+
+def _qwen2_windows(k: _Keys, layers: int) -> Kinds:
+    """Qwen2Config.layer_types: sliding from max_window_layers on, and only when use_sliding_window."""
+    if not k.flag("use_sliding_window"):
+        return _uniform("full", layers)
+    first = k.size("max_window_layers", zero_ok=True, limit=MAX_LAYERS)
+    return _pattern(layers, lambda i: i < first, "sliding")
+
+
+def _every_nth(key: str | None, nth: int, other: LayerKind) -> Callable[[_Keys, int], Kinds]:
+    """Layer i is full attention when (i + 1) % n == 0, ``other`` otherwise (Gemma 2/3, gpt-oss,
+    Qwen3-Next, Llama 4 defaults for layer_types)."""
+
+    def kinds(k: _Keys, layers: int) -> Kinds:
+        n = k.size(key, limit=MAX_LAYERS) if key else nth
+        return _pattern(layers, lambda i: (i + 1) % n == 0, other)
+
+    return kinds
+
+
+def _llama4_kinds(k: _Keys, layers: int) -> Kinds:
+    """Llama4TextConfig: chunked attention on the RoPE layers, a global NoPE layer every
+    no_rope_layer_interval-th; all full when attention_chunk_size is null."""
+    if not k.present("attention_chunk_size"):
+        return _uniform("full", layers)
+    return _every_nth("no_rope_layer_interval", 0, "sliding")(k, layers)
+
+
+# -- the table -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Family:
+    """How to count one ``model_type``: its body, its layer pattern and its config-class defaults."""
+
+    modeling: str
+    body: BodyFn
+    kinds: Callable[[_Keys, int], Kinds] = _all_full
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    #: hidden-sized norms per layer, and whether they are LayerNorms with a bias
+    layer_norms: int = 2
+    norm_bias: bool = False
+    mla: bool = False
+
+
+_LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
+_QWEN2_WINDOWS = {"use_sliding_window": False, "max_window_layers": 28, "sliding_window": 4096}
+_QWEN_MOE = {"decoder_sparse_step": 1}
+
+FAMILIES: Final[Mapping[str, _Family]] = {
+    "llama": _Family(
+        "models/llama/modeling_llama.py",
+        _dense_body(_llama_attn, mlp_bias_key="mlp_bias"),
+        defaults=_LLAMA_LIKE,
+    ),
+    "mistral": _Family(
+        "models/mistral/modeling_mistral.py",
+        _dense_body(_plain_attn),
+        _window_everywhere,
+        {"tie_word_embeddings": False},
+    ),
+    "mixtral": _Family(
+        "models/mixtral/modeling_mixtral.py",
+        _mixtral_body,
+        _window_everywhere,
+        {"tie_word_embeddings": False},
+    ),
+    "qwen2": _Family(
+        "models/qwen2/modeling_qwen2.py",
+        _dense_body(_qwen2_attn),
+        _qwen2_windows,
+        {"tie_word_embeddings": False, **_QWEN2_WINDOWS},
+    ),
+    "qwen2_moe": _Family(
+        "models/qwen2_moe/modeling_qwen2_moe.py",
+        _qwen2_moe_body,
+        _qwen2_windows,
+        {"tie_word_embeddings": False, "qkv_bias": True, **_QWEN2_WINDOWS, **_QWEN_MOE},
+    ),
+    "qwen3": _Family(
+        "models/qwen3/modeling_qwen3.py",
+        _dense_body(_qwen3_attn),
+        _qwen2_windows,
+        {"tie_word_embeddings": False, "attention_bias": False, "head_dim": 128, **_QWEN2_WINDOWS},
+    ),
+    "qwen3_moe": _Family(
+        "models/qwen3_moe/modeling_qwen3_moe.py",
+        _qwen3_moe_body,
+        _qwen2_windows,
+        {"tie_word_embeddings": False, "attention_bias": False, **_QWEN2_WINDOWS, **_QWEN_MOE},
+    ),
+    "qwen3_next": _Family(
+        "models/qwen3_next/modular_qwen3_next.py",
+        _qwen3_next_body,
+        _every_nth("full_attention_interval", 0, "linear"),
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "head_dim": 256,
+            "full_attention_interval": 4,
+            **_QWEN_MOE,
+        },
+    ),
+    "gemma2": _Family(
+        "models/gemma2/modeling_gemma2.py",
+        _dense_body(_llama_attn),
+        _every_nth(None, 2, "sliding"),
+        {"tie_word_embeddings": True, "attention_bias": False, "head_dim": 256, "sliding_window": 4096},
+        layer_norms=4,
+    ),
+    # multimodal Gemma 3 checkpoints write only what differs from Gemma3TextConfig in text_config
+    "gemma3_text": _Family(
+        "models/gemma3/modeling_gemma3.py",
+        _dense_body(_gemma3_attn),
+        _every_nth("sliding_window_pattern", 0, "sliding"),
+        {
+            "tie_word_embeddings": True,
+            "attention_bias": False,
+            "head_dim": 256,
+            "vocab_size": 262208,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "sliding_window": 4096,
+            "sliding_window_pattern": 6,
+        },
+        layer_norms=4,
+    ),
+    "phi3": _Family(
+        "models/phi3/modeling_phi3.py",
+        _dense_body(_plain_attn),
+        _window_everywhere,
+        {"tie_word_embeddings": False},
+    ),
+    "phimoe": _Family(
+        "models/phimoe/modeling_phimoe.py",
+        _phimoe_body,
+        _window_everywhere,
+        {"tie_word_embeddings": False, "attention_bias": False, "lm_head_bias": False},
+        norm_bias=True,
+    ),
+    "deepseek_v2": _Family(
+        "models/deepseek_v2/modeling_deepseek_v2.py",
+        _mla_body(router_bias=False),
+        _all_mla,
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "moe_layer_freq": 1,
+            "first_k_dense_replace": 0,
+        },
+        mla=True,
+    ),
+    "deepseek_v3": _Family(
+        "models/deepseek_v3/modular_deepseek_v3.py",
+        _mla_body(router_bias=True),
+        _all_mla,
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "moe_layer_freq": 1,
+            "first_k_dense_replace": 3,
+        },
+        mla=True,
+    ),
+    "gpt_oss": _Family(
+        "models/gpt_oss/modular_gpt_oss.py",
+        _gpt_oss_body,
+        _every_nth(None, 2, "sliding"),
+        {"tie_word_embeddings": False, "attention_bias": True, "head_dim": 64, "sliding_window": 128},
+    ),
+    "llama4_text": _Family(
+        "models/llama4/modeling_llama4.py",
+        _llama4_body,
+        _llama4_kinds,
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "interleave_moe_layer_step": 1,
+            "no_rope_layer_interval": 4,
+        },
+    ),
+    "glm4_moe": _Family(
+        "models/glm4_moe/modeling_glm4_moe.py",
+        _glm4_moe_body,
+        defaults={
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "use_qk_norm": False,
+            "first_k_dense_replace": 1,
+            "n_shared_experts": 1,
+        },
+    ),
+    "olmo2": _Family(
+        "models/olmo2/modeling_olmo2.py",
+        _dense_body(_olmo2_attn),
+        defaults={"tie_word_embeddings": False, "attention_bias": False},
+    ),
+}
+
+#: a multimodal wrapper's text model type, when its text_config does not name one
+_TEXT_TYPES: Final[Mapping[str, str]] = {
+    "gemma3": "gemma3_text",
+    "llama4": "llama4_text",
+    "mistral3": "mistral",
+}
+#: what an unknown model_type needs to be counted as a llama-style decoder
+_GENERIC_KEYS: Final = (
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "vocab_size",
+    "intermediate_size",
+)
+_MLA_KEYS: Final = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
+_EXPERT_KEYS: Final = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+# -- the entry point -------------------------------------------------------------------------------
+
+
+def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
+    """The architecture and exact parameter counts a ``config.json`` describes.
+
+    ``source`` names where the config came from (a path, ``hf:org/name``, ``catalog:<id>``); it
+    starts every :class:`InputError` message.
+    """
+    if not isinstance(config, Mapping):
+        raise InputError(source, f"config: must be a JSON object, got {type(config).__name__}")
+    config, notes = _text_model(config, source)
+    model_type, family, note = _family(config, source)
+    notes += note
+    k = _Keys(config, source, family.defaults)
+    d = _dims(k, family)
+    kinds = _layer_kinds(k, family, d.layers)
+    max_ctx = k.optional_size("max_position_embeddings")
+    window = _window(k, kinds)
+    if window is not None and max_ctx is not None and window >= max_ctx:
+        kinds = tuple("full" if kind == "sliding" else kind for kind in kinds)  # a window that never binds
+        window = None
+    body = family.body(k, d, kinds)
+    tied = k.flag("tie_word_embeddings")
+    norm = d.hidden * (2 if family.norm_bias else 1)
+    layer_norms = family.layer_norms * norm
+    layer_params = tuple(
+        mixer + layer_norms + _total(mlp) for mixer, mlp in zip(body.mixers, body.mlps, strict=True)
+    )
+    layer_active = tuple(
+        mixer + layer_norms + _active(mlp) for mixer, mlp in zip(body.mixers, body.mlps, strict=True)
+    )
+    embed = d.vocab * d.hidden
+    head = norm + (0 if tied else embed) + body.head_bias
+    total = embed + sum(layer_params) + head
+    if total > MAX_PARAMS:
+        k.fail(
+            "hidden_size", f"these sizes give {total:.3g} parameters, over {MAX_PARAMS:.0e}: not a real model"
+        )
+    moes = [mlp for mlp in body.mlps if isinstance(mlp, _Moe)]
+    first = moes[0] if moes else None
+    mla = body.mla
+    return ArchConfig(
+        model_type=model_type,
+        hidden_size=d.hidden,
+        num_layers=d.layers,
+        num_heads=d.heads,
+        num_kv_heads=d.kv_heads,
+        head_dim=(mla.qk_nope + mla.qk_rope) if mla else d.head_dim,
+        vocab_size=d.vocab,
+        layer_kinds=kinds,
+        tie_word_embeddings=tied,
+        intermediate_size=k.optional_size("intermediate_size"),
+        max_context=max_ctx,
+        sliding_window=window,
+        v_head_dim=mla.v_head_dim if mla else None,
+        kv_lora_rank=mla.kv_lora_rank if mla else None,
+        qk_rope_head_dim=mla.qk_rope if mla else None,
+        linear_state_elements=body.linear_state,
+        num_experts=first.experts if first else None,
+        experts_per_token=first.per_token if first else None,
+        moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),
+        embed_params=embed,
+        head_params=head,
+        layer_params=layer_params,
+        layer_active_params=layer_active,
+        expert_params=first.expert if first else 0,
+        assumed=(*notes, *k.assumed),
+    )
+
+
+def _total(mlp: int | _Moe) -> int:
+    return mlp.total if isinstance(mlp, _Moe) else mlp
+
+
+def _active(mlp: int | _Moe) -> int:
+    return mlp.active if isinstance(mlp, _Moe) else mlp
+
+
+def _text_model(config: Mapping[str, Any], source: str) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """A multimodal checkpoint's text model: its text_config, with the wrapper's vocabulary and
+    embedding tying where the text_config leaves them out."""
+    text = config.get("text_config")
+    if text is None:
+        return config, ()
+    if not isinstance(text, Mapping):
+        raise InputError(source, f"text_config: must be a JSON object, got {_show(text)}")
+    outer = config.get("model_type")
+    merged = dict(text)
+    for key in ("tie_word_embeddings", "vocab_size"):
+        if merged.get(key) is None and config.get(key) is not None:
+            merged[key] = config[key]
+    if merged.get("model_type") is None and isinstance(outer, str) and outer in _TEXT_TYPES:
+        merged["model_type"] = _TEXT_TYPES[outer]
+    inner = merged.get("model_type")
+    note = (
+        f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; vision tower not counted"
+    )
+    return merged, (note,)
+
+
+def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple[str, ...]]:
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise InputError(source, f"model_type: required, a string such as 'llama', got {_show(model_type)}")
+    if model_type in FAMILIES:
+        return model_type, FAMILIES[model_type], ()
+    shown = _show(model_type)
+    if all(config.get(key) is not None for key in _MLA_KEYS):
+        return (
+            model_type,
+            FAMILIES["deepseek_v3"],
+            (f"model_type {shown}: counted as deepseek_v3 (it has MLA keys)",),
+        )
+    if any(isinstance(config.get(key), int) and config[key] > 1 for key in _EXPERT_KEYS):
+        raise InputError(
+            source, f"model_type: {shown} is a mixture of experts RigCheck does not know how to count"
+        )
+    missing = [key for key in _GENERIC_KEYS if config.get(key) is None]
+    if missing:
+        raise InputError(
+            source,
+            f"model_type: {shown} is not a known architecture, and without {missing[0]} it cannot be "
+            "counted as a llama-style decoder",
+        )
+    return model_type, FAMILIES["llama"], (f"model_type {shown}: counted as a llama-style decoder",)
+
+
+def _dims(k: _Keys, family: _Family) -> _Dims:
+    hidden = k.size("hidden_size")
+    layers = k.size("num_hidden_layers", limit=MAX_LAYERS)
+    heads = k.size("num_attention_heads")
+    vocab = k.size("vocab_size")
+    if k.present("num_key_value_heads") or "num_key_value_heads" in k.defaults:
+        kv_heads = k.size("num_key_value_heads")
+    else:
+        k.assume("num_key_value_heads")
+        kv_heads = heads
+    if heads % kv_heads:
+        k.fail("num_key_value_heads", f"{kv_heads} does not divide num_attention_heads {heads}")
+    if family.mla:
+        head_dim = 0  # MLA layers use the qk/v head dims of their own keys
+    elif k.present("head_dim") or "head_dim" in k.defaults:
+        head_dim = k.size("head_dim")
+    else:
+        if hidden % heads:
+            k.fail(
+                "head_dim",
+                f"absent, and hidden_size {hidden} is not a multiple of num_attention_heads {heads}",
+            )
+        k.assume("head_dim")
+        head_dim = hidden // heads
+    return _Dims(hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim, vocab=vocab)
+
+
+def _layer_kinds(k: _Keys, family: _Family, layers: int) -> Kinds:
+    """``layer_types`` when the config lists them, else the family's pattern."""
+    listed = k.config.get("layer_types")
+    if listed is None or family.mla:
+        return family.kinds(k, layers)
+    if not isinstance(listed, list) or len(listed) != layers:
+        k.fail("layer_types", f"must list one type for each of the {layers} layers")
+    kinds: list[LayerKind] = []
+    for item in listed:
+        if not isinstance(item, str) or item not in _LAYER_TYPES:
+            k.fail("layer_types", f"{_show(item)} is not one of {', '.join(_LAYER_TYPES)}")
+        kinds.append(_LAYER_TYPES[item])
+    return tuple(kinds)
+
+
+def _window(k: _Keys, kinds: Kinds) -> int | None:
+    if "sliding" not in kinds:
+        return None
+    if k.present("sliding_window") or "sliding_window" in k.defaults:
+        return k.size("sliding_window")
+    if k.present("attention_chunk_size"):
+        return k.size("attention_chunk_size")
+    return k.fail("sliding_window", "required: the config has sliding-window layers but no window size")
