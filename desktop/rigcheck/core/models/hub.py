@@ -1,0 +1,417 @@
+"""A model on the Hugging Face hub, read from ``config.json`` and safetensors headers only.
+
+:func:`load_hub_model` turns ``org/name`` into a :class:`ModelInfo` without downloading a single
+weight and without running any code from the repository:
+
+1. the repository's file list and commit (``HfApi.model_info``, one API request, no retries, so an
+   unreachable hub is noticed at once and the local cache is used instead);
+2. ``config.json`` through ``hf_hub_download``, which honours ``HF_ENDPOINT``, ``HF_TOKEN``,
+   ``HF_HUB_OFFLINE`` and the local cache (we never reimplement any of that). Parameter counts
+   always come from here, through :func:`rigcheck.core.models.config.parse_config`;
+3. the safetensors headers, each with HTTP Range requests (``HfApi.parse_safetensors_file_metadata``:
+   the first 100 kB, and a second range only when a header is longer): exact bytes per dtype, per
+   layer and in total. A sharded repo's ``model.safetensors.index.json`` names the shards.
+
+Headers are fetched shard by shard (a few at a time) rather than with
+``HfApi.get_safetensors_metadata``: the same ranged requests, but one progress step per shard, a
+cancel check between shards, no "Parse safetensors files" tqdm bar on stderr, and no HEAD probes
+for ``model.safetensors`` and the index (the file list already says which one the repo has). The
+bytes are counted with files.py's helpers, exactly as for a local folder.
+
+Offline (``HF_HUB_OFFLINE=1``) or with the hub unreachable, a cached ``config.json`` still gives the
+architecture; the weight headers are not cached by the library, so ``weights`` is then None and a
+note says why. Every failure is a one-line :class:`InputError` whose source is ``hf:<org/name>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.errors import InputError
+from rigcheck.core.models.files import _first_line, _show, summarise_safetensors
+from rigcheck.core.models.files import _read_json_object as _read_local_json
+from rigcheck.core.models.spec import ArchConfig, ModelInfo, WeightsInfo
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils._safetensors import SafetensorsFileMetadata
+
+#: seconds to wait for the hub on each request (the API call, the HEAD of config.json, each header)
+TIMEOUT_S = 10.0
+#: safetensors headers fetched at once for sharded repos
+MAX_PARALLEL = 8
+
+CONFIG_FILE = "config.json"
+SAFETENSORS_FILE = "model.safetensors"
+SAFETENSORS_INDEX = "model.safetensors.index.json"
+
+# The hub's rule (huggingface_hub.utils.validate_repo_id) for each half of "org/name", in ASCII.
+_ID_PART = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
+_MAX_LISTED = 8
+#: the data size passed to files.py's tensor check: remote files are never measured
+_NO_LIMIT = 1 << 62
+
+
+class Cancelled(Exception):  # noqa: N818 -- it is not an error: the user asked to stop
+    """``cancel()`` returned True between two steps of :func:`load_hub_model`."""
+
+
+def load_hub_model(
+    repo_id: str,
+    *,
+    revision: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    catalog: Catalog | None = None,
+) -> ModelInfo:
+    """The architecture and exact weight bytes of a hub model, from ``config.json`` and headers only.
+
+    ``progress(message)`` is called before each step ("config.json", "safetensors headers 2/5");
+    ``cancel()`` is asked before each step and after each header, and :class:`Cancelled` is raised
+    when it says so. Raises :class:`InputError` for a bad id, a missing or gated repository, an
+    unknown revision, no network and no cache, or a malformed file. ``catalog`` (default: the
+    shipped one) says which quant ids RigCheck knows, as for local folders.
+    """
+    source = f"hf:{repo_id}"
+    _check_repo_id(repo_id)
+    if revision is not None and (not revision.strip() or revision != revision.strip()):
+        raise InputError(source, f"invalid revision {revision!r}")
+    step = _Steps(progress, cancel)
+
+    # Imported here: huggingface_hub (and its HTTP client) cost ~0.2 s, paid only when used.
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    step("repository files")
+    listing, unreachable = _list_repo(api, repo_id, revision, source)
+    if listing is not None and CONFIG_FILE not in listing.files:
+        raise _no_config(source, repo_id, listing.files)
+
+    step(CONFIG_FILE)
+    config_path = _download(repo_id, CONFIG_FILE, revision, source, local_only=unreachable)
+    config = _read_json_object(config_path, CONFIG_FILE, source)
+    commit = listing.commit if listing is not None and listing.commit else _snapshot_commit(config_path)
+    arch = _parse_config(config, source)
+    catalog = catalog if catalog is not None else load_catalog()
+    notes: list[str] = []
+    weights: WeightsInfo | None = None
+    if listing is None:
+        notes.append(f"{unreachable}: config.json from the local cache, weight file headers not read")
+    else:
+        shards, note = _weight_files(repo_id, listing, revision=commit or revision, step=step)
+        if shards:
+            headers = _fetch_headers(api, repo_id, shards, revision=commit or revision, step=step)
+            weights, weight_notes = _summarise(
+                headers, shards, config=config, arch=arch, catalog=catalog, source=source
+            )
+            notes.extend(weight_notes)
+        if note:
+            notes.append(note)
+    step("done")
+    return ModelInfo(
+        id=repo_id,
+        name=repo_id.split("/", 1)[1],
+        arch=arch,
+        source_kind="config",
+        source=f"{source}@{commit or revision or 'main'}",
+        weights=weights,
+        notes=tuple(notes),
+    )
+
+
+# -- steps, ids ----------------------------------------------------------------------------------
+
+
+class _Steps:
+    def __init__(self, progress: Callable[[str], None] | None, cancel: Callable[[], bool] | None) -> None:
+        self._progress = progress
+        self._cancel = cancel
+
+    def __call__(self, message: str) -> None:
+        if self._cancel is not None and self._cancel():
+            raise Cancelled(message)
+        if self._progress is not None:
+            self._progress(message)
+
+
+def _check_repo_id(repo_id: str) -> None:
+    source = f"hf:{repo_id}"
+    parts = repo_id.split("/")
+    if len(parts) > 2 and parts[-1].lower().endswith(".gguf"):
+        repo, file = "/".join(parts[:2]), "/".join(parts[2:])
+        raise InputError(
+            source,
+            f"RigCheck reads GGUF headers from local files: download it (hf download {repo} {file}) "
+            "and pass its path",
+        )
+    if (
+        len(parts) != 2
+        or not all(_ID_PART.fullmatch(part) for part in parts)
+        or "--" in repo_id
+        or ".." in repo_id
+        or repo_id.endswith(".git")
+    ):
+        raise InputError(source, "not a Hugging Face model id (expected org/name)")
+
+
+# -- hub requests --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Listing:
+    commit: str | None
+    files: frozenset[str]
+
+
+def _list_repo(api: HfApi, repo_id: str, revision: str | None, source: str) -> tuple[_Listing | None, str]:
+    """The repository's files and commit; (None, why) when offline or the hub cannot be reached."""
+    try:
+        info = api.model_info(repo_id, revision=revision, timeout=TIMEOUT_S)
+    except Exception as error:  # classified; anything unexpected is re-raised
+        failure = _classify(error, "repository files", revision)
+        if failure.kind in ("offline", "unreachable"):
+            return None, failure.message
+        raise InputError(source, failure.message) from error
+    files = frozenset(sibling.rfilename for sibling in info.siblings or ())
+    return _Listing(commit=info.sha, files=files), ""
+
+
+def _download(repo_id: str, filename: str, revision: str | None, source: str, *, local_only: str) -> Path:
+    """A small file through the library's cache; ``local_only`` (a reason) keeps it off the network.
+
+    Once the API call has failed we look in the cache only: ``hf_hub_download`` would otherwise
+    retry an unreachable hub with back-off for a minute or more before giving up.
+    """
+    from huggingface_hub import hf_hub_download
+
+    try:
+        path = hf_hub_download(
+            repo_id, filename, revision=revision, etag_timeout=TIMEOUT_S, local_files_only=bool(local_only)
+        )
+    except Exception as error:  # classified; anything unexpected is re-raised
+        failure = _classify(error, filename, revision)
+        if failure.kind == "not_cached" and local_only:
+            message = f"{local_only}, and {filename} is not in the local cache"
+        elif failure.kind == "not_cached":
+            message = f"cannot reach the hub for {filename}, and it is not in the local cache"
+        else:
+            message = failure.message
+        raise InputError(source, message) from error
+    return Path(path)
+
+
+def _weight_files(
+    repo_id: str, listing: _Listing, *, revision: str | None, step: _Steps
+) -> tuple[list[str], str]:
+    """The safetensors files to read headers from (the index's shards), or none and a note why."""
+    source = f"hf:{repo_id}"
+    if SAFETENSORS_FILE in listing.files:
+        return [SAFETENSORS_FILE], ""
+    if SAFETENSORS_INDEX in listing.files:
+        step(SAFETENSORS_INDEX)
+        index_path = _download(repo_id, SAFETENSORS_INDEX, revision, source, local_only="")
+        return _index_shards(_read_json_object(index_path, SAFETENSORS_INDEX, source), listing, source), ""
+    ggufs = sorted(name for name in listing.files if name.lower().endswith(".gguf"))
+    also = f"; the repository has GGUF files ({_listed(ggufs)}): pass a downloaded one" if ggufs else ""
+    return [], f"no model.safetensors or model.safetensors.index.json: weight sizes not read{also}"
+
+
+def _index_shards(index: Mapping[str, Any], listing: _Listing, source: str) -> list[str]:
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, Mapping) or not weight_map:
+        raise InputError(source, f"{SAFETENSORS_INDEX} has no weight_map")
+    for shard in weight_map.values():
+        if not isinstance(shard, str) or not shard.endswith(".safetensors") or ".." in shard.split("/"):
+            raise InputError(source, f"{SAFETENSORS_INDEX} names an odd shard {shard!r}")
+    shards = sorted(set(weight_map.values()))
+    for shard in shards:
+        if shard not in listing.files:
+            raise InputError(
+                source, f"{SAFETENSORS_INDEX} names {_show(shard)}, which is not in the repository"
+            )
+    return shards
+
+
+def _fetch_headers(
+    api: HfApi, repo_id: str, shards: list[str], *, revision: str | None, step: _Steps
+) -> dict[str, SafetensorsFileMetadata]:
+    source = f"hf:{repo_id}"
+    total = len(shards)
+    step(f"safetensors headers 0/{total}")
+    pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, total), thread_name_prefix="rigcheck-hub")
+    try:
+        futures: dict[Future[SafetensorsFileMetadata], str] = {
+            pool.submit(
+                api.parse_safetensors_file_metadata, repo_id, shard, revision=revision, timeout=TIMEOUT_S
+            ): shard
+            for shard in shards
+        }
+        headers: dict[str, SafetensorsFileMetadata] = {}
+        for future in as_completed(futures):
+            shard = futures[future]
+            try:
+                headers[shard] = future.result()
+            except (TypeError, AttributeError, ValueError) as error:
+                # The library indexes the decoded JSON blindly: a header of the wrong shape lands here.
+                raise InputError(source, f"malformed safetensors header in {shard}") from error
+            except Exception as error:  # classified; anything unexpected is re-raised
+                raise InputError(source, _classify(error, shard, revision).message) from error
+            step(f"safetensors headers {len(headers)}/{total}")
+        return headers
+    finally:
+        # On an error or a cancel, don't wait for the other shards (each is bounded by TIMEOUT_S).
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: Literal["fatal", "offline", "unreachable", "not_cached"]
+    message: str
+
+
+def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
+    """What a huggingface_hub or HTTP-client exception means for the user, in one line.
+
+    Anything that is neither a hub error nor a network error is a bug and is re-raised.
+    """
+    from huggingface_hub.errors import (
+        DisabledRepoError,
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+        SafetensorsParsingError,
+    )
+
+    # Order matters: GatedRepoError is a RepositoryNotFoundError, the HTTP errors are OSErrors.
+    if isinstance(error, GatedRepoError):
+        return _Failure("fatal", "gated: accept the licence on the model page and set HF_TOKEN")
+    if isinstance(error, RepositoryNotFoundError):
+        return _Failure("fatal", "repository not found on the hub (a private one needs HF_TOKEN)")
+    if isinstance(error, RevisionNotFoundError):
+        return _Failure("fatal", f"revision {revision or 'main'!r} not found in the repository")
+    if isinstance(error, DisabledRepoError):
+        return _Failure("fatal", "repository disabled on the hub")
+    if isinstance(error, LocalEntryNotFoundError):
+        return _Failure("not_cached", f"{what} is not in the local cache")
+    if isinstance(error, EntryNotFoundError):
+        return _Failure("fatal", f"{what} not found in the repository")
+    if isinstance(error, OfflineModeIsEnabled):
+        return _Failure("offline", "offline (HF_HUB_OFFLINE is set)")
+    if isinstance(error, SafetensorsParsingError):
+        return _Failure("fatal", f"malformed safetensors header in {what}: {_reason(str(error))}")
+    if isinstance(error, HfHubHTTPError):
+        status = error.response.status_code if error.response is not None else None
+        kind: Literal["fatal", "unreachable"] = (
+            "unreachable" if status is None or status == 429 or status >= 500 else "fatal"
+        )
+        return _Failure(kind, f"the hub answered HTTP {status} for {what}")
+    if isinstance(error, _network_errors()):
+        if isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
+            return _Failure("unreachable", f"no answer from the hub within {TIMEOUT_S:g} s ({what})")
+        return _Failure("unreachable", f"cannot reach the hub ({type(error).__name__}: {_first_line(error)})")
+    raise error
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's transport errors: httpx2's (huggingface_hub 2), httpx's (1), OSError (0.x)."""
+    import importlib
+
+    found: list[type[BaseException]] = [OSError]
+    for module_name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found.append(module.TransportError)
+    return tuple(found)
+
+
+def _reason(message: str) -> str:
+    """The reason in the library's "Failed to parse ... for 'f' (repo ...): reason. Please ..." messages."""
+    tail = message.split("): ", 1)[-1]
+    return _first_line(ValueError(tail.split(". ", 1)[0].rstrip(".")))
+
+
+def _no_config(source: str, repo_id: str, files: Iterable[str]) -> InputError:
+    ggufs = sorted(name for name in files if name.lower().endswith(".gguf"))
+    if not ggufs:
+        return InputError(source, "no config.json in the repository (and no GGUF files)")
+    return InputError(
+        source,
+        f"no config.json, only GGUF files: {_listed(ggufs)}; RigCheck reads GGUF headers from local files: "
+        f"download one (hf download {repo_id} {ggufs[0]}) and pass its path",
+    )
+
+
+def _listed(names: list[str]) -> str:
+    more = f" (+{len(names) - _MAX_LISTED} more)" if len(names) > _MAX_LISTED else ""
+    return ", ".join(_show(name) for name in names[:_MAX_LISTED]) + more
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+
+def _read_json_object(path: Path, name: str, source: str) -> dict[str, Any]:
+    try:
+        return _read_local_json(path)
+    except InputError as error:  # it names the cache path; the user asked for hf:org/name
+        raise InputError(source, f"{name}: {error.problem}") from error
+
+
+def _snapshot_commit(path: Path) -> str | None:
+    """The commit of a cached file: the cache stores it under ``snapshots/<commit>/``."""
+    parts = path.parts
+    if len(parts) >= 3 and parts[-3] == "snapshots":
+        return parts[-2]
+    return None
+
+
+def _parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
+    from rigcheck.core.models.config import parse_config
+
+    try:
+        return parse_config(config, source)
+    except InputError as error:
+        if error.problem.startswith(CONFIG_FILE):
+            raise
+        raise InputError(source, f"{CONFIG_FILE}: {error.problem}") from error
+
+
+def _summarise(
+    headers: Mapping[str, SafetensorsFileMetadata],
+    shards: list[str],
+    *,
+    config: Mapping[str, Any],
+    arch: ArchConfig,
+    catalog: Catalog,
+    source: str,
+) -> tuple[WeightsInfo, list[str]]:
+    """The hub's parsed headers back in the header's own JSON shape, summarised as a local folder is."""
+    as_json = {
+        shard: {
+            name: {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": list(t.data_offsets)}
+            for name, t in headers[shard].tensors.items()
+        }
+        for shard in shards
+    }
+    try:
+        return summarise_safetensors(as_json, config, arch, catalog, source=source)
+    except InputError as error:
+        if error.source == source:
+            raise
+        raise InputError(
+            source, f"malformed safetensors header in {error.source}: {error.problem}"
+        ) from error

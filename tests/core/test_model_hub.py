@@ -1,0 +1,765 @@
+"""load_hub_model with the real huggingface_hub client against a fake hub on 127.0.0.1.
+
+The fake hub is a ``ThreadingHTTPServer`` serving the endpoints the client really calls (read from
+huggingface_hub's source): ``GET /api/models/{repo}[/revision/{rev}]`` (``HfApi.model_info``) and
+``HEAD``/``GET /{repo}/resolve/{rev}/{file}`` (``hf_hub_download``; ranged GETs from
+``HfApi.parse_safetensors_file_metadata``), with the headers and error codes the real hub sends.
+Weight files are virtual: a real safetensors header followed by as many zero bytes as the tensors
+need, produced only for the ranges asked for. Every request is logged, so the tests can show that
+no weight data was ever requested. Nothing here needs the internet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from huggingface_hub import close_session, constants
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.models import hub as hub_module
+from rigcheck.core.models.config import parse_config
+from rigcheck.core.models.hub import Cancelled, load_hub_model
+
+RANGE_FIRST_CHUNK = 100_001  # parse_safetensors_file_metadata asks for bytes=0-100000 first
+GOOD_TOKEN = "hf_fake_token_for_tests"  # noqa: S105 -- what the fake hub accepts
+DTYPE_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4}
+
+# -- fixture repositories -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FakeFile:
+    """A file of ``size`` bytes: ``prefix`` then zeros (weights are never materialised)."""
+
+    prefix: bytes
+    size: int
+    #: bytes 0..header_end are the safetensors length + header (0 for other files)
+    header_end: int = 0
+
+    def read(self, start: int, end: int) -> bytes:
+        """Bytes start..end inclusive."""
+        end = min(end, self.size - 1)
+        head = self.prefix[start : end + 1]
+        return head + bytes(max(0, end + 1 - max(start, len(self.prefix))))
+
+    @property
+    def etag(self) -> str:
+        return hashlib.sha256(self.prefix + str(self.size).encode()).hexdigest()
+
+
+def text_file(text: str) -> FakeFile:
+    data = text.encode()
+    return FakeFile(data, len(data))
+
+
+def json_file(value: Any) -> FakeFile:
+    return text_file(json.dumps(value, indent=2))
+
+
+Tensors = dict[str, tuple[str, list[int]]]
+
+
+def safetensors_file(tensors: Tensors, metadata: dict[str, str] | None = None) -> FakeFile:
+    """A real safetensors header for these tensors, data laid out in order (all zeros)."""
+    header: dict[str, Any] = {"__metadata__": metadata or {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        size = math.prod(shape) * DTYPE_BYTES[dtype]
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    blob = json.dumps(header).encode()
+    prefix = struct.pack("<Q", len(blob)) + blob
+    return FakeFile(prefix, len(prefix) + offset, header_end=len(prefix))
+
+
+def tensor_bytes(tensors: Tensors) -> int:
+    return sum(math.prod(shape) * DTYPE_BYTES[dtype] for dtype, shape in tensors.values())
+
+
+def llama_config(**changes: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 256,
+        "intermediate_size": 768,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "vocab_size": 32000,
+        "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+    config.update(changes)
+    return config
+
+
+def llama_params(hidden: int, inter: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:
+    """By hand: embedding, per layer (q, k, v, o, gate, up, down, two norms), final norm and head."""
+    kv = kv_heads * (hidden // heads)
+    per_layer = 2 * hidden * hidden + 2 * kv * hidden + 3 * hidden * inter + 2 * hidden
+    return vocab * hidden + layers * per_layer + hidden + vocab * hidden
+
+
+def llama_tensors(config: dict[str, Any], dtype: str = "BF16", norm_dtype: str | None = None) -> Tensors:
+    h, i, v = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    kv = config["num_key_value_heads"] * h // config["num_attention_heads"]
+    norm = norm_dtype or dtype
+    tensors: Tensors = {"model.embed_tokens.weight": (dtype, [v, h])}
+    for n in range(config["num_hidden_layers"]):
+        p = f"model.layers.{n}."
+        tensors |= {
+            p + "input_layernorm.weight": (norm, [h]),
+            p + "self_attn.q_proj.weight": (dtype, [h, h]),
+            p + "self_attn.k_proj.weight": (dtype, [kv, h]),
+            p + "self_attn.v_proj.weight": (dtype, [kv, h]),
+            p + "self_attn.o_proj.weight": (dtype, [h, h]),
+            p + "post_attention_layernorm.weight": (norm, [h]),
+            p + "mlp.gate_proj.weight": (dtype, [i, h]),
+            p + "mlp.up_proj.weight": (dtype, [i, h]),
+            p + "mlp.down_proj.weight": (dtype, [h, i]),
+        }
+    tensors |= {"model.norm.weight": (norm, [h]), "lm_head.weight": (dtype, [v, h])}
+    return tensors
+
+
+def packed_tensors(config: dict[str, Any], method: str, group: int = 128) -> Tensors:
+    """GPTQ/AWQ layout: int32 words of eight 4-bit weights, fp16 scales; the rest fp16."""
+    h, i, v = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    kv = config["num_key_value_heads"] * h // config["num_attention_heads"]
+    tensors: Tensors = {"model.embed_tokens.weight": ("F16", [v, h])}
+    linears = {"self_attn.q_proj": (h, h), "self_attn.k_proj": (h, kv), "self_attn.v_proj": (h, kv)}
+    linears |= {"self_attn.o_proj": (h, h), "mlp.gate_proj": (h, i), "mlp.up_proj": (h, i)}
+    linears |= {"mlp.down_proj": (i, h)}
+    for n in range(config["num_hidden_layers"]):
+        p = f"model.layers.{n}."
+        tensors |= {
+            p + "input_layernorm.weight": ("F16", [h]),
+            p + "post_attention_layernorm.weight": ("F16", [h]),
+        }
+        for name, (fan_in, fan_out) in linears.items():
+            if method == "gptq":
+                tensors |= {
+                    f"{p}{name}.qweight": ("I32", [fan_in // 8, fan_out]),
+                    f"{p}{name}.qzeros": ("I32", [fan_in // group, fan_out // 8]),
+                    f"{p}{name}.scales": ("F16", [fan_in // group, fan_out]),
+                    f"{p}{name}.g_idx": ("I32", [fan_in]),
+                }
+            else:
+                tensors |= {
+                    f"{p}{name}.qweight": ("I32", [fan_in, fan_out // 8]),
+                    f"{p}{name}.qzeros": ("I32", [fan_in // group, fan_out // 8]),
+                    f"{p}{name}.scales": ("F16", [fan_in // group, fan_out]),
+                }
+    tensors |= {"model.norm.weight": ("F16", [h]), "lm_head.weight": ("F16", [v, h])}
+    return tensors
+
+
+@dataclass
+class FakeRepo:
+    files: dict[str, FakeFile]
+    gated: bool = False
+    #: the API call waits (until the test ends) instead of answering
+    stalls: bool = False
+    #: the API call fails with this HTTP status (a hub outage)
+    api_status: int = 200
+    revisions: tuple[str, ...] = ("main",)
+    commit: str = ""
+
+
+LLAMA = llama_config()
+LLAMA_TENSORS = llama_tensors(LLAMA)
+SHARDED = llama_config(num_hidden_layers=4)
+SHARDED_TENSORS = llama_tensors(SHARDED, norm_dtype="F32")
+SHARD_NAMES = [f"model-0000{n}-of-00003.safetensors" for n in (1, 2, 3)]
+GPTQ = llama_config(
+    torch_dtype="float16",
+    quantization_config={
+        "quant_method": "gptq",
+        "bits": 4,
+        "group_size": 128,
+        "desc_act": False,
+        "sym": True,
+    },
+)
+GPTQ_TENSORS = packed_tensors(GPTQ, "gptq")
+AWQ = llama_config(
+    torch_dtype="float16",
+    quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm"},
+)
+AWQ_TENSORS = packed_tensors(AWQ, "awq")
+
+
+def sharded_files() -> dict[str, FakeFile]:
+    """Three shards: layers 0-1 + embedding, layers 2-3, norm + head; shard 2's header is > 100 kB."""
+    names = list(SHARDED_TENSORS)
+    split = [names[:19], names[19:37], names[37:]]
+    assert split[2] == ["model.norm.weight", "lm_head.weight"]
+    files: dict[str, FakeFile] = {}
+    weight_map: dict[str, str] = {}
+    for shard, chunk in zip(SHARD_NAMES, split, strict=True):
+        metadata = {"format": "pt"}
+        if shard == SHARD_NAMES[1]:
+            metadata["padding"] = "x" * 150_000  # forces the second ranged request
+        files[shard] = safetensors_file({name: SHARDED_TENSORS[name] for name in chunk}, metadata)
+        weight_map |= dict.fromkeys(chunk, shard)
+    index = {"metadata": {"total_size": tensor_bytes(SHARDED_TENSORS)}, "weight_map": weight_map}
+    return files | {"model.safetensors.index.json": json_file(index)}
+
+
+def bad_header(kind: str) -> FakeFile:
+    if kind == "not-json":
+        blob = b"{this is not json" + b" " * 16
+        return FakeFile(struct.pack("<Q", len(blob)) + blob, 8 + len(blob) + 64, header_end=8 + len(blob))
+    if kind == "too-big":
+        return FakeFile(struct.pack("<Q", 1 << 40) + b"{}", 1 << 41, header_end=8)
+    # "offsets": a BF16 [256, 256] tensor that claims 10 bytes
+    blob = json.dumps({"w": {"dtype": "BF16", "shape": [256, 256], "data_offsets": [0, 10]}}).encode()
+    return FakeFile(struct.pack("<Q", len(blob)) + blob, 8 + len(blob) + 10, header_end=8 + len(blob))
+
+
+def build_repos() -> dict[str, FakeRepo]:
+    readme = text_file("# a model\n")
+    repos = {
+        "org/llama": FakeRepo(
+            {
+                "README.md": readme,
+                "config.json": json_file(LLAMA),
+                "model.safetensors": safetensors_file(LLAMA_TENSORS),
+            },
+            revisions=("main", "v1.0"),
+        ),
+        "org/sharded": FakeRepo({"config.json": json_file(SHARDED), **sharded_files()}),
+        "org/gptq": FakeRepo(
+            {"config.json": json_file(GPTQ), "model.safetensors": safetensors_file(GPTQ_TENSORS)}
+        ),
+        "org/awq": FakeRepo(
+            {"config.json": json_file(AWQ), "model.safetensors": safetensors_file(AWQ_TENSORS)}
+        ),
+        "org/gguf-only": FakeRepo(
+            {
+                "README.md": readme,
+                "llama-Q4_K_M.gguf": FakeFile(b"GGUF", 4_000_000_000),
+                "llama-Q8_0.gguf": FakeFile(b"GGUF", 8_000_000_000),
+            }
+        ),
+        "org/gated": FakeRepo(
+            {"config.json": json_file(LLAMA), "model.safetensors": safetensors_file(LLAMA_TENSORS)},
+            gated=True,
+        ),
+        "org/no-weights": FakeRepo({"config.json": json_file(LLAMA)}),
+        "org/config-and-gguf": FakeRepo(
+            {"config.json": json_file(LLAMA), "llama-Q4_0.gguf": FakeFile(b"GGUF", 10**9)}
+        ),
+        "org/outage": FakeRepo({"config.json": json_file(LLAMA)}, api_status=500),
+        "org/slow": FakeRepo({"config.json": json_file(LLAMA)}, stalls=True),
+        "bad/config": FakeRepo({"config.json": text_file('{"model_type": "llama", ')}),
+    }
+    for kind in ("not-json", "too-big", "offsets"):
+        repos[f"bad/st-{kind}"] = FakeRepo(
+            {"config.json": json_file(LLAMA), "model.safetensors": bad_header(kind)}
+        )
+    for repo_id, repo in repos.items():
+        repo.commit = hashlib.sha1(repo_id.encode()).hexdigest()  # noqa: S324 -- a fake git commit id
+    return repos
+
+
+# -- the fake hub ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    range: str | None
+    authorization: str | None
+
+
+@dataclass
+class FakeHub:
+    endpoint: str
+    repos: dict[str, FakeRepo]
+    log: list[Request] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def requests_since(self, mark: int) -> list[Request]:
+        return self.log[mark:]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the client expects; every reply has a Content-Length
+    hub: FakeHub
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the test log below is enough
+
+    def do_GET(self) -> None:
+        self.route(head_only=False)
+
+    def do_HEAD(self) -> None:
+        self.route(head_only=True)
+
+    def reply(
+        self,
+        status: int,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+        *,
+        head_only: bool = False,
+    ) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(body)
+
+    def error(self, status: int, code: str, message: str, *, head_only: bool, **extra: str) -> None:
+        body = json.dumps({"error": message}).encode()
+        headers = {"Content-Type": "application/json", "X-Error-Code": code, "X-Error-Message": message}
+        self.reply(status, body, headers | extra, head_only=head_only)
+
+    def route(self, *, head_only: bool) -> None:
+        hub = self.hub
+        hub.log.append(
+            Request(
+                self.command,
+                unquote(urlsplit(self.path).path),
+                self.headers.get("Range"),
+                self.headers.get("Authorization"),
+            )
+        )
+        parts = [unquote(part) for part in urlsplit(self.path).path.strip("/").split("/")]
+        if parts[:2] == ["api", "models"] and len(parts) >= 4:
+            self.model_info(parts[2] + "/" + parts[3], parts[5] if parts[4:5] == ["revision"] else "main")
+        elif len(parts) >= 5 and parts[2] == "resolve":
+            self.resolve(parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:]), head_only=head_only)
+        else:
+            self.reply(404, b"Not Found", head_only=head_only)
+
+    def find(self, repo_id: str, revision: str, *, head_only: bool) -> FakeRepo | None:
+        repo = self.hub.repos.get(repo_id)
+        if repo is None:
+            # The real hub answers 401 (not 404) to anonymous requests for a missing or private repo.
+            self.error(401, "RepoNotFound", "Repository not found", head_only=head_only)
+            return None
+        if revision not in (*repo.revisions, repo.commit):
+            self.error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head_only=head_only)
+            return None
+        return repo
+
+    def model_info(self, repo_id: str, revision: str) -> None:
+        repo = self.find(repo_id, revision, head_only=False)
+        if repo is None:
+            return
+        if repo.stalls:
+            self.hub.release.wait(10)
+        if repo.api_status != 200:
+            self.reply(repo.api_status, b"Internal Error", {"Content-Type": "text/plain"})
+            return
+        info = {
+            "_id": repo.commit[:24],
+            "id": repo_id,
+            "modelId": repo_id,
+            "author": repo_id.split("/", 1)[0],
+            "sha": repo.commit,
+            "private": False,
+            "gated": "manual" if repo.gated else False,
+            "disabled": False,
+            "tags": [],
+            "siblings": [{"rfilename": name} for name in repo.files],
+        }
+        self.reply(200, json.dumps(info).encode(), {"Content-Type": "application/json"})
+
+    def resolve(self, repo_id: str, revision: str, filename: str, *, head_only: bool) -> None:
+        repo = self.find(repo_id, revision, head_only=head_only)
+        if repo is None:
+            return
+        if repo.gated and self.headers.get("Authorization") != f"Bearer {GOOD_TOKEN}":
+            message = (
+                f"Access to model {repo_id} is restricted. You must have access to it and be authenticated."
+            )
+            self.error(401, "GatedRepo", message, head_only=head_only)
+            return
+        file = repo.files.get(filename)
+        if file is None:
+            self.error(
+                404, "EntryNotFound", "Entry not found", head_only=head_only, **{"X-Repo-Commit": repo.commit}
+            )
+            return
+        headers = {"X-Repo-Commit": repo.commit, "ETag": f'"{file.etag}"', "Accept-Ranges": "bytes"}
+        wanted = self.headers.get("Range")
+        if wanted is None:
+            body = b"" if head_only else file.read(0, file.size - 1)
+            if head_only:  # a HEAD announces the full length without sending it
+                self.send_response(200)
+                for key, value in (headers | {"Content-Length": str(file.size)}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                return
+            self.reply(200, body, headers)
+            return
+        start_text, _, end_text = wanted.removeprefix("bytes=").partition("-")
+        start, end = int(start_text), min(int(end_text or file.size - 1), file.size - 1)
+        if start >= file.size:
+            self.reply(416, b"", {"Content-Range": f"bytes */{file.size}"}, head_only=head_only)
+            return
+        headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
+        self.reply(206, file.read(start, end), headers, head_only=head_only)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that timed out and hung up is expected in the timeout test
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def point_client_at(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path) -> None:
+    """Aim huggingface_hub at ``endpoint``, with its cache and token under ``home``.
+
+    huggingface_hub reads its environment once, at import, into module attributes of
+    ``huggingface_hub.constants`` (``ENDPOINT`` and the resolve-URL template from HF_ENDPOINT, the cache
+    and token paths from HF_HOME/HF_HUB_CACHE, ``HF_HUB_OFFLINE``), and the library reads those
+    attributes at call time. It is imported long before this fixture runs, so setting the variables
+    alone would change nothing; reloading the module would not help either, since a few modules
+    copied values out of it with ``from ..constants import``. So we set the variables (for anything
+    that does read the environment at call time, e.g. HF_TOKEN, which ``get_token()`` reads on every
+    request) and patch the attributes the code paths we use read. ``HfApi()`` copies
+    ``constants.ENDPOINT`` when it is created, which is why load_hub_model makes a fresh one per call
+    (the module-level ``huggingface_hub.model_info`` is bound to an HfApi made at import).
+    """
+    cache = home / "hub"
+    for name, value in {"HF_ENDPOINT": endpoint, "HF_HOME": str(home), "HF_HUB_CACHE": str(cache)}.items():
+        monkeypatch.setenv(name, value)
+    for name in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HF_OIDC_RESOURCE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
+    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # what is_offline_mode() returns
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    server = Server(("127.0.0.1", 0), Handler)
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    fake = FakeHub(endpoint, build_repos())
+    Handler.hub = fake
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    point_client_at(monkeypatch, endpoint, tmp_path / "hf")
+    try:
+        yield fake
+    finally:
+        fake.release.set()
+        close_session()  # the client pools keep-alive connections to this server: drop them
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert_headers_only(fake)
+
+
+def assert_headers_only(hub: FakeHub) -> None:
+    """No request ever asked for weight data: every safetensors GET is ranged, within the header."""
+    for request in hub.log:
+        if not request.path.endswith(".safetensors"):
+            continue
+        assert request.method == "GET", request
+        assert request.range is not None, f"unranged GET of {request.path}"
+        start_text, _, end_text = request.range.removeprefix("bytes=").partition("-")
+        repo_id = "/".join(request.path.strip("/").split("/")[:2])
+        file = hub.repos[repo_id].files[request.path.split("/resolve/", 1)[1].split("/", 1)[1]]
+        assert end_text, request
+        assert int(end_text) + 1 - int(start_text) <= max(RANGE_FIRST_CHUNK, file.header_end), request
+        assert int(end_text) < max(RANGE_FIRST_CHUNK, file.header_end), request
+
+
+def input_error(call: Callable[[], object]) -> str:
+    with pytest.raises(InputError) as caught:
+        call()
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+# -- tests ----------------------------------------------------------------------------------------
+
+
+def test_llama_single_file_exact_bytes_and_params(hub: FakeHub) -> None:
+    steps: list[str] = []
+    info = load_hub_model("org/llama", progress=steps.append)
+
+    assert info.id == "org/llama"
+    assert info.source_kind == "config"
+    assert info.source == f"hf:org/llama@{hub.repos['org/llama'].commit}"
+    # parameters come from config.json, by hand and through parse_config
+    expected = llama_params(256, 768, 2, 8, 4, 32000)
+    assert expected == 17_958_144
+    assert info.arch.params_total == expected
+    assert info.arch == parse_config(LLAMA, "hf:org/llama")
+    weights = info.weights
+    assert weights is not None
+    assert weights.total_bytes == 2 * expected == 35_916_288
+    assert weights.bytes_by_format == {"BF16": 35_916_288}
+    assert weights.tensor_count == len(LLAMA_TENSORS) == 21
+    assert weights.files == ("model.safetensors",)
+    assert weights.quant_id == "bf16"
+    per_layer = 2 * (2 * 256 * 256 + 2 * 128 * 256 + 3 * 256 * 768 + 2 * 256)
+    assert weights.layer_bytes == (per_layer, per_layer)
+    assert weights.other_bytes == 2 * (2 * 32000 * 256 + 256)
+    assert sum(weights.layer_bytes) + weights.other_bytes == weights.total_bytes
+    assert steps == [
+        "repository files",
+        "config.json",
+        "safetensors headers 0/1",
+        "safetensors headers 1/1",
+        "done",
+    ]
+    # one ranged GET for the header, nothing else touched the weights
+    st_requests = [r for r in hub.log if r.path.endswith(".safetensors")]
+    assert [(r.method, r.range) for r in st_requests] == [("GET", "bytes=0-100000")]
+
+
+def test_sharded_repo_reads_index_and_every_header(hub: FakeHub) -> None:
+    steps: list[str] = []
+    info = load_hub_model("org/sharded", progress=steps.append)
+
+    weights = info.weights
+    assert weights is not None
+    norms = 4 * 2 * 256 + 256  # F32 norms: two per layer and the final one
+    expected = llama_params(256, 768, 4, 8, 4, 32000)
+    assert info.arch.params_total == expected
+    assert weights.bytes_by_format == {"BF16": 2 * (expected - norms), "F32": 4 * norms}
+    assert weights.total_bytes == tensor_bytes(SHARDED_TENSORS) == 2 * expected + 2 * norms
+    assert weights.files == tuple(SHARD_NAMES)
+    assert weights.tensor_count == len(SHARDED_TENSORS)
+    assert weights.quant_id == "bf16"
+    assert len(weights.layer_bytes) == 4
+    assert len(set(weights.layer_bytes)) == 1
+    assert steps[:3] == ["repository files", "config.json", "model.safetensors.index.json"]
+    assert steps[3:] == [f"safetensors headers {n}/3" for n in range(4)] + ["done"]
+    # the shard with a 150 kB header needed a second range, exactly up to the header's end
+    shard = hub.repos["org/sharded"].files[SHARD_NAMES[1]]
+    ranges = sorted(r.range or "" for r in hub.log if r.path.endswith(SHARD_NAMES[1]))
+    assert ranges == ["bytes=0-100000", f"bytes=8-{shard.header_end - 1}"]
+
+
+def test_gptq_params_from_config_not_packed_tensors(hub: FakeHub) -> None:
+    info = load_hub_model("org/gptq")
+
+    weights = info.weights
+    assert weights is not None
+    assert weights.quant_id == "gptq-4bit-g128"
+    assert info.arch.params_total == llama_params(256, 768, 2, 8, 4, 32000)  # not the int32 word count
+    int32 = sum(math.prod(s) * 4 for d, s in GPTQ_TENSORS.values() if d == "I32")
+    fp16 = sum(math.prod(s) * 2 for d, s in GPTQ_TENSORS.values() if d == "F16")
+    assert weights.bytes_by_format == {"F16": fp16, "I32": int32}
+    assert weights.total_bytes == int32 + fp16 == tensor_bytes(GPTQ_TENSORS)
+    # 4-bit layers: an eighth of the bf16 size plus scales, zeros and g_idx
+    assert sum(weights.layer_bytes) < 0.3 * 2 * 2 * (2 * 256 * 256 + 2 * 128 * 256 + 3 * 256 * 768)
+
+
+def test_awq_quant_id(hub: FakeHub) -> None:
+    info = load_hub_model("org/awq")
+    assert info.weights is not None
+    assert info.weights.quant_id == "awq-4bit-g128"
+    assert info.weights.total_bytes == tensor_bytes(AWQ_TENSORS)
+    assert info.arch.params_total == llama_params(256, 768, 2, 8, 4, 32000)
+
+
+def test_revision_is_passed_and_unknown_revision_is_an_error(hub: FakeHub) -> None:
+    info = load_hub_model("org/llama", revision="v1.0")
+    assert info.weights is not None
+    assert any(r.path == "/api/models/org/llama/revision/v1.0" for r in hub.log)
+    assert any(r.path == "/org/llama/resolve/v1.0/config.json" for r in hub.log)
+
+    message = input_error(lambda: load_hub_model("org/llama", revision="nope"))
+    assert message == "hf:org/llama: revision 'nope' not found in the repository"
+
+
+def test_gguf_only_repo_lists_the_files(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("org/gguf-only"))
+    assert message.startswith(
+        "hf:org/gguf-only: no config.json, only GGUF files: llama-Q4_K_M.gguf, llama-Q8_0.gguf;"
+    )
+    assert "local files" in message
+    assert not any("/resolve/" in r.path for r in hub.log)  # nothing downloaded
+
+
+def test_gated_repo_needs_a_token_and_honours_hf_token(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    message = input_error(lambda: load_hub_model("org/gated"))
+    assert message == "hf:org/gated: gated: accept the licence on the model page and set HF_TOKEN"
+
+    monkeypatch.setenv("HF_TOKEN", GOOD_TOKEN)
+    info = load_hub_model("org/gated")
+    assert info.weights is not None
+    assert info.weights.total_bytes == tensor_bytes(LLAMA_TENSORS)
+    assert hub.log[-1].authorization == f"Bearer {GOOD_TOKEN}"
+
+
+def test_missing_repo(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("org/missing"))
+    assert message == "hf:org/missing: repository not found on the hub (a private one needs HF_TOKEN)"
+
+
+def test_repo_without_safetensors_gives_the_architecture_only(hub: FakeHub) -> None:
+    info = load_hub_model("org/no-weights")
+    assert info.weights is None
+    assert info.arch.params_total == llama_params(256, 768, 2, 8, 4, 32000)
+    assert info.notes == ("no model.safetensors or model.safetensors.index.json: weight sizes not read",)
+
+    info = load_hub_model("org/config-and-gguf")
+    assert info.weights is None
+    assert info.notes[0].endswith("; the repository has GGUF files (llama-Q4_0.gguf): pass a downloaded one")
+
+
+def test_hub_outage_falls_back_to_the_cache(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("org/outage"))
+    assert message == (
+        "hf:org/outage: the hub answered HTTP 500 for repository files, and config.json is not in the local cache"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "llama",
+        "org/llama/extra",
+        "org//llama",
+        "/llama",
+        "org/",
+        "org/lla ma",
+        "org/../x",
+        "org/a--b",
+        "org/x.git",
+        "",
+    ],
+)
+def test_bad_ids_fail_before_any_request(hub: FakeHub, text: str) -> None:
+    message = input_error(lambda: load_hub_model(text))
+    assert message == f"hf:{text}: not a Hugging Face model id (expected org/name)"
+    assert hub.log == []
+
+
+def test_a_gguf_path_on_the_hub_says_to_download_it(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("org/gguf-only/llama-Q4_K_M.gguf"))
+    assert "hf download org/gguf-only llama-Q4_K_M.gguf" in message
+    assert hub.log == []
+
+
+def test_malformed_config(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("bad/config"))
+    assert message.startswith("hf:bad/config: config.json: not valid JSON (")
+
+
+@pytest.mark.parametrize("kind", ["not-json", "too-big", "offsets"])
+def test_malformed_safetensors_header(hub: FakeHub, kind: str) -> None:
+    message = input_error(lambda: load_hub_model(f"bad/st-{kind}"))
+    assert message.startswith(f"hf:bad/st-{kind}: malformed safetensors header in model.safetensors")
+
+
+def test_offline_with_warm_cache_uses_cached_config(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    online = load_hub_model("org/sharded")
+    go_offline(monkeypatch)
+    mark = len(hub.log)
+
+    offline = load_hub_model("org/sharded")
+
+    assert hub.requests_since(mark) == []
+    assert offline.arch == online.arch
+    assert offline.weights is None
+    assert offline.source == online.source  # the commit, from the cache's snapshot folder
+    assert offline.notes == (
+        "offline (HF_HUB_OFFLINE is set): config.json from the local cache, weight file headers not read",
+    )
+
+
+def test_offline_with_cold_cache_is_one_line(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    go_offline(monkeypatch)
+    message = input_error(lambda: load_hub_model("org/llama"))
+    assert (
+        message == "hf:org/llama: offline (HF_HUB_OFFLINE is set), and config.json is not in the local cache"
+    )
+    assert hub.log == []
+
+
+def test_unreachable_hub(hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    load_hub_model("org/llama")  # warms the cache
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    point_client_at(monkeypatch, dead, tmp_path / "hf")
+    close_session()
+
+    started = time.monotonic()
+    cached = load_hub_model("org/llama")
+    assert cached.weights is None
+    assert cached.notes[0].startswith("cannot reach the hub (ConnectError")
+
+    message = input_error(lambda: load_hub_model("org/sharded"))
+    assert message.startswith("hf:org/sharded: cannot reach the hub (ConnectError")
+    assert message.endswith(", and config.json is not in the local cache")
+    assert time.monotonic() - started < 5  # no retries with back-off
+
+
+def test_a_hub_that_does_not_answer_times_out(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "TIMEOUT_S", 0.3)
+    started = time.monotonic()
+    message = input_error(lambda: load_hub_model("org/slow"))
+    assert message == (
+        "hf:org/slow: no answer from the hub within 0.3 s (repository files), and config.json is not in the local cache"
+    )
+    assert time.monotonic() - started < 5
+
+
+def test_cancel_before_anything_makes_no_request(hub: FakeHub) -> None:
+    with pytest.raises(Cancelled):
+        load_hub_model("org/llama", cancel=lambda: True)
+    assert hub.log == []
+
+
+def test_cancel_between_shards(hub: FakeHub) -> None:
+    steps: list[str] = []
+
+    def cancel() -> bool:
+        return "safetensors headers 1/3" in steps
+
+    with pytest.raises(Cancelled):
+        load_hub_model("org/sharded", progress=steps.append, cancel=cancel)
+    assert steps[-1] == "safetensors headers 1/3"
