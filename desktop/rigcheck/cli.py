@@ -22,6 +22,7 @@ from rigcheck.core.errors import InputError
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
+    from rigcheck.core.estimate.memory import Request
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
 
@@ -48,6 +49,60 @@ class _VersionAction(argparse.Action):
 
         sys.stdout.write(f"rigcheck {rigcheck.__version__}\n")
         parser.exit()
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1 or value > 10**8:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100000000, got {text}")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < 10**7:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "model", metavar="MODEL", help="a .gguf file, config.json, model folder, catalog id or org/name"
+    )
+    parser.add_argument(
+        "--quant",
+        metavar="Q",
+        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, …",
+    )
+    parser.add_argument(
+        "--context",
+        metavar="N",
+        type=_positive_int,
+        help="tokens of context (default 8192 or the model's maximum if smaller)",
+    )
+    parser.add_argument(
+        "--batch", metavar="N", type=_positive_int, default=1, help="concurrent sequences (default 1)"
+    )
+    parser.add_argument(
+        "--kv-cache-type",
+        metavar="T",
+        default="f16",
+        help="KV cache element type: f16, bf16, fp8, q8_0, q4_0",
+    )
+    parser.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
+    parser.add_argument(
+        "--engine",
+        choices=("llama.cpp", "vllm", "transformers"),
+        default="llama.cpp",
+        help="inference engine whose overheads to use",
+    )
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def _positive_watts(text: str) -> float:
@@ -107,6 +162,45 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--search", metavar="TEXT", help="only models whose id, name, family or tags match")
     models.set_defaults(handler=_cmd_models)
 
+    estimate = commands.add_parser(
+        "estimate",
+        help="memory a model needs (weights, KV cache, activations, optimizer)",
+        description="Estimate the memory MODEL needs. MODEL is a .gguf file, a config.json or model folder, "
+        "a catalog id (rigcheck models) or a Hugging Face id org/name.",
+    )
+    _model_arguments(estimate)
+    estimate.set_defaults(handler=_cmd_estimate)
+
+    fit = commands.add_parser(
+        "fit",
+        help="will MODEL run on this machine (or a snapshot, or a what-if), where, and how fast",
+        description="Place MODEL on this machine's GPUs and RAM, or on a saved snapshot, or on a what-if "
+        "with other GPUs or RAM; print the verdict, the placement, the speed and advice.",
+    )
+    _model_arguments(fit)
+    fit.add_argument("--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine")
+    fit.add_argument(
+        "--gpu",
+        metavar="CATALOG_ID",
+        action="append",
+        help="replace the GPUs with these (repeatable; see rigcheck gpus)",
+    )
+    fit.add_argument("--ram-gb", metavar="N", type=_positive_number, help="replace the RAM with N GiB")
+    fit.add_argument(
+        "--offload",
+        choices=("auto", "none", "layers", "optimizer", "full"),
+        default="auto",
+        help="where model parts may live: layers (llama.cpp -ngl), optimizer (ZeRO-Offload), "
+        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits",
+    )
+    fit.add_argument(
+        "--split",
+        choices=("layer", "tensor"),
+        default="layer",
+        help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.set_defaults(handler=_cmd_fit)
+
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
     gui.set_defaults(handler=_cmd_gui)
     return parser
@@ -165,6 +259,66 @@ def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
         _emit_json({"models": [asdict(m) for m in models], "problems": list(catalog.problems)}, out)
     else:
         out.write(model_table(models) + "\n")
+    return EXIT_OK
+
+
+def _request(args: argparse.Namespace) -> Request:
+    from rigcheck.core.estimate.memory import Request
+
+    return Request(
+        quant=args.quant,
+        context=args.context,
+        batch=args.batch,
+        kv_type=args.kv_cache_type,
+        workload=args.workload,
+        engine=args.engine,
+    )
+
+
+def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.estimate.memory import estimate_memory
+    from rigcheck.core.models.resolve import resolve_model
+    from rigcheck.core.report.estimate import estimate_json, estimate_text
+
+    catalog = _load_catalog()
+    model = resolve_model(args.model, catalog)
+    est = estimate_memory(model, _request(args), catalog)
+    if args.json:
+        _emit_json(estimate_json(est), out)
+    else:
+        out.write(estimate_text(est) + "\n")
+    return EXIT_OK
+
+
+def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.models.resolve import resolve_model
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.estimate import fit_json, fit_text
+    from rigcheck.core.whatif import simulate
+
+    catalog = _load_catalog()
+    gpus = None
+    if args.gpu:
+        gpus = []
+        for gpu_id in args.gpu:
+            spec = catalog.gpu(gpu_id.lower())
+            if spec is None:
+                close = [g.id for g in catalog.gpus if gpu_id.lower() in g.id][:4]
+                hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck gpus'"
+                raise UsageError(f"--gpu: unknown catalog GPU {gpu_id!r}{hint}")
+            gpus.append(spec)
+    model = resolve_model(args.model, catalog)
+    live = args.machine is None and gpus is None and args.ram_gb is None
+    machine = load_machine(args.machine) if args.machine else probe_machine()
+    if gpus is not None or args.ram_gb is not None:
+        machine = simulate(machine, gpus, args.ram_gb)
+    result = fit(model, machine, _request(args), catalog, offload=args.offload, live=live, split=args.split)
+    if args.json:
+        _emit_json(fit_json(result), out)
+    else:
+        out.write(fit_text(result, machine) + "\n")
     return EXIT_OK
 
 

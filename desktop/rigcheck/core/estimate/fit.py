@@ -559,11 +559,17 @@ def _advice(
             best = best_quant(model, machine, req, catalog, live=live)
             if best is not None and best[0] != est.quant_name:
                 advice.append(f"{best[0]} fits on the GPU with {fmt_bytes(best[1])} to spare")
-        if verdict == "fits_with_offload":
+        if verdict == "fits_with_offload" and placement.gpu_layers < placement.total_layers:
             advice.append(
                 f"{placement.total_layers - placement.gpu_layers} layers run from RAM: "
                 "expect decode bound by RAM bandwidth"
             )
+        first = machine.gpus[0]
+        spec = catalog.gpu(first.catalog_id) if first.catalog_id else None
+        if spec is not None:
+            count = fewest_gpus(model, machine, spec, req, catalog, limit=8)
+            if count is not None and count > len(machine.gpus):
+                advice.append(f"{count} × {spec.name} would hold it entirely in GPU memory")
     if est.workload == "full" and verdict == "does_not_fit":
         host_need = MEGATRAIN_HOST_BYTES * model.arch.params_total
         have = budgets(machine, live).cpu_bytes
@@ -577,3 +583,68 @@ def _advice(
     if verdict == "does_not_fit" and est.workload == "inference":
         advice.append("a smaller quantization, a shorter context, or a GPU with more memory would help")
     return advice
+
+
+# -- many at once ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model × format × GPU: the verdict and decode speed, without the explanations."""
+
+    model_id: str
+    quant: str
+    gpu_id: str
+    verdict: Verdict
+    gpu_layers: int
+    decode_tokens_per_s: float | None
+
+
+def grid(
+    models: Sequence[ModelInfo],
+    quants: Sequence[str],
+    gpus: Sequence[GpuSpec],
+    catalog: Catalog,
+    *,
+    ram_bytes: int = 64 * GIB,
+    context: int | None = None,
+) -> list[Cell]:
+    """Inference verdicts for every combination, sharing each model × format estimate across GPUs.
+
+    The same placement rule as :func:`fit` on one GPU (layers in order, the rest in RAM), in
+    arithmetic only, so the Overview's "what you can run" and the benchmarks stay instant.
+    """
+    from bisect import bisect_right
+    from itertools import accumulate
+
+    cells: list[Cell] = []
+    cpu_budget = ram_bytes - host_reserve(ram_bytes)
+    capacities = [(int(max(g.memory_gb) * GIB * (1 - GPU_MARGIN)) if g.memory_gb else 0) for g in gpus]
+    for model in models:
+        for quant in quants:
+            est = estimate_memory(model, Request(quant=quant, context=context), catalog)
+            layer_bytes = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
+            prefix = list(accumulate(layer_bytes))
+            body = prefix[-1] if prefix else 0
+            fixed = _runtime_bytes(est) + est.other_weight_bytes
+            read_per_token = body * (model.arch.params_active / max(model.arch.params_total, 1))
+            for spec, capacity in zip(gpus, capacities, strict=True):
+                room = capacity - fixed
+                layers = bisect_right(prefix, room) if room > 0 else 0
+                if layers == len(layer_bytes) and room >= 0:
+                    verdict: Verdict = "fits"
+                elif body + fixed - (prefix[layers - 1] if layers else 0) <= cpu_budget:
+                    verdict = "fits_with_offload"
+                else:
+                    verdict = "does_not_fit"
+                speed = None
+                if verdict != "does_not_fit" and spec.bandwidth_gbs:
+                    on_gpu = prefix[layers - 1] if layers else 0
+                    share = on_gpu / body if body else 1.0
+                    seconds = (
+                        read_per_token * share / (spec.bandwidth_gbs * 1e9 * DECODE_EFFICIENCY[spec.vendor])
+                    )
+                    seconds += read_per_token * (1 - share) / (CPU_BANDWIDTH_GBS * 1e9)
+                    speed = 1 / seconds if seconds > 0 else None
+                cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, speed))
+    return cells

@@ -1,0 +1,55 @@
+"""Turn what the user typed (a path, a catalog id, a Hugging Face id) into a ModelInfo.
+
+Order: an existing path (a .gguf file, a config.json, or a model folder); a catalog id; a Hugging Face
+id ``org/name``. Anything else is a one-line error saying what was tried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from rigcheck.core.catalog import Catalog, ModelSpec
+from rigcheck.core.errors import InputError
+from rigcheck.core.models.spec import ModelInfo
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def from_catalog(spec: ModelSpec) -> ModelInfo:
+    from rigcheck.core.models.config import parse_config
+
+    arch = parse_config(spec.config, f"catalog:{spec.id}")
+    return ModelInfo(
+        id=spec.id, name=spec.name, arch=arch, source_kind="catalog", source=f"catalog:{spec.id}"
+    )
+
+
+def resolve_model(
+    text: str,
+    catalog: Catalog,
+    *,
+    progress: Callable[[str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> ModelInfo:
+    text = text.strip()
+    if not text:
+        raise InputError("MODEL", "empty model name")
+    path = Path(text).expanduser()
+    if path.exists():
+        from rigcheck.core.models.files import load_model_path
+
+        return load_model_path(path)
+    spec = catalog.model(text.lower())
+    if spec is not None:
+        return from_catalog(spec)
+    if path.suffix.lower() in (".gguf", ".json", ".safetensors"):
+        raise InputError(text, "no such file")
+    if _HUB_ID.fullmatch(text):
+        from rigcheck.core.models.hub import load_hub_model
+
+        return load_hub_model(text, progress=progress, cancel=cancel)
+    close = [m.id for m in catalog.search_models(text)][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck models'"
+    raise InputError(text, f"not a file, a catalog model id, or a Hugging Face id (org/name){hint}")

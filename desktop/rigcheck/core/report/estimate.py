@@ -1,0 +1,141 @@
+"""Estimates and fit verdicts as JSON (the CLI contract) and as text people read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rigcheck.core.estimate.fit import FitResult
+from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.machine import Machine
+from rigcheck.core.units import fmt_bytes
+
+
+def estimate_json(est: MemoryEstimate) -> dict[str, Any]:
+    model = est.model
+    return {
+        "model": {
+            "id": model.id,
+            "name": model.name,
+            "architecture": model.arch.model_type,
+            "params_total": model.arch.params_total,
+            "params_active": model.arch.params_active,
+            "layers": model.arch.num_layers,
+            "source": model.source,
+            "source_kind": model.source_kind,
+        },
+        "quant": est.quant_name,
+        "context": est.context,
+        "batch": est.batch,
+        "workload": est.workload,
+        "engine": est.engine,
+        "kv_cache_type": est.kv_type,
+        "kv_cache_bytes_per_token": est.kv_cache_bytes_per_token,
+        "memory": est.summary(),
+        "terms": [
+            {
+                "category": t.category,
+                "name": t.name,
+                "bytes": t.bytes,
+                "provenance": t.provenance,
+                "formula": t.formula,
+                "source": t.source,
+            }
+            for t in est.terms
+        ],
+        "notes": [*model.notes, *est.notes, *(f"assumed {k}" for k in model.arch.assumed)],
+    }
+
+
+def fit_json(result: FitResult) -> dict[str, Any]:
+    p, s = result.placement, result.speed
+    return {
+        "verdict": result.verdict,
+        "placement": {
+            "gpu_bytes": list(p.gpu_bytes),
+            "cpu_bytes": p.cpu_bytes,
+            "gpu_layers": p.gpu_layers,
+            "total_layers": p.total_layers,
+            "offload": p.offload,
+            "split": p.split,
+        },
+        "budget": {"gpu_bytes": list(result.budget.gpu_bytes), "cpu_bytes": result.budget.cpu_bytes},
+        "speed": {
+            "decode_tokens_per_s": _round(s.decode_tokens_per_s),
+            "prefill_tokens_per_s": _round(s.prefill_tokens_per_s),
+            "train_tokens_per_s": _round(s.train_tokens_per_s),
+            "bound_by": s.bound_by,
+            "explanation": list(s.explanation),
+        },
+        "estimate": estimate_json(result.estimate),
+        "reasons": list(result.reasons),
+        "advice": list(result.advice),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 1) if value is not None else None
+
+
+def _origin(kind: str, source: str) -> str:
+    if kind == "catalog":
+        return "architecture from the catalog's copy of its config.json"
+    if kind == "file":
+        return f"read from {source}"
+    return f"config from {source}"
+
+
+def estimate_text(est: MemoryEstimate) -> str:
+    model = est.model
+    arch = model.arch
+    active = f", {arch.params_active / 1e9:.1f}B active" if arch.is_moe else ""
+    lines = [
+        f"{model.name}: {arch.model_type}, {arch.params_total / 1e9:.2f}B parameters{active}, "
+        f"{arch.num_layers} layers ({_origin(model.source_kind, model.source)})",
+        f"{est.workload}, {est.quant_name}, context {est.context:,} × batch {est.batch}, "
+        f"KV cache {est.kv_type} ({fmt_bytes(est.kv_cache_bytes_per_token)} per token)",
+        "",
+    ]
+    width = max(len(t.name) for t in est.terms)
+    for term in est.terms:
+        lines.append(
+            f"  {term.name:<{width}}  {fmt_bytes(term.bytes):>10}  [{term.provenance}] {term.formula}"
+        )
+        if term.source:
+            lines.append(f"  {'':<{width}}  {'':>10}  source: {term.source}")
+    lines.append(f"  {'total':<{width}}  {fmt_bytes(est.total_bytes):>10}")
+    notes = [*model.notes, *est.notes, *(f"assumed {k} (not in the config)" for k in arch.assumed)]
+    if notes:
+        lines += ["", *(f"note: {n}" for n in notes)]
+    return "\n".join(lines)
+
+
+_VERDICT = {
+    "fits": "FITS on the GPU",
+    "fits_with_offload": "FITS WITH OFFLOAD to RAM",
+    "does_not_fit": "DOES NOT FIT",
+}
+
+
+def fit_text(result: FitResult, machine: Machine) -> str:
+    est = result.estimate
+    what = f"{est.model.name}, {est.quant_name}, {est.workload}, context {est.context:,}"
+    lines = [f"{_VERDICT[result.verdict]}: {what}"]
+    lines += [f"  {r}" for r in result.reasons]
+    s = result.speed
+    speeds = []
+    if s.decode_tokens_per_s is not None:
+        speeds.append(f"decode ~{s.decode_tokens_per_s:.1f} tokens/s")
+    if s.prefill_tokens_per_s is not None:
+        speeds.append(f"prefill ~{s.prefill_tokens_per_s:,.0f} tokens/s")
+    if s.train_tokens_per_s is not None:
+        speeds.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s")
+    if speeds:
+        lines += [
+            "",
+            "Speed (estimate): " + ", ".join(speeds) + (f"; bound by {s.bound_by}" if s.bound_by else ""),
+        ]
+    lines += [f"  {e}" for e in s.explanation]
+    if result.advice:
+        lines += ["", "Advice:", *(f"  - {a}" for a in result.advice)]
+    lines += ["", "Memory:", *(f"  {line}" for line in estimate_text(est).splitlines()[3:])]
+    return "\n".join(lines)

@@ -1,0 +1,183 @@
+"""`rigcheck estimate` and `rigcheck fit`: the JSON contract scripts rely on, and one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes.machines import small_machine
+from rigcheck import cli
+from rigcheck.core import probe
+from rigcheck.core.machine import Machine, save_machine
+
+MEMORY_KEYS = {
+    "weights_bytes",
+    "kv_cache_bytes",
+    "activations_bytes",
+    "overhead_bytes",
+    "gradients_bytes",
+    "optimizer_bytes",
+    "total_bytes",
+}
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(list(argv), out=out), out.getvalue()
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("rigcheck: error: ")
+    return err[0]
+
+
+def test_estimate_json_contract() -> None:
+    code, out = run_cli("estimate", "llama-3.1-8b", "--quant", "Q4_K_M", "--context", "4096", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["model"]["id"] == "llama-3.1-8b"
+    assert data["model"]["architecture"] == "llama"
+    assert data["model"]["params_total"] == 8_030_261_248
+    assert data["model"]["params_active"] == data["model"]["params_total"]  # dense: every parameter counts
+    assert data["model"]["layers"] == 32
+    assert data["model"]["source"] == "catalog:llama-3.1-8b"
+    assert (data["quant"], data["context"], data["batch"], data["workload"]) == (
+        "Q4_K_M",
+        4096,
+        1,
+        "inference",
+    )
+    assert data["kv_cache_bytes_per_token"] == 131072
+    assert set(data["memory"]) == MEMORY_KEYS
+    assert all(isinstance(v, int) for v in data["memory"].values())
+    assert data["memory"]["kv_cache_bytes"] == 4096 * 131072
+    assert data["memory"]["total_bytes"] == sum(v for k, v in data["memory"].items() if k != "total_bytes")
+    assert all(t["provenance"] in ("file", "config", "catalog", "estimate") for t in data["terms"])
+
+
+def test_estimate_training_and_names_are_case_insensitive() -> None:
+    code, out = run_cli("estimate", "Qwen3-8B", "--workload", "qlora", "--context", "2048", "--json")
+    assert code == 0
+    memory = json.loads(out)["memory"]
+    assert memory["optimizer_bytes"] > 0 and memory["gradients_bytes"] > 0
+
+
+def test_estimate_text_shows_formulas_and_sources() -> None:
+    code, out = run_cli("estimate", "gpt-oss-20b", "--quant", "mxfp4")
+    assert code == 0
+    assert "[estimate]" in out and "source:" in out
+    assert "sliding-window layers capped" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ("estimate", "no-such-model"),
+            "no-such-model: not a file, a catalog model id, or a Hugging Face id",
+        ),
+        (("estimate", "llama-3.1-8b", "--quant", "Q9_K"), "--quant: unknown quantization 'Q9_K'"),
+        (("estimate", "llama-3.1-8b", "--kv-cache-type", "q3"), "--kv-cache-type: unknown KV cache type"),
+        (("estimate", "llama-3.1-8b", "--context", "-5"), "must be between 1 and"),
+        (("estimate", "missing.gguf"), "missing.gguf: no such file"),
+        (("fit", "llama-3.1-8b", "--gpu", "rtx-9999"), "--gpu: unknown catalog GPU 'rtx-9999'"),
+        (("fit", "llama-3.1-8b", "--ram-gb", "0"), "must be above 0"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], expected: str
+) -> None:
+    code, _ = run_cli(*argv)
+    assert code == 2
+    assert expected in one_error_line(capsys)
+
+
+def test_bad_files_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "hidden_size": 4096')
+    assert run_cli("estimate", str(config))[0] == 2
+    assert str(config) in one_error_line(capsys)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 7)
+    assert run_cli("estimate", str(gguf))[0] == 2
+    assert str(gguf) in one_error_line(capsys)
+
+
+@pytest.fixture
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> Machine:
+    machine = small_machine()
+    monkeypatch.setattr(probe, "probe_machine", lambda **_kw: machine)
+    return machine
+
+
+def test_fit_json_contract_on_this_machine(cpu_only: Machine) -> None:
+    code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "fits_with_offload"  # no GPU: runs on the CPU from RAM
+    assert set(data["placement"]) >= {"gpu_bytes", "cpu_bytes", "gpu_layers", "total_layers", "offload"}
+    assert data["placement"]["gpu_bytes"] == [] and data["placement"]["cpu_bytes"] > 0
+    assert set(data["speed"]) >= {
+        "decode_tokens_per_s",
+        "prefill_tokens_per_s",
+        "train_tokens_per_s",
+        "bound_by",
+    }
+    assert data["speed"]["bound_by"] == "ram_bandwidth"
+    assert set(data["estimate"]["memory"]) == MEMORY_KEYS
+    assert data["reasons"] and isinstance(data["advice"], list)
+
+
+def test_fit_what_if_and_snapshot(cpu_only: Machine, tmp_path: Path) -> None:
+    code, out = run_cli(
+        "fit",
+        "llama-3.1-70b",
+        "--gpu",
+        "nvidia-h100-sxm5",
+        "--gpu",
+        "nvidia-h100-sxm5",
+        "--quant",
+        "fp8",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "fits"
+    assert len(data["placement"]["gpu_bytes"]) == 2 and all(b > 0 for b in data["placement"]["gpu_bytes"])
+    assert data["speed"]["bound_by"] == "memory_bandwidth"
+    snapshot = tmp_path / "lab.json"
+    save_machine(small_machine("lab"), snapshot)
+    code, out = run_cli(
+        "fit", "llama-3.1-8b", "--machine", str(snapshot), "--ram-gb", "4", "--quant", "bf16", "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "does_not_fit"
+    assert data["advice"]
+
+
+def test_fit_megatrain_from_the_command_line(cpu_only: Machine) -> None:
+    code, out = run_cli(
+        "fit",
+        "qwen2.5-72b",
+        "--gpu",
+        "nvidia-h200",
+        "--ram-gb",
+        "1536",
+        "--workload",
+        "full",
+        "--context",
+        "1024",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "fits_with_offload"
+    assert data["placement"]["offload"] == "full"
+    assert data["speed"]["train_tokens_per_s"] > 0
+    assert data["speed"]["bound_by"] in ("compute", "pcie", "cpu_optimizer")
