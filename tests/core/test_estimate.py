@@ -341,3 +341,11 @@ def test_moe_decodes_from_active_parameters(catalog: Catalog) -> None:
         live=False,
     )
     assert result.speed.decode_tokens_per_s > 3 * dense_equivalent.speed.decode_tokens_per_s  # type: ignore[operator]
+
+
+def test_vllm_takes_its_memory_fraction(catalog: Catalog) -> None:
+    box = machine(catalog, ("nvidia-geforce-rtx-4090",))
+    llama = fit(model(LLAMA_31_8B), box, Request(quant="q4_k_m"), catalog, live=False)
+    vllm = fit(model(LLAMA_31_8B), box, Request(quant="q4_k_m", engine="vllm"), catalog, live=False)
+    assert vllm.budget.gpu_bytes[0] == int(24 * GIB * 0.9) < llama.budget.gpu_bytes[0]
+    assert any("--gpu-memory-utilization" in r for r in vllm.reasons)

@@ -437,6 +437,8 @@ def fit(
 ) -> FitResult:
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live)
+    if req.engine == "vllm" and est.workload == "inference":
+        budget = _vllm_budget(machine, budget)
     placement = place(est, budget, offload, split)
     reasons = list(budget.reasons)
     if placement is None:
@@ -458,6 +460,23 @@ def fit(
             _advice(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
         )
     return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
+
+
+#: vLLM's default --gpu-memory-utilization: it takes this fraction of each GPU's total memory
+#: (memory-formulas §5: "Standard 0,9"; vllm PR #10511 start-up profile 79.22 GiB × 0.90)
+VLLM_GPU_UTILIZATION = 0.9
+
+
+def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
+    capped = tuple(
+        min(b, int(g.memory_total_bytes * VLLM_GPU_UTILIZATION)) if g.memory_total_bytes else b
+        for g, b in zip(machine.gpus, budget.gpu_bytes, strict=True)
+    )
+    reason = (
+        f"vLLM uses at most {VLLM_GPU_UTILIZATION:.0%} of each GPU's memory "
+        "(--gpu-memory-utilization default)"
+    )
+    return Budget(capped, budget.cpu_bytes, (*budget.reasons, reason))
 
 
 def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
