@@ -202,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit.set_defaults(handler=_cmd_fit)
 
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
+    gui.add_argument("--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine")
+    gui.add_argument("--page", metavar="NAME", help="start on this page: overview, models, fit, compat")
+    gui.add_argument(
+        "--screenshot", metavar="DIR", type=Path, help="render every page (or --page) to DIR/<page>.png and exit"
+    )
     gui.set_defaults(handler=_cmd_gui)
     return parser
 
@@ -335,7 +340,19 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
             f"the desktop app needs {missing}, which is not installed (pip install PySide6-Essentials); "
             "headless commands such as 'rigcheck audit' work without it"
         ) from None
-    return gui_main([])
+    if getattr(args, "machine", None) is not None:
+        from rigcheck.core.machine import load_machine
+
+        load_machine(args.machine)  # a bad snapshot is one line and exit 2, before any window
+    try:
+        return gui_main(
+            [],
+            machine=getattr(args, "machine", None),
+            page=getattr(args, "page", None),
+            screenshot=getattr(args, "screenshot", None),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _emit(text: str, output: Path | None, out: TextIO) -> None:

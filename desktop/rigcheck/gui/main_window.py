@@ -1,16 +1,17 @@
-"""The main window: page navigation on the left, the selected page on the right.
+"""The main window: pages on the left, the machine being shown on top, menus, drag and drop.
 
-Pages slot into the stack through :meth:`MainWindow.add_page`; for now there is an Overview that shows
-the machine (this computer, probed off the GUI thread, or a snapshot opened from a file).
+Pages are built by :meth:`MainWindow.build_pages` from the ``PAGES`` table and talk to each other
+only through the shared :class:`~rigcheck.gui.state.AppState`. Switching language rebuilds them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QSettings, QThreadPool, Slot
-from PySide6.QtGui import QAction, QFont, QFontDatabase, QIcon, QKeySequence
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -19,149 +20,222 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
+    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from rigcheck import __version__
+import rigcheck
 from rigcheck.core.errors import InputError
 from rigcheck.core.machine import Machine, load_machine, save_machine
-from rigcheck.core.report.summary import summarise
+from rigcheck.gui import i18n
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import Job, submit
 
+RECENT_LIMIT = 8
 
-class OverviewPage(QWidget):
-    """The machine at a glance (the full page with VRAM bars and model cards comes later)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.heading = QLabel("This computer")
-        font = self.heading.font()
-        font.setPointSizeF(font.pointSizeF() * 1.4)
-        font.setBold(True)
-        self.heading.setFont(font)
-        self.status = QLabel("Probing this machine…")
-        self.status.setObjectName("status")
-        self.text = QPlainTextEdit(readOnly=True)
-        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.status)
-        layout.addWidget(self.text, 1)
+def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
+    from rigcheck.gui.pages.compat import CompatPage
+    from rigcheck.gui.pages.fit import FitPage
+    from rigcheck.gui.pages.models import ModelsPage
+    from rigcheck.gui.pages.overview import OverviewPage
 
-    def show_machine(self, machine: Machine, label: str) -> None:
-        self.heading.setText(label)
-        gpus = len(machine.gpus)
-        taken = machine.taken_at or "at an unknown time"
-        self.status.setText(f"{gpus} GPU{'s' if gpus != 1 else ''} · snapshot taken {taken}")
-        self.text.setPlainText(summarise(machine))
-
-    def show_error(self, message: str) -> None:
-        self.status.setText(message)
+    return [
+        ("overview", "Overview", OverviewPage),
+        ("models", "Models", ModelsPage),
+        ("fit", "Fit", FitPage),
+        ("compat", "Compatibility", CompatPage),
+    ]
 
 
 class MainWindow(QMainWindow):
-    def __init__(
-        self,
-        probe: Callable[[], Machine],
-        settings: QSettings,
-        pool: QThreadPool | None = None,
-    ) -> None:
+    def __init__(self, state: AppState, probe: Callable[[], Machine]) -> None:
         super().__init__()
+        self.state = state
         self._probe = probe
-        self._settings = settings
-        self._pool = pool or QThreadPool.globalInstance()
         self._jobs: set[Job] = set()
-        self.machine: Machine | None = None
-        self.machine_label = "This computer"
-
+        self.pages: dict[str, QWidget] = {}
+        self.setAcceptDrops(True)
         self.setWindowTitle("RigCheck")
-        self.setWindowIcon(QIcon.fromTheme("rigcheck"))
+        self.setMinimumSize(900, 600)
+
         self.nav = QListWidget()
-        self.nav.setFixedWidth(170)
+        self.nav.setAccessibleName("Pages")
+        self.nav.setFixedWidth(190)
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
+        self.nav.setStyleSheet("QListWidget::item { padding: 9px 14px; }")
         self.stack = QStackedWidget()
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
 
+        self.machine_label = QLabel()
+        self.machine_label.setObjectName("machineLabel")
+        self.machine_label.setAccessibleName("Machine shown")
+        self.this_computer = QPushButton()
+        self.this_computer.clicked.connect(self.start_probe)
+        self.open_button = QPushButton()
+        self.open_button.clicked.connect(self._open_snapshot_dialog)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(12, 8, 12, 8)
+        bar.addWidget(self.machine_label, 1)
+        bar.addWidget(self.this_computer)
+        bar.addWidget(self.open_button)
+
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addLayout(bar)
+        column.addWidget(self.stack, 1)
         central = QWidget()
         row = QHBoxLayout(central)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.nav)
-        row.addWidget(self.stack, 1)
+        row.addWidget(right, 1)
         self.setCentralWidget(central)
 
-        self.overview = OverviewPage()
-        self.add_page("Overview", self.overview)
-        self._build_menus()
-        self.statusBar().showMessage(f"RigCheck {__version__}")
+        state.machine_changed.connect(self._machine_changed)
+        state.page_requested.connect(self.show_page)
+        state.model_chosen.connect(lambda _m: self.show_page("fit"))
+        self.build_pages()
         self._restore()
 
     # -- pages -----------------------------------------------------------------------------------
 
-    def add_page(self, title: str, page: QWidget) -> None:
-        item = QListWidgetItem(title)
-        font = QFont(item.font())
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        item.setFont(font)
-        self.nav.addItem(item)
-        self.stack.addWidget(page)
-        if self.nav.currentRow() < 0:
-            self.nav.setCurrentRow(0)
+    def build_pages(self) -> None:
+        """(Re)build every page and menu in the current language, keeping the page shown."""
+        current = self.nav.currentRow()
+        self.nav.clear()
+        while self.stack.count():
+            widget = self.stack.widget(0)
+            self.stack.removeWidget(widget)
+            widget.deleteLater()
+        self.pages = {}
+        for number, (key, title, factory) in enumerate(_page_table(), 1):
+            page = factory(self.state)
+            page.setObjectName(f"page-{key}")
+            self.pages[key] = page
+            item = QListWidgetItem(tr(title))
+            item.setToolTip(f"{tr(title)} (Ctrl+{number})")
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            self.nav.addItem(item)
+            self.stack.addWidget(page)
+        self.nav.setCurrentRow(max(current, 0))
+        self._build_menus()
+        self.this_computer.setText(tr("This computer"))
+        self.this_computer.setToolTip(tr("Probe this computer again (F5)"))
+        self.open_button.setText(tr("Open snapshot…"))
+        if self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+
+    @Slot(str)
+    def show_page(self, key: str) -> None:
+        for row in range(self.nav.count()):
+            if self.nav.item(row).data(Qt.ItemDataRole.UserRole) == key:
+                self.nav.setCurrentRow(row)
+                return
 
     # -- menus -----------------------------------------------------------------------------------
 
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = QAction("&Open snapshot…", self, shortcut=QKeySequence.StandardKey.Open)
-        self.open_action.triggered.connect(self._open_snapshot_dialog)
-        self.save_action = QAction("&Save audit…", self, shortcut=QKeySequence.StandardKey.Save)
-        self.save_action.triggered.connect(self._save_audit_dialog)
-        self.save_action.setEnabled(False)
-        self.refresh_action = QAction(
-            "&Probe this computer again", self, shortcut=QKeySequence.StandardKey.Refresh
-        )
-        self.refresh_action.triggered.connect(self.start_probe)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        for action in (self.open_action, self.save_action, self.refresh_action):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        file_menu.addAction(quit_action)
+    def _action(
+        self, text: str, slot: Callable[[], Any], shortcut: QKeySequence | str | None = None
+    ) -> QAction:
+        action = QAction(tr(text), self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        return action
 
-        help_menu = self.menuBar().addMenu("&Help")
-        about = QAction("&About RigCheck", self)
-        about.triggered.connect(self._about)
-        help_menu.addAction(about)
+    def _build_menus(self) -> None:
+        menus = self.menuBar()
+        menus.clear()
+        file_menu = menus.addMenu(tr("&File"))
+        file_menu.addAction(
+            self._action("&Open snapshot…", self._open_snapshot_dialog, QKeySequence.StandardKey.Open)
+        )
+        self.recent_menu = file_menu.addMenu(tr("Open &recent"))
+        self._fill_recent()
+        self.save_action = self._action(
+            "&Save audit…", self._save_audit_dialog, QKeySequence.StandardKey.Save
+        )
+        self.save_action.setEnabled(self.state.machine is not None)
+        file_menu.addAction(self.save_action)
+        file_menu.addAction(self._action("Probe &this computer", self.start_probe, "F5"))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+
+        view = menus.addMenu(tr("&View"))
+        for number, (key, title, _factory) in enumerate(_page_table(), 1):
+            view.addAction(self._action(title, lambda k=key: self.show_page(k), f"Ctrl+{number}"))
+        view.addSeparator()
+        languages = view.addMenu(tr("&Language"))
+        group = QActionGroup(self)
+        chosen = str(self.state.settings.value("ui/language", "system"))
+        for code, name in (("system", tr("System")), *i18n.LANGUAGES.items()):
+            action = QAction(name, self, checkable=True)
+            action.setChecked(code == chosen)
+            action.triggered.connect(lambda _checked=False, c=code: self.set_language(c))
+            group.addAction(action)
+            languages.addAction(action)
+
+        help_menu = menus.addMenu(tr("&Help"))
+        help_menu.addAction(self._action("&About RigCheck", self._about))
+
+    def set_language(self, code: str) -> None:
+        self.state.settings.setValue("ui/language", code)
+        i18n.set_language(i18n.system_language() if code == "system" else code)
+        self.build_pages()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
+        for path in recent:
+            self.recent_menu.addAction(path, lambda p=path: self.open_snapshot(Path(p)))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _recent(self) -> list[str]:
+        value = self.state.settings.value("files/recent", [])
+        return [str(v) for v in value] if isinstance(value, list) else ([str(value)] if value else [])
+
+    def _remember(self, path: Path) -> None:
+        recent = [str(path), *(p for p in self._recent() if p != str(path))][:RECENT_LIMIT]
+        self.state.settings.setValue("files/recent", recent)
+        self._fill_recent()
 
     # -- machine ---------------------------------------------------------------------------------
 
     @Slot()
     def start_probe(self) -> None:
-        self.overview.status.setText("Probing this machine…")
-        self.refresh_action.setEnabled(False)
-        job = submit(self._pool, self._probe, self._probe_done, self._probe_failed)
+        self.machine_label.setText(tr("Probing this computer…"))
+        job = submit(self.state.pool, self._probe, self._probe_done, self._probe_failed)
         self._jobs.add(job)
 
     @Slot(object)
     def _probe_done(self, machine: Machine) -> None:
         self._jobs.clear()
-        self.refresh_action.setEnabled(True)
-        self.set_machine(machine, "This computer")
+        psu = self.state.psu_watts()
+        if psu:
+            machine = machine.with_psu(psu)
+        self.state.set_machine(machine, tr("This computer"), True)
 
     @Slot(str)
     def _probe_failed(self, message: str) -> None:
         self._jobs.clear()
-        self.refresh_action.setEnabled(True)
-        self.overview.show_error(f"Probing failed: {message}")
+        self.machine_label.setText(tr("Probing failed:") + " " + message)
 
-    def set_machine(self, machine: Machine, label: str) -> None:
-        self.machine = machine
-        self.machine_label = label
-        self.save_action.setEnabled(True)
-        self.overview.show_machine(machine, label)
+    def _machine_changed(self, machine: Machine, label: str, is_live: bool) -> None:
+        gpus = len(machine.gpus)
+        what = tr("GPU") if gpus == 1 else tr("GPUs")
+        if is_live:
+            self.machine_label.setText(f"<b>{label}</b> · {gpus} {what}")
+            self.machine_label.setStyleSheet("")
+        else:
+            self.machine_label.setText(f"⚠ <b>{label}</b> · {gpus} {what} · {tr('not this computer')}")
+            self.machine_label.setStyleSheet("QLabel#machineLabel { color: palette(highlight); }")
+        if hasattr(self, "save_action"):
+            self.save_action.setEnabled(True)
         self.setWindowTitle(f"RigCheck — {label}")
 
     def open_snapshot(self, path: Path) -> bool:
@@ -169,50 +243,103 @@ class MainWindow(QMainWindow):
         try:
             machine = load_machine(path)
         except InputError as exc:
-            QMessageBox.warning(self, "Cannot open snapshot", str(exc))
+            QMessageBox.warning(self, tr("Cannot open snapshot"), str(exc))
             return False
-        self.set_machine(machine, f"Snapshot: {path.name} (not this computer)")
+        self._remember(path)
+        self.state.set_machine(machine, f"{tr('Snapshot')} {path.name}", False)
         return True
 
     @Slot()
     def _open_snapshot_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Open snapshot", "", "RigCheck snapshots (*.json)")
+        name, _ = QFileDialog.getOpenFileName(
+            self, tr("Open snapshot"), "", tr("RigCheck snapshots (*.json)")
+        )
         if name:
             self.open_snapshot(Path(name))
 
     @Slot()
     def _save_audit_dialog(self) -> None:
-        if self.machine is None:
+        if self.state.machine is None:
             return
-        name, _ = QFileDialog.getSaveFileName(self, "Save audit", "rigcheck-audit.json", "JSON (*.json)")
+        name, _ = QFileDialog.getSaveFileName(self, tr("Save audit"), "rigcheck-audit.json", "JSON (*.json)")
         if name:
             try:
-                save_machine(self.machine, Path(name))
+                save_machine(self.state.machine, Path(name))
             except OSError as exc:
-                QMessageBox.warning(self, "Cannot save audit", f"{name}: {exc.strerror or exc}")
+                QMessageBox.warning(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
+
+    # -- drag and drop ---------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        urls = event.mimeData().urls()
+        if urls:
+            event.acceptProposedAction()
+            self.load_path(Path(urls[0].toLocalFile()))
+
+    def load_path(self, path: Path) -> None:
+        """A dropped file: a machine snapshot opens as the machine; anything else is read as a model."""
+        if path.suffix.lower() == ".json" and path.name != "config.json" and _looks_like_snapshot(path):
+            self.open_snapshot(path)
+            return
+        from rigcheck.core.models.files import load_model_path
+
+        self.statusBar().showMessage(tr("Reading") + f" {path.name}…")
+        job = submit(
+            self.state.pool,
+            lambda: load_model_path(path, catalog=self.state.catalog),
+            self._model_loaded,
+            self._model_failed,
+        )
+        self._jobs.add(job)
+
+    @Slot(object)
+    def _model_loaded(self, model: object) -> None:
+        self._jobs.clear()
+        self.statusBar().clearMessage()
+        self.state.choose_model(model)  # type: ignore[arg-type]
+
+    @Slot(str)
+    def _model_failed(self, message: str) -> None:
+        self._jobs.clear()
+        self.statusBar().clearMessage()
+        QMessageBox.warning(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
+
+    # -- settings --------------------------------------------------------------------------------
 
     @Slot()
     def _about(self) -> None:
         QMessageBox.about(
             self,
-            "About RigCheck",
-            f"<b>RigCheck {__version__}</b><p>Will this model run on this machine, how fast, "
-            "and if not, what would it take?</p>",
+            tr("About RigCheck"),
+            f"<b>RigCheck {rigcheck.__version__}</b><p>"
+            + tr("Will this model run on this machine, how fast, and if not, what would it take?")
+            + "</p>",
         )
 
-    # -- settings --------------------------------------------------------------------------------
-
     def _restore(self) -> None:
-        geometry = self._settings.value("window/geometry")
+        geometry = self.state.settings.value("window/geometry")
         if geometry is not None:
-            self.restoreGeometry(geometry)
+            self.restoreGeometry(geometry)  # type: ignore[arg-type]
         else:
-            self.resize(980, 680)
-        page = self._settings.value("window/page", 0, type=int)
+            self.resize(1280, 800)
+        page = self.state.settings.value("window/page", 0, type=int)
         if isinstance(page, int) and 0 <= page < self.nav.count():
             self.nav.setCurrentRow(page)
 
-    def closeEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
-        self._settings.setValue("window/geometry", self.saveGeometry())
-        self._settings.setValue("window/page", self.nav.currentRow())
-        super().closeEvent(event)  # type: ignore[arg-type]
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        self.state.settings.setValue("window/geometry", self.saveGeometry())
+        self.state.settings.setValue("window/page", self.nav.currentRow())
+        super().closeEvent(event)
+
+
+def _looks_like_snapshot(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"rigcheck.machine/' in head

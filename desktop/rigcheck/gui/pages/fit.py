@@ -1,0 +1,544 @@
+"""Fit: one model on the selected machine, recomputed as the user changes anything.
+
+The estimate takes well under a millisecond (BENCHMARKS.md), so it runs on the GUI thread on every
+change; the chart is painted directly with QPainter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from PySide6.QtCore import QRectF, QSize, Qt, Slot
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.fit import FitResult, best_quant, fit, max_context
+from rigcheck.core.estimate.memory import Request, resolve_quant
+from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.units import fmt_bytes
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.state import AppState
+from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, subheading
+
+QUANTS = (
+    "bf16",
+    "fp8",
+    "q8_0",
+    "q6_k",
+    "q5_k_m",
+    "q4_k_m",
+    "iq4_xs",
+    "q3_k_m",
+    "q2_k",
+    "nf4",
+    "gptq-4bit",
+    "awq-4bit",
+    "mxfp4",
+)
+FILE_QUANT = "file"
+KV_TYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
+WORKLOADS = (
+    ("inference", "Inference"),
+    ("lora", "LoRA fine-tune"),
+    ("qlora", "QLoRA fine-tune"),
+    ("full", "Full fine-tune"),
+)
+OFFLOADS = (
+    ("auto", "Automatic"),
+    ("none", "GPU only"),
+    ("layers", "Layers to RAM (llama.cpp)"),
+    ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
+    ("full", "Everything in RAM (MegaTrain)"),
+)
+ENGINES = ("llama.cpp", "vllm", "transformers")
+CATEGORY_COLOURS = {
+    "weights": "#4f7fd9",
+    "kv_cache": "#3aa889",
+    "activations": "#d9913c",
+    "overhead": "#8c8f96",
+    "gradients": "#b35cc4",
+    "optimizer": "#d45b6a",
+}
+CATEGORY_NAMES = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "activations": "activations",
+    "overhead": "runtime",
+    "gradients": "gradients",
+    "optimizer": "optimizer",
+}
+SLIDER_STEPS = 1000
+MIN_CONTEXT = 256
+BOUND_WORDS = {
+    "memory_bandwidth": "GPU memory bandwidth",
+    "compute": "compute",
+    "pcie": "PCIe transfers",
+    "ram_bandwidth": "RAM bandwidth",
+    "cpu_optimizer": "the CPU optimizer",
+}
+
+
+class MemoryChart(QWidget):
+    """A stacked bar of what the model needs, and one bar per GPU and for RAM: budget vs placed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result: FitResult | None = None
+        self.device_names: list[str] = []
+        self.setMinimumHeight(160)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setAccessibleName(tr("Memory chart"))
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        devices = len(self.device_names) + 1  # and RAM
+        return QSize(600, 6 + 34 + 30 * devices + 24)
+
+    def show_result(self, result: FitResult, device_names: list[str]) -> None:
+        self.result = result
+        self.device_names = device_names
+        self.setFixedHeight(self.sizeHint().height())
+        est = result.estimate
+        parts = ", ".join(
+            f"{tr(CATEGORY_NAMES[c])} {fmt_bytes(est.total(c))}" for c in CATEGORY_COLOURS if est.total(c)
+        )
+        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}")
+        self.update()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        if self.result is None:
+            return
+        result = self.result
+        est = result.estimate
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        text = palette.color(QPalette.ColorRole.WindowText)
+        label_width = 150
+        width = self.width() - label_width - 12
+        budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
+        scale = max([est.total_bytes, *budgets, 1])
+        metrics = QFontMetrics(self.font())
+        y = 6.0
+        row_height = 24.0
+
+        def label(row_y: float, words: str) -> None:
+            painter.setPen(text)
+            painter.drawText(
+                QRectF(0, row_y, label_width - 8, row_height), Qt.AlignmentFlag.AlignVCenter, words
+            )
+
+        label(y, tr("Needs") + f" {fmt_bytes(est.total_bytes)}")
+        x = float(label_width)
+        for category, colour in CATEGORY_COLOURS.items():
+            part = est.total(category)  # type: ignore[arg-type]
+            if not part:
+                continue
+            w = width * part / scale
+            painter.fillRect(QRectF(x, y, w, row_height), QColor(colour))
+            name = tr(CATEGORY_NAMES[category])
+            if metrics.horizontalAdvance(name) + 8 < w:
+                painter.setPen(QColor("white"))
+                painter.drawText(QRectF(x, y, w, row_height), Qt.AlignmentFlag.AlignCenter, name)
+            x += w
+        y += row_height + 10
+
+        placed = [*list(result.placement.gpu_bytes), result.placement.cpu_bytes]
+        names = [*self.device_names, tr("RAM")]
+        for name, budget, used in zip(names, budgets, placed, strict=False):
+            label(y, name)
+            outline = QRectF(label_width, y, max(width * budget / scale, 1), row_height)
+            fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
+            fill_colour.setAlpha(200)
+            painter.fillRect(
+                QRectF(label_width, y, width * min(used, budget) / scale, row_height), fill_colour
+            )
+            painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
+            painter.drawRect(outline)
+            painter.setPen(text)
+            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}"
+            painter.drawText(
+                QRectF(label_width + 6, y, width - 6, row_height), Qt.AlignmentFlag.AlignVCenter, words
+            )
+            y += row_height + 6
+        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        painter.drawText(
+            QRectF(label_width, y, width, 18),
+            Qt.AlignmentFlag.AlignLeft,
+            tr("filled: placed there · dashed outline: what it may use"),
+        )
+        painter.end()
+
+
+class FitPage(QWidget):
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        self.model: ModelInfo | None = None
+        self.result: FitResult | None = None
+        self._busy = False
+
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        content = QWidget()
+        scroll.setWidget(content)
+        page = QVBoxLayout(content)
+        page.setContentsMargins(16, 12, 16, 16)
+        page.setSpacing(10)
+        self.title = heading(tr("Fit"))
+        self.subtitle = muted("")
+        page.addWidget(self.title)
+        page.addWidget(self.subtitle)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(16)
+        page.addLayout(grid)
+        controls = Card()
+        controls.setMaximumWidth(420)
+        form = QFormLayout()
+        controls.body.addWidget(subheading(tr("Settings")))
+        controls.body.addLayout(form)
+        self.quant = self._combo(tr("Weight format"), [(q, q.upper() if "_" in q else q) for q in QUANTS])
+        self.context = QSlider(Qt.Orientation.Horizontal)
+        self.context.setRange(0, SLIDER_STEPS)
+        self.context.setAccessibleName(tr("Context length"))
+        self.context_value = QSpinBox()
+        self.context_value.setRange(MIN_CONTEXT, 10_000_000)
+        self.context_value.setSingleStep(1024)
+        self.context_value.setSuffix(" " + tr("tokens"))
+        self.context_value.setAccessibleName(tr("Context length in tokens"))
+        context_row = QHBoxLayout()
+        context_row.addWidget(self.context, 1)
+        context_row.addWidget(self.context_value)
+        self.batch = QSpinBox()
+        self.batch.setRange(1, 1024)
+        self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
+        self.kv = self._combo(tr("KV cache type"), [(k, k) for k in KV_TYPES])
+        self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
+        self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
+        self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
+        for text, widget in (
+            (tr("Weight format"), self.quant),
+            (tr("Context"), context_row),
+            (tr("Batch"), self.batch),
+            (tr("KV cache type"), self.kv),
+            (tr("Workload"), self.workload),
+            (tr("Offload"), self.offload),
+            (tr("Engine"), self.engine),
+        ):
+            form.addRow(text, widget)
+        buttons = QHBoxLayout()
+        self.max_context_button = QPushButton(tr("Max context that fits"))
+        self.best_quant_button = QPushButton(tr("Best format that fits"))
+        buttons.addWidget(self.max_context_button)
+        buttons.addWidget(self.best_quant_button)
+        controls.body.addLayout(buttons)
+        self.solver_text = muted("")
+        controls.body.addWidget(self.solver_text)
+        controls.body.addStretch(1)
+        grid.addWidget(controls, 0, 0, 2, 1)
+
+        verdict_card = Card()
+        self.verdict = QLabel()
+        self.verdict.setAccessibleName(tr("Verdict"))
+        self.verdict.setWordWrap(True)
+        verdict_card.body.addWidget(self.verdict)
+        self.chart = MemoryChart()
+        verdict_card.body.addWidget(self.chart)
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        verdict_card.body.addWidget(self.legend)
+        self.reasons = QLabel()
+        self.reasons.setWordWrap(True)
+        self.reasons.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        verdict_card.body.addWidget(self.reasons)
+        grid.addWidget(verdict_card, 0, 1)
+
+        speed_card = Card()
+        speed_card.body.addWidget(subheading(tr("Speed and what bounds it")))
+        self.speed = QLabel()
+        self.speed.setWordWrap(True)
+        self.speed.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        speed_card.body.addWidget(self.speed)
+        grid.addWidget(speed_card, 1, 1)
+        grid.setColumnStretch(1, 1)
+
+        self.why_button = QToolButton()
+        self.why_button.setText(tr("Why? Show every number's formula and source"))
+        self.why_button.setCheckable(True)
+        self.why_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.why_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.why = QTextBrowser()
+        self.why.setAccessibleName(tr("Formulas and sources"))
+        self.why.setOpenExternalLinks(True)
+        self.why.setVisible(False)
+        self.why.setMinimumHeight(240)
+        self.why_button.toggled.connect(self._toggle_why)
+        page.addWidget(self.why_button)
+        page.addWidget(self.why)
+        page.addStretch(1)
+
+        self._restore()
+        for signal in (
+            self.quant.currentIndexChanged,
+            self.batch.valueChanged,
+            self.kv.currentIndexChanged,
+            self.workload.currentIndexChanged,
+            self.offload.currentIndexChanged,
+            self.engine.currentIndexChanged,
+        ):
+            signal.connect(self.recompute)
+        self.context.valueChanged.connect(self._slider_moved)
+        self.context_value.valueChanged.connect(self._context_typed)
+        self.max_context_button.clicked.connect(self.fit_max_context)
+        self.best_quant_button.clicked.connect(self.fit_best_quant)
+        state.model_chosen.connect(self.set_model)
+        state.machine_changed.connect(lambda *_args: self.recompute())
+        model = state.model
+        if model is None:
+            default = state.catalog.model("llama-3.1-8b")
+            model = from_catalog(default) if default is not None else None
+        if model is not None:
+            self.set_model(model)
+
+    def _combo(self, name: str, items: list[tuple[str, str]]) -> QComboBox:
+        combo = QComboBox()
+        combo.setAccessibleName(name)
+        for key, text in items:
+            combo.addItem(text, key)
+        return combo
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        settings = self.state.settings
+        quant = str(settings.value("fit/quant", "q4_k_m")).lower()
+        index = self.quant.findData(quant)
+        self.quant.setCurrentIndex(index if index >= 0 else self.quant.findData("q4_k_m"))
+        self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
+
+    @Slot(object)
+    def set_model(self, model: ModelInfo) -> None:
+        self.model = model
+        self._busy = True
+        file_index = self.quant.findData(FILE_QUANT)
+        if model.weights is not None and file_index < 0:
+            self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
+        elif model.weights is None and file_index >= 0:
+            self.quant.removeItem(file_index)
+        if model.weights is not None:
+            self.quant.setCurrentIndex(0)
+        else:
+            wanted = str(self.state.settings.value("fit/quant", "q4_k_m")).lower()
+            index = self.quant.findData(wanted)
+            if index >= 0:
+                self.quant.setCurrentIndex(index)
+        maximum = model.arch.max_context or 131072
+        self.context_value.setMaximum(maximum)
+        self.context_value.setValue(min(self.context_value.value(), maximum))
+        self._sync_slider()
+        self._busy = False
+        self.recompute()
+
+    def _max(self) -> int:
+        return self.model.arch.max_context if self.model and self.model.arch.max_context else 131072
+
+    def _to_slider(self, tokens: int) -> int:
+        span = math.log(self._max() / MIN_CONTEXT) or 1.0
+        return round(SLIDER_STEPS * math.log(max(tokens, MIN_CONTEXT) / MIN_CONTEXT) / span)
+
+    def _from_slider(self, value: int) -> int:
+        tokens = MIN_CONTEXT * (self._max() / MIN_CONTEXT) ** (value / SLIDER_STEPS)
+        step = 256 if tokens < 16384 else 1024
+        return min(self._max(), max(MIN_CONTEXT, int(round(tokens / step) * step)))
+
+    def _sync_slider(self) -> None:
+        self.context.blockSignals(True)
+        self.context.setValue(self._to_slider(self.context_value.value()))
+        self.context.blockSignals(False)
+
+    @Slot(int)
+    def _slider_moved(self, value: int) -> None:
+        self.context_value.blockSignals(True)
+        self.context_value.setValue(self._from_slider(value))
+        self.context_value.blockSignals(False)
+        self.recompute()
+
+    @Slot(int)
+    def _context_typed(self, _value: int) -> None:
+        self._sync_slider()
+        self.recompute()
+
+    def request(self) -> Request:
+        quant = self.quant.currentData()
+        return Request(
+            quant=None if quant == FILE_QUANT else quant,
+            context=self.context_value.value(),
+            batch=self.batch.value(),
+            kv_type=self.kv.currentData(),
+            workload=self.workload.currentData(),
+            engine=self.engine.currentData(),
+        )
+
+    # -- compute ---------------------------------------------------------------------------------
+
+    @Slot()
+    def recompute(self) -> None:
+        if self._busy or self.model is None or self.state.machine is None:
+            if self.model is not None:
+                self.title.setText(self.model.name)
+                self.subtitle.setText(tr("Waiting for the machine…"))
+            return
+        model, machine = self.model, self.state.machine
+        arch = model.arch
+        active = f", {arch.params_active / 1e9:.1f}B {tr('active')}" if arch.is_moe else ""
+        self.title.setText(model.name)
+        self.subtitle.setText(
+            f"{arch.model_type} · {arch.params_total / 1e9:.2f}B {tr('parameters')}{active} · "
+            f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
+        )
+        self.state.settings.setValue("fit/context", self.context_value.value())
+        if self.quant.currentData() != FILE_QUANT:
+            self.state.settings.setValue("fit/quant", self.quant.currentData())
+        try:
+            result = fit(
+                model,
+                machine,
+                self.request(),
+                self.state.catalog,
+                offload=self.offload.currentData(),
+                live=self.state.is_live,
+                advise=False,
+            )
+        except InputError as exc:
+            self.verdict.setText(f"✘ {exc}")
+            self.result = None
+            return
+        self.result = result
+        self._show(result)
+
+    def _show(self, result: FitResult) -> None:
+        glyph, words, colour = VERDICTS[result.verdict]
+        est = result.estimate
+        self.verdict.setText(
+            f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
+            f"<br>{est.quant_name} · {est.context:,} {tr('tokens')} · "
+            f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
+        )
+        machine = self.state.machine
+        names = (
+            [f"GPU {g.index if g.index is not None else i}" for i, g in enumerate(machine.gpus)]
+            if machine
+            else []
+        )
+        self.chart.show_result(result, names)
+        self.legend.setText(
+            " &nbsp; ".join(
+                f"<span style='color:{colour}'>■</span> {tr(CATEGORY_NAMES[category])} "
+                f"{fmt_bytes(est.total(category))}"  # type: ignore[arg-type]
+                for category, colour in CATEGORY_COLOURS.items()
+                if est.total(category)  # type: ignore[arg-type]
+            )
+        )
+        items = "".join(f"<li>{r}</li>" for r in result.reasons)
+        self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
+        speed = result.speed
+        lines = []
+        if speed.decode_tokens_per_s is not None:
+            lines.append(f"<b>{tr('Generation')}</b>: ~{speed.decode_tokens_per_s:,.1f} {tr('tokens/s')}")
+        if speed.prefill_tokens_per_s is not None:
+            lines.append(
+                f"<b>{tr('Prompt processing')}</b>: ~{speed.prefill_tokens_per_s:,.0f} {tr('tokens/s')}"
+            )
+        if speed.train_tokens_per_s is not None:
+            lines.append(f"<b>{tr('Training')}</b>: ~{speed.train_tokens_per_s:,.0f} {tr('tokens/s')}")
+        if speed.bound_by:
+            lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
+        if not lines:
+            lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
+        lines += [f"<span style='color:gray'>{e}</span>" for e in speed.explanation]
+        self.speed.setText("<br>".join(lines))
+        self._fill_why(result)
+
+    def _fill_why(self, result: FitResult) -> None:
+        est = result.estimate
+        rows = "".join(
+            f"<tr><td><b>{t.name}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td><td>{t.provenance}</td>"
+            f"<td>{t.formula}<br><small>{t.source}</small></td></tr>"
+            for t in est.terms
+        )
+        notes = "".join(f"<li>{n}</li>" for n in (*est.model.notes, *est.notes))
+        assumed = ", ".join(est.model.arch.assumed)
+        self.why.setHtml(
+            f"<table cellspacing='6'><tr><th align='left'>{tr('part')}</th><th>{tr('bytes')}</th>"
+            f"<th align='left'>{tr('from')}</th><th align='left'>{tr('formula and source')}</th></tr>"
+            f"{rows}</table>"
+            + (f"<p>{tr('Assumed (not in the config)')}: {assumed}</p>" if assumed else "")
+            + (f"<ul>{notes}</ul>" if notes else "")
+        )
+
+    @Slot(bool)
+    def _toggle_why(self, shown: bool) -> None:
+        self.why.setVisible(shown)
+        self.why_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
+    # -- solvers ---------------------------------------------------------------------------------
+
+    @Slot()
+    def fit_max_context(self) -> None:
+        if self.model is None or self.state.machine is None:
+            return
+        longest = max_context(
+            self.model, self.state.machine, self.request(), self.state.catalog, live=self.state.is_live
+        )
+        if longest is None:
+            self.solver_text.setText(tr("Not even 512 tokens fit on the GPU with these settings."))
+            return
+        self.context_value.setValue(longest)
+        self.solver_text.setText(f"{tr('Longest context entirely on the GPU')}: {longest:,} {tr('tokens')}")
+
+    @Slot()
+    def fit_best_quant(self) -> None:
+        if self.model is None or self.state.machine is None:
+            return
+        request = replace(self.request(), quant=None)
+        found = best_quant(
+            self.model, self.state.machine, request, self.state.catalog, live=self.state.is_live
+        )
+        if found is None:
+            self.solver_text.setText(tr("No format fits entirely on the GPU at this context."))
+            return
+        name, spare = found
+        for index in range(self.quant.count()):
+            data = self.quant.itemData(index)
+            if data != FILE_QUANT and resolve_quant(self.state.catalog, data).name == name:
+                self.quant.setCurrentIndex(index)
+                break
+        self.solver_text.setText(f"{name} {tr('fits with')} {fmt_bytes(spare)} {tr('to spare')}")
+
+
+def _short_name(index: int, name: str) -> str:
+    for prefix in ("NVIDIA ", "GeForce ", "AMD ", "Radeon ", "Apple "):
+        name = name.replace(prefix, "")
+    return f"GPU {index} {name}"[:22]

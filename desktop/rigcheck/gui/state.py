@@ -1,0 +1,47 @@
+"""What every page shares: the catalog, the machine being looked at, and the model being fitted.
+
+One ``AppState`` is made by the composition root (``app.py``) and handed to each page; pages listen
+to its signals instead of reaching into each other. Everything it holds is an immutable core record.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
+
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.machine import Machine
+from rigcheck.core.models.spec import ModelInfo
+
+
+class AppState(QObject):
+    #: the machine every page shows changed: (machine, label, is_this_computer)
+    machine_changed = Signal(object, str, bool)
+    #: a model was chosen (from the Models page, a card, or a dropped file): show it in Fit
+    model_chosen = Signal(object)
+    #: a page asks the window to show another page, by its key ("fit", "models", …)
+    page_requested = Signal(str)
+
+    def __init__(self, catalog: Catalog, settings: QSettings, pool: QThreadPool | None = None) -> None:
+        super().__init__()
+        self.catalog = catalog
+        self.settings = settings
+        self.pool = pool or QThreadPool.globalInstance()
+        self.machine: Machine | None = None
+        self.machine_label = "This computer"
+        self.is_live = True
+        self.model: ModelInfo | None = None
+
+    def set_machine(self, machine: Machine, label: str, is_live: bool) -> None:
+        self.machine, self.machine_label, self.is_live = machine, label, is_live
+        self.machine_changed.emit(machine, label, is_live)
+
+    def choose_model(self, model: ModelInfo) -> None:
+        self.model = model
+        self.model_chosen.emit(model)
+
+    def psu_watts(self) -> float | None:
+        value = self.settings.value("machine/psu_watts", None)
+        try:
+            return float(value) if value not in (None, "") else None  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None

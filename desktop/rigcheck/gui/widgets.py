@@ -1,0 +1,132 @@
+"""Small widgets the pages share: cards, headings, verdict badges, a flow of cards."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QVBoxLayout, QWidget
+
+from rigcheck.gui.i18n import tr
+
+#: verdict -> (glyph, words, colour); the glyph and words carry the meaning, the colour only helps
+VERDICTS = {
+    "fits": ("✔", "Runs on the GPU", "#2e9d57"),
+    "fits_with_offload": ("◐", "Runs with offload to RAM", "#c98a12"),
+    "does_not_fit": ("✘", "Does not fit", "#c8433a"),
+}
+STATUS = {
+    "ok": ("✔", "OK", "#2e9d57"),
+    "warn": ("▲", "Warning", "#c98a12"),
+    "fail": ("✘", "Fails", "#c8433a"),
+    "unknown": ("?", "Unknown", "#7a7f87"),
+}
+
+
+def heading(text: str, scale: float = 1.45) -> QLabel:
+    label = QLabel(text)
+    font = QFont(label.font())
+    font.setPointSizeF(font.pointSizeF() * scale)
+    font.setBold(True)
+    label.setFont(font)
+    label.setAccessibleName(text)
+    return label
+
+
+def subheading(text: str) -> QLabel:
+    return heading(text, 1.12)
+
+
+def muted(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    palette = label.palette()
+    palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
+    label.setPalette(palette)
+    return label
+
+
+def verdict_label(verdict: str) -> QLabel:
+    glyph, words, colour = VERDICTS[verdict]
+    label = QLabel(f"{glyph} {tr(words)}")
+    label.setStyleSheet(
+        f"QLabel {{ color: white; background: {colour}; border-radius: 4px; padding: 2px 8px; "
+        "font-weight: bold; }"
+    )
+    label.setAccessibleName(tr(words))
+    return label
+
+
+class Card(QFrame):
+    """A raised panel that follows the palette (light or dark)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Window, palette.color(QPalette.ColorRole.Base))
+        self.setPalette(palette)
+        self.body = QVBoxLayout(self)
+        self.body.setContentsMargins(14, 12, 14, 12)
+        self.body.setSpacing(6)
+
+
+def blend(colour: str, alpha: int) -> QColor:
+    c = QColor(colour)
+    c.setAlpha(alpha)
+    return c
+
+
+class FlowLayout(QLayout):
+    """Lays children out left to right, wrapping to new rows (Qt's flow layout example, in Python)."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 12) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._spacing = spacing
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:  # noqa: N802 - Qt's name
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        x, y, row_height = rect.x(), rect.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            if x + hint.width() > rect.right() and row_height > 0:
+                x, y, row_height = rect.x(), y + row_height + self._spacing, 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing
+            row_height = max(row_height, hint.height())
+        return y + row_height - rect.y()
