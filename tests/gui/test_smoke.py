@@ -1,19 +1,26 @@
-"""The window opens, shows a machine probed off the GUI thread, opens snapshots, and closes."""
+"""The window as a user meets it: opens, probes off the GUI thread, pages, snapshots, drops, language."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from fakes.machines import small_machine
-from rigcheck.core.machine import Machine, save_machine
+from rigcheck.core.catalog import load_catalog
+from rigcheck.core.machine import Machine, load_machine, save_machine
+from rigcheck.gui import i18n
 from rigcheck.gui.main_window import MainWindow
+from rigcheck.gui.pages.fit import FitPage
+from rigcheck.gui.pages.overview import ModelCard, OverviewPage
+from rigcheck.gui.state import AppState
 
 pytestmark = pytest.mark.gui
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 
 
 @pytest.fixture
@@ -21,40 +28,48 @@ def settings(tmp_path: Path) -> QSettings:
     return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
 
 
+@pytest.fixture(autouse=True)
+def english() -> object:
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")
+
+
 @pytest.fixture
 def window(qtbot: QtBot, settings: QSettings) -> MainWindow:
-    win = MainWindow(probe=small_machine, settings=settings)
+    state = AppState(load_catalog(use_overlay=False), settings)
+    win = MainWindow(state, small_machine)
     qtbot.addWidget(win)
     return win
 
 
-def test_window_opens_probes_and_closes(qtbot: QtBot, window: MainWindow) -> None:
-    window.show()
+def probed(qtbot: QtBot, window: MainWindow) -> None:
     window.start_probe()
-    qtbot.waitUntil(lambda: window.machine is not None, timeout=5000)
-    assert "RigCheck audit of test-box" in window.overview.text.toPlainText()
-    assert window.windowTitle() == "RigCheck — This computer"
-    assert window.save_action.isEnabled()
+    qtbot.waitUntil(lambda: window.state.machine is not None, timeout=5000)
+    window.state.pool.waitForDone()
+
+
+def test_window_opens_with_its_pages_and_probes(qtbot: QtBot, window: MainWindow) -> None:
+    window.show()
+    assert list(window.pages) == ["overview", "models", "fit", "compat"]
+    probed(qtbot, window)
+    assert "This computer" in window.machine_label.text()
+    assert "not this computer" not in window.machine_label.text()
+    overview = window.pages["overview"]
+    assert isinstance(overview, OverviewPage)
+    assert overview.cards, "the 'what you can run' cards are shown"
     window.close()
 
 
-def test_probe_failure_is_shown_not_raised(qtbot: QtBot, settings: QSettings) -> None:
-    def broken() -> Machine:
-        raise OSError("sysfs vanished")
-
-    win = MainWindow(probe=broken, settings=settings)
-    qtbot.addWidget(win)
-    win.start_probe()
-    qtbot.waitUntil(lambda: "Probing failed" in win.overview.status.text(), timeout=5000)
-    assert "sysfs vanished" in win.overview.status.text()
-
-
-def test_open_snapshot_labels_it_not_this_computer(window: MainWindow, tmp_path: Path) -> None:
-    path = tmp_path / "lab.json"
-    save_machine(small_machine("lab-9"), path)
-    assert window.open_snapshot(path)
-    assert "not this computer" in window.overview.heading.text()
-    assert "lab-9" in window.overview.text.toPlainText()
+def test_snapshot_is_labelled_not_this_computer(qtbot: QtBot, window: MainWindow) -> None:
+    assert window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    assert "not this computer" in window.machine_label.text()
+    assert window.state.is_live is False
+    cards = window.pages["overview"].cards  # type: ignore[attr-defined]
+    by_id = {card.spec.id: card for card in cards}
+    assert by_id["llama-3.1-8b"].verdict == "fits"
+    assert by_id["llama-3.3-70b"].verdict == "fits_with_offload"
+    assert str(FIXTURES / "rtx4090-64gb.json") in window._recent()
 
 
 def test_bad_snapshot_gets_a_message(
@@ -66,14 +81,124 @@ def test_bad_snapshot_gets_a_message(
     path.write_text("{")
     assert not window.open_snapshot(path)
     assert shown and shown[0].startswith(f"{path}: not valid JSON")
-    assert window.machine is None
+    assert window.state.machine is None
 
 
-def test_geometry_and_page_persist(qtbot: QtBot, settings: QSettings) -> None:
-    first = MainWindow(probe=small_machine, settings=settings)
+def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    card = next(c for c in window.pages["overview"].cards if c.spec.id == "qwen3-8b")  # type: ignore[attr-defined]
+    assert isinstance(card, ModelCard)
+    qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
+    assert window.stack.currentWidget() is window.pages["fit"]
+    fit_page = window.pages["fit"]
+    assert isinstance(fit_page, FitPage)
+    assert fit_page.model is not None and fit_page.model.id == "qwen3-8b"
+
+
+def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    llama = load_catalog(use_overlay=False).model("llama-3.1-70b")
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.state.choose_model(from_catalog(llama))  # type: ignore[arg-type]
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    assert page.result is not None and page.result.verdict == "fits_with_offload"
+    page.quant.setCurrentIndex(page.quant.findData("q2_k"))
+    first = page.result.estimate.total("weights")
+    assert page.result.estimate.total("weights") < 30 * 1024**3 and first == page.result.estimate.total(
+        "weights"
+    )
+    # dragging the context slider recomputes: more context, more KV cache
+    page.context.setValue(100)
+    small_kv = page.result.estimate.total("kv_cache")
+    page.context.setValue(900)
+    assert page.result.estimate.total("kv_cache") > small_kv
+    assert page.context_value.value() > 8192
+    page.offload.setCurrentIndex(page.offload.findData("none"))
+    assert page.result.verdict == "does_not_fit"
+    page.why_button.click()
+    assert page.why.isVisible() or not page.isVisible()
+    assert "formula" in page.why.toHtml()
+
+
+def test_fit_solvers(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    page.context_value.setValue(131072)
+    page.fit_max_context()
+    assert page.context_value.value() < 131072
+    assert page.result is not None and page.result.verdict == "fits"
+    page.context_value.setValue(8192)
+    page.fit_best_quant()
+    assert "fits with" in page.solver_text.text()
+
+
+def test_dropping_a_config_json_opens_it_in_fit(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    spec = load_catalog(use_overlay=False).model("qwen2.5-7b")
+    assert spec is not None
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(spec.config))
+    window.load_path(folder / "config.json")
+    qtbot.waitUntil(lambda: window.stack.currentWidget() is window.pages["fit"], timeout=5000)
+    window.state.pool.waitForDone()
+    assert window.pages["fit"].model.arch.model_type == "qwen2"  # type: ignore[attr-defined]
+
+
+def test_dropping_a_snapshot_opens_it_as_the_machine(window: MainWindow, tmp_path: Path) -> None:
+    path = tmp_path / "lab.json"
+    save_machine(small_machine("lab-9"), path)
+    window.load_path(path)
+    assert window.state.machine is not None and window.state.machine.host.hostname == "lab-9"
+
+
+def test_bad_dropped_file_is_a_message(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00\x01")
+    window.load_path(bad)
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    assert "\n" not in shown[0]
+
+
+def test_language_switch_to_italian(qtbot: QtBot, window: MainWindow) -> None:
+    window.set_language("it")
+    assert window.nav.item(0).text() == "Panoramica"
+    assert window.nav.item(3).text() == "Compatibilità"
+    window.set_language("en")
+    assert window.nav.item(0).text() == "Overview"
+
+
+def test_geometry_language_and_page_persist(qtbot: QtBot, settings: QSettings) -> None:
+    state = AppState(load_catalog(use_overlay=False), settings)
+    first = MainWindow(state, small_machine)
     qtbot.addWidget(first)
-    first.resize(701, 502)
+    first.resize(1001, 702)
+    first.show_page("fit")
     first.close()
-    second = MainWindow(probe=small_machine, settings=settings)
+    second = MainWindow(AppState(load_catalog(use_overlay=False), settings), small_machine)
     qtbot.addWidget(second)
-    assert (second.size().width(), second.size().height()) == (701, 502)
+    # the offscreen screen is narrower than the window's minimum width, so compare the height
+    assert second.size().height() == 702
+    assert second.stack.currentWidget() is second.pages["fit"]
+
+
+def test_screenshots_of_every_page(qtbot: QtBot, tmp_path: Path, settings: QSettings) -> None:
+    from rigcheck.gui.app import create_window, screenshots
+
+    machine: Machine = load_machine(FIXTURES / "two-gpus-128gb.json")
+    window = create_window(settings, snapshot=machine, snapshot_name="two-gpus-128gb.json")
+    qtbot.addWidget(window)
+    written = screenshots(window, tmp_path)
+    assert [p.name for p in written] == ["overview.png", "models.png", "fit.png", "compat.png"]
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(written[0]))
+    assert (image.width(), image.height()) == (1280, 800)

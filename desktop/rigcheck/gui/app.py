@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QApplication
 import rigcheck
 from rigcheck.core.catalog import load_catalog
 from rigcheck.core.machine import Machine, load_machine
-from rigcheck.core.probe import probe_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
@@ -44,9 +43,15 @@ def application(argv: Sequence[str] = ()) -> QApplication:
     return app
 
 
+def _probe() -> Machine:
+    from rigcheck.core.probe import probe_machine  # psutil and friends load only when probing
+
+    return probe_machine()
+
+
 def create_window(
     settings: QSettings | None = None,
-    probe: Callable[[], Machine] = probe_machine,
+    probe: Callable[[], Machine] = _probe,
     snapshot: Machine | None = None,
     snapshot_name: str = "",
 ) -> MainWindow:

@@ -6,7 +6,7 @@ only through the shared :class:`~rigcheck.gui.state.AppState`. Switching languag
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +37,24 @@ from rigcheck.gui.workers import Job, submit
 RECENT_LIMIT = 8
 
 
-def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
-    from rigcheck.gui.pages.compat import CompatPage
-    from rigcheck.gui.pages.fit import FitPage
-    from rigcheck.gui.pages.models import ModelsPage
-    from rigcheck.gui.pages.overview import OverviewPage
+def _lazy(module: str, name: str) -> Callable[[AppState], QWidget]:
+    """A page factory that imports its module only when the page is first shown."""
 
+    def build(state: AppState) -> QWidget:
+        from importlib import import_module
+
+        page: QWidget = getattr(import_module(module), name)(state)
+        return page
+
+    return build
+
+
+def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
     return [
-        ("overview", "Overview", OverviewPage),
-        ("models", "Models", ModelsPage),
-        ("fit", "Fit", FitPage),
-        ("compat", "Compatibility", CompatPage),
+        ("overview", "Overview", _lazy("rigcheck.gui.pages.overview", "OverviewPage")),
+        ("models", "Models", _lazy("rigcheck.gui.pages.models", "ModelsPage")),
+        ("fit", "Fit", _lazy("rigcheck.gui.pages.fit", "FitPage")),
+        ("compat", "Compatibility", _lazy("rigcheck.gui.pages.compat", "CompatPage")),
     ]
 
 
@@ -57,7 +64,8 @@ class MainWindow(QMainWindow):
         self.state = state
         self._probe = probe
         self._jobs: set[Job] = set()
-        self.pages: dict[str, QWidget] = {}
+        self._factories: dict[str, Callable[[AppState], QWidget]] = {}
+        self._built: dict[str, QWidget] = {}
         self.setAcceptDrops(True)
         self.setWindowTitle("RigCheck")
         self.setMinimumSize(900, 600)
@@ -68,7 +76,7 @@ class MainWindow(QMainWindow):
         self.nav.setFrameShape(QListWidget.Shape.NoFrame)
         self.nav.setStyleSheet("QListWidget::item { padding: 9px 14px; }")
         self.stack = QStackedWidget()
-        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.nav.currentRowChanged.connect(self._show_row)
 
         self.machine_label = QLabel()
         self.machine_label.setObjectName("machineLabel")
@@ -105,30 +113,55 @@ class MainWindow(QMainWindow):
     # -- pages -----------------------------------------------------------------------------------
 
     def build_pages(self) -> None:
-        """(Re)build every page and menu in the current language, keeping the page shown."""
+        """(Re)build the page list and menus in the current language, keeping the page shown.
+
+        A page is constructed the first time it is shown (or asked for through ``pages``), so start-up
+        pays only for the first page.
+        """
         current = self.nav.currentRow()
+        self.nav.blockSignals(True)
         self.nav.clear()
         while self.stack.count():
             widget = self.stack.widget(0)
             self.stack.removeWidget(widget)
             widget.deleteLater()
-        self.pages = {}
-        for number, (key, title, factory) in enumerate(_page_table(), 1):
-            page = factory(self.state)
-            page.setObjectName(f"page-{key}")
-            self.pages[key] = page
+        self._factories = {key: factory for key, _title, factory in _page_table()}
+        self._built = {}
+        self.pages = LazyPages(self)
+        for number, (key, title, _factory) in enumerate(_page_table(), 1):
             item = QListWidgetItem(tr(title))
             item.setToolTip(f"{tr(title)} (Ctrl+{number})")
             item.setData(Qt.ItemDataRole.UserRole, key)
             self.nav.addItem(item)
-            self.stack.addWidget(page)
+            self.stack.addWidget(QWidget())  # a placeholder until the page is first shown
+        self.nav.blockSignals(False)
         self.nav.setCurrentRow(max(current, 0))
+        self._show_row(self.nav.currentRow())
         self._build_menus()
         self.this_computer.setText(tr("This computer"))
         self.this_computer.setToolTip(tr("Probe this computer again (F5)"))
         self.open_button.setText(tr("Open snapshot…"))
         if self.state.machine is not None:
             self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+
+    def page(self, key: str) -> QWidget:
+        """The page for ``key``, built on first use."""
+        built = self._built.get(key)
+        if built is None:
+            built = self._factories[key](self.state)
+            built.setObjectName(f"page-{key}")
+            row = list(self._factories).index(key)
+            placeholder = self.stack.widget(row)
+            self.stack.insertWidget(row, built)
+            self.stack.removeWidget(placeholder)
+            placeholder.deleteLater()
+            self._built[key] = built
+        return built
+
+    @Slot(int)
+    def _show_row(self, row: int) -> None:
+        if 0 <= row < len(self._factories):
+            self.stack.setCurrentWidget(self.page(list(self._factories)[row]))
 
     @Slot(str)
     def show_page(self, key: str) -> None:
@@ -334,6 +367,24 @@ class MainWindow(QMainWindow):
         self.state.settings.setValue("window/geometry", self.saveGeometry())
         self.state.settings.setValue("window/page", self.nav.currentRow())
         super().closeEvent(event)
+
+
+class LazyPages(Mapping[str, QWidget]):
+    """The window's pages by key; looking one up builds it."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+
+    def __getitem__(self, key: str) -> QWidget:
+        if key not in self._window._factories:
+            raise KeyError(key)
+        return self._window.page(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._window._factories)
+
+    def __len__(self) -> int:
+        return len(self._window._factories)
 
 
 def _looks_like_snapshot(path: Path) -> bool:

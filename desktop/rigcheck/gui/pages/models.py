@@ -1,15 +1,633 @@
-"""Models page (being written)."""
+"""Models page: pick a model from the catalog, or look one up on the Hugging Face hub.
+
+The catalog is a :class:`CatalogTable` (one row per :class:`ModelSpec`, never changed) behind a
+:class:`CatalogFilter` that searches, filters and sorts it by real numbers rather than by the text shown.
+Choosing a row (double-click, Enter, or the button) hands ``from_catalog(spec)`` to
+:meth:`AppState.choose_model`; the window then shows the Fit page.
+
+A hub look-up runs :func:`load_hub_model` on the thread pool as a :class:`HubLookup`. The worker only
+emits signals (queued to the GUI thread) and reads a :class:`threading.Event` that the Cancel button
+sets; it never touches a widget. Errors are shown inline, in one line: no dialog blocks the page.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+import itertools
+import threading
+from collections.abc import Callable
+from typing import Any
 
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QLineF,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QRunnable,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rigcheck.core.catalog import Catalog, ModelSpec
+from rigcheck.core.errors import InputError
+from rigcheck.core.models.hub import Cancelled, load_hub_model
+from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+NAME, FAMILY, PARAMS, ACTIVE, CONTEXT, LICENCE, HF_ID = range(7)
+#: English source strings (translated when shown) for the header and its tooltip
+HEADERS = (
+    ("Name", "Gated models carry a lock: accept their licence on Hugging Face first"),
+    ("Family", "Model family"),
+    ("Parameters", "Total parameters, in billions"),
+    ("Active", "Parameters used for each token (mixture-of-experts models only)"),
+    ("Context", "Longest context the model supports, in tokens"),
+    ("Licence", "Licence, as named on Hugging Face"),
+    ("Hugging Face id", "Repository on the Hugging Face hub"),
+)
+NUMERIC = (PARAMS, ACTIVE, CONTEXT)
+#: an item role carrying the row's ModelSpec
+SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+PAGE_MARGIN = 16
+
+
+# -- formatting -----------------------------------------------------------------------------------
+
+
+def billions(value: float | None) -> str:
+    """``8.03`` → ``"8.0B"``; unknown → ``"—"``."""
+    return "—" if value is None else f"{value:.1f}B"
+
+
+def tokens(value: int | None) -> str:
+    """Context lengths as people say them: 131072 → ``"128k"``, 1048576 → ``"1M"``, 128000 → ``"128k"``."""
+    if value is None:
+        return "—"
+    for unit, size in (("M", 1_000_000), ("M", 1 << 20), ("k", 1000), ("k", 1024)):
+        if value >= size and value % size == 0:
+            return f"{value // size}{unit}"
+    return f"{value / 1000:.0f}k" if value >= 1000 else str(value)
+
+
+def sort_key(spec: ModelSpec, column: int) -> tuple[Any, ...]:
+    """What a column sorts by: numbers as numbers (unknown first), ties broken by size then name."""
+    size = spec.params_b if spec.params_b is not None else -1.0
+    name = spec.name.lower()
+    if column == FAMILY:
+        return (spec.family.lower(), size, name)
+    if column == PARAMS:
+        return (size, name)
+    if column == ACTIVE:
+        return (spec.active_params_b if spec.active_params_b is not None else -1.0, size, name)
+    if column == CONTEXT:
+        return (spec.max_context or -1, size, name)
+    if column == LICENCE:
+        return (spec.license or "", name)
+    if column == HF_ID:
+        return (spec.hf_id.lower(),)
+    return (name, size)
+
+
+def _lock_icon(color: QColor) -> QIcon:
+    """A padlock drawn in ``color``: no emoji font needed, and it follows the palette."""
+    size, ratio = 16, 2.0
+    pixmap = QPixmap(int(size * ratio), int(size * ratio))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(QPen(color, 1.7))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawArc(QRectF(4.5, 1.5, 7.0, 8.0), 0, 180 * 16)
+    painter.drawLine(QLineF(4.5, 5.5, 4.5, 7.5))
+    painter.drawLine(QLineF(11.5, 5.5, 11.5, 7.5))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(color)
+    painter.drawRoundedRect(QRectF(2.5, 7.0, 11.0, 8.0), 1.5, 1.5)
+    painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
+    painter.drawEllipse(QRectF(7.0, 9.3, 2.0, 2.0))
+    painter.drawRect(QRectF(7.5, 10.5, 1.0, 2.6))
+    painter.end()
+    return QIcon(pixmap)
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+class CatalogTable(QAbstractTableModel):
+    """The catalog's models, one row each, in catalog order (the proxy sorts)."""
+
+    def __init__(self, specs: tuple[ModelSpec, ...], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._specs = specs
+        self._lock: QIcon | None = None
+        self._blank: QIcon | None = None
+
+    def spec(self, row: int) -> ModelSpec:
+        return self._specs[row]
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
+        return 0 if parent.isValid() else len(self._specs)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(  # noqa: N802 - Qt's API
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return tr(HEADERS[section][0])
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tr(HEADERS[section][1])
+        if role == Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
+            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        spec, column = self._specs[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(spec, column)
+        if role == SPEC_ROLE:
+            return spec
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(spec, column)
+        if role == Qt.ItemDataRole.DecorationRole and column == NAME:
+            # every name gets an icon, blank when not gated, so the names line up
+            return self.lock_icon() if spec.gated else self._blank_icon()
+        if role == Qt.ItemDataRole.AccessibleTextRole and column == NAME and spec.gated:
+            return f"{spec.name}, {tr('gated')}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
+            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        return None
+
+    @staticmethod
+    def _text(spec: ModelSpec, column: int) -> str:
+        if column == NAME:
+            return spec.name
+        if column == FAMILY:
+            return spec.family
+        if column == PARAMS:
+            return billions(spec.params_b)
+        if column == ACTIVE:
+            return billions(spec.active_params_b) if spec.is_moe else ""
+        if column == CONTEXT:
+            return tokens(spec.max_context)
+        if column == LICENCE:
+            return spec.license or tr("unknown")
+        return spec.hf_id
+
+    @staticmethod
+    def _tooltip(spec: ModelSpec, column: int) -> str:
+        gated = (
+            tr("gated: accept the licence on Hugging Face before downloading the weights")
+            if spec.gated
+            else ""
+        )
+        if column == NAME:
+            return f"{spec.name} ({spec.id})" + (f"\n{gated}" if gated else "")
+        if column == PARAMS and spec.params_exact is not None:
+            return tr("{count} parameters").format(count=f"{spec.params_exact:,}")
+        if column == ACTIVE and not spec.is_moe:
+            return tr("Dense model: every parameter is used for each token")
+        if column == CONTEXT and spec.max_context is not None:
+            return tr("{count} tokens").format(count=f"{spec.max_context:,}")
+        if column == HF_ID:
+            return spec.hf_id + (f"\n{gated}" if gated else "")
+        return ""
+
+    def _blank_icon(self) -> QIcon:
+        if self._blank is None:
+            blank = QPixmap(32, 32)
+            blank.setDevicePixelRatio(2.0)
+            blank.fill(Qt.GlobalColor.transparent)
+            self._blank = QIcon(blank)
+        return self._blank
+
+    def lock_icon(self) -> QIcon:
+        if self._lock is None:
+            self._lock = _lock_icon(QGuiApplication.palette().color(QPalette.ColorRole.Text))
+        return self._lock
+
+
+class CatalogFilter(QSortFilterProxyModel):
+    """Search words (all must appear), one family or all, MoE only; sorts by :func:`sort_key`."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._words: tuple[str, ...] = ()
+        self._family = ""
+        self._moe_only = False
+
+    def set_filter(self, text: str, family: str, moe_only: bool) -> None:
+        begin = getattr(self, "beginFilterChange", None)  # Qt ≥ 6.9; invalidateFilter is deprecated
+        if begin is not None:
+            begin()
+        self._words = tuple(text.lower().split())
+        self._family = family
+        self._moe_only = moe_only
+        if begin is not None:
+            self.endFilterChange()
+        else:
+            self.invalidateFilter()
+
+    def spec(self, proxy_row: int) -> ModelSpec:
+        spec = self.index(proxy_row, 0).data(SPEC_ROLE)
+        assert isinstance(spec, ModelSpec)
+        return spec
+
+    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:  # noqa: N802
+        spec = self.sourceModel().index(source_row, 0, source_parent).data(SPEC_ROLE)
+        if not isinstance(spec, ModelSpec):
+            return False
+        if self._family and spec.family != self._family:
+            return False
+        if self._moe_only and not spec.is_moe:
+            return False
+        haystack = " ".join((spec.id, spec.name, spec.family, spec.hf_id, *spec.tags)).lower()
+        return all(word in haystack for word in self._words)
+
+    def lessThan(self, left: AnyIndex, right: AnyIndex) -> bool:  # noqa: N802 - Qt's API
+        a, b = left.data(SPEC_ROLE), right.data(SPEC_ROLE)
+        assert isinstance(a, ModelSpec) and isinstance(b, ModelSpec)
+        return sort_key(a, left.column()) < sort_key(b, left.column())
+
+
+# -- the hub look-up ------------------------------------------------------------------------------
+
+
+class _LookupSignals(QObject):
+    progress = Signal(str)
+    found = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+
+class HubLookup(QRunnable):
+    """``load(repo_id, progress=…, cancel=…, catalog=…)`` on a pool thread, reported through signals.
+
+    It holds no widget: ``stop`` is the only thing the GUI shares with it, and the GUI only sets it.
+    """
+
+    def __init__(
+        self, repo_id: str, load: Callable[..., ModelInfo], catalog: Catalog, stop: threading.Event
+    ) -> None:
+        super().__init__()
+        self.repo_id = repo_id
+        self.signals = _LookupSignals()
+        self._load = load
+        self._catalog = catalog
+        self._stop = stop
+
+    def run(self) -> None:
+        try:
+            model = self._load(
+                self.repo_id,
+                progress=self.signals.progress.emit,
+                cancel=self._stop.is_set,
+                catalog=self._catalog,
+            )
+        except Cancelled:
+            self.signals.cancelled.emit()
+        except InputError as exc:
+            self.signals.failed.emit(str(exc))
+        except Exception as exc:  # noqa: BLE001 - anything else is shown to the user, never lost
+            self.signals.failed.emit(f"hf:{self.repo_id}: {type(exc).__name__}: {exc}")
+        else:
+            if self._stop.is_set():  # finished just as the user said stop: honour the stop
+                self.signals.cancelled.emit()
+            else:
+                self.signals.found.emit(model)
+
+
+# -- the page -------------------------------------------------------------------------------------
 
 
 class ModelsPage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
-        QVBoxLayout(self).addWidget(QLabel(tr("Models")))
+        self._lookup: HubLookup | None = None
+        self._repo_id = ""
+        self._stop = threading.Event()
+        self._running = False
+
+        heading = QLabel(tr("Models"))
+        heading.setObjectName("pageHeading")
+        font = QFont(heading.font())
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        heading.setFont(font)
+        intro = QLabel(tr("Pick a model from the catalog, or look one up on Hugging Face."))
+
+        # -- filters ---------------------------------------------------------------------------
+        self.search = QLineEdit()
+        self.search.setPlaceholderText(tr("Name, family, tag or Hugging Face id"))
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName(tr("Search models"))
+        search_label = QLabel(tr("&Search:"))
+        search_label.setBuddy(self.search)
+
+        self.family = QComboBox()
+        self.family.addItem(tr("All families"), "")
+        for family in sorted({m.family for m in state.catalog.models}, key=str.lower):
+            self.family.addItem(family, family)
+        self.family.setAccessibleName(tr("Model family"))
+        self.family.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        family_label = QLabel(tr("Famil&y:"))
+        family_label.setBuddy(self.family)
+
+        self.moe_only = QCheckBox(tr("Mixture of &experts only"))
+        self.moe_only.setAccessibleName(tr("Mixture of experts only"))
+        self.moe_only.setToolTip(tr("Models that use only some of their parameters for each token"))
+
+        filters = QHBoxLayout()
+        filters.addWidget(search_label)
+        filters.addWidget(self.search, 1)
+        filters.addSpacing(12)
+        filters.addWidget(family_label)
+        filters.addWidget(self.family)
+        filters.addSpacing(12)
+        filters.addWidget(self.moe_only)
+
+        # -- the catalog -----------------------------------------------------------------------
+        self.source = CatalogTable(state.catalog.models, self)
+        self.proxy = CatalogFilter(self)
+        self.proxy.setSourceModel(self.source)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setAccessibleName(tr("Model catalog"))
+        self.table.setAccessibleDescription(
+            tr("Double-click a model or press Enter to see whether it fits this machine")
+        )
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setSortingEnabled(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keeps the size at the end of ids
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 10)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move inside it
+        self.table.verticalHeader().hide()
+        self.table.sortByColumn(FAMILY, Qt.SortOrder.AscendingOrder)
+        header = self.table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(HF_ID, QHeaderView.ResizeMode.Interactive)
+        self.table.resizeColumnToContents(HF_ID)  # then the user may narrow it
+        self.table.activated.connect(self._choose_index)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+
+        self.count = QLabel()
+        self.count.setAccessibleName(tr("Models shown"))
+        legend_icon = QLabel()
+        legend_icon.setPixmap(self.source.lock_icon().pixmap(16, 16))
+        legend = QLabel(tr("gated: accept the licence on Hugging Face before downloading the weights"))
+        legend_icon.setAccessibleName(legend.text())
+        self.fit_button = QPushButton(tr("Fi&t this model"))
+        self.fit_button.setAccessibleName(tr("Fit this model"))
+        self.fit_button.setToolTip(tr("See whether the selected model fits this machine (Enter)"))
+        self.fit_button.setEnabled(False)
+        self.fit_button.clicked.connect(self._choose_selected)
+        footer = QHBoxLayout()
+        footer.addWidget(self.count)
+        footer.addSpacing(16)
+        footer.addWidget(legend_icon)
+        footer.addWidget(legend)
+        footer.addStretch(1)
+        footer.addWidget(self.fit_button)
+
+        # -- the hub ---------------------------------------------------------------------------
+        rule = QFrame()
+        rule.setFrameShape(QFrame.Shape.HLine)
+        rule.setFrameShadow(QFrame.Shadow.Sunken)
+        hub_heading = QLabel(tr("Not in the catalog?"))
+        bold = QFont(hub_heading.font())
+        bold.setBold(True)
+        hub_heading.setFont(bold)
+
+        self.hub_id = QLineEdit()
+        self.hub_id.setPlaceholderText(tr("org/name, e.g. Qwen/Qwen3-8B"))
+        self.hub_id.setClearButtonEnabled(True)
+        self.hub_id.setAccessibleName(tr("Hugging Face model id"))
+        self.hub_id.setToolTip(
+            tr("Reads config.json and the safetensors headers only: no weights are downloaded")
+        )
+        self.hub_id.returnPressed.connect(self.start_lookup)
+        hub_label = QLabel(tr("Hugging Face &id:"))
+        hub_label.setBuddy(self.hub_id)
+        self.lookup_button = QPushButton(tr("&Look up"))
+        self.lookup_button.setAccessibleName(tr("Look up on Hugging Face"))
+        self.lookup_button.clicked.connect(self.start_lookup)
+        self.cancel_button = QPushButton(tr("Cance&l"))
+        self.cancel_button.setAccessibleName(tr("Cancel the look-up"))
+        self.cancel_button.clicked.connect(self.cancel_lookup)
+        self.cancel_button.setEnabled(False)
+
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setTextVisible(False)
+        self.busy.setMaximumWidth(160)
+        self.busy.setAccessibleName(tr("Looking up"))
+        self.step = QLabel()
+        self.step.setAccessibleName(tr("Look-up step"))
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setAccessibleName(tr("Message"))
+        self.message.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+        hub = QHBoxLayout()
+        hub.addWidget(hub_label)
+        hub.addWidget(self.hub_id, 1)
+        hub.addWidget(self.lookup_button)
+        hub.addWidget(self.cancel_button)
+        # shown only while looking up; a hidden widget takes no room in a box layout
+        self.activity = QWidget()
+        activity = QHBoxLayout(self.activity)
+        activity.setContentsMargins(0, 0, 0, 0)
+        activity.addWidget(self.busy)
+        activity.addWidget(self.step, 1)
+
+        hint = QLabel(tr("Drop a .gguf, config.json or model folder anywhere on the window"))
+
+        page = QVBoxLayout(self)
+        page.setContentsMargins(PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN)
+        page.setSpacing(8)
+        page.addWidget(heading)
+        page.addWidget(intro)
+        page.addSpacing(4)
+        page.addLayout(filters)
+        page.addWidget(self.table, 1)
+        page.addLayout(footer)
+        page.addSpacing(4)
+        page.addWidget(rule)
+        page.addWidget(hub_heading)
+        page.addLayout(hub)
+        page.addWidget(self.activity)
+        page.addWidget(self.message)
+        page.addWidget(hint)
+
+        chain = (
+            self.search,
+            self.family,
+            self.moe_only,
+            self.table,
+            self.fit_button,
+            self.hub_id,
+            self.lookup_button,
+            self.cancel_button,
+        )
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
+
+        self.search.textChanged.connect(self._refilter)
+        self.family.currentIndexChanged.connect(self._refilter)
+        self.moe_only.toggled.connect(self._refilter)
+        self._set_busy(False)
+        self._show_message("")
+        self._refilter()
+
+    # -- the catalog -----------------------------------------------------------------------------
+
+    @Slot()
+    def _refilter(self) -> None:
+        self.proxy.set_filter(
+            self.search.text(), str(self.family.currentData() or ""), self.moe_only.isChecked()
+        )
+        self.count.setText(
+            tr("{shown} of {total} models").format(shown=self.proxy.rowCount(), total=self.source.rowCount())
+        )
+        self._selection_changed()
+
+    @Slot()
+    def _selection_changed(self) -> None:
+        self.fit_button.setEnabled(bool(self.table.selectionModel().selectedRows()))
+
+    @Slot(QModelIndex)
+    def _choose_index(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.choose_spec(self.proxy.spec(index.row()))
+
+    @Slot()
+    def _choose_selected(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.choose_spec(self.proxy.spec(rows[0].row()))
+
+    def choose_spec(self, spec: ModelSpec) -> None:
+        try:
+            model = from_catalog(spec)
+        except InputError as exc:
+            self._show_message(str(exc))
+            return
+        self._show_message("")
+        self.state.choose_model(model)
+
+    # -- the hub ---------------------------------------------------------------------------------
+
+    @Slot()
+    def start_lookup(self) -> None:
+        if self._running:
+            return
+        repo_id = self.hub_id.text().strip()
+        if not repo_id:
+            self._show_message(tr("Type a Hugging Face id such as org/name"), error=True)
+            self.hub_id.setFocus()
+            return
+        self._stop = stop = threading.Event()
+        self.destroyed.connect(lambda *_: stop.set())  # a look-up outliving the page stops at its next step
+        job = HubLookup(repo_id, load_hub_model, self.state.catalog, self._stop)
+        queued = Qt.ConnectionType.QueuedConnection
+        job.signals.progress.connect(self._lookup_progress, queued)
+        job.signals.found.connect(self._lookup_found, queued)
+        job.signals.failed.connect(self._lookup_failed, queued)
+        job.signals.cancelled.connect(self._lookup_cancelled, queued)
+        self._lookup = job  # kept until the next look-up, so its signals outlive every queued emit
+        self._repo_id = repo_id
+        self._show_message("")
+        self.step.setText(tr("Looking up {repo}…").format(repo=repo_id))
+        self._set_busy(True)
+        self.state.pool.start(job)
+
+    @Slot()
+    def cancel_lookup(self) -> None:
+        if self._running:
+            self._stop.set()
+            if self.cancel_button.hasFocus():
+                self.hub_id.setFocus()
+            self.cancel_button.setEnabled(False)
+            self.step.setText(tr("Cancelling…"))
+
+    @Slot(str)
+    def _lookup_progress(self, step: str) -> None:
+        if self._running and not self._stop.is_set():
+            self.step.setText(tr("Looking up {repo}: {step}…").format(repo=self._repo_id, step=step))
+
+    @Slot(object)
+    def _lookup_found(self, model: ModelInfo) -> None:
+        self._set_busy(False)
+        self.state.choose_model(model)
+
+    @Slot(str)
+    def _lookup_failed(self, message: str) -> None:
+        self._set_busy(False)
+        self._show_message(message, error=True)
+
+    @Slot()
+    def _lookup_cancelled(self) -> None:
+        self._set_busy(False)
+        self._show_message(tr("Cancelled"))
+
+    def _set_busy(self, busy: bool) -> None:
+        # a button losing its focus as it is disabled hands it to the one the user needs next
+        if busy:
+            focus_on_lookup = self.lookup_button.hasFocus()
+            self.cancel_button.setEnabled(True)
+            if focus_on_lookup:
+                self.cancel_button.setFocus()
+            self.lookup_button.setEnabled(False)
+        else:
+            focus_on_cancel = self.cancel_button.hasFocus()
+            self.lookup_button.setEnabled(True)
+            if focus_on_cancel:
+                self.hub_id.setFocus()
+            self.cancel_button.setEnabled(False)
+        self._running = busy
+        self.activity.setVisible(busy)
+
+    def _show_message(self, text: str, *, error: bool = False) -> None:
+        line = text.strip().splitlines()[0] if text.strip() else ""
+        self.message.setText(f"⚠ {line}" if line and error else line)
+        self.message.setVisible(bool(line))

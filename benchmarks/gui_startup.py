@@ -1,0 +1,88 @@
+"""GUI speed: time to the first rendered page against a bare PySide6 window, and slider-to-chart time.
+
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_startup.py``. Targets (from the desktop
+issue): the first page at most 1.3× a bare window's time in the same run; a context-slider move to a
+redrawn chart under 16 ms median. Each start is a fresh process, so imports are counted.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOT = ROOT / "tests" / "fixtures" / "machines" / "rtx4090-64gb.json"
+
+BARE = """
+import time; t0 = time.perf_counter()
+from PySide6.QtWidgets import QApplication, QMainWindow, QLabel
+app = QApplication([])
+w = QMainWindow(); w.setCentralWidget(QLabel("hello")); w.resize(1280, 800); w.show()
+app.processEvents(); w.grab()
+print((time.perf_counter() - t0) * 1000)
+"""
+
+RIGCHECK = f"""
+import time; t0 = time.perf_counter()
+from PySide6.QtCore import QSettings
+from rigcheck.gui.app import application, create_window
+from rigcheck.core.machine import load_machine
+app = application()
+settings = QSettings({str(ROOT / ".bench-gui.ini")!r}, QSettings.Format.IniFormat); settings.clear()
+w = create_window(settings, snapshot=load_machine({str(SNAPSHOT)!r}), snapshot_name="bench")
+w.resize(1280, 800); w.show(); app.processEvents(); w.grab()
+print((time.perf_counter() - t0) * 1000)
+w.close()
+"""
+
+SLIDER = f"""
+import statistics, time
+from PySide6.QtCore import QSettings
+from rigcheck.gui.app import application, create_window
+from rigcheck.core.machine import load_machine
+app = application()
+settings = QSettings({str(ROOT / ".bench-gui.ini")!r}, QSettings.Format.IniFormat); settings.clear()
+w = create_window(settings, snapshot=load_machine({str(SNAPSHOT)!r}), snapshot_name="bench")
+w.resize(1280, 800); w.show(); w.show_page("fit"); app.processEvents()
+page = w.pages["fit"]
+times = []
+for value in list(range(0, 1000, 10)) * 2:
+    t = time.perf_counter()
+    page.context.setValue(value)
+    page.chart.repaint()
+    times.append((time.perf_counter() - t) * 1000)
+print(statistics.median(times), max(times))
+w.close()
+"""
+
+
+def run(code: str) -> str:
+    env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(done.stderr[-2000:])
+    return lines[-1]
+
+
+def main() -> None:
+    bare, ours = [], []
+    for _ in range(5):
+        bare.append(float(run(BARE)))
+        ours.append(float(run(RIGCHECK)))
+    b, o = statistics.median(bare), statistics.median(ours)
+    ratio = o / b
+    print(f"bare PySide6 window, first render:   {b:7.0f} ms median of 5")
+    print(f"RigCheck Overview (snapshot), first: {o:7.0f} ms median of 5")
+    print(f"ratio: {ratio:.2f}× (target ≤ 1.3×: {'ok' if ratio <= 1.3 else 'MISSED'})")
+    median, worst = map(float, run(SLIDER).split())
+    print(f"context slider move → recomputed and repainted: {median:.2f} ms median, {worst:.1f} ms worst "
+          f"(target < 16 ms median: {'ok' if median < 16 else 'MISSED'})")  # fmt: skip
+    (ROOT / ".bench-gui.ini").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
