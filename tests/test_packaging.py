@@ -29,7 +29,15 @@ def test_catalog_loads_from_a_built_wheel(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("rigcheck-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "catalog").rglob("*.toml"))
-    assert sorted(n.removeprefix("rigcheck/") for n in names if n.endswith(".toml")) == shipped
+    assert (
+        sorted(
+            n.removeprefix("rigcheck/")
+            for n in names
+            if n.startswith("rigcheck/catalog/") and n.endswith(".toml")
+        )
+        == shipped
+    )
+    assert "rigcheck/resources/translations/it.toml" in names
     assert "rigcheck/resources/icons/rigcheck.svg" in names
     assert not [n for n in names if n.startswith("tests/")]
 

@@ -201,11 +201,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.set_defaults(handler=_cmd_fit)
 
+    compat = commands.add_parser(
+        "compat",
+        help="which drivers, CUDA/ROCm, PyTorch builds and LLM frameworks work on this machine",
+        description="Check the catalog's compatibility rules (driver/CUDA, PyTorch wheels, ROCm, vLLM, "
+        "llama.cpp, Ollama, bf16/fp8/fp4, …) against this machine or a saved snapshot.",
+    )
+    compat.add_argument(
+        "--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine"
+    )
+    compat.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
+    compat.set_defaults(handler=_cmd_compat)
+
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
-    gui.add_argument("--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine")
+    gui.add_argument(
+        "--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine"
+    )
     gui.add_argument("--page", metavar="NAME", help="start on this page: overview, models, fit, compat")
     gui.add_argument(
-        "--screenshot", metavar="DIR", type=Path, help="render every page (or --page) to DIR/<page>.png and exit"
+        "--screenshot",
+        metavar="DIR",
+        type=Path,
+        help="render every page (or --page) to DIR/<page>.png and exit",
     )
     gui.set_defaults(handler=_cmd_gui)
     return parser
@@ -324,6 +341,22 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         _emit_json(fit_json(result), out)
     else:
         out.write(fit_text(result, machine) + "\n")
+    return EXIT_OK
+
+
+def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.compat import check_compat, findings_json
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.compat import compat_text
+
+    machine = load_machine(args.machine) if args.machine else probe_machine()
+    catalog = _load_catalog()
+    findings = check_compat(machine, catalog)
+    if args.json:
+        _emit_json(findings_json(findings), out)
+    else:
+        out.write(compat_text(findings, machine) + "\n")
     return EXIT_OK
 
 

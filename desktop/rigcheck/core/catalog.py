@@ -222,6 +222,9 @@ class Arch:
     bf16: bool | None = None
     fp8: bool | None = None
     fp4: bool | None = None
+    #: compute capability -> the first CUDA toolkit that can build for it, e.g. {"8.9" = "11.8"}; a CC of
+    #: this architecture missing here is unknown (when the table is empty: nothing beyond ``[[cuda_major]]``)
+    min_cuda: dict[str, str] = field(default_factory=dict)
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -288,6 +291,8 @@ class FrameworkRule:
     backend: Literal["cuda", "rocm", "cpu", "metal", "vulkan", "sycl", "any"] = "any"
     min_cc: str | None = None
     max_cc: str | None = None
+    #: the newest compute capability the source names: newer GPUs are "unknown", never a guessed "ok"
+    listed_max_cc: str | None = None
     #: exactly these compute capabilities (FlashAttention-3: "9.0")
     cc_list: tuple[str, ...] = ()
     gfx_targets: tuple[str, ...] = ()
@@ -300,10 +305,36 @@ class FrameworkRule:
     python_min: str | None = None
     python_max: str | None = None
     cpu_flags: tuple[str, ...] = ()
+    #: the rule covers only GPUs in this compute-capability range (inclusive), e.g. CC 5.0-6.2 needing a newer
+    #: driver; GPUs outside it skip the rule
+    applies_min_cc: str | None = None
+    applies_max_cc: str | None = None
+    #: what an unmet requirement means: "fail" (it does not run), "warn" (it runs, limited or unofficially)
+    severity: Literal["fail", "warn"] = "fail"
+    #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
+    feature: str | None = None
     fix: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class GfxOverride:
+    """An unofficial ``HSA_OVERRIDE_GFX_VERSION`` that the community documents for a gfx target ROCm lacks."""
+
+    gfx_target: str
+    #: the value to set, "x.y.z", e.g. "10.3.0"
+    override: str
+    #: the official target whose code the GPU then runs, e.g. "gfx1030"
+    runs_as: str
+    source: str
+    #: where the override works (the variable is read by the Linux ROCm runtime)
+    os: tuple[str, ...] = ("linux",)
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
     notes: str | None = None
 
 
@@ -320,6 +351,7 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "torch_variant": (TorchVariant, lambda r: f"{r.release}+{r.variant}"),
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
+    "gfx_override": (GfxOverride, lambda r: r.gfx_target),
 }
 
 
@@ -339,6 +371,7 @@ class Catalog:
     torch_variants: tuple[TorchVariant, ...] = ()
     rocm_releases: tuple[RocmRelease, ...] = ()
     frameworks: tuple[FrameworkRule, ...] = ()
+    gfx_overrides: tuple[GfxOverride, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -407,6 +440,7 @@ _FIELDS = {
     "torch_variant": "torch_variants",
     "rocm_release": "rocm_releases",
     "framework": "frameworks",
+    "gfx_override": "gfx_overrides",
 }
 
 
@@ -454,7 +488,7 @@ def parse_file(name: str, text: str) -> dict[str, list[Any]]:
 
 def _entry_label(kind: str, entry: object, position: int) -> str:
     if isinstance(entry, dict):
-        for key in ("id", "version", "major"):
+        for key in ("id", "version", "major", "gfx_target"):
             if key in entry:
                 return f"{kind} {str(entry[key])!r}"
     return f"{kind} #{position}"
@@ -479,10 +513,20 @@ def _check(kind: str, record: Any) -> str | None:
             return f"field_confidence: {unknown[0]!r} is not a GPU field"
     if kind == "model":
         return _check_config(record.config)
-    for name in ("min_cc", "max_cc"):
+    for name in ("min_cc", "max_cc", "listed_max_cc", "applies_min_cc", "applies_max_cc"):
         value = getattr(record, name, None)
         if value is not None and not _CC.fullmatch(value):
             return f"{name}: {value!r} is not like '8.0'"
+    if kind == "arch":
+        bad = [cc for cc, cuda in record.min_cuda.items() if not (_CC.fullmatch(cc) and _CC.match(cuda))]
+        if bad:
+            return f"min_cuda: {bad[0]!r} = {record.min_cuda[bad[0]]!r} is not like '8.9' = '11.8'"
+    if kind == "gfx_override":
+        for name in ("gfx_target", "runs_as"):
+            if not _GFX.fullmatch(getattr(record, name)):
+                return f"{name}: {getattr(record, name)!r} is not like 'gfx1030'"
+        if not re.fullmatch(r"\d+\.\d+\.\d+", record.override):
+            return f"override: {record.override!r} is not like '10.3.0'"
     return None
 
 
@@ -578,7 +622,7 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

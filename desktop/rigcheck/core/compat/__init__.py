@@ -1,0 +1,127 @@
+"""Compatibility checks: the catalog's matrices evaluated against a Machine (the real one or a snapshot).
+
+Rules are data (``catalog/compat/*.toml``); this package holds only the evaluation logic, one small
+evaluator per kind of rule:
+
+- ``_cuda``: the NVIDIA driver against CUDA versions ([[cuda_release]], [[cuda_major]]) and a toolkit
+  against a GPU's architecture ([[arch]] ``min_cuda``);
+- ``_torch``: the installed PyTorch build against each GPU ([[torch_variant]] cubins/PTX) and the driver,
+  and the wheel to install ([[torch_release]]);
+- ``_rocm``: an AMD GPU's gfx target against [[rocm_release]], with the unofficial [[gfx_override]]s;
+- ``_precision``: bf16/fp8/fp4 per GPU from [[arch]];
+- ``_rules``: every other framework's [[framework]] rules (CC, gfx, CUDA, driver, ROCm, torch, OS, Python,
+  CPU flags).
+
+Each answer is a frozen :class:`Finding` with status ``ok``, ``warn``, ``fail`` or ``unknown``; ``unknown``
+whenever the machine or the catalog lacks a fact a rule needs — never a guessed ``ok``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.compat._base import DISPLAY_RANK, Check, Facts, Finding, Status, combine
+from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
+from rigcheck.core.compat._precision import PRECISIONS, precision_findings
+from rigcheck.core.compat._rocm import rocm_findings
+from rigcheck.core.compat._rules import evaluate_rule, framework_finding
+from rigcheck.core.compat._torch import TorchWheel, recommend, torch_findings
+from rigcheck.core.machine import GPU, Machine
+
+#: every framework id the checks report under, in the order reports list them
+FRAMEWORKS = (
+    "nvidia-driver", "cuda-toolkit", "rocm", "pytorch", "flash-attn-2", "flash-attn-3", "xformers",
+    "bitsandbytes", "vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama", "exllamav2", "deepspeed",
+    "unsloth", "bf16", "fp8", "fp4",
+)  # fmt: skip
+
+#: frameworks with their own evaluator; every other [[framework]] id goes through the generic one
+_SPECIAL = frozenset({"pytorch", "cuda-toolkit", *PRECISIONS})
+
+__all__ = [
+    "DISPLAY_RANK",
+    "FRAMEWORKS",
+    "Finding",
+    "Status",
+    "TorchWheel",
+    "check_compat",
+    "findings_json",
+    "recommend_torch",
+]
+
+
+def _order(framework: str) -> tuple[int, str]:
+    return (FRAMEWORKS.index(framework) if framework in FRAMEWORKS else len(FRAMEWORKS), framework)
+
+
+def _generic_frameworks(catalog: Catalog) -> list[str]:
+    return sorted({r.framework for r in catalog.frameworks} - _SPECIAL, key=_order)
+
+
+def _toolkit_on_gpu(facts: Facts, toolkit: str, index: int, gpu: GPU) -> Finding:
+    """cuda-toolkit rules (chosen by the toolkit's version) and the architecture's first toolkit."""
+    from rigcheck.core.compat._base import in_range, version
+
+    have = version(toolkit)
+    rules = [
+        r
+        for r in facts.catalog.frameworks
+        if r.framework == "cuda-toolkit" and have is not None and in_range(r.versions, have)
+    ]
+    checks: list[Check] = [c for r in rules if (c := evaluate_rule(r, facts, gpu)) is not None]
+    checks.append(toolkit_targets(facts, toolkit, gpu))
+    check = combine(checks)
+    return Finding(
+        "cuda-toolkit",
+        f"CUDA toolkit {toolkit}",
+        index,
+        check.status,
+        check.reason,
+        check.fix,
+        check.source,
+        check.command,
+    )
+
+
+def _toolkit_findings(facts: Facts) -> list[Finding]:
+    findings = []
+    for toolkit in facts.machine.software.cuda_toolkits:
+        findings.append(toolkit_driver_finding(facts, toolkit.version))
+        findings += [_toolkit_on_gpu(facts, toolkit.version, i, g) for i, g in facts.gpus_of("nvidia")]
+    return findings
+
+
+def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
+    """Every finding for this machine: the machine's own first, then each GPU's; failures first in each."""
+    facts = Facts(machine, catalog)
+    findings = (
+        driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts) + rocm_findings(facts)
+    )
+    frameworks = _generic_frameworks(catalog)
+    if not facts.gpus:
+        findings += [framework_finding(facts, f, None, None) for f in frameworks]
+    for index, gpu in facts.gpus:
+        findings += [framework_finding(facts, f, index, gpu) for f in frameworks]
+        findings += precision_findings(facts, index, gpu)
+    return tuple(
+        sorted(
+            findings,
+            key=lambda f: (
+                -1 if f.gpu_index is None else f.gpu_index,
+                DISPLAY_RANK[f.status],
+                _order(f.framework),
+            ),
+        )
+    )
+
+
+def recommend_torch(machine: Machine, catalog: Catalog) -> TorchWheel | None:
+    """The PyTorch wheel to install on this machine, with its pip command (None when none fits)."""
+    return recommend(Facts(machine, catalog))
+
+
+def findings_json(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, Any]:
+    """``{"findings": [...]}``, every field of every finding (``command`` is null when there is none)."""
+    return {"findings": [asdict(f) for f in findings]}

@@ -1,0 +1,203 @@
+"""The NVIDIA driver against CUDA versions: [[cuda_release]] toolkit drivers and [[cuda_major]] floors."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from rigcheck.core.catalog import CudaMajor, CudaRelease
+from rigcheck.core.compat._base import Check, Facts, Finding, Status, combine, dotted, minor, version
+from rigcheck.core.machine import GPU
+
+MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+
+
+def _driver_of(record: CudaRelease | CudaMajor, platform: str) -> str | None:
+    return record.min_windows_driver if platform == "windows" else record.min_linux_driver
+
+
+def toolkit_driver(facts: Facts, cuda: tuple[int, int]) -> tuple[str, CudaRelease] | None:
+    """The lowest driver any catalogued X.Y.* release of ``cuda`` needs on this platform (its GA's)."""
+    if facts.driver_platform is None:
+        return None
+    found = [
+        (v, r)
+        for r in facts.catalog.cuda_releases
+        if minor(r.version) == cuda and (v := _driver_of(r, facts.driver_platform)) and version(v)
+    ]
+    return min(found, key=lambda pair: version(pair[0]) or Version("0")) if found else None
+
+
+def major_of(facts: Facts, major: int) -> CudaMajor | None:
+    return next((m for m in facts.catalog.cuda_majors if m.major == major), None)
+
+
+def major_floor(facts: Facts, major: int) -> str | None:
+    record = major_of(facts, major)
+    return _driver_of(record, facts.driver_platform) if record and facts.driver_platform else None
+
+
+def _update_driver(floor: str | None, what: str) -> str:
+    if floor:
+        return f"Update the NVIDIA driver to {floor} or newer ({what})."
+    return f"Update the NVIDIA driver to one that supports {what}."
+
+
+def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
+    """Can the driver run software built with CUDA ``cuda_text``? ``what`` names that software."""
+    cuda = minor(cuda_text)
+    if cuda is None:
+        return Check("unknown", f"{what}: CUDA version {cuda_text!r} is not readable")
+    need = toolkit_driver(facts, cuda)
+    floor = major_floor(facts, cuda[0])
+    major = major_of(facts, cuda[0])
+    major_source = major.source if major else MINOR_COMPAT
+    if facts.cuda_driver is not None:
+        reported = dotted(facts.cuda_driver)
+        if cuda <= facts.cuda_driver:
+            return Check("ok", f"the driver supports CUDA {reported} ≥ {dotted(cuda)} ({what})")
+        if cuda[0] == facts.cuda_driver[0]:
+            return Check(
+                "warn",
+                f"the driver supports CUDA {reported}, older than {what}'s {dotted(cuda)}: it runs through "
+                "CUDA minor-version compatibility (features that need a newer driver, such as JIT of newer "
+                "PTX, fail)",
+                fix=_update_driver(need[0] if need else None, f"full CUDA {dotted(cuda)} support"),
+                source=MINOR_COMPAT,
+            )
+        return Check(
+            "fail",
+            f"the driver supports CUDA {reported}; {what} needs a CUDA {cuda[0]} driver",
+            fix=_update_driver(floor, f"CUDA {cuda[0]}.x"),
+            source=major_source,
+        )
+    if facts.driver is None:
+        return Check(
+            "unknown",
+            f"{what} needs a driver for CUDA {dotted(cuda)}, and the NVIDIA driver version is not known",
+            fix="Install the NVIDIA driver, or check that nvidia-smi works, then run the check again.",
+        )
+    if facts.driver_platform is None:
+        return Check(
+            "unknown", f"the OS is not known, so the driver table for CUDA {dotted(cuda)} cannot be read"
+        )
+    if need is not None and facts.driver >= Version(need[0]):
+        return Check("ok", f"driver {facts.driver_text} ≥ {need[0]} for CUDA {dotted(cuda)} ({what})")
+    floor_version = version(floor)
+    if floor_version is not None and facts.driver >= floor_version:
+        needed = f" (CUDA {dotted(cuda)} itself ships with {need[0]})" if need else ""
+        return Check(
+            "warn",
+            f"driver {facts.driver_text} is older than CUDA {dotted(cuda)}'s{needed}: {what} runs through "
+            f"CUDA minor-version compatibility (≥ {floor}), without features that need a newer driver",
+            fix=_update_driver(need[0] if need else None, f"full CUDA {dotted(cuda)} support"),
+            source=MINOR_COMPAT,
+        )
+    if floor is None:
+        return Check("unknown", f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})")
+    return Check(
+        "fail",
+        f"driver {facts.driver_text} is older than {floor}, the least any CUDA {cuda[0]} software needs "
+        f"({what})",
+        fix=_update_driver(floor, f"CUDA {cuda[0]}.x"),
+        source=major_source,
+    )
+
+
+def driver_findings(facts: Facts) -> list[Finding]:
+    """The NVIDIA driver itself: readable, and which CUDA majors it can run."""
+    if not facts.gpus_of("nvidia") and facts.driver_text is None:
+        return []
+    subject = f"NVIDIA driver {facts.driver_text}" if facts.driver_text else "NVIDIA driver"
+    if facts.driver is None and facts.cuda_driver is None:
+        hint = " (in a container, start it with the NVIDIA container toolkit, e.g. --gpus all)"
+        return [
+            Finding(
+                "nvidia-driver",
+                subject,
+                None,
+                "unknown",
+                "the NVIDIA driver version could not be read",
+                fix="Check that the NVIDIA driver is installed and that nvidia-smi works"
+                + (hint if facts.in_container else "")
+                + ".",
+            )
+        ]
+    met: list[str] = []
+    missing: list[tuple[int, str]] = []
+    for record in sorted(facts.catalog.cuda_majors, key=lambda m: m.major):
+        floor = major_floor(facts, record.major)
+        if floor is None or facts.driver is None:
+            continue
+        if facts.driver >= Version(floor):
+            met.append(f"CUDA {record.major}.x (≥ {floor})")
+        else:
+            missing.append((record.major, floor))
+    parts = []
+    if facts.cuda_driver:
+        parts.append(f"supports CUDA up to {dotted(facts.cuda_driver)}")
+    if met:
+        parts.append("runs software built with " + ", ".join(met))
+    if missing:
+        parts.append("; ".join(f"CUDA {m} software needs ≥ {f}" for m, f in missing))
+    source = facts.catalog.cuda_majors[0].source if facts.catalog.cuda_majors else MINOR_COMPAT
+    if facts.driver is not None and facts.driver_platform is not None and not met:
+        first = missing[0] if missing else None
+        return [
+            Finding(
+                "nvidia-driver",
+                subject,
+                None,
+                "warn",
+                "older than every CUDA major in the catalog: " + "; ".join(parts),
+                fix=_update_driver(first[1] if first else None, f"CUDA {first[0]}.x" if first else "CUDA"),
+                source=source,
+            )
+        ]
+    status: Status = "ok" if met or facts.cuda_driver else "unknown"
+    newest_major = max((m.major for m in facts.catalog.cuda_majors), default=0)
+    if any(major < newest_major for major, _ in missing):
+        status = "warn"  # it misses more than the newest major: most current wheels need a newer driver
+    reason = ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
+    newest = missing[-1] if missing else None
+    fix = _update_driver(newest[1], f"CUDA {newest[0]}.x software") if newest and status == "warn" else None
+    return [Finding("nvidia-driver", subject, None, status, reason, fix=fix, source=source)]
+
+
+def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
+    """Can this toolkit's compiler build for the GPU? ([[arch]] min_cuda: the first toolkit per CC)."""
+    from rigcheck.core.compat._precision import arch_of
+
+    cc, have = minor(gpu.compute_capability), minor(toolkit)
+    if cc is None or have is None:
+        return Check("unknown", "the GPU's compute capability is not known")
+    arch = arch_of(facts.catalog, gpu)
+    need = minor(arch.min_cuda.get(dotted(cc))) if arch else None
+    if arch is None or need is None:
+        return Check("unknown", f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}")
+    if have < need:
+        return Check(
+            "fail",
+            f"CUDA {dotted(have)} cannot build for CC {dotted(cc)} (sm_{cc[0]}{cc[1]}); that needs CUDA "
+            f"{dotted(need)} or newer",
+            fix=f"Install CUDA {dotted(need)} or newer to compile for this GPU.",
+            source=arch.source,
+        )
+    return Check("ok", f"CUDA {dotted(have)} builds for CC {dotted(cc)} (needs ≥ {dotted(need)})")
+
+
+def toolkit_driver_finding(facts: Facts, toolkit: str) -> Finding:
+    subject = f"CUDA toolkit {toolkit}"
+    if not facts.gpus_of("nvidia") and facts.driver_text is None:
+        hint = " In a container, pass the GPU through (docker run --gpus all)." if facts.in_container else ""
+        return Finding(
+            "cuda-toolkit",
+            subject,
+            None,
+            "warn",
+            "no NVIDIA GPU or driver was found, so nothing built with this toolkit can run here",
+            fix="Nothing to do unless you add an NVIDIA GPU and its driver." + hint,
+        )
+    check = combine([driver_supports(facts, toolkit, f"the CUDA {toolkit} toolkit")])
+    return Finding(
+        "cuda-toolkit", subject, None, check.status, check.reason, check.fix, check.source, check.command
+    )

@@ -1,0 +1,88 @@
+"""Precision support per GPU (bf16, fp8, fp4) from the [[arch]] flags."""
+
+from __future__ import annotations
+
+from rigcheck.core.catalog import Arch, Catalog
+from rigcheck.core.compat._base import Facts, Finding
+from rigcheck.core.machine import GPU
+
+PRECISIONS = ("bf16", "fp8", "fp4")
+_BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "sycl", "apple": "metal"}
+
+
+def arch_of(catalog: Catalog, gpu: GPU) -> Arch | None:
+    """The architecture entry of a GPU: by compute capability (NVIDIA), gfx target (AMD), vendor (Apple)."""
+    for arch in catalog.archs:
+        if arch.vendor != gpu.vendor:
+            continue
+        if gpu.vendor == "nvidia" and gpu.compute_capability in arch.compute_capabilities:
+            return arch
+        if gpu.vendor == "amd" and gpu.gfx_target in arch.gfx_targets:
+            return arch
+    if gpu.vendor == "apple":
+        apple = [a for a in catalog.archs if a.vendor == "apple"]
+        return apple[0] if len(apple) == 1 else None
+    return None
+
+
+def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
+    arch = arch_of(facts.catalog, gpu)
+    findings = []
+    for precision in PRECISIONS:
+        subject = f"{precision} on {gpu.name}"
+        if arch is None:
+            what = gpu.compute_capability or gpu.gfx_target or "its architecture"
+            findings.append(
+                Finding(
+                    precision,
+                    subject,
+                    index,
+                    "unknown",
+                    f"the catalog has no architecture entry for this GPU ({what})",
+                )
+            )
+            continue
+        flag = getattr(arch, precision)
+        if flag is None:
+            findings.append(
+                Finding(
+                    precision,
+                    subject,
+                    index,
+                    "unknown",
+                    f"no source in the catalog says whether {arch.name} runs {precision} natively",
+                    source=arch.source,
+                )
+            )
+        elif flag:
+            findings.append(
+                Finding(
+                    precision,
+                    subject,
+                    index,
+                    "ok",
+                    f"{arch.name} runs {precision} natively",
+                    source=arch.source,
+                )
+            )
+        else:
+            rule = next(
+                (
+                    r
+                    for r in facts.catalog.frameworks
+                    if r.framework == precision and r.backend == _BACKEND.get(gpu.vendor)
+                ),
+                None,
+            )
+            findings.append(
+                Finding(
+                    precision,
+                    subject,
+                    index,
+                    "fail",
+                    f"{arch.name} has no native {precision}",
+                    fix=rule.fix if rule else None,
+                    source=arch.source,
+                )
+            )
+    return findings

@@ -1,0 +1,122 @@
+"""AMD GPUs: the gfx target against ROCm's official lists, and the community's HSA_OVERRIDE_GFX_VERSION."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from rigcheck.core.catalog import GfxOverride, RocmRelease
+from rigcheck.core.compat._base import Check, Facts, Finding, minor
+from rigcheck.core.machine import GPU
+
+
+def override_for(facts: Facts, gfx: str, official: Collection[str]) -> GfxOverride | None:
+    """A documented override that makes ``gfx`` run as one of ``official`` on this OS, if any."""
+    for entry in facts.catalog.gfx_overrides:
+        if entry.gfx_target == gfx and entry.runs_as in official and facts.os in entry.os:
+            return entry
+    return None
+
+
+def override_check(facts: Facts, gfx: str, official: Collection[str], where: str) -> Check | None:
+    entry = override_for(facts, gfx, official)
+    if entry is None:
+        return None
+    return Check(
+        "warn",
+        f"{gfx} is not on {where}; unofficially it runs as {entry.runs_as} with "
+        f"HSA_OVERRIDE_GFX_VERSION={entry.override} (community reports, {entry.confidence})",
+        fix=f"Set HSA_OVERRIDE_GFX_VERSION={entry.override} before starting the program (unofficial; AMD "
+        "does not support it).",
+        source=entry.source,
+        command=f"export HSA_OVERRIDE_GFX_VERSION={entry.override}",
+    )
+
+
+def rocm_release(facts: Facts, text: str) -> RocmRelease | None:
+    wanted = minor(text)
+    return next((r for r in facts.catalog.rocm_releases if minor(r.version) == wanted), None)
+
+
+def _supporting(facts: Facts, gfx: str) -> list[RocmRelease]:
+    return sorted(
+        (r for r in facts.catalog.rocm_releases if gfx in r.gfx_targets),
+        key=lambda r: minor(r.version) or (0, 0),
+    )
+
+
+def _span(releases: list[RocmRelease]) -> str:
+    return releases[0].version if len(releases) == 1 else f"{releases[0].version}–{releases[-1].version}"
+
+
+def gfx_check(facts: Facts, gpu: GPU) -> Check:
+    gfx = gpu.gfx_target
+    if gfx is None:
+        return Check("unknown", "the GPU's gfx target is not known")
+    if facts.os is None:
+        return Check("unknown", "the OS is not known (ROCm's support lists are per OS)")
+    if facts.os != "linux":
+        return Check(
+            "unknown",
+            "the catalog's ROCm support lists are for Linux; on Windows AMD ships the HIP SDK for some "
+            "Radeon cards",
+        )
+    supporting = _supporting(facts, gfx)
+    newest = supporting[-1] if supporting else None
+    if facts.rocm_text is None:
+        if newest is not None:
+            return Check(
+                "warn",
+                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}",
+                fix=f"Install ROCm {newest.version} (amdgpu-install) to use this GPU with ROCm software.",
+                source=newest.source,
+            )
+        every = {t for r in facts.catalog.rocm_releases for t in r.gfx_targets}
+        return override_check(facts, gfx, every, "any catalogued ROCm release's list") or Check(
+            "fail",
+            f"ROCm was not found, and no catalogued ROCm release supports {gfx}",
+            fix="Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
+        )
+    release = rocm_release(facts, facts.rocm_text)
+    if release is None:
+        known = ", ".join(r.version for r in facts.catalog.rocm_releases)
+        return Check("unknown", f"ROCm {facts.rocm_text} is not in the catalog (known: {known})")
+    if gfx in release.gfx_targets:
+        return Check("ok", f"{gfx} is an official target of ROCm {release.version}", source=release.source)
+    later = [r for r in supporting if (minor(r.version) or (0, 0)) > (facts.rocm or (0, 0))]
+    found = override_check(facts, gfx, release.gfx_targets, f"ROCm {release.version}'s official list")
+    if found is not None:
+        if later:
+            return Check(
+                found.status,
+                found.reason,
+                fix=f"Upgrade to ROCm {later[0].version}, which supports {gfx} officially; or: {found.fix}",
+                source=found.source,
+                command=found.command,
+            )
+        return found
+    return Check(
+        "fail",
+        f"{gfx} is not a target of ROCm {release.version}",
+        fix=f"Upgrade to ROCm {later[0].version}, which supports {gfx}."
+        if later
+        else "Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
+        source=release.source,
+    )
+
+
+def rocm_findings(facts: Facts) -> list[Finding]:
+    findings = []
+    for index, gpu in facts.gpus_of("amd"):
+        check = gfx_check(facts, gpu)
+        subject = f"ROCm {facts.rocm_text}" if facts.rocm_text else "ROCm (not found)"
+        findings.append(
+            Finding(
+                "rocm", subject, index, check.status, check.reason, check.fix, check.source, check.command
+            )
+        )
+    return findings
+
+
+def rocm_variant(variant: str) -> tuple[int, int] | None:
+    """``"rocm6.2.4"`` -> (6, 2)."""
+    return minor(variant.removeprefix("rocm")) if variant.startswith("rocm") else None

@@ -1,0 +1,101 @@
+"""`rigcheck compat`: the JSON contract, the readable form, and one-line errors for bad snapshots."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from rigcheck import cli
+from rigcheck.core.compat import FRAMEWORKS
+from rigcheck.core.machine import CPU, GPU, Drivers, Host, Machine, Memory, Software, save_machine
+
+GIB = 1024**3
+KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command"}
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(list(argv), out=out), out.getvalue()
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("rigcheck: error: ")
+    return err[0]
+
+
+@pytest.fixture
+def rtx5090(tmp_path: Path) -> Path:
+    machine = Machine(
+        cpu=CPU(logical_cores=16, arch="x86_64", flags=("avx2",)),
+        memory=Memory(total_bytes=64 * GIB),
+        gpus=(GPU("nvidia", "NVIDIA GeForce RTX 5090", 32 * GIB, index=0, compute_capability="12.0"),),
+        host=Host(os="linux", python="3.11.7"),
+        drivers=Drivers(nvidia="570.133.07", cuda_driver="12.8"),
+        software=Software(python_packages={"torch": "2.5.1+cu124"}),
+    )
+    path = tmp_path / "rtx5090.json"
+    save_machine(machine, path)
+    return path
+
+
+def test_json_contract(rtx5090: Path) -> None:
+    code, out = run_cli("compat", "--machine", str(rtx5090), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"findings"}
+    findings = data["findings"]
+    assert findings and all(set(f) == KEYS for f in findings)
+    assert all(f["framework"] in FRAMEWORKS for f in findings)
+    torch_gpu = next(f for f in findings if f["framework"] == "pytorch" and f["gpu_index"] == 0)
+    # torch 2.5 cu124 has no sm_120 cubin (moi90/pytorch_compute_capabilities); cu128 is the first with it
+    assert torch_gpu["status"] == "fail"
+    assert (
+        torch_gpu["command"] == "pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128"
+    )
+
+
+def test_text_groups_by_gpu_failures_first(rtx5090: Path) -> None:
+    code, out = run_cli("compat", "--machine", str(rtx5090))
+    assert code == 0
+    assert out.startswith("RigCheck compatibility: ")
+    assert "This machine" in out and "GPU 0 · NVIDIA GeForce RTX 5090 (CC 12.0)" in out
+    gpu_part = out.split("GPU 0 ·", 1)[1]
+    assert gpu_part.index("FAIL") < gpu_part.index(" ok ")
+    assert "$ pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128" in out
+
+
+def test_this_machine_runs() -> None:
+    """The live probe path (whatever this machine has) gives findings and a torch answer."""
+    code, out = run_cli("compat", "--json")
+    assert code == 0
+    findings = json.loads(out)["findings"]
+    assert any(f["framework"] == "pytorch" for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"schema": "rigcheck.machine/0"}', "unsupported version"),
+        ("not json", "not valid JSON"),
+        ("", "empty file"),
+    ],
+)
+def test_bad_snapshot_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content, encoding="utf-8")
+    code, out = run_cli("compat", "--machine", str(bad))
+    assert code == 2 and out == ""
+    assert expected in one_error_line(capsys)
+
+
+def test_missing_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli("compat", "--machine", str(tmp_path / "nope.json"))
+    assert code == 2
+    assert "no such file" in one_error_line(capsys)
