@@ -202,3 +202,28 @@ def test_screenshots_of_every_page(qtbot: QtBot, tmp_path: Path, settings: QSett
 
     image = QImage(str(written[0]))
     assert (image.width(), image.height()) == (1280, 800)
+
+
+def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) -> None:
+    from PySide6.QtWidgets import QApplication, QToolButton
+
+    from rigcheck.gui.pages.compat import CompatPage
+
+    window.open_snapshot(FIXTURES / "two-gpus-128gb.json")
+    page = window.pages["compat"]
+    assert isinstance(page, CompatPage)
+    groups = [page.tree.topLevelItem(i).text(0) for i in range(page.tree.topLevelItemCount())]
+    assert groups[0] == "This machine"
+    assert groups[1].startswith("GPU 0: GeForce RTX 3090") and groups[2].startswith("GPU 1: GeForce RTX 4090")
+    first_gpu = page.tree.topLevelItem(1)
+    statuses = [first_gpu.child(i).text(0) for i in range(first_gpu.childCount())]
+    assert statuses[0].startswith("✘") and statuses[-1].startswith("✔")  # failures first
+    assert page.torch_command.text().startswith("pip install torch==")
+    qtbot.mouseClick(page.copy_torch, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == page.torch_command.text()
+    button = page.tree.itemWidget(first_gpu.child(0), 5)
+    assert isinstance(button, QToolButton)
+    button.click()
+    assert QApplication.clipboard().text()
+    page.tree.setCurrentItem(first_gpu.child(0))
+    assert "Fix" in page.details.text()

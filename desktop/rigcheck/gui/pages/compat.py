@@ -1,15 +1,177 @@
-"""Compatibility page (being written)."""
+"""Compatibility: the findings for the selected machine, grouped by GPU, failures first.
+
+The recommended PyTorch wheel sits on top with its pip command; every finding's fix (or command)
+is copied with one click on its Copy button.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
+from rigcheck.core.compat import DISPLAY_RANK, Finding, check_compat, recommend_torch
+from rigcheck.core.machine import Machine
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
+from rigcheck.gui.widgets import STATUS, Card, heading, muted, subheading
+
+COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 
 
 class CompatPage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
-        QVBoxLayout(self).addWidget(QLabel(tr("Compatibility")))
+        self.findings: tuple[Finding, ...] = ()
+        page = QVBoxLayout(self)
+        page.setContentsMargins(16, 12, 16, 16)
+        page.setSpacing(10)
+        page.addWidget(heading(tr("Compatibility")))
+        self.summary = muted("")
+        page.addWidget(self.summary)
+
+        torch = Card()
+        torch.body.addWidget(subheading(tr("Recommended PyTorch")))
+        self.torch_reason = QLabel()
+        self.torch_reason.setWordWrap(True)
+        torch.body.addWidget(self.torch_reason)
+        row = QHBoxLayout()
+        self.torch_command = QLineEdit()
+        self.torch_command.setReadOnly(True)
+        self.torch_command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.torch_command.setAccessibleName(tr("Recommended pip command"))
+        self.copy_torch = QPushButton(tr("Copy"))
+        self.copy_torch.setAccessibleName(tr("Copy the pip command"))
+        self.copy_torch.clicked.connect(lambda: self.copy(self.torch_command.text()))
+        row.addWidget(self.torch_command, 1)
+        row.addWidget(self.copy_torch)
+        torch.body.addLayout(row)
+        page.addWidget(torch)
+
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels([tr(c) if c else "" for c in COLUMNS])
+        self.tree.setAccessibleName(tr("Compatibility findings"))
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setWordWrap(True)
+        self.tree.setUniformRowHeights(False)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
+        header.setStretchLastSection(False)
+        header.resizeSection(2, 200)
+        header.resizeSection(5, 64)
+        page.addWidget(self.tree, 1)
+        self.details = QLabel()
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setAccessibleName(tr("Selected finding"))
+        page.addWidget(self.details)
+        self.tree.currentItemChanged.connect(self._show_details)
+        self.copied = muted("")
+        page.addWidget(self.copied)
+        state.machine_changed.connect(self.show_machine)
+        if state.machine is not None:
+            self.show_machine(state.machine, state.machine_label, state.is_live)
+
+    @Slot(object, str, bool)
+    def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
+        catalog = self.state.catalog
+        self.findings = check_compat(machine, catalog)
+        wheel = recommend_torch(machine, catalog)
+        if wheel is not None:
+            glyph, _words, _colour = STATUS[wheel.status]
+            self.torch_reason.setText(f"{glyph} <b>{wheel.label}</b> — {wheel.reason}")
+            self.torch_command.setText(wheel.command)
+        else:
+            self.torch_reason.setText(
+                tr("No PyTorch wheel can be recommended for this machine (see the findings).")
+            )
+            self.torch_command.clear()
+        self.copy_torch.setEnabled(bool(self.torch_command.text()))
+        counts = {s: sum(1 for f in self.findings if f.status == s) for s in STATUS}
+        self.summary.setText(
+            f"{label}: "
+            + ", ".join(f"{STATUS[s][0]} {n} {tr(STATUS[s][1])}" for s, n in counts.items() if n)
+            + " · "
+            + tr("unknown means the machine or the catalog lacks a fact the check needs")
+        )
+        self._fill(machine)
+
+    def _fill(self, machine: Machine) -> None:
+        self.tree.clear()
+        groups: dict[int | None, list[Finding]] = {}
+        for finding in self.findings:
+            groups.setdefault(finding.gpu_index, []).append(finding)
+        bold = QFont(self.tree.font())
+        bold.setBold(True)
+        for gpu_index in sorted(groups, key=lambda i: -1 if i is None else i):
+            if gpu_index is None:
+                title = tr("This machine")
+            else:
+                gpu = next((g for g in machine.gpus if g.index == gpu_index), None)
+                title = f"GPU {gpu_index}: {gpu.name}" if gpu else f"GPU {gpu_index}"
+            findings = sorted(groups[gpu_index], key=lambda f: DISPLAY_RANK.get(f.status, 9))
+            bad = sum(1 for f in findings if f.status == "fail")
+            group = QTreeWidgetItem([f"{title} ({bad} {tr('failing')})" if bad else title])
+            group.setFirstColumnSpanned(True)
+            group.setFont(0, bold)
+            self.tree.addTopLevelItem(group)
+            group.setFirstColumnSpanned(True)
+            for finding in findings:
+                glyph, words, colour = STATUS[finding.status]
+                item = QTreeWidgetItem(
+                    [
+                        f"{glyph} {tr(words)}",
+                        finding.framework,
+                        finding.subject,
+                        finding.reason,
+                        finding.fix or "",
+                    ]
+                )
+                item.setForeground(0, QColor(colour))
+                item.setToolTip(3, finding.reason)
+                source = f"\n\n{tr('Source')}: {finding.source}" if finding.source else ""
+                item.setToolTip(4, (finding.fix or "") + source)
+                group.addChild(item)
+                text = finding.command or finding.fix
+                if text:
+                    button = QToolButton()
+                    button.setText(tr("Copy"))
+                    button.setToolTip(tr("Copy") + ": " + text)
+                    button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
+                    button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
+                    self.tree.setItemWidget(item, 5, button)
+            group.setExpanded(True)
+
+    @Slot(object, object)
+    def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
+        if item is None or item.parent() is None:
+            self.details.clear()
+            return
+        source = item.toolTip(4).split("\n\n")[-1] if "\n\n" in item.toolTip(4) else ""
+        self.details.setText(
+            f"<b>{item.text(1)}</b> · {item.text(2)}<br>{item.text(3)}"
+            + (f"<br><b>{tr('Fix')}:</b> {item.text(4)}" if item.text(4) else "")
+            + (f"<br><small>{source}</small>" if source else "")
+        )
+
+    def copy(self, text: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
