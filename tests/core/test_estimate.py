@@ -349,3 +349,11 @@ def test_vllm_takes_its_memory_fraction(catalog: Catalog) -> None:
     vllm = fit(model(LLAMA_31_8B), box, Request(quant="q4_k_m", engine="vllm"), catalog, live=False)
     assert vllm.budget.gpu_bytes[0] == int(24 * GIB * 0.9) < llama.budget.gpu_bytes[0]
     assert any("--gpu-memory-utilization" in r for r in vllm.reasons)
+
+
+def test_a_second_gpu_gets_no_buffers_when_the_first_holds_everything(catalog: Catalog) -> None:
+    pair = machine(catalog, ("nvidia-geforce-rtx-3090", "nvidia-geforce-rtx-4090"))
+    result = fit(model(LLAMA_31_8B), pair, Request(quant="q4_k_m"), catalog, live=False)
+    assert result.verdict == "fits"
+    assert result.placement.gpu_bytes[1] == 0
+    assert sum(result.placement.gpu_bytes) == result.estimate.total_bytes

@@ -178,6 +178,8 @@ def _place_inference(
     placed = 0
     gpu_order = [i for i, b in enumerate(budget.gpu_bytes) if b > 0]
     for position, i in enumerate(gpu_order):
+        if placed == total_layers:
+            break  # the rest of the GPUs stay idle: no buffers are allocated on them
         fixed = runtime + (other if position == 0 else 0)
         if fixed > budget.gpu_bytes[i]:
             continue
