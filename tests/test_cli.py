@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -10,16 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from fakes.cli import one_error_line, run_cli
 from fakes.machines import full_machine
-from rigcheck import cli
 from rigcheck.core import probe
 from rigcheck.core.machine import SCHEMA, Machine, load_machine, save_machine
-
-
-def run_cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = cli.main(list(argv), out=out)
-    return code, out.getvalue()
 
 
 @pytest.fixture
@@ -33,15 +26,6 @@ def fake_probe(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
 
     monkeypatch.setattr(probe, "probe_machine", probe_machine)
     return calls
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("rigcheck: error: ")
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_audit_json_is_a_snapshot(fake_probe: list[dict[str, object]]) -> None:

@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from rigcheck import cli
+from fakes.cli import one_error_line, run_cli
 from rigcheck.core.compat import FRAMEWORKS
 from rigcheck.core.machine import CPU, GPU, Drivers, Host, Machine, Memory, Software, save_machine
 
 GIB = 1024**3
 KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command"}
-
-
-def run_cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return cli.main(list(argv), out=out), out.getvalue()
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("rigcheck: error: ")
-    return err[0]
 
 
 @pytest.fixture

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+from fakes.cli import one_error_line, run_cli
 from fakes.machines import small_machine
-from rigcheck import cli
 from rigcheck.core import probe
 from rigcheck.core.machine import Machine, save_machine
 
@@ -22,18 +21,6 @@ MEMORY_KEYS = {
     "optimizer_bytes",
     "total_bytes",
 }
-
-
-def run_cli(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return cli.main(list(argv), out=out), out.getvalue()
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("rigcheck: error: ")
-    return err[0]
 
 
 def test_estimate_json_contract() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QVBoxLayout, QWidget
 
 from rigcheck.gui.i18n import tr
 
@@ -20,6 +20,19 @@ STATUS = {
     "fail": ("✘", "Fails", "#c8433a"),
     "unknown": ("?", "Unknown", "#7a7f87"),
 }
+
+
+def scroll_page(page: QWidget) -> QWidget:
+    """Give ``page`` a frameless vertical scroll area; returns the widget to lay the content on."""
+    scroll = QScrollArea(page)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    outer = QVBoxLayout(page)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(scroll)
+    content = QWidget()
+    scroll.setWidget(content)
+    return content
 
 
 def heading(text: str, scale: float = 1.45) -> QLabel:

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -36,7 +35,7 @@ from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import fmt_bytes
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, subheading
+from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, scroll_page, subheading
 
 QUANTS = (
     "bf16",
@@ -195,15 +194,7 @@ class FitPage(QWidget):
         self.result: FitResult | None = None
         self._busy = False
 
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        content = QWidget()
-        scroll.setWidget(content)
-        page = QVBoxLayout(content)
+        page = QVBoxLayout(scroll_page(self))
         page.setContentsMargins(16, 12, 16, 16)
         page.setSpacing(10)
         self.title = heading(tr("Fit"))

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -24,7 +23,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, FlowLayout, heading, muted, subheading
+from rigcheck.gui.widgets import VERDICTS, Card, FlowLayout, heading, muted, scroll_page, subheading
 
 #: the models the "what you can run" cards show, small to large
 POPULAR = (
@@ -37,14 +36,7 @@ class OverviewPage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        self.content = QWidget()
-        scroll.setWidget(self.content)
+        self.content = scroll_page(self)
         self.layout_ = QVBoxLayout(self.content)
         self.layout_.setContentsMargins(16, 12, 16, 16)
         self.layout_.setSpacing(12)
