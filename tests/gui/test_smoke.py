@@ -227,3 +227,32 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     assert QApplication.clipboard().text()
     page.tree.setCurrentItem(first_gpu.child(0))
     assert "Fix" in page.details.text()
+
+
+def test_dropping_a_gguf_file_opens_it_in_fit(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    from fakes.gguf_files import write_gguf
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    path = tmp_path / "tiny-Q8_0.gguf"
+    model = write_gguf(path)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.stack.currentWidget() is window.pages["fit"], timeout=5000)
+    window.state.pool.waitForDone()
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    assert page.model is not None and page.model.weights is not None
+    assert page.model.weights.total_bytes == model.total_bytes()
+    assert page.quant.currentData() == "file"  # the file's own tensor types are used
+    assert page.result is not None and page.result.estimate.terms[0].provenance == "file"
