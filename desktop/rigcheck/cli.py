@@ -23,6 +23,7 @@ from rigcheck.core.errors import InputError
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
     from rigcheck.core.estimate.memory import Request
+    from rigcheck.core.monitor import Sample
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
 
@@ -213,6 +214,28 @@ def build_parser() -> argparse.ArgumentParser:
     compat.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
     compat.set_defaults(handler=_cmd_compat)
 
+    monitor = commands.add_parser(
+        "monitor",
+        help="live GPU, CPU and RAM readings: one line per tick, or CSV/JSON Lines",
+        description="Sample the GPUs (utilisation, memory, power, temperature, clocks, fan, PCIe, "
+        "throttling), the CPU and the RAM every interval until --duration has passed or Ctrl-C.",
+    )
+    monitor.add_argument(
+        "--interval",
+        metavar="S",
+        type=_monitor_interval,
+        default=1.0,
+        help=f"seconds between samples (default 1.0, at least {MONITOR_MIN_INTERVAL_S})",
+    )
+    monitor.add_argument(
+        "--duration", metavar="S", type=_positive_number, help="stop after S seconds (default: until Ctrl-C)"
+    )
+    monitor.add_argument(
+        "--csv", metavar="FILE", type=Path, help="also write one row per sample to FILE (stable columns)"
+    )
+    monitor.add_argument("--json", action="store_true", help="print one JSON object per sample (JSON Lines)")
+    monitor.set_defaults(handler=_cmd_monitor)
+
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
     gui.add_argument(
         "--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine"
@@ -358,6 +381,97 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(compat_text(findings, machine) + "\n")
     return EXIT_OK
+
+
+MONITOR_MIN_INTERVAL_S = 0.1
+
+
+def _monitor_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not MONITOR_MIN_INTERVAL_S <= value < 10**6:
+        raise argparse.ArgumentTypeError(f"must be at least {MONITOR_MIN_INTERVAL_S} seconds, got {text}")
+    return value
+
+
+def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
+    """Sample until --duration or Ctrl-C; every row written so far is flushed, so Ctrl-C loses nothing."""
+    import csv
+
+    from rigcheck.core import monitor
+
+    csv_file = None
+    if args.csv is not None:
+        try:
+            csv_file = args.csv.open("w", newline="", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(str(args.csv), f"cannot write ({exc.strerror or exc})") from None
+    sampler = None
+    try:
+        sampler = monitor.create_sampler()
+        writer: csv.DictWriter[str] | None = None
+        told: set[object] = set()
+        for sample in monitor.ticks(sampler, args.interval, args.duration):
+            for note in sampler.notes:
+                if note not in told:
+                    told.add(note)
+                    sys.stderr.write(f"rigcheck: note: {note.probe}: {note.message}\n")
+            if csv_file is not None:
+                if writer is None:
+                    writer = csv.DictWriter(csv_file, monitor.columns(sample), extrasaction="ignore")
+                    writer.writeheader()
+                writer.writerow({k: "" if v is None else v for k, v in monitor.row(sample).items()})
+                csv_file.flush()
+            if args.json:
+                out.write(json.dumps(_sample_json(sample), ensure_ascii=False, separators=(",", ":")) + "\n")
+            else:
+                out.write(_sample_line(sample) + "\n")
+            out.flush()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a run without --duration ends
+    finally:
+        if sampler is not None:
+            sampler.close()
+        if csv_file is not None:
+            csv_file.close()
+    return EXIT_OK
+
+
+def _sample_json(sample: Sample) -> dict[str, object]:
+    data = asdict(sample)
+    return {"time": data.pop("t"), **data}
+
+
+def _sample_line(sample: Sample) -> str:
+    """ "12:00:01  GPU0 97% 21.3/24.0 GiB 431/450 W 71°C | CPU 12% RAM 18.2/64.0 GiB"; what is not
+    available is left out."""
+    import time
+
+    gib = 1024**3
+    parts = [time.strftime("%H:%M:%S", time.localtime(sample.wall)) + " "]
+    for gpu in sample.gpus:
+        fields = [f"GPU{gpu.index}"]
+        if gpu.lost:
+            fields.append("lost")
+        if gpu.utilization_percent is not None:
+            fields.append(f"{gpu.utilization_percent:.0f}%")
+        if gpu.memory_used_bytes is not None and gpu.memory_total_bytes:
+            fields.append(f"{gpu.memory_used_bytes / gib:.1f}/{gpu.memory_total_bytes / gib:.1f} GiB")
+        if gpu.power_watts is not None:
+            limit = f"/{gpu.power_limit_watts:.0f}" if gpu.power_limit_watts else ""
+            fields.append(f"{gpu.power_watts:.0f}{limit} W")
+        if gpu.temperature_c is not None:
+            fields.append(f"{gpu.temperature_c:.0f}°C")
+        parts.append(" ".join(fields) + " |")
+    system = []
+    if sample.cpu_percent is not None:
+        system.append(f"CPU {sample.cpu_percent:.0f}%")
+    if sample.ram_used_bytes is not None and sample.ram_total_bytes:
+        system.append(f"RAM {sample.ram_used_bytes / gib:.1f}/{sample.ram_total_bytes / gib:.1f} GiB")
+    parts.append(" ".join(system) or "CPU/RAM n/a")
+    return " ".join(parts)
 
 
 def _emit_json(data: object, out: TextIO) -> None:

@@ -14,12 +14,22 @@ Failure injection:
 - ``FakeNvml(init_error=code)``: ``nvmlInit`` fails;
 - ``FakeNvml(missing={"name", ...})``: functions absent, as in older nvidia-ml-py releases;
 - ``FakeNvml(bytes_strings=True)``: strings come back as ``bytes``, as in older bindings.
+
+Live readings (the monitor): ``utilization``, ``power_usage_mw``, ``temperature``, the clocks, the
+fan, PCIe throughput, the clock event (throttle) reason mask and the compute processes, each with
+the same ``None`` / ``Raise`` convention. A running test changes them between ticks:
+
+- ``fake.update(index, field=value, ...)``: from the next call on, GPU ``index`` answers with these
+  values (a field set to ``None`` "vanishes": Not Supported from then on);
+- ``fake.lose(index)``: from the next call on, GPU ``index`` answers GPU_IS_LOST to everything;
+- ``FakeNvml(process_names={pid: name})``: what ``nvmlSystemGetProcessName`` answers; other pids
+  get Not Found, as for processes in another container.
 """
 
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pynvml
@@ -38,6 +48,14 @@ NOT_SUPPORTED = Raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
 NO_PERMISSION = Raise(pynvml.NVML_ERROR_NO_PERMISSION)
 FUNCTION_NOT_FOUND = Raise(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
 GPU_IS_LOST = Raise(pynvml.NVML_ERROR_GPU_IS_LOST)
+
+
+@dataclass(frozen=True)
+class FakeProcess:
+    """One entry of ``nvmlDeviceGetComputeRunningProcesses``; ``used_bytes=None`` as under WDDM."""
+
+    pid: int
+    used_bytes: int | None
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,23 @@ class FakeGPU:
     driver_model: int | Raise | None = None
     lost_after_calls: int | None = None
     handle_error: int | None = None
+    # -- live readings, for the monitor (None: Not Supported) ----------------------------------
+    #: GPU utilisation, percent (``nvmlUtilization_t.gpu``)
+    utilization: int | Raise | None = None
+    power_usage_mw: int | Raise | None = None
+    #: what ``nvmlDeviceGetEnforcedPowerLimit`` answers; ``power_limit_mw`` when left at "same"
+    enforced_power_limit_mw: int | Raise | str | None = "same"
+    #: GPU core temperature, °C
+    temperature: int | Raise | None = None
+    sm_clock_mhz: int | Raise | None = None
+    mem_clock_mhz: int | Raise | None = None
+    fan_percent: int | Raise | None = None
+    #: PCIe throughput as NVML counts it, KB/s
+    pcie_rx_kbps: int | Raise | None = None
+    pcie_tx_kbps: int | Raise | None = None
+    #: ``nvmlClocksEventReason*`` bit mask
+    clocks_event_reasons: int | Raise | None = None
+    processes: tuple[FakeProcess, ...] | Raise | None = None
 
     @property
     def memory_used(self) -> int:
@@ -101,6 +136,7 @@ class FakeNvml(types.ModuleType):
         init_error: int | None = None,
         missing: set[str] | frozenset[str] = frozenset(),
         bytes_strings: bool = False,
+        process_names: dict[int, str | Raise] | None = None,
     ) -> None:
         super().__init__("pynvml", "A fake of nvidia-ml-py's pynvml module (tests/fakes/fake_nvml.py).")
         for attr in dir(pynvml):
@@ -112,6 +148,7 @@ class FakeNvml(types.ModuleType):
         self.init_error = init_error
         self.missing = frozenset(missing)
         self.bytes_strings = bytes_strings
+        self.process_names = dict(process_names or {})
         self.initialised = False
         self.init_called = False
         self.shutdown_called = False
@@ -133,10 +170,23 @@ class FakeNvml(types.ModuleType):
     def _device(self, name: str, handle: FakeHandle) -> FakeGPU:
         self._enter(name)
         handle.calls += 1
-        lost_after = handle.gpu.lost_after_calls
+        gpu = self.gpus[handle.index]  # not handle.gpu: update() may have changed it since
+        lost_after = gpu.lost_after_calls
         if lost_after is not None and handle.calls > lost_after:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
-        return handle.gpu
+        return gpu
+
+    # -- changing the GPUs while a test runs ----------------------------------------------------
+
+    def update(self, index: int, **changes: Any) -> None:
+        """GPU ``index`` answers with these field values from the next call on."""
+        gpus = list(self.gpus)
+        gpus[index] = replace(gpus[index], **changes)
+        self.gpus = tuple(gpus)
+
+    def lose(self, index: int) -> None:
+        """GPU ``index`` falls off the bus: every later call on it raises GPU_IS_LOST."""
+        self.update(index, lost_after_calls=0)
 
     def _value(self, value: Any) -> Any:
         if value is None:
@@ -256,6 +306,69 @@ class FakeNvml(types.ModuleType):
         mode = pynvml.NVML_DEVICE_MIG_ENABLE if enabled else pynvml.NVML_DEVICE_MIG_DISABLE
         return [mode, mode]
 
+    # -- live readings ----------------------------------------------------------------------------
+
+    def nvmlDeviceGetUtilizationRates(self, handle: FakeHandle) -> Any:
+        gpu = int(self._value(self._device("nvmlDeviceGetUtilizationRates", handle).utilization))
+        return pynvml.c_nvmlUtilization_t(gpu=gpu, memory=0)
+
+    def nvmlDeviceGetPowerUsage(self, handle: FakeHandle) -> int:
+        return int(self._value(self._device("nvmlDeviceGetPowerUsage", handle).power_usage_mw))
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: FakeHandle) -> int:
+        gpu = self._device("nvmlDeviceGetEnforcedPowerLimit", handle)
+        enforced = (
+            gpu.power_limit_mw if gpu.enforced_power_limit_mw == "same" else gpu.enforced_power_limit_mw
+        )
+        return int(self._value(enforced))
+
+    def nvmlDeviceGetTemperature(self, handle: FakeHandle, sensor: int) -> int:
+        gpu = self._device("nvmlDeviceGetTemperature", handle)
+        if sensor != pynvml.NVML_TEMPERATURE_GPU:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return int(self._value(gpu.temperature))
+
+    def nvmlDeviceGetClockInfo(self, handle: FakeHandle, clock: int) -> int:
+        gpu = self._device("nvmlDeviceGetClockInfo", handle)
+        if clock == pynvml.NVML_CLOCK_SM:
+            return int(self._value(gpu.sm_clock_mhz))
+        if clock == pynvml.NVML_CLOCK_MEM:
+            return int(self._value(gpu.mem_clock_mhz))
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+
+    def nvmlDeviceGetFanSpeed(self, handle: FakeHandle) -> int:
+        return int(self._value(self._device("nvmlDeviceGetFanSpeed", handle).fan_percent))
+
+    def nvmlDeviceGetPcieThroughput(self, handle: FakeHandle, counter: int) -> int:
+        gpu = self._device("nvmlDeviceGetPcieThroughput", handle)
+        if counter == pynvml.NVML_PCIE_UTIL_TX_BYTES:
+            return int(self._value(gpu.pcie_tx_kbps))
+        if counter == pynvml.NVML_PCIE_UTIL_RX_BYTES:
+            return int(self._value(gpu.pcie_rx_kbps))
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: FakeHandle) -> int:
+        gpu = self._device("nvmlDeviceGetCurrentClocksEventReasons", handle)
+        return int(self._value(gpu.clocks_event_reasons))
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: FakeHandle) -> int:
+        gpu = self._device("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
+        return int(self._value(gpu.clocks_event_reasons))
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: FakeHandle) -> list[Any]:
+        gpu = self._device("nvmlDeviceGetComputeRunningProcesses", handle)
+        # pynvml hands back "friendly objects" with the struct's field names
+        return [
+            types.SimpleNamespace(pid=p.pid, usedGpuMemory=p.used_bytes, gpuInstanceId=0xFFFFFFFF)
+            for p in self._value(gpu.processes)
+        ]
+
+    def nvmlSystemGetProcessName(self, pid: int) -> str | bytes:
+        self._enter("nvmlSystemGetProcessName")
+        if pid not in self.process_names:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
+        return self._string(self.process_names[pid])
+
     def _driver_model(self, name: str, handle: FakeHandle) -> list[int]:
         model = int(self._value(self._device(name, handle).driver_model))
         return [model, model]
@@ -278,5 +391,6 @@ __all__ = [
     "NO_PERMISSION",
     "FakeGPU",
     "FakeNvml",
+    "FakeProcess",
     "Raise",
 ]
