@@ -338,6 +338,30 @@ class GfxOverride:
     notes: str | None = None
 
 
+@dataclass(frozen=True)
+class PowerFactor:
+    """How far one GPU architecture's short power spikes ("excursions") exceed its board power.
+
+    ``factor`` = measured short peak ÷ rated board power, rounded up; the PSU budget multiplies a GPU's
+    power limit by it. ``segments`` are the kinds of card the measurement covers (a GeForce measurement
+    says nothing of an SXM module): a GPU of another segment gets no factor and its peak is unknown.
+    """
+
+    id: str
+    vendor: Vendor
+    #: exactly as ``GpuSpec.architecture`` spells it, e.g. "Ada Lovelace"
+    architecture: str
+    factor: float
+    source: str
+    #: what was measured, in words: "RTX 5090 FE: 901.1 W for < 1 ms against its 575 W TBP"
+    measured: str | None = None
+    segments: tuple[Segment, ...] = ("desktop",)
+    #: further sources for individual facts
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
+    notes: str | None = None
+
+
 #: TOML array name -> (record class, key of an entry, what a person calls it)
 KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gpu": (GpuSpec, lambda r: r.id),
@@ -352,6 +376,7 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),
+    "power_factor": (PowerFactor, lambda r: r.id),
 }
 
 
@@ -372,6 +397,7 @@ class Catalog:
     rocm_releases: tuple[RocmRelease, ...] = ()
     frameworks: tuple[FrameworkRule, ...] = ()
     gfx_overrides: tuple[GfxOverride, ...] = ()
+    power_factors: tuple[PowerFactor, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -405,6 +431,19 @@ class Catalog:
             if len(claimed) == 1:
                 return claimed[0]
         return None
+
+    def power_factor(self, spec: GpuSpec) -> PowerFactor | None:
+        """The transient factor measured for ``spec``'s architecture and segment, if any."""
+        return next(
+            (
+                f
+                for f in self.power_factors
+                if f.vendor == spec.vendor
+                and f.architecture == spec.architecture
+                and (spec.segment is None or spec.segment in f.segments)
+            ),
+            None,
+        )
 
     def search_models(self, text: str) -> tuple[ModelSpec, ...]:
         words = text.lower().split()
@@ -441,6 +480,7 @@ _FIELDS = {
     "rocm_release": "rocm_releases",
     "framework": "frameworks",
     "gfx_override": "gfx_overrides",
+    "power_factor": "power_factors",
 }
 
 
@@ -521,6 +561,9 @@ def _check(kind: str, record: Any) -> str | None:
         bad = [cc for cc, cuda in record.min_cuda.items() if not (_CC.fullmatch(cc) and _CC.match(cuda))]
         if bad:
             return f"min_cuda: {bad[0]!r} = {record.min_cuda[bad[0]]!r} is not like '8.9' = '11.8'"
+    if kind == "power_factor" and not 1.0 <= record.factor <= 3.0:
+        # PCIe CEM 5.0 lets a card exceed its sustained power by at most 3× (for 100 µs): docs/catalog.md#psu
+        return f"factor: {record.factor!r} is not between 1.0 and 3.0"
     if kind == "gfx_override":
         for name in ("gfx_target", "runs_as"):
             if not _GFX.fullmatch(getattr(record, name)):
@@ -622,7 +665,7 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 2  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]
+_CACHE_FORMAT = 3  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]]
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

@@ -1,0 +1,378 @@
+"""The PSU budget: what the machine may draw, continuously and in spikes, against the PSU it has.
+
+Each GPU counts at its power limit (read from the driver, else the catalog's board power) and, for the
+peak, times its architecture's transient factor (``[[power_factor]]`` in the catalog: the short spikes,
+or "power excursions", that trip PSUs); the CPU and the rest of the platform count at cited class
+figures, labelled estimates. The totals are compared with the PSU the user entered and with the
+vendor-recommended PSU of the GPUs.
+
+Verdict rule (``psu`` = the PSU's rated continuous wattage):
+
+- ``unknown``: no PSU entered, or a part's power (a GPU's limit or transient factor, the CPU) is
+  unknown, unless the known sustained load alone already exceeds the PSU (then ``insufficient``).
+- ``insufficient``: ``sustained > psu`` (the rating is what a PSU delivers continuously), or
+  ``peak > psu × 1.8``: beyond even the ATX 3.0 excursion tolerance for 1 ms spikes.
+- ``tight``: it runs, with a caveat: ``peak > psu`` (only a PSU built to ATX 3.x rides that out; ATX 2.x
+  set no excursion requirement and such a unit may shut down), or ``sustained > psu / 1.2`` (less than the
+  ~20% headroom PSUs are sized with), or ``psu`` is below the GPU vendor's recommended PSU.
+- ``ok``: none of the above.
+
+Live power readings (the monitor) are compared with the same ``sustained_watts`` / ``psu_watts``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.machine import GPU, Machine
+
+Provenance = Literal["nvml", "catalog", "estimate"]
+PowerVerdict = Literal["ok", "tight", "insufficient", "unknown"]
+
+#: ATX 3.0 requires PSUs with the 12VHPWR connector to carry 200% of their rating for 100 µs, 180% for
+#: 1 ms, 160% for 10 ms and 120% for 100 ms (Intel ATX 3.0 design guide as reported by
+#: https://hothardware.com/news/psu-manufs-can-skirt-atx-30-tolerance-testing ; secondary). The transient
+#: factors describe spikes of about 1 ms and shorter, so a peak beyond 180% of the rating is too much even
+#: for an ATX 3.0 unit; ATX 2.x set no excursion requirement at all
+#: (https://www.slashgear.com/1902896/rtx-5090-how-much-power-can-pull-nvidia-geforce-gpu/).
+ATX3_EXCURSION_1MS = 1.8
+ATX3_SOURCE = "https://hothardware.com/news/psu-manufs-can-skirt-atx-30-tolerance-testing"
+#: PSUs are sized "roughly 20% more power than the system would natively utilize"; they are most efficient
+#: at 60–80% load (https://www.gamersnexus.net/dictionary/6-psu/46-maximum-power-watts ; secondary)
+SUSTAINED_HEADROOM = 1.2
+HEADROOM_SOURCE = "https://www.gamersnexus.net/dictionary/6-psu/46-maximum-power-watts"
+#: Intel's PSU sizing example: a 300 W GPU on an ATX 3.0 PSU of 750 W "with 300 watts for the CPU and
+#: another 150 watts for the rest of the hardware" (Intel's Stephen Eastman to PCWorld, reported by
+#: TweakTown; secondary). The 150 W is the platform base load here; the 300 W the CPU figure when the
+#: CPU's class is not recognised.
+INTEL_SIZING_SOURCE = "https://www.tweaktown.com/news/85717/pcie-5-0-gpus-can-have-power-excursions-use-up-to-1800w-of/index.html"
+PLATFORM_WATTS = 150.0
+GENERIC_CPU_WATTS = 300.0
+#: a desktop CPU (Core i3–i9, Core Ultra, Ryzen): Intel's Core i9-13900K, the top mainstream desktop part,
+#: is "rated for a max turbo power of 253 W, with a base power of 125 W" (Intel's ratings quoted by the
+#: review at DESKTOP_CPU_SOURCE; secondary). Base power counts as sustained, turbo power as peak;
+#: smaller CPUs draw less, so this errs high.
+DESKTOP_CPU_SUSTAINED = 125.0
+DESKTOP_CPU_PEAK = 253.0
+DESKTOP_CPU_SOURCE = "https://www.news9live.com/technology/review/intel-core-i9-13900k-review-brute-forcing-its-way-to-the-top-217581/amp"
+#: the PSU sizes offered in advice, watts (common retail steps)
+_PSU_STEP = 50
+
+_APPLE = re.compile(r"\bapple\b", re.IGNORECASE)
+#: "Mobile", "Laptop", or a model number with a mobile suffix: i7-12700H, Ultra 7 155H, Ryzen 9 7945HX
+_LAPTOP = re.compile(r"\b(?:mobile|laptop)\b|\b\d{3,5}(?:h|hx|hs|hk|u|p)\b", re.IGNORECASE)
+_DESKTOP = re.compile(
+    r"\bcore(?:\(tm\))?\s*(?:i[3579]|ultra\s*[3579])\b|\bryzen(?:\(tm\))?\s*[3579]\b", re.IGNORECASE
+)
+_HEDT_SERVER = re.compile(r"\b(?:xeon|epyc|threadripper)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PowerItem:
+    #: "GPU 0 GeForce RTX 4090", "CPU", "platform (board, RAM, drives, fans)"
+    name: str
+    #: what it may draw continuously (a GPU's power limit); 0 when unknown (``sustained_known``)
+    sustained_watts: float
+    #: with transient spikes (sustained × factor); when the factor is unknown, the sustained figure, as a
+    #: lower bound (``peak_known`` is then False)
+    peak_watts: float
+    provenance: Provenance
+    #: in words, e.g. "450 W limit × 1.2 transient factor (Ada Lovelace: …)"
+    formula: str
+    #: where the factor/figure comes from (URLs, with the confidence where it is not the vendor's own)
+    source: str
+    #: the transient factor applied, for GPUs
+    factor: float | None = None
+    #: the transient factor's confidence ("primary", "secondary", "uncertain"), for GPUs
+    factor_confidence: str | None = None
+    sustained_known: bool = True
+    peak_known: bool = True
+
+
+@dataclass(frozen=True)
+class PowerBudget:
+    items: tuple[PowerItem, ...]
+    #: sums over the items; with a part unknown (``complete`` False) they are lower bounds
+    sustained_watts: float
+    peak_watts: float
+    #: what the user entered (machine.psu.watts), or the override
+    psu_watts: float | None
+    #: the largest vendor-recommended PSU among the GPUs (catalog), if published
+    recommended_psu_watts: float | None
+    verdict: PowerVerdict
+    #: psu minus peak (negative when the peak exceeds the rating)
+    headroom_watts: float | None
+    #: plain sentences with numbers
+    reasons: tuple[str, ...]
+    advice: tuple[str, ...]
+    #: the PSU size this budget calls "ok" (peak covered, 20% sustained headroom, vendor recommendation met)
+    suggested_psu_watts: float | None = None
+    #: every part's power is known
+    complete: bool = True
+
+
+# -- items ----------------------------------------------------------------------------------------
+
+
+def _spec(gpu: GPU, catalog: Catalog) -> GpuSpec | None:
+    if gpu.catalog_id:
+        spec = catalog.gpu(gpu.catalog_id)
+        if spec is not None:
+            return spec
+    return catalog.match_gpu(gpu)
+
+
+def _from_catalog(gpu: GPU) -> bool:
+    """A GPU the what-if simulator built from the catalog: its "limit" is the catalog's figure."""
+    return (gpu.source or "").startswith("catalog")
+
+
+def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str | None, float | None]:
+    """The GPU's item, a reason when something is unknown, and its vendor-recommended PSU."""
+    index = gpu.index if gpu.index is not None else position
+    name = f"GPU {index} {gpu.name}"
+    spec = _spec(gpu, catalog)
+    recommended = spec.psu_recommended_watts if spec else None
+    limit: float | None
+    provenance: Provenance
+    if gpu.power_limit_watts is not None and not _from_catalog(gpu):
+        limit, provenance = gpu.power_limit_watts, "nvml"
+        where = f"power limit read from the driver ({gpu.source or 'probe'})"
+    elif gpu.power_limit_watts is not None or (spec is not None and spec.tdp_watts is not None):
+        limit = (
+            gpu.power_limit_watts if gpu.power_limit_watts is not None else spec.tdp_watts if spec else None
+        )
+        provenance = "catalog"
+        if spec is not None:
+            conf = spec.field_confidence.get("tdp_watts", spec.confidence)
+            where = f"catalog board power of {spec.id} ({spec.source}; {conf})"
+        else:
+            where = f"catalog board power ({gpu.source})"
+    else:
+        limit, provenance, where = None, "catalog", ""
+    if limit is None:
+        why = f"{name}: its power limit is unknown (the driver did not report one and " + (
+            f"the catalog entry {spec.id} has no board power)" if spec else "it matches no catalog entry)"
+        )
+        item = PowerItem(
+            name, 0.0, 0.0, "catalog", "power unknown", "—", sustained_known=False, peak_known=False
+        )
+        return item, why, recommended
+    factor = catalog.power_factor(spec) if spec else None
+    if factor is None:
+        arch = spec.architecture if spec and spec.architecture else "its architecture"
+        segment = f" {spec.segment}" if spec and spec.segment else ""
+        why = (
+            f"{name}: no measured transient factor for {arch}{segment} GPUs, so its spikes above the "
+            f"{limit:g} W limit are unknown"
+        )
+        formula = f"{limit:g} W limit; transient factor unknown, spikes not counted"
+        item = PowerItem(name, limit, limit, provenance, formula, where, peak_known=False)
+        return item, why, recommended
+    peak = limit * factor.factor
+    formula = (
+        f"{limit:g} W limit × {factor.factor:g} transient factor ({factor.architecture}: {factor.measured})"
+        if factor.measured
+        else f"{limit:g} W limit × {factor.factor:g} transient factor ({factor.architecture})"
+    )
+    source = f"{where}; factor: {factor.source} ({factor.confidence})"
+    item = PowerItem(name, limit, peak, provenance, formula, source, factor.factor, factor.confidence)
+    return item, None, recommended
+
+
+def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
+    """The CPU's class estimate by its model string, and a reason when its power is unknown."""
+    label = model or "model unknown"
+    if model and _APPLE.search(model):
+        why = (
+            "CPU: Apple silicon is one chip with the GPU behind a built-in power supply; no per-part power "
+            "figure is catalogued, so no budget can be drawn"
+        )
+        formula = f"{label}: Apple silicon, power unknown"
+        return PowerItem(
+            "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
+        ), why
+    if model and _LAPTOP.search(model):
+        why = (
+            "CPU: a laptop processor runs from its power adapter, not a desktop PSU; no class figure applies"
+        )
+        formula = f"{label}: laptop class, power unknown"
+        return PowerItem(
+            "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
+        ), why
+    if model and _DESKTOP.search(model) and not _HEDT_SERVER.search(model):
+        formula = (
+            f"{label}: desktop class, {DESKTOP_CPU_SUSTAINED:g} W sustained (base power) and "
+            f"{DESKTOP_CPU_PEAK:g} W peak (max turbo power) of a Core i9-13900K, the top mainstream part"
+        )
+        source = f"{DESKTOP_CPU_SOURCE} (secondary; estimate)"
+        return PowerItem("CPU", DESKTOP_CPU_SUSTAINED, DESKTOP_CPU_PEAK, "estimate", formula, source), None
+    kind = "workstation/server class" if model and _HEDT_SERVER.search(model) else "class not recognised"
+    formula = f"{label}: {kind}, {GENERIC_CPU_WATTS:g} W as in Intel's PSU sizing example" + (
+        "; high-core-count parts may draw more" if model and _HEDT_SERVER.search(model) else ""
+    )
+    source = f"{INTEL_SIZING_SOURCE} (secondary; estimate)"
+    return PowerItem("CPU", GENERIC_CPU_WATTS, GENERIC_CPU_WATTS, "estimate", formula, source), None
+
+
+def platform_item() -> PowerItem:
+    return PowerItem(
+        "platform (board, RAM, drives, fans)",
+        PLATFORM_WATTS,
+        PLATFORM_WATTS,
+        "estimate",
+        f"{PLATFORM_WATTS:g} W for the rest of the hardware, as in Intel's PSU sizing example",
+        f"{INTEL_SIZING_SOURCE} (secondary; estimate)",
+    )
+
+
+# -- the budget -----------------------------------------------------------------------------------
+
+
+def _round_up(watts: float) -> float:
+    return float(math.ceil(watts / _PSU_STEP) * _PSU_STEP)
+
+
+def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None = None) -> PowerBudget:
+    """The machine's power budget against its PSU (``psu_watts`` overrides ``machine.psu.watts``).
+
+    See the module docstring for the verdict rule and where each figure comes from.
+    """
+    psu = psu_watts if psu_watts is not None else machine.psu.watts
+    items: list[PowerItem] = []
+    unknown: list[str] = []
+    recommended: float | None = None
+    recommended_by = ""
+    for position, gpu in enumerate(machine.gpus):
+        item, why, rec = _gpu_item(position, gpu, catalog)
+        items.append(item)
+        if why:
+            unknown.append(why)
+        if rec is not None and (recommended is None or rec > recommended):
+            recommended, recommended_by = rec, gpu.name
+    cpu, why = cpu_item(machine.cpu.model)
+    items.append(cpu)
+    if why:
+        unknown.append(why)
+    items.append(platform_item())
+
+    sustained = sum(i.sustained_watts for i in items)
+    peak = sum(i.peak_watts for i in items)
+    complete = not unknown
+    reasons: list[str] = []
+    advice: list[str] = []
+    suggested = None
+    if complete:
+        suggested = _round_up(max(peak, sustained * SUSTAINED_HEADROOM, recommended or 0.0))
+    gpus = [i for i in items if i.name.startswith("GPU ")]
+    if complete:
+        reasons.append(
+            f"Estimated draw: {sustained:.0f} W sustained, {peak:.0f} W in transient spikes "
+            f"({', '.join(f'{i.name} {i.peak_watts:.0f} W' for i in gpus) or 'no GPU'}; "
+            f"CPU and platform are estimates)."
+        )
+    else:
+        reasons.append(
+            f"Known parts alone: {sustained:.0f} W sustained, {peak:.0f} W with spikes (lower bounds)."
+        )
+    reasons.extend(unknown)
+    shaky = {i.formula.partition("transient factor ")[2] for i in gpus if i.factor_confidence == "uncertain"}
+    reasons.extend(f"An uncertain transient factor is used: {what.strip('()')}." for what in sorted(shaky))
+
+    verdict: PowerVerdict
+    if psu is None:
+        verdict = "unknown"
+        reasons.append("No PSU wattage entered.")
+        advice.append(
+            "Enter your PSU's rated wattage (printed on its label) to check it against the estimated "
+            + (f"{peak:.0f} W peak." if complete else "load.")
+        )
+        if suggested is not None:
+            advice.append(f"For this machine a {suggested:.0f} W PSU or larger would be ok.")
+    elif sustained > psu:
+        verdict = "insufficient"
+        reasons.append(
+            f"The sustained load of {sustained:.0f} W{'' if complete else ' (known parts alone)'} exceeds "
+            f"the {psu:g} W PSU: a PSU's rating is what it delivers continuously."
+        )
+    elif not complete:
+        verdict = "unknown"
+    elif peak > psu * ATX3_EXCURSION_1MS:
+        verdict = "insufficient"
+        reasons.append(
+            f"Spikes of {peak:.0f} W are {peak / psu:.0%} of the {psu:g} W PSU, beyond even the ATX 3.0 "
+            f"tolerance of {ATX3_EXCURSION_1MS:.0%} for 1 ms ({ATX3_SOURCE})."
+        )
+    else:
+        verdict = "ok"
+        if peak > psu:
+            verdict = "tight"
+            reasons.append(
+                f"Spikes of {peak:.0f} W exceed the {psu:g} W rating ({peak / psu:.0%}): a PSU built to "
+                f"ATX 3.x must carry 180% for 1 ms and 200% for 100 µs ({ATX3_SOURCE}), an older ATX 2.x "
+                "unit has no such requirement and may shut down."
+            )
+        if sustained * SUSTAINED_HEADROOM > psu:
+            verdict = "tight"
+            reasons.append(
+                f"The sustained {sustained:.0f} W is {sustained / psu:.0%} of the {psu:g} W PSU, less than "
+                f"the ~20% headroom PSUs are sized with ({HEADROOM_SOURCE})."
+            )
+        if recommended is not None and psu < recommended:
+            verdict = "tight"
+        if verdict == "ok":
+            reasons.append(
+                f"The {psu:g} W PSU covers the {peak:.0f} W peak with {psu - peak:.0f} W to spare and keeps "
+                f"the sustained {sustained:.0f} W at {sustained / psu:.0%} of its rating."
+            )
+    if psu is not None and recommended is not None:
+        if psu < recommended:
+            reasons.append(
+                f"The {psu:g} W PSU is below the {recommended:g} W the GPU vendor recommends for "
+                f"{recommended_by}."
+            )
+        else:
+            reasons.append(f"The GPU vendor recommends at least {recommended:g} W for {recommended_by}: met.")
+
+    if psu is not None and verdict in ("tight", "insufficient"):
+        if suggested is not None:
+            advice.append(
+                f"A {suggested:.0f} W PSU would cover the {peak:.0f} W peak and leave 20% headroom over the "
+                f"{sustained:.0f} W sustained load."
+            )
+        if peak > psu and verdict == "tight":
+            advice.append(
+                "If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so)."
+            )
+        if gpus:
+            advice.append(
+                "Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures."
+            )
+    if not complete and psu is not None:
+        advice.append("The verdict needs every part's power; the reasons say what is missing.")
+
+    headroom = psu - peak if psu is not None and complete else None
+    return PowerBudget(
+        items=tuple(items),
+        sustained_watts=sustained,
+        peak_watts=peak,
+        psu_watts=psu,
+        recommended_psu_watts=recommended,
+        verdict=verdict,
+        headroom_watts=headroom,
+        reasons=tuple(reasons),
+        advice=tuple(advice),
+        suggested_psu_watts=suggested,
+        complete=complete,
+    )
+
+
+def live_load(budget: PowerBudget, measured_watts: float) -> float | None:
+    """A live reading (the monitor's summed power) as a fraction of the PSU, or None without a PSU."""
+    if not budget.psu_watts:
+        return None
+    return measured_watts / budget.psu_watts
