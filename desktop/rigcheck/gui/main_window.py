@@ -55,6 +55,7 @@ def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
         ("models", "Models", _lazy("rigcheck.gui.pages.models", "ModelsPage")),
         ("fit", "Fit", _lazy("rigcheck.gui.pages.fit", "FitPage")),
         ("compat", "Compatibility", _lazy("rigcheck.gui.pages.compat", "CompatPage")),
+        ("monitor", "Monitor", _lazy("rigcheck.gui.pages.monitor", "MonitorPage")),
     ]
 
 
@@ -364,6 +365,10 @@ class MainWindow(QMainWindow):
             self.nav.setCurrentRow(page)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        for page in self._built.values():
+            shutdown = getattr(page, "shutdown", None)
+            if callable(shutdown):
+                shutdown()  # the Monitor page joins its sampling thread
         self.state.settings.setValue("window/geometry", self.saveGeometry())
         self.state.settings.setValue("window/page", self.nav.currentRow())
         super().closeEvent(event)

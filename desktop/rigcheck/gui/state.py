@@ -6,6 +6,9 @@ to its signals instead of reaching into each other. Everything it holds is an im
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
 
 from rigcheck.core.catalog import Catalog
@@ -21,8 +24,16 @@ class AppState(QObject):
     #: a page asks the window to show another page, by its key ("fit", "models", …)
     page_requested = Signal(str)
 
-    def __init__(self, catalog: Catalog, settings: QSettings, pool: QThreadPool | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        settings: QSettings,
+        pool: QThreadPool | None = None,
+        sampler_factory: Callable[[], Any] | None = None,
+    ) -> None:
         super().__init__()
+        #: makes the live sampler (core.monitor.Sampler); tests pass a fake
+        self.sampler_factory = sampler_factory or _default_sampler
         self.catalog = catalog
         self.settings = settings
         self.pool = pool or QThreadPool.globalInstance()
@@ -45,3 +56,9 @@ class AppState(QObject):
             return float(value) if value not in (None, "") else None  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return None
+
+
+def _default_sampler() -> Any:
+    from rigcheck.core.monitor import Sampler
+
+    return Sampler()

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import ModelSpec
 from rigcheck.core.estimate.fit import best_quant, fit
 from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.power import power_budget
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
@@ -213,19 +214,30 @@ class OverviewPage(QWidget):
     def _psu_changed(self, machine: Machine, watts: int, save: bool = True) -> None:
         if save:
             self.state.settings.setValue("machine/psu_watts", watts or "")
-        limits = [g.power_limit_watts for g in machine.gpus if g.power_limit_watts]
-        gpu_watts = sum(limits)
-        if not watts:
-            self.power_text.setText(tr("Enter your PSU's rating to check the power budget."))
-        elif not limits:
-            self.power_text.setText(tr("GPU power limits are not readable, so the budget cannot be checked."))
-        else:
-            share = gpu_watts / watts
-            glyph = "✔" if share <= 0.6 else "▲"
-            self.power_text.setText(
-                f"{glyph} {tr('GPUs may draw up to')} {gpu_watts:.0f} W {tr('of')} {watts} W "
-                f"({share:.0%}); {tr('the rest is for the CPU and the system.')}"
+        budget = power_budget(machine, self.state.catalog, psu_watts=float(watts) if watts else None)
+        glyph, words, colour = POWER_VERDICTS[budget.verdict]
+        lines = [
+            f"<span style='color:{colour}'><b>{glyph} {tr(words)}</b></span> · "
+            f"{tr('sustained')} {budget.sustained_watts:.0f} W · {tr('peaks')} {budget.peak_watts:.0f} W"
+            + (
+                f" · {tr('headroom')} {budget.headroom_watts:.0f} W"
+                if budget.headroom_watts is not None
+                else ""
             )
+        ]
+        lines += [f"• {item.name}: {item.formula}" for item in budget.items]
+        lines += [f"{r}" for r in budget.reasons]
+        lines += [f"→ {a}" for a in budget.advice]
+        self.power_text.setText("<br>".join(lines))
+        self.power_text.setToolTip("\n".join(f"{i.name}: {i.source}" for i in budget.items))
+
+
+POWER_VERDICTS = {
+    "ok": ("✔", "Enough power", "#2e9d57"),
+    "tight": ("▲", "Tight", "#c98a12"),
+    "insufficient": ("✘", "Not enough power", "#c8433a"),
+    "unknown": ("?", "Power budget unknown", "#7a7f87"),
+}
 
 
 class ModelCard(Card):
