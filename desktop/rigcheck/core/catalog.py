@@ -84,11 +84,21 @@ class GpuSpec:
     #: total NVLink (or Infinity Fabric link) bandwidth per GPU, GB/s; absent when the card has none
     nvlink_gbs: float | None = None
     release_year: int | None = None
+    #: the vendor's launch price (MSRP), US dollars
     launch_price_usd: float | None = None
     cloud_price_usd_hour: float | None = None
-    #: when the cloud price was seen, "YYYY-MM", and where
+    #: when the cloud price was seen (or, for an undated source, recorded here), "YYYY-MM", and where
     cloud_price_date: str | None = None
     cloud_price_source: str | None = None
+    #: a purchase price seen in the market (not the MSRP), US dollars; with a range, its low end here and
+    #: its high end in ``street_price_high_usd``
+    street_price_usd: float | None = None
+    street_price_high_usd: float | None = None
+    #: the street price is for a used card
+    street_price_used: bool = False
+    #: when the street price was seen (or recorded here), "YYYY-MM", and where
+    street_price_date: str | None = None
+    street_price_source: str | None = None
     confidence: Confidence = "primary"
     #: per-figure confidence where it differs from the entry's, e.g. {bandwidth_gbs = "uncertain"}
     field_confidence: dict[str, Confidence] = field(default_factory=dict)
@@ -551,6 +561,7 @@ def _check(kind: str, record: Any) -> str | None:
         unknown = sorted(set(record.field_confidence) - set(GpuSpec.__dataclass_fields__))
         if unknown:
             return f"field_confidence: {unknown[0]!r} is not a GPU field"
+        return _check_prices(record)
     if kind == "model":
         return _check_config(record.config)
     for name in ("min_cc", "max_cc", "listed_max_cc", "applies_min_cc", "applies_max_cc"):
@@ -570,6 +581,23 @@ def _check(kind: str, record: Any) -> str | None:
                 return f"{name}: {getattr(record, name)!r} is not like 'gfx1030'"
         if not re.fullmatch(r"\d+\.\d+\.\d+", record.override):
             return f"override: {record.override!r} is not like '10.3.0'"
+    return None
+
+
+_PRICE_DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?")
+
+
+def _check_prices(gpu: GpuSpec) -> str | None:
+    """A cloud or street price says when and where it was seen (docs/catalog.md#prices)."""
+    for kind, price in (("cloud", gpu.cloud_price_usd_hour), ("street", gpu.street_price_usd)):
+        date, source = getattr(gpu, f"{kind}_price_date"), getattr(gpu, f"{kind}_price_source")
+        if price is not None and not (date and source and source.strip()):
+            return f"{kind}_price_date, {kind}_price_source: required with a {kind} price"
+        if date is not None and not _PRICE_DATE.fullmatch(date):
+            return f"{kind}_price_date: {date!r} is not like '2025-06' or '2025-06-30'"
+    high = gpu.street_price_high_usd
+    if high is not None and (gpu.street_price_usd is None or high < gpu.street_price_usd):
+        return "street_price_high_usd: needs street_price_usd (the low end) and must not be below it"
     return None
 
 
@@ -665,7 +693,8 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 3  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]]
+_CACHE_FORMAT = 4  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
+# 4: GpuSpec street prices
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 
