@@ -202,6 +202,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.set_defaults(handler=_cmd_fit)
 
+    upgrade = commands.add_parser(
+        "upgrade",
+        help="what an upgrade (other or more GPUs, RAM, PSU) changes, what it costs, and what renting costs",
+        description="Run models on this machine (or a snapshot) and on its upgraded copy: per model the "
+        "verdict, best quantization and tokens/s before and after, the PSU budget of both, what the new "
+        "GPUs cost (purchase, rent, $/TFLOP-hour, $/GB, electricity, ownership, break-even), and the "
+        "cheapest catalog GPUs to buy or rent for models that still do not run on the GPUs.",
+    )
+    upgrade.add_argument(
+        "--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine"
+    )
+    upgrade.add_argument(
+        "--gpu",
+        metavar="CATALOG_ID",
+        action="append",
+        help="replace all GPUs with these (repeatable; see rigcheck gpus)",
+    )
+    upgrade.add_argument(
+        "--add-gpu",
+        metavar="CATALOG_ID",
+        action="append",
+        help="add this GPU to the (possibly replaced) ones (repeatable; mixed models allowed)",
+    )
+    upgrade.add_argument("--ram-gb", metavar="N", type=_positive_number, help="set the RAM to N GiB")
+    upgrade.add_argument(
+        "--psu-watts",
+        metavar="N",
+        type=_positive_watts,
+        help="the PSU after the upgrade (also taken as today's when the machine records none)",
+    )
+    upgrade.add_argument(
+        "--models",
+        metavar="ID",
+        nargs="+",
+        action="extend",
+        help="catalog model ids to compare (default: about 15 popular models from 1B to 235B)",
+    )
+    upgrade.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
+    upgrade.add_argument(
+        "--context",
+        metavar="N",
+        type=_positive_int,
+        help="tokens of context (default 8192 or the model's maximum if smaller)",
+    )
+    upgrade.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    upgrade.set_defaults(handler=_cmd_upgrade)
+
     compat = commands.add_parser(
         "compat",
         help="which drivers, CUDA/ROCm, PyTorch builds and LLM frameworks work on this machine",
@@ -364,6 +411,42 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         _emit_json(fit_json(result), out)
     else:
         out.write(fit_text(result, machine) + "\n")
+    return EXIT_OK
+
+
+def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.catalog import GpuSpec
+    from rigcheck.core.estimate.upgrade import catalog_model, compare
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.upgrade import upgrade_json, upgrade_text
+    from rigcheck.core.whatif import upgrade
+
+    catalog = _load_catalog()
+
+    def gpus(ids: list[str] | None, option: str) -> list[GpuSpec]:
+        specs = []
+        for gpu_id in ids or ():
+            spec = catalog.gpu(gpu_id.lower())
+            if spec is None:
+                close = [g.id for g in catalog.gpus if gpu_id.lower() in g.id][:4]
+                hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck gpus'"
+                raise UsageError(f"{option}: unknown catalog GPU {gpu_id!r}{hint}")
+            specs.append(spec)
+        return specs
+
+    replaced = gpus(args.gpu, "--gpu") if args.gpu else None
+    added = gpus(args.add_gpu, "--add-gpu")
+    models = [catalog_model(m, catalog).id for m in args.models] if args.models else None
+    machine = load_machine(args.machine) if args.machine else probe_machine()
+    if machine.psu.watts is None and args.psu_watts is not None:
+        machine = machine.with_psu(args.psu_watts)
+    after = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb, psu_watts=args.psu_watts)
+    report = compare(machine, after, catalog, models=models, workload=args.workload, context=args.context)
+    if args.json:
+        _emit_json(upgrade_json(report), out)
+    else:
+        out.write(upgrade_text(report) + "\n")
     return EXIT_OK
 
 

@@ -49,3 +49,31 @@ def simulate(machine: Machine, gpus: Sequence[GpuSpec] | None = None, ram_gb: fl
         )
         notes.append(Note("what-if", "info", f"RAM set to {ram_gb:g} GiB"))
     return replace(machine, notes=tuple(notes))
+
+
+def upgrade(
+    machine: Machine,
+    *,
+    gpus: Sequence[GpuSpec] | None = None,
+    add_gpus: Sequence[GpuSpec] = (),
+    ram_gb: float | None = None,
+    psu_watts: float | None = None,
+) -> Machine:
+    """``machine`` after an upgrade: ``gpus`` replaces all its GPUs, ``add_gpus`` are added to the
+    (possibly replaced) ones, mixed models allowed; ``ram_gb`` sets the RAM in GiB and ``psu_watts`` the PSU.
+
+    GPUs kept from ``machine`` keep what the probe read; added ones are built from the catalog.
+    """
+    result = simulate(machine, gpus, ram_gb)
+    if add_gpus:
+        start = len(result.gpus)
+        added = tuple(gpu_from_spec(spec, start + i) for i, spec in enumerate(add_gpus))
+        names = ", ".join(spec.name for spec in add_gpus)
+        note = Note("what-if", "info", f"added {names} (from the catalog)")
+        result = replace(result, gpus=result.gpus + added, notes=(*result.notes, note))
+    if psu_watts is not None:
+        result = result.with_psu(psu_watts)
+        result = replace(
+            result, notes=(*result.notes, Note("what-if", "info", f"PSU set to {psu_watts:g} W"))
+        )
+    return result
