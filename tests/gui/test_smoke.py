@@ -51,7 +51,7 @@ def probed(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_window_opens_with_its_pages_and_probes(qtbot: QtBot, window: MainWindow) -> None:
     window.show()
-    assert list(window.pages) == ["overview", "models", "fit", "compat", "monitor"]
+    assert list(window.pages) == ["overview", "models", "fit", "compat", "monitor", "upgrade"]
     probed(qtbot, window)
     assert "This computer" in window.machine_label.text()
     assert "not this computer" not in window.machine_label.text()
@@ -197,7 +197,14 @@ def test_screenshots_of_every_page(qtbot: QtBot, tmp_path: Path, settings: QSett
     window = create_window(settings, snapshot=machine, snapshot_name="two-gpus-128gb.json")
     qtbot.addWidget(window)
     written = screenshots(window, tmp_path)
-    assert [p.name for p in written] == ["overview.png", "models.png", "fit.png", "compat.png", "monitor.png"]
+    assert [p.name for p in written] == [
+        "overview.png",
+        "models.png",
+        "fit.png",
+        "compat.png",
+        "monitor.png",
+        "upgrade.png",
+    ]
     from PySide6.QtGui import QImage
 
     image = QImage(str(written[0]))

@@ -56,6 +56,7 @@ def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
         ("fit", "Fit", _lazy("rigcheck.gui.pages.fit", "FitPage")),
         ("compat", "Compatibility", _lazy("rigcheck.gui.pages.compat", "CompatPage")),
         ("monitor", "Monitor", _lazy("rigcheck.gui.pages.monitor", "MonitorPage")),
+        ("upgrade", "Upgrade", _lazy("rigcheck.gui.pages.upgrade", "UpgradePage")),
     ]
 
 

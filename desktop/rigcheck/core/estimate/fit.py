@@ -500,6 +500,9 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         )
     if p.cpu_bytes:
         return f"runs on the CPU from RAM ({fmt_bytes(p.cpu_bytes)})"
+    used = sum(1 for b in p.gpu_bytes if b)
+    if used > 1:
+        return f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
     return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed"
 
 

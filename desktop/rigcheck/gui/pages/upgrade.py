@@ -1,0 +1,465 @@
+"""Upgrade: the machine now against a candidate (other GPUs, more RAM, a bigger PSU), and what it costs.
+
+The candidate is just another Machine (``core.whatif.upgrade``), so every model is placed on both by the
+same estimator; ``core.estimate.upgrade.compare`` does the work and ``core.estimate.cost`` the money.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.estimate.cost import Prices, cumulative
+from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, cheapest_gpus_for, compare
+from rigcheck.core.machine import Machine
+from rigcheck.core.units import fmt_bytes
+from rigcheck.core.whatif import upgrade
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.state import AppState
+from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, scroll_page, subheading
+
+GIB = 1024**3
+WORKLOADS = (
+    ("inference", "Inference"),
+    ("qlora", "QLoRA fine-tune"),
+    ("lora", "LoRA fine-tune"),
+    ("full", "Full fine-tune"),
+)
+MONTHS = 36
+
+
+def _outcome_text(outcome: Outcome) -> str:
+    glyph, words, _colour = VERDICTS[outcome.verdict]
+    parts = [f"{glyph} {tr(words)}"]
+    if outcome.quant:
+        parts.append(outcome.quant)
+    speed = outcome.decode_tokens_per_s or outcome.train_tokens_per_s
+    if speed:
+        parts.append(f"~{speed:,.0f} {tr('tokens/s')}")
+    return " · ".join(parts)
+
+
+class UpgradePage(QWidget):
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        self.report: UpgradeReport | None = None
+        self.added: list[GpuSpec] = []
+        self.replacement: list[GpuSpec] | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(120)
+        self._timer.timeout.connect(self.recompute)
+
+        page = QVBoxLayout(scroll_page(self))
+        page.setContentsMargins(16, 12, 16, 16)
+        page.setSpacing(10)
+        page.addWidget(heading(tr("Upgrade")))
+        page.addWidget(
+            muted(tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines."))
+        )
+
+        top = QGridLayout()
+        top.setHorizontalSpacing(12)
+        page.addLayout(top)
+        self.now_card = Card()
+        self.now_card.body.addWidget(subheading(tr("Now")))
+        self.now_text = QLabel()
+        self.now_text.setWordWrap(True)
+        self.now_card.body.addWidget(self.now_text)
+        self.now_card.body.addStretch(1)
+        top.addWidget(self.now_card, 0, 0)
+
+        candidate = Card()
+        candidate.body.addWidget(subheading(tr("Candidate")))
+        picker = QHBoxLayout()
+        left = QVBoxLayout()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText(tr("Search GPUs"))
+        self.search.setAccessibleName(tr("Search GPUs"))
+        self.catalog_list = QListWidget()
+        self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
+        self.catalog_list.setMinimumHeight(150)
+        for spec in state.catalog.gpus:
+            memory = f"{max(spec.memory_gb):g} GB" if spec.memory_gb else "?"
+            item = QListWidgetItem(f"{spec.name} · {memory}")
+            item.setData(Qt.ItemDataRole.UserRole, spec.id)
+            self.catalog_list.addItem(item)
+        left.addWidget(self.search)
+        left.addWidget(self.catalog_list)
+        buttons = QVBoxLayout()
+        self.add_button = QPushButton(tr("Add →"))
+        self.replace_button = QPushButton(tr("Replace all →"))
+        self.remove_button = QPushButton(tr("← Remove"))
+        self.reset_button = QPushButton(tr("Reset"))
+        for button in (self.add_button, self.replace_button, self.remove_button, self.reset_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        self.candidate_list = QListWidget()
+        self.candidate_list.setAccessibleName(tr("The candidate's GPUs"))
+        picker.addLayout(left, 3)
+        picker.addLayout(buttons)
+        picker.addWidget(self.candidate_list, 2)
+        candidate.body.addLayout(picker)
+        form = QFormLayout()
+        self.ram = QSpinBox()
+        self.ram.setRange(1, 65536)
+        self.ram.setSuffix(" GiB")
+        self.ram.setAccessibleName(tr("Candidate RAM"))
+        self.psu = QSpinBox()
+        self.psu.setRange(0, 10000)
+        self.psu.setSingleStep(50)
+        self.psu.setSuffix(" W")
+        self.psu.setSpecialValueText(tr("not entered"))
+        self.psu.setAccessibleName(tr("Candidate PSU"))
+        self.workload = QComboBox()
+        self.workload.setAccessibleName(tr("Workload"))
+        for key, text in WORKLOADS:
+            self.workload.addItem(tr(text), key)
+        self.kwh = QDoubleSpinBox()
+        self.kwh.setRange(0.0, 2.0)
+        self.kwh.setDecimals(3)
+        self.kwh.setSingleStep(0.01)
+        self.kwh.setPrefix("$ ")
+        self.kwh.setSuffix(" / kWh")
+        self.kwh.setValue(float(state.settings.value("upgrade/kwh", Prices().electricity_usd_per_kwh)))  # type: ignore[arg-type]
+        self.kwh.setAccessibleName(tr("Electricity price per kWh"))
+        self.utilization = QSpinBox()
+        self.utilization.setRange(1, 100)
+        self.utilization.setSuffix(" %")
+        self.utilization.setValue(round(Prices().utilization * 100))
+        self.utilization.setAccessibleName(tr("Utilisation"))
+        form.addRow(tr("RAM"), self.ram)
+        form.addRow(tr("PSU"), self.psu)
+        form.addRow(tr("Workload"), self.workload)
+        form.addRow(tr("Electricity"), self.kwh)
+        form.addRow(tr("Utilisation"), self.utilization)
+        candidate.body.addLayout(form)
+        top.addWidget(candidate, 0, 1)
+        top.setColumnStretch(1, 2)
+        top.setColumnStretch(0, 1)
+
+        page.addWidget(subheading(tr("Models before → after")))
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels([tr("Model"), tr("Now"), tr("Candidate")])
+        self.table.setAccessibleName(tr("Models before and after"))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.setMinimumHeight(300)
+        page.addWidget(self.table)
+
+        bottom = QHBoxLayout()
+        power = Card()
+        power.body.addWidget(subheading(tr("Power supply")))
+        self.power_text = QLabel()
+        self.power_text.setWordWrap(True)
+        power.body.addWidget(self.power_text)
+        power.body.addStretch(1)
+        bottom.addWidget(power, 1)
+        costs = Card()
+        costs.body.addWidget(subheading(tr("Cost of the new GPUs")))
+        self.cost_text = QLabel()
+        self.cost_text.setWordWrap(True)
+        self.cost_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        costs.body.addWidget(self.cost_text)
+        self.chart = pg.PlotWidget()
+        self.chart.setBackground(self.palette().base().color())
+        self.chart.setMinimumHeight(220)
+        self.chart.setLabel("bottom", tr("months"))
+        self.chart.setLabel("left", "USD")
+        self.chart.addLegend(offset=(10, 5))
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.chart.hideButtons()
+        self.rent_curve = self.chart.plot(pen=pg.mkPen("#d9913c", width=2), name=tr("renting"))
+        self.own_curve = self.chart.plot(pen=pg.mkPen("#4f7fd9", width=2), name=tr("owning"))
+        costs.body.addWidget(self.chart)
+        bottom.addWidget(costs, 2)
+        page.addLayout(bottom)
+
+        page.addWidget(subheading(tr("Cheapest GPUs that run a model")))
+        row = QHBoxLayout()
+        self.target = QComboBox()
+        self.target.setAccessibleName(tr("Model to run"))
+        for spec in state.catalog.models:
+            self.target.addItem(spec.name, spec.id)
+        self.target.setCurrentIndex(max(self.target.findData("llama-3.3-70b"), 0))
+        self.min_speed = QSpinBox()
+        self.min_speed.setRange(1, 1000)
+        self.min_speed.setValue(10)
+        self.min_speed.setSuffix(" " + tr("tokens/s"))
+        self.min_speed.setAccessibleName(tr("Minimum tokens per second"))
+        self.find_button = QPushButton(tr("Find"))
+        row.addWidget(self.target, 2)
+        row.addWidget(QLabel(tr("at least")))
+        row.addWidget(self.min_speed)
+        row.addWidget(self.find_button)
+        row.addStretch(1)
+        page.addLayout(row)
+        self.suggestions = QLabel()
+        self.suggestions.setWordWrap(True)
+        self.suggestions.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        page.addWidget(self.suggestions)
+        page.addStretch(1)
+
+        self.search.textChanged.connect(self._filter)
+        self.add_button.clicked.connect(self.add_selected)
+        self.replace_button.clicked.connect(self.replace_with_selected)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.reset_button.clicked.connect(self.reset)
+        for signal in (self.ram.valueChanged, self.psu.valueChanged, self.workload.currentIndexChanged,
+                       self.kwh.valueChanged, self.utilization.valueChanged):  # fmt: skip
+            signal.connect(self._timer.start)
+        self.find_button.clicked.connect(self.find_cheapest)
+        state.machine_changed.connect(lambda *_a: self.reset())
+        if state.machine is not None:
+            self.reset()
+
+    # -- candidate -------------------------------------------------------------------------------
+
+    @Slot(str)
+    def _filter(self, text: str) -> None:
+        words = text.lower().split()
+        for index in range(self.catalog_list.count()):
+            item = self.catalog_list.item(index)
+            haystack = f"{item.text()} {item.data(Qt.ItemDataRole.UserRole)}".lower()
+            item.setHidden(not all(w in haystack for w in words))
+
+    def _selected_spec(self) -> GpuSpec | None:
+        item = self.catalog_list.currentItem()
+        return self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole)) if item else None
+
+    def select_gpu(self, gpu_id: str) -> None:
+        for index in range(self.catalog_list.count()):
+            if self.catalog_list.item(index).data(Qt.ItemDataRole.UserRole) == gpu_id:
+                self.catalog_list.setCurrentRow(index)
+                return
+
+    @Slot()
+    def add_selected(self) -> None:
+        spec = self._selected_spec()
+        if spec is not None:
+            self.added.append(spec)
+            self._candidate_changed()
+
+    @Slot()
+    def replace_with_selected(self) -> None:
+        spec = self._selected_spec()
+        if spec is not None:
+            self.replacement = [spec]
+            self.added = []
+            self._candidate_changed()
+
+    @Slot()
+    def remove_selected(self) -> None:
+        row = self.candidate_list.currentRow()
+        kept = len(self.replacement) if self.replacement is not None else len(self._machine_gpus())
+        if row >= kept and self.added:
+            del self.added[row - kept]
+        elif 0 <= row < kept:
+            current = self.replacement if self.replacement is not None else self._as_specs()
+            self.replacement = [s for i, s in enumerate(current) if i != row]
+        self._candidate_changed()
+
+    @Slot()
+    def reset(self) -> None:
+        machine = self.state.machine
+        self.added = []
+        self.replacement = None
+        if machine is not None:
+            self.ram.blockSignals(True)
+            self.ram.setValue(max(1, round(machine.memory.total_bytes / GIB)))
+            self.ram.blockSignals(False)
+            self.psu.blockSignals(True)
+            self.psu.setValue(int(self.state.psu_watts() or machine.psu.watts or 0))
+            self.psu.blockSignals(False)
+        self._candidate_changed()
+
+    def _machine_gpus(self) -> list[str]:
+        machine = self.state.machine
+        return [g.name for g in machine.gpus] if machine else []
+
+    def _as_specs(self) -> list[GpuSpec]:
+        machine = self.state.machine
+        specs = []
+        for gpu in machine.gpus if machine else ():
+            spec = (
+                self.state.catalog.gpu(gpu.catalog_id)
+                if gpu.catalog_id
+                else self.state.catalog.match_gpu(gpu)
+            )
+            if spec is not None:
+                specs.append(spec)
+        return specs
+
+    def _candidate_changed(self) -> None:
+        self.candidate_list.clear()
+        kept = [s.name for s in self.replacement] if self.replacement is not None else self._machine_gpus()
+        for name in kept:
+            self.candidate_list.addItem(name)
+        for spec in self.added:
+            item = QListWidgetItem(f"+ {spec.name}")
+            font = QFont(item.font())
+            font.setBold(True)
+            item.setFont(font)
+            self.candidate_list.addItem(item)
+        self._timer.start()
+
+    def candidate(self) -> Machine | None:
+        machine = self.state.machine
+        if machine is None:
+            return None
+        return upgrade(
+            machine,
+            gpus=self.replacement,
+            add_gpus=self.added,
+            ram_gb=float(self.ram.value()),
+            psu_watts=float(self.psu.value()) or None,
+        )
+
+    def prices(self) -> Prices:
+        self.state.settings.setValue("upgrade/kwh", self.kwh.value())
+        return Prices(electricity_usd_per_kwh=self.kwh.value(), utilization=self.utilization.value() / 100)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    @Slot()
+    def recompute(self) -> None:
+        machine, after = self.state.machine, self.candidate()
+        if machine is None or after is None:
+            return
+        self.now_text.setText(_machine_text(machine, self.state.psu_watts()))
+        report = compare(machine, after, self.state.catalog, workload=self.workload.currentData(),
+                         prices=self.prices(), live_before=self.state.is_live)  # fmt: skip
+        self.report = report
+        self._fill_table(report)
+        self._fill_power(report)
+        self._fill_costs(report)
+
+    def _fill_table(self, report: UpgradeReport) -> None:
+        self.table.setRowCount(len(report.models))
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        for row, change in enumerate(report.models):
+            name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
+            before = QTableWidgetItem(_outcome_text(change.before))
+            after = QTableWidgetItem(_outcome_text(change.after))
+            if change.newly_runnable:
+                for item in (name, after):
+                    item.setFont(bold)
+                name.setToolTip(tr("Newly runnable on the candidate"))
+            self.table.setItem(row, 0, name)
+            self.table.setItem(row, 1, before)
+            self.table.setItem(row, 2, after)
+
+    def _fill_power(self, report: UpgradeReport) -> None:
+        def line(label: str, budget: object) -> str:
+            b = budget  # PowerBudget
+            glyph = {"ok": "✔", "tight": "▲", "insufficient": "✘", "unknown": "?"}[b.verdict]  # type: ignore[attr-defined]
+            headroom = b.headroom_watts  # type: ignore[attr-defined]
+            room = f"{headroom:+.0f} W" if headroom is not None else tr("unknown")
+            return (f"<b>{label}</b>: {glyph} {b.verdict} · {tr('peaks')} {b.peak_watts:.0f} W · "  # type: ignore[attr-defined]
+                    f"{tr('headroom')} {room}")  # fmt: skip
+
+        advice = "".join(f"<br>→ {a}" for a in report.power_after.advice)
+        self.power_text.setText(
+            line(tr("Now"), report.power_before) + "<br>" + line(tr("Candidate"), report.power_after) + advice
+        )
+
+    def _fill_costs(self, report: UpgradeReport) -> None:
+        if not report.costs:
+            self.cost_text.setText(tr("No new GPU in the candidate."))
+            self.rent_curve.setData([], [])
+            self.own_curve.setData([], [])
+            return
+        lines = []
+        prices = self.prices()
+        for cost in report.costs:
+            parts = [f"<b>{cost.name}</b>"]
+            if cost.purchase:
+                parts.append(
+                    f"{tr('buy')} ${cost.purchase.usd:,.0f} "
+                    f"({cost.purchase.date or tr('undated')}, {cost.purchase.source})"
+                )
+            else:
+                parts.append(tr("purchase price unknown"))
+            if cost.rent_per_hour:
+                parts.append(
+                    f"{tr('rent')} ${cost.rent_per_hour.usd:.2f}/h "
+                    f"({cost.rent_per_hour.date or tr('undated')})"
+                )
+            if cost.usd_per_tflop_hour is not None:
+                parts.append(f"${cost.usd_per_tflop_hour:.4f} / FP16 TFLOP-h")
+            if cost.usd_per_gb_vram is not None:
+                parts.append(f"${cost.usd_per_gb_vram:,.0f} / GB")
+            if cost.electricity_usd_per_year is not None:
+                parts.append(f"{tr('electricity')} ${cost.electricity_usd_per_year:,.0f}/{tr('year')}")
+            if cost.breakeven_months is not None:
+                parts.append(f"{tr('break-even')} {cost.breakeven_months:,.1f} {tr('months')}")
+            lines.append(" · ".join(parts))
+            lines += [f"<small>{n}</small>" for n in cost.notes]
+        self.cost_text.setText("<br>".join(lines))
+        self.cost_text.setToolTip("\n".join(f for c in report.costs for f in c.formulas))
+        chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
+        if chartable is None:
+            self.rent_curve.setData([], [])
+            self.own_curve.setData([], [])
+            return
+        count = sum(1 for s in self.added if s.id == chartable.gpu_id) or 1
+        months, rent, own = cumulative(chartable, MONTHS, prices, count=count)
+        self.rent_curve.setData(months, rent)
+        self.own_curve.setData(months, own)
+        self.chart.setTitle(f"{count} × {chartable.name}: {tr('renting vs owning')}", size="9pt")
+
+    @Slot()
+    def find_cheapest(self) -> None:
+        options = cheapest_gpus_for(
+            self.target.currentData(),
+            self.state.catalog,
+            min_tokens_per_s=float(self.min_speed.value()),
+            workload=self.workload.currentData(),
+            base=self.state.machine,
+        )
+        if not options:
+            self.suggestions.setText(tr("No catalog GPU combination reaches that speed."))
+            return
+        rows = []
+        for option in options:
+            price = f"${option.purchase_usd:,.0f}" if option.purchase_usd is not None else tr("price unknown")
+            speed = f"~{option.tokens_per_s:,.0f} {tr('tokens/s')}" if option.tokens_per_s else ""
+            rent = f" · {tr('or rent')} ${option.rent_usd_hour:.2f}/h" if option.rent_usd_hour else ""
+            rows.append(f"• <b>{option.description}</b>: {price} · {speed}{rent}")
+        self.suggestions.setText("<br>".join(rows))
+
+
+def _machine_text(machine: Machine, psu: float | None) -> str:
+    gpus = "<br>".join(f"GPU {g.index}: {g.name} · {fmt_bytes(g.memory_total_bytes)}" for g in machine.gpus)
+    watts = psu or machine.psu.watts
+    return (
+        (gpus or tr("No GPU"))
+        + f"<br>{tr('RAM')}: {fmt_bytes(machine.memory.total_bytes)}"
+        + f"<br>{tr('PSU')}: {f'{watts:.0f} W' if watts else tr('not entered')}"
+    )
