@@ -1,0 +1,426 @@
+"""Reports: a Machine snapshot with its compatibility findings and model fit verdicts, as one document.
+
+Schema id ``rigcheck.report/1``::
+
+    {"schema": "rigcheck.report/1", "app_version": "0.1.0", "created_at": "2026-11-29T19:00:00Z",
+     "machine": {…rigcheck.machine/1…}, "findings": [{…Finding…}], "fits": [{…ModelFit…}]}
+
+:func:`build_report` makes one, :func:`report_to_dict`/:func:`report_from_dict` convert it (loading
+validates like the machine snapshot: an ``InputError`` naming the source and the field), and
+:func:`render_json`, :func:`render_markdown` and :func:`render_html` write it out. :func:`redact_report`
+removes host names, UUIDs, serials, PCI bus ids and user paths from every string, and
+:func:`write_atomic` writes a file so that a crash never leaves a half-written one in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.compat import Finding, check_compat
+from rigcheck.core.errors import InputError
+from rigcheck.core.machine import GPU, Machine, now_iso
+from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
+from rigcheck.core.records import decode
+from rigcheck.core.units import fmt_bytes, fmt_watts
+
+REPORT_SCHEMA = "rigcheck.report/1"
+
+#: every verdict a fit may have, best first
+VERDICTS = ("fits", "fits_with_offload", "does_not_fit")
+#: verdicts as people read them: a glyph and words, never colour alone
+VERDICT_LABEL = {
+    "fits": "✓ fits",
+    "fits_with_offload": "◐ fits with offload",
+    "does_not_fit": "✗ does not fit",
+}
+#: finding statuses with a glyph and a word
+STATUS_LABEL = {"fail": "✗ fail", "warn": "⚠ warn", "unknown": "? unknown", "ok": "✓ ok"}
+#: what a redacted value is replaced with inside free text
+REDACTED = "(redacted)"
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """One model on the report's machine (inference: the best format that fits, see ``upgrade.outcome``)."""
+
+    model_id: str
+    name: str
+    workload: str
+    quant: str | None
+    #: "fits", "fits_with_offload" or "does_not_fit"
+    verdict: str
+    decode_tokens_per_s: float | None
+    train_tokens_per_s: float | None
+
+
+@dataclass(frozen=True)
+class Report:
+    machine: Machine
+    findings: tuple[Finding, ...]
+    fits: tuple[ModelFit, ...]
+    app_version: str
+    #: ISO 8601 UTC with a ``Z``
+    created_at: str
+
+
+def _app_version() -> str:
+    import rigcheck
+
+    return str(rigcheck.__version__)
+
+
+def build_report(
+    machine: Machine, catalog: Catalog, *, models: Sequence[str] | None = None, live: bool = False
+) -> Report:
+    """The report of ``machine``: its findings and, for each model (catalog ids, default the popular
+    ones), the inference verdict at the best format that fits (Q4_K_M or better when it can).
+
+    An unknown model id is an ``InputError`` naming it; ``live`` counts the memory free now (a probed
+    machine) instead of its capacity.
+    """
+    from rigcheck.core.estimate.upgrade import POPULAR_MODELS, catalog_model, outcome
+
+    ids = list(models) if models else [m for m in POPULAR_MODELS if catalog.model(m) is not None]
+    infos = {info.id: info for info in (catalog_model(model_id, catalog) for model_id in ids)}
+    fits = []
+    for info in infos.values():
+        result = outcome(info, machine, catalog, workload="inference", live=live)
+        fits.append(
+            ModelFit(
+                model_id=info.id,
+                name=info.name,
+                workload="inference",
+                quant=result.quant,
+                verdict=result.verdict,
+                decode_tokens_per_s=result.decode_tokens_per_s,
+                train_tokens_per_s=result.train_tokens_per_s,
+            )
+        )
+    return Report(
+        machine=machine,
+        findings=check_compat(machine, catalog),
+        fits=tuple(fits),
+        app_version=_app_version(),
+        created_at=now_iso(),
+    )
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+
+def report_to_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema": REPORT_SCHEMA,
+        "app_version": report.app_version,
+        "created_at": report.created_at,
+        "machine": report.machine.to_dict(),
+        "findings": [asdict(f) for f in report.findings],
+        "fits": [asdict(f) for f in report.fits],
+    }
+
+
+def _string(data: Mapping[str, Any], key: str, source: str) -> str:
+    if key not in data:
+        raise InputError(source, f"{key}: required field missing")
+    value = data[key]
+    if not isinstance(value, str):
+        raise InputError(source, f"{key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _records(data: Mapping[str, Any], key: str, cls: type[Any], source: str) -> list[Any]:
+    if key not in data:
+        raise InputError(source, f"{key}: required field missing")
+    items = data[key]
+    if not isinstance(items, list):
+        raise InputError(source, f"{key}: expected a list")
+    return [decode(cls, item, source, where=f"{key}[{i}]") for i, item in enumerate(items)]
+
+
+def report_from_dict(data: object, source: str) -> Report:
+    """Validate and build a Report; anything wrong is an ``InputError`` naming ``source`` and the field."""
+    if not isinstance(data, Mapping):
+        raise InputError(source, "not a RigCheck report (expected a JSON object)")
+    schema = data.get("schema")
+    if schema != REPORT_SCHEMA:
+        if schema is None:
+            raise InputError(source, f'schema: missing; expected "{REPORT_SCHEMA}"')
+        if schema == MACHINE_SCHEMA:
+            raise InputError(
+                source,
+                f'schema: "{MACHINE_SCHEMA}" is a machine snapshot, not a report; expected "{REPORT_SCHEMA}" '
+                "(make one with 'rigcheck audit --format json')",
+            )
+        raise InputError(source, f'schema: unsupported version {schema!r}; expected "{REPORT_SCHEMA}"')
+    app_version = _string(data, "app_version", source)
+    created_at = _string(data, "created_at", source)
+    raw_machine = data.get("machine")
+    if raw_machine is None:
+        raise InputError(source, "machine: required field missing")
+    if not isinstance(raw_machine, Mapping):
+        raise InputError(source, "machine: expected an object")
+    if raw_machine.get("schema") != MACHINE_SCHEMA:
+        raise InputError(
+            source, f'machine.schema: expected "{MACHINE_SCHEMA}", got {raw_machine.get("schema")!r}'
+        )
+    machine = decode(Machine, dict(raw_machine), source, where="machine")
+    findings = _records(data, "findings", Finding, source)
+    fits = _records(data, "fits", ModelFit, source)
+    for i, fit in enumerate(fits):
+        if fit.verdict not in VERDICTS:
+            raise InputError(
+                source, f"fits[{i}].verdict: expected one of {', '.join(VERDICTS)}, got {fit.verdict!r}"
+            )
+    return Report(machine, tuple(findings), tuple(fits), app_version, created_at)
+
+
+def load_report(path: str | Path) -> Report:
+    """Read and validate a report file; every problem is an ``InputError`` naming the file."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a folder, not a report file") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(str(path), "not a text file (invalid UTF-8)") from None
+    if not text.strip():
+        raise InputError(str(path), "empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            str(path), f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    return report_from_dict(data, str(path))
+
+
+# -- renderers ------------------------------------------------------------------------------------
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_markdown(report: Report) -> str:
+    from rigcheck.core.report.markdown import markdown_report
+
+    return markdown_report(report)
+
+
+def render_html(report: Report) -> str:
+    from rigcheck.core.report.html import html_report
+
+    return html_report(report)
+
+
+# -- redaction ------------------------------------------------------------------------------------
+
+_UUID = re.compile(
+    r"(?<![\w-])(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])"
+)
+_PCI_BUS_ID = re.compile(r"(?<![\w:])[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](?![\w:])")
+#: /home/ana, /Users/ana, C:\Users\ana (the user's name is the part that goes) and /root
+_USER_HOME = re.compile(
+    r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)[^/\\\s\"'<>|]+|(?<![\w.~/-])/root(?![\w.-])"
+)
+
+
+def _secrets_of(machine: Machine) -> list[str]:
+    """The identifying values the machine records, longest first (a host's FQDN before its short name)."""
+    found: set[str] = set()
+    if machine.host.hostname:
+        found.add(machine.host.hostname)
+        found.add(machine.host.hostname.split(".", 1)[0])
+    for gpu in machine.gpus:
+        found.update(v for v in (gpu.uuid, gpu.serial) if v)
+        if gpu.pci_bus_id:
+            found.add(gpu.pci_bus_id)
+            found.add(gpu.pci_bus_id.split(":", 1)[1] if gpu.pci_bus_id.count(":") == 2 else gpu.pci_bus_id)
+    home = str(Path.home())
+    if home not in ("", "/"):
+        found.add(home)
+    # Very short values ("a", "01") would blank out unrelated text; the patterns still catch the rest.
+    return sorted((s for s in found if len(s) >= 3), key=len, reverse=True)
+
+
+def redact_text(text: str, known: Sequence[str] = ()) -> str:
+    """``text`` without UUIDs, PCI bus ids, user home folders (as ``~``) and the ``known`` values."""
+    for value in known:
+        text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", REDACTED, text)
+    text = _UUID.sub(REDACTED, text)
+    text = _PCI_BUS_ID.sub(REDACTED, text)
+    return _USER_HOME.sub("~", text)
+
+
+def _scrub(value: Any, known: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return redact_text(value, known)
+    if isinstance(value, list | tuple):  # asdict keeps tuples
+        return [_scrub(v, known) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k, known): _scrub(v, known) for k, v in value.items()}
+    return value
+
+
+def redact_report(report: Report) -> Report:
+    """A copy for sharing: the machine's own :meth:`~Machine.redacted` fields gone, and the host name,
+    UUIDs, serials, PCI bus ids and user paths replaced wherever they appear in text (notes, findings)."""
+    known = _secrets_of(report.machine)
+    redacted = Report(
+        report.machine.redacted(), report.findings, report.fits, report.app_version, report.created_at
+    )
+    return report_from_dict(_scrub(report_to_dict(redacted), known), "<redacted report>")
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
+
+    On any exception (an ``OSError`` for an unwritable folder, a full disk, …) the old file is left
+    intact, the temporary file is removed and the exception propagates.
+    """
+    path = Path(path)
+    data = text.encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    # O_EXCL: never follow or reuse someone else's file; 0o666 lets the umask decide, as open() would.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)  # noqa: PTH105 - os.replace is what the tests interrupt
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+# -- facts the renderers share (plain text; each renderer escapes it) -----------------------------
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    total_bytes: int | None
+    #: None when the free memory is unknown
+    used_bytes: int | None
+    #: "1.5 GiB used of 24.0 GiB", "24.0 GiB (use unknown)", "unknown"
+    words: str
+
+
+def memory_use(gpu: GPU) -> MemoryUse:
+    total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
+    if total is None:
+        return MemoryUse(None, None, "unknown" + (" (unified memory)" if gpu.unified_memory else ""))
+    kind = " unified" if gpu.unified_memory else ""
+    if free is None or free > total:
+        return MemoryUse(total, None, f"{fmt_bytes(total)}{kind} (use unknown)")
+    used = total - free
+    return MemoryUse(total, used, f"{fmt_bytes(used)} used of {fmt_bytes(total)}{kind}")
+
+
+def ram_use(machine: Machine) -> MemoryUse:
+    total, free = machine.memory.total_bytes, machine.memory.available_bytes
+    if free is None or free > total:
+        return MemoryUse(total, None, f"{fmt_bytes(total)} (use unknown)")
+    return MemoryUse(total, total - free, f"{fmt_bytes(total - free)} used of {fmt_bytes(total)}")
+
+
+def gpu_facts(gpu: GPU) -> list[tuple[str, str]]:
+    """The same labels for every GPU, so they line up as table columns."""
+    arch = " · ".join(
+        x for x in (gpu.compute_capability and f"CC {gpu.compute_capability}", gpu.gfx_target) if x
+    )
+    power = fmt_watts(gpu.power_limit_watts)
+    if gpu.power_max_limit_watts is not None and gpu.power_max_limit_watts != gpu.power_limit_watts:
+        power += f" (max {fmt_watts(gpu.power_max_limit_watts)})"
+    link = f"PCIe {gpu.pcie_gen}.0 x{gpu.pcie_width}" if gpu.pcie_gen and gpu.pcie_width else "unknown"
+    extras = [
+        f"{gpu.nvlink_links} NVLink links" if gpu.nvlink_links else "",
+        gpu.driver_model or "",
+        "MIG enabled" if gpu.mig_enabled else "",
+    ]
+    return [
+        ("Vendor", gpu.vendor),
+        ("Architecture", arch or "unknown"),
+        ("Power limit", power),
+        ("Link", " · ".join(x for x in (link, *extras) if x)),
+    ]
+
+
+def machine_facts(machine: Machine) -> list[tuple[str, str]]:
+    host, cpu, mem, drv, sw = machine.host, machine.cpu, machine.memory, machine.drivers, machine.software
+    system = [host.os_version or host.os or "unknown OS"]
+    if host.kernel:
+        system.append(f"kernel {host.kernel}")
+    if host.python:
+        system.append(f"Python {host.python}")
+    if host.container:
+        system.append(f"in {host.container}")
+    cores = f"{cpu.logical_cores} logical cores" + (
+        f" ({cpu.physical_cores} physical)" if cpu.physical_cores else ""
+    )
+    cpu_text = ", ".join(x for x in (cpu.model or "unknown CPU", cores, cpu.arch) if x)
+    if cpu.max_mhz:
+        cpu_text += f", up to {cpu.max_mhz:.0f} MHz"
+    memory = f"{fmt_bytes(mem.total_bytes)} total, {fmt_bytes(mem.available_bytes)} available"
+    memory += f", swap {fmt_bytes(mem.swap_total_bytes)}"
+    drivers = []
+    if drv.nvidia or drv.cuda_driver:
+        drivers.append(f"NVIDIA {drv.nvidia or 'unknown'} (supports CUDA {drv.cuda_driver or 'unknown'})")
+    if drv.amdgpu:
+        drivers.append(f"amdgpu {drv.amdgpu}")
+    if drv.rocm:
+        drivers.append(f"ROCm {drv.rocm}")
+    toolkits = ", ".join(f"CUDA {t.version}" + (f" ({t.path})" if t.path else "") for t in sw.cuda_toolkits)
+    psu = machine.psu
+    return [
+        ("System", ", ".join(system)),
+        ("CPU", cpu_text),
+        ("CPU flags", " ".join(cpu.flags) or "none of note"),
+        ("Memory", memory),
+        ("Drivers", "; ".join(drivers) or "no GPU driver found"),
+        ("CUDA toolkits", toolkits or "none found"),
+        ("Python packages", ", ".join(f"{k} {v}" for k, v in sw.python_packages.items()) or "none of note"),
+        (
+            "Tools",
+            ", ".join(f"{k} {v.version or '(version unknown)'} ({v.path})" for k, v in sw.executables.items())
+            or "none on PATH",
+        ),
+        ("PSU", f"{fmt_watts(psu.watts)} ({psu.source})" if psu.watts else "not entered"),
+    ]
+
+
+def model_speed(fit: ModelFit) -> str:
+    if fit.decode_tokens_per_s is not None:
+        return f"{fit.decode_tokens_per_s:.1f} tokens/s decode"
+    if fit.train_tokens_per_s is not None:
+        return f"{fit.train_tokens_per_s:.0f} tokens/s training"
+    return "—"
+
+
+def scope_of(machine: Machine, gpu_index: int | None) -> str:
+    """ "machine", or "GPU 0 · NVIDIA GeForce RTX 4090" for a finding about one GPU."""
+    if gpu_index is None:
+        return "machine"
+    for pos, gpu in enumerate(machine.gpus):
+        if (gpu.index if gpu.index is not None else pos) == gpu_index:
+            return f"GPU {gpu_index} · {gpu.name}"
+    return f"GPU {gpu_index}"
