@@ -132,10 +132,25 @@ def build_parser() -> argparse.ArgumentParser:
         description="Probe this machine, or re-read a saved snapshot, and print what it has.",
     )
     audit.add_argument("--json", action="store_true", help="print the rigcheck.machine/1 snapshot as JSON")
+    audit.add_argument(
+        "--format",
+        choices=("json", "markdown", "html"),
+        help="write a report instead: the snapshot, its compatibility findings and model verdicts "
+        "(json: rigcheck.report/1; html: one self-contained page)",
+    )
+    audit.add_argument(
+        "--models",
+        metavar="ID",
+        nargs="+",
+        action="extend",
+        help="catalog model ids for the report's verdicts (default: about 15 popular models)",
+    )
     audit.add_argument("-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout")
     audit.add_argument("--psu-watts", metavar="N", type=_positive_watts, help="the power supply's rating")
     audit.add_argument(
-        "--redact", action="store_true", help="drop hostname, GPU UUIDs, serials and PCI bus ids"
+        "--redact",
+        action="store_true",
+        help="drop hostname, GPU UUIDs, serials and PCI bus ids (reports: also user paths in any text)",
     )
     audit.add_argument(
         "--python",
@@ -283,6 +298,38 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument("--json", action="store_true", help="print one JSON object per sample (JSON Lines)")
     monitor.set_defaults(handler=_cmd_monitor)
 
+    fleet = commands.add_parser(
+        "fleet",
+        help="many machines' audit reports side by side: versions, drift, which nodes run a model",
+        description="Read the JSON reports of many machines ('rigcheck audit --format json' on each; files "
+        "or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, ROCm, torch, "
+        "failing checks), the values that differ from the fleet's majority, and with --model which "
+        "machines run that model. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
+    )
+    fleet.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="report files or folders")
+    fleet.add_argument(
+        "--format", choices=("table", "json", "html"), default="table", help="output format (default table)"
+    )
+    fleet.add_argument("--json", action="store_true", help="the same as --format json")
+    fleet.add_argument(
+        "--model",
+        metavar="ID",
+        action="append",
+        default=[],
+        help="a catalog model id to check on every machine (repeatable, or comma-separated)",
+    )
+    fleet.add_argument(
+        "--quant", metavar="Q", default="Q4_K_M", help="weight format for --model (default Q4_K_M)"
+    )
+    fleet.add_argument(
+        "--context",
+        metavar="N",
+        type=_positive_int,
+        help="tokens of context for --model (default 8192 or the model's maximum if smaller)",
+    )
+    fleet.add_argument("-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout")
+    fleet.set_defaults(handler=_cmd_fleet)
+
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
     gui.add_argument(
         "--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine"
@@ -306,9 +353,18 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.summary import summarise
 
+    if args.machine is not None and args.python:
+        raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+    if args.format is not None:
+        if args.json:
+            raise UsageError(
+                "--json and --format cannot be combined: --json prints the machine snapshot, "
+                "--format writes a report"
+            )
+        return _audit_report(args, out)
+    if args.models:
+        raise UsageError("--models needs --format json, markdown or html: only a report lists models")
     if args.machine is not None:
-        if args.python:
-            raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
         machine = load_machine(args.machine)
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
@@ -318,6 +374,37 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         machine = machine.redacted()
     text = machine.to_json() if args.json else summarise(machine)
     _emit(text + "\n", args.output, out)
+    return EXIT_OK
+
+
+def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
+    """``audit --format``: a report in JSON, Markdown or HTML, written atomically to --output."""
+    from rigcheck.core.estimate.upgrade import catalog_model
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report import report as reports
+
+    catalog = _load_catalog()
+    # Unknown ids fail here, before a probe that may take seconds.
+    models = list(dict.fromkeys(catalog_model(m, catalog).id for m in args.models)) if args.models else None
+    if args.machine is not None:
+        machine = load_machine(args.machine)
+        if args.psu_watts is not None:
+            machine = machine.with_psu(args.psu_watts)
+    else:
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+    report = reports.build_report(machine, catalog, models=models)
+    if args.redact:
+        report = reports.redact_report(report)
+    render = {"json": reports.render_json, "markdown": reports.render_markdown, "html": reports.render_html}
+    text = render[args.format](report)
+    if args.output is None:
+        out.write(text)
+        return EXIT_OK
+    try:
+        reports.write_atomic(args.output, text)
+    except OSError as exc:
+        raise InputError(str(args.output), f"cannot write ({exc.strerror or exc})") from None
     return EXIT_OK
 
 
@@ -463,6 +550,39 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
         _emit_json(findings_json(findings), out)
     else:
         out.write(compat_text(findings, machine) + "\n")
+    return EXIT_OK
+
+
+def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.report.fleet import (
+        ModelColumn,
+        load_fleet,
+        render_fleet_html,
+        render_fleet_json,
+        render_table,
+    )
+
+    model_ids = [m.strip() for item in args.model for m in item.split(",") if m.strip()]
+    catalog = _load_catalog()
+    fleet = load_fleet(args.paths, catalog)
+    for problem in fleet.problems:
+        sys.stderr.write(f"rigcheck: warning: skipped {problem}\n")
+    if not fleet.nodes:
+        where = ", ".join(str(p) for p in args.paths)
+        raise InputError(where, f"no readable reports ({fleet.files} files, all skipped)")
+    columns: tuple[ModelColumn, ...] = (
+        fleet.matrix(model_ids, catalog, quant=args.quant, context=args.context)
+        if model_ids
+        else fleet.report_matrix()
+    )
+    form = "json" if args.json else args.format
+    if form == "json":
+        text = render_fleet_json(fleet, model_rows=columns) + "\n"
+    elif form == "html":
+        text = render_fleet_html(fleet, model_rows=columns)
+    else:
+        text = render_table(fleet, model_rows=columns) + "\n"
+    _emit(text, args.output, out)
     return EXIT_OK
 
 

@@ -1,0 +1,750 @@
+"""A fleet: many machines' reports read together (``rigcheck fleet``).
+
+:func:`load_fleet` reads ``rigcheck.report/1`` files and bare ``rigcheck.machine/1`` snapshots from files
+and folders (``*.json``, recursively). A file that cannot be read — not JSON, another schema, an old
+version, a broken record — becomes one line in :attr:`Fleet.problems` and is skipped; only a run in which
+no path exists at all is an error.
+
+A :class:`Fleet` gives one table row per machine (GPUs, VRAM, driver, CUDA, ROCm, torch, failing compat
+findings), the drift from the fleet's majority (:meth:`Fleet.drift`: one node on an older driver, another
+torch, less RAM) and, per model, which nodes run it and how fast (:meth:`Fleet.can_run`): the report's
+own verdict when it holds one for that format, else :func:`rigcheck.core.estimate.fit.fit` on the
+report's machine (capacities, not the free memory of the moment the audit ran).
+
+Rendered as a plain-text table, JSON (``rigcheck.fleet/1``) or one self-contained HTML page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
+from rigcheck.core.machine import Machine
+from rigcheck.core.report.report import REPORT_SCHEMA, Report, report_from_dict
+from rigcheck.core.report.tables import render
+
+if TYPE_CHECKING:
+    from rigcheck.core.catalog import Catalog
+    from rigcheck.core.models.spec import ModelInfo
+
+FLEET_SCHEMA = "rigcheck.fleet/1"
+GIB = 1024**3
+#: the weight format a fleet is asked about when none is named (llama.cpp's usual choice)
+DEFAULT_QUANT = "q4_k_m"
+#: the fields :meth:`Fleet.drift` compares, in the order it reports them
+DRIFT_FIELDS = ("driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_gib", "os")
+#: fields whose values are versions: a differing node is "older" or "newer" than the majority
+VERSION_FIELDS = frozenset({"driver", "cuda_driver", "amdgpu", "rocm", "torch"})
+MISSING = "—"
+_SHORT_VERDICT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "no"}
+_VERDICT_WORDS = {
+    "fits": "fits on the GPUs",
+    "fits_with_offload": "runs with layers offloaded to RAM",
+    "does_not_fit": "does not fit",
+}
+Relation = Literal["older", "newer", "smaller", "larger", "different", "missing"]
+
+
+# -- records --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Node:
+    """One machine of the fleet, as read from one file."""
+
+    #: the hostname, else the file's stem (redacted reports have no hostname); unique within a fleet
+    name: str
+    path: str
+    machine: Machine
+    #: None when the file was a bare rigcheck.machine/1 snapshot
+    report: Report | None
+    #: failing compat findings: the report's, or check_compat's when the file holds none
+    failing: int
+    #: "report" or "snapshot"
+    kind: str = "report"
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One field on which some nodes differ from the fleet's majority."""
+
+    #: "driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_gib" or "os"
+    field: str
+    majority: str
+    #: node names that differ
+    nodes: tuple[str, ...]
+    #: their values, same order ("—" when a node that should have one has none)
+    values: tuple[str, ...]
+    #: per node, same order: "older"/"newer" (versions), "smaller"/"larger" (RAM), "missing", "different"
+    relations: tuple[str, ...] = ()
+    #: how many nodes have the majority value, and how many were compared
+    majority_count: int = 0
+    compared: int = 0
+
+    def older(self) -> tuple[str, ...]:
+        return tuple(n for n, r in zip(self.nodes, self.relations, strict=True) if r == "older")
+
+    def newer(self) -> tuple[str, ...]:
+        return tuple(n for n, r in zip(self.nodes, self.relations, strict=True) if r == "newer")
+
+    def sentence(self) -> str:
+        """``driver: 570.124.04 on 47 of 50 nodes; older: node07 (550.54.14); newer: …``"""
+        groups: dict[str, list[str]] = {}
+        for node, value, relation in zip(self.nodes, self.values, self.relations, strict=True):
+            groups.setdefault(relation, []).append(f"{node} ({value})" if relation != "missing" else node)
+        parts = [f"{self.field}: {self.majority} on {self.majority_count} of {self.compared} nodes"]
+        for relation in ("older", "newer", "smaller", "larger", "different", "missing"):
+            if relation in groups:
+                parts.append(f"{relation}: {', '.join(groups[relation])}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class FleetCell:
+    """One model on one node."""
+
+    node: str
+    #: "fits", "fits_with_offload" or "does_not_fit"
+    verdict: str
+    decode_tokens_per_s: float | None
+    #: the format the verdict is for ("Q4_K_M")
+    quant: str | None
+    #: "report" when the node's report held the verdict, "estimate" when it was worked out here
+    source: str
+
+
+@dataclass(frozen=True)
+class ModelColumn:
+    """One model across the fleet: a column of the machine × model matrix."""
+
+    model_id: str
+    name: str
+    #: the format asked for ("Q4_K_M")
+    quant: str
+    context: int | None
+    #: one per node, in the fleet's node order
+    cells: tuple[FleetCell, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.model_id} {self.quant}"
+
+    def nodes_with(self, verdict: str) -> tuple[str, ...]:
+        return tuple(c.node for c in self.cells if c.verdict == verdict)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    nodes: tuple[Node, ...]
+    #: one line per skipped file: "path: reason"
+    problems: tuple[str, ...] = ()
+    #: files read, good and bad
+    files: int = 0
+
+    def node(self, name: str) -> Node | None:
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def row(self, node: Node) -> dict[str, str]:
+        """The table's columns: name, gpus, vram, driver, cuda, rocm, torch, failing."""
+        m = node.machine
+        return {
+            "name": node.name,
+            "gpus": gpu_summary(m),
+            "vram": vram_summary(m),
+            "driver": m.drivers.nvidia or m.drivers.amdgpu or MISSING,
+            "cuda": m.drivers.cuda_driver or MISSING,
+            "rocm": m.drivers.rocm or MISSING,
+            "torch": m.software.python_packages.get("torch") or MISSING,
+            "failing": str(node.failing),
+        }
+
+    def drift(self) -> tuple[Drift, ...]:
+        """Per field, the nodes whose value differs from the majority's (fields without drift left out).
+
+        ``driver``/``cuda_driver`` compare nodes with an NVIDIA GPU, ``amdgpu``/``rocm`` nodes with an
+        AMD GPU, the rest every node; ``torch`` by its public version (2.5.1+cu124 and 2.5.1+rocm6.2
+        are the same release). The majority is the value more than half of the nodes have; a field
+        where none does is a mixed fleet, not drift, and is left out (one 4090 box among H100 servers
+        is not news; one server with 7 of its 8 GPUs is). A node that should have a value and has none
+        is "missing", unless most nodes have none either.
+        """
+        found = []
+        for name in DRIFT_FIELDS:
+            values = [(n.name, _field_value(name, n.machine)) for n in self.nodes]
+            compared = [(n, v) for n, v in values if v is not _NOT_APPLICABLE]
+            present = [(n, v) for n, v in compared if isinstance(v, str)]
+            if not present:
+                continue
+            counts = Counter(v for _, v in present)
+            majority = max(counts, key=lambda v: (counts[v], _order_key(name, v)))
+            if counts[majority] * 2 <= len(present):
+                continue  # no value holds a majority: a mixed fleet, not drift
+            missing = [n for n, v in compared if v is None]
+            report_missing = len(missing) * 2 < len(compared)
+            nodes, shown, relations = [], [], []
+            for node, value in compared:
+                if value is None:
+                    if report_missing:
+                        nodes.append(node)
+                        shown.append(MISSING)
+                        relations.append("missing")
+                elif value != majority:
+                    nodes.append(node)
+                    shown.append(str(value))
+                    relations.append(_relation(name, str(value), majority))
+            if nodes:
+                found.append(
+                    Drift(
+                        name,
+                        majority,
+                        tuple(nodes),
+                        tuple(shown),
+                        tuple(relations),
+                        counts[majority],
+                        len(compared),
+                    )
+                )
+        return tuple(found)
+
+    def column(
+        self,
+        model: ModelInfo | str,
+        catalog: Catalog,
+        *,
+        quant: str = DEFAULT_QUANT,
+        context: int | None = None,
+    ) -> ModelColumn:
+        """``model`` (a catalog id or a resolved model) on every node at ``quant``."""
+        from rigcheck.core.estimate.fit import fit
+        from rigcheck.core.estimate.memory import Request, estimate_memory
+        from rigcheck.core.estimate.upgrade import catalog_model
+
+        info = catalog_model(model, catalog) if isinstance(model, str) else model
+        request = Request(quant=quant, context=context)
+        # Once, before the loop: an unknown format is one error, not one per node.
+        quant_name = estimate_memory(info, request, catalog).quant_name
+        cells = []
+        for node in self.nodes:
+            held = _report_fit(node, info.id, quant_name) if context is None else None
+            if held is not None:
+                cells.append(held)
+                continue
+            result = fit(info, node.machine, request, catalog, live=False, advise=False)
+            cells.append(
+                FleetCell(node.name, result.verdict, result.speed.decode_tokens_per_s, quant_name, "estimate")
+            )
+        return ModelColumn(info.id, info.name, quant_name, context, tuple(cells))
+
+    def can_run(
+        self, model_id: str, catalog: Catalog, *, quant: str = DEFAULT_QUANT, context: int | None = None
+    ) -> list[tuple[Node, str, float | None]]:
+        """(node, verdict, decode tokens/s) for every node; verdicts as :func:`fit` gives them."""
+        col = self.column(model_id, catalog, quant=quant, context=context)
+        return [(n, c.verdict, c.decode_tokens_per_s) for n, c in zip(self.nodes, col.cells, strict=True)]
+
+    def matrix(
+        self,
+        model_ids: Sequence[str],
+        catalog: Catalog,
+        *,
+        quant: str = DEFAULT_QUANT,
+        context: int | None = None,
+    ) -> tuple[ModelColumn, ...]:
+        """The machine × model matrix for these catalog models."""
+        return tuple(self.column(m, catalog, quant=quant, context=context) for m in model_ids)
+
+    def report_matrix(self) -> tuple[ModelColumn, ...]:
+        """The machine × model matrix of the verdicts the reports already hold (inference only).
+
+        Each cell is at the format its report chose; a node without a verdict for a model is
+        ``unknown``. Empty when no report holds any.
+        """
+        order: dict[str, str] = {}
+        for node in self.nodes:
+            for f in node.report.fits if node.report else ():
+                if f.workload == "inference":
+                    order.setdefault(f.model_id, f.name)
+        columns = []
+        for model_id, name in order.items():
+            cells = []
+            for node in self.nodes:
+                held = next(
+                    (
+                        f
+                        for f in (node.report.fits if node.report else ())
+                        if f.model_id == model_id and f.workload == "inference"
+                    ),
+                    None,
+                )
+                if held is None:
+                    cells.append(FleetCell(node.name, "unknown", None, None, "report"))
+                else:
+                    cells.append(
+                        FleetCell(node.name, held.verdict, held.decode_tokens_per_s, held.quant, "report")
+                    )
+            columns.append(ModelColumn(model_id, name, "best", None, tuple(cells)))
+        return tuple(columns)
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> Fleet:
+    """Every report and snapshot under ``paths`` (files, or folders searched for ``*.json``).
+
+    A file named directly is read whatever its name (``parallel-ssh -o`` writes files without an
+    extension); in folders, hidden files (half-written ``.name.tmp``) are left out. Bad files become
+    :attr:`Fleet.problems`. Raises :class:`InputError` only when none of ``paths`` exists. ``catalog``
+    is loaded only if a file holds no compat findings and one is not given.
+    """
+    roots = [Path(p) for p in paths]
+    if not roots:
+        raise InputError("fleet", "no paths given")
+    problems: list[str] = []
+    files: list[Path] = []
+    existing = 0
+    for path in roots:
+        if path.is_dir():
+            existing += 1
+            files.extend(
+                sorted(
+                    (
+                        p
+                        for p in path.rglob("*.json")
+                        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                    ),
+                    key=lambda p: _natural(str(p)),
+                )
+            )
+        elif path.exists():
+            existing += 1
+            files.append(path)
+        else:
+            problems.append(f"{path}: no such file or folder")
+    if not existing:
+        raise InputError(str(roots[0]), "no such file or folder")
+    seen: set[Path] = set()
+    unique = []
+    for path in files:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(path)
+    catalogs: list[Catalog] = [catalog] if catalog is not None else []
+    nodes: list[Node] = []
+    for path in unique:
+        try:
+            nodes.append(_read_node(path, catalogs))
+        except InputError as exc:
+            problems.append(f"{path}: {exc.problem}" if exc.source == str(path) else f"{path}: {exc}")
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            problems.append(f"{path}: not a readable report ({type(exc).__name__}: {exc})")
+    return Fleet(_unique_names(nodes), tuple(problems), len(unique))
+
+
+def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(source, "not a text file (invalid UTF-8)") from None
+    if not text.strip():
+        raise InputError(source, "empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if not isinstance(data, Mapping):
+        raise InputError(source, "not a RigCheck report (expected a JSON object)")
+    schema = data.get("schema")
+    report: Report | None = None
+    if schema == REPORT_SCHEMA:
+        report = report_from_dict(data, source)
+        machine = report.machine
+        findings: Sequence[Any] = report.findings
+    elif schema == MACHINE_SCHEMA:
+        machine = Machine.from_dict(data, source)
+        findings = ()
+    elif isinstance(schema, str) and schema.startswith(("rigcheck.report/", "rigcheck.machine/")):
+        raise InputError(
+            source,
+            f"schema {schema!r} is not supported (this version reads {REPORT_SCHEMA!r} and "
+            f"{MACHINE_SCHEMA!r}); audit that machine again with this version",
+        )
+    elif schema is None:
+        raise InputError(source, "not a RigCheck report (no schema field)")
+    else:
+        raise InputError(source, f"not a RigCheck report (schema {schema!r})")
+    if not findings:
+        from rigcheck.core.compat import check_compat
+
+        if not catalogs:
+            from rigcheck.core.catalog import load_catalog
+
+            catalogs.append(load_catalog())
+        findings = check_compat(machine, catalogs[0])
+    failing = sum(1 for f in findings if getattr(f, "status", None) == "fail")
+    return Node(
+        machine.host.hostname or path.stem,
+        source,
+        machine,
+        report,
+        failing,
+        "report" if report is not None else "snapshot",
+    )
+
+
+def _unique_names(nodes: list[Node]) -> tuple[Node, ...]:
+    """Sorted naturally by name; a name seen twice (the same host audited twice) gets its file's stem."""
+    from dataclasses import replace
+
+    counts = Counter(n.name for n in nodes)
+    named = [
+        replace(n, name=f"{n.name} ({Path(n.path).stem})")
+        if counts[n.name] > 1 and Path(n.path).stem != n.name
+        else n
+        for n in nodes
+    ]
+    seen: Counter[str] = Counter()
+    result = []
+    for n in sorted(named, key=lambda n: (_natural(n.name), n.path)):
+        seen[n.name] += 1
+        result.append(n if seen[n.name] == 1 else replace(n, name=f"{n.name} #{seen[n.name]}"))
+    return tuple(result)
+
+
+def _report_fit(node: Node, model_id: str, quant_name: str) -> FleetCell | None:
+    if node.report is None:
+        return None
+    for f in node.report.fits:
+        if (
+            f.model_id == model_id
+            and f.workload == "inference"
+            and (f.quant or "").lower() == quant_name.lower()
+        ):
+            return FleetCell(node.name, f.verdict, f.decode_tokens_per_s, f.quant, "report")
+    return None
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def _short_gpu_name(name: str) -> str:
+    for prefix in ("NVIDIA ", "GeForce ", "AMD ", "Radeon "):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+def gpu_summary(machine: Machine) -> str:
+    """``2 × RTX 4090``, ``RTX 3090 + RTX 4090``, ``none``."""
+    counts: Counter[str] = Counter(_short_gpu_name(g.name) for g in machine.gpus)
+    return " + ".join(f"{n} × {name}" if n > 1 else name for name, n in counts.items()) or "none"
+
+
+def vram_summary(machine: Machine) -> str:
+    """Total GPU memory, ``48 GiB``; ``unified`` when it is shared with the CPU; ``—`` when unknown."""
+    sizes = [g.memory_total_bytes for g in machine.gpus if g.memory_total_bytes is not None]
+    if not sizes:
+        return MISSING
+    text = f"{round(sum(sizes) / GIB):d} GiB"
+    if any(g.unified_memory for g in machine.gpus):
+        text += " unified"
+    if len(sizes) < len(machine.gpus):
+        text += "+?"
+    return text
+
+
+class _NotApplicable:
+    pass
+
+
+_NOT_APPLICABLE = _NotApplicable()
+
+
+def _field_value(name: str, m: Machine) -> str | _NotApplicable | None:
+    vendors = {g.vendor for g in m.gpus}
+    if name in ("driver", "cuda_driver"):
+        if "nvidia" not in vendors:
+            return _NOT_APPLICABLE
+        return m.drivers.nvidia if name == "driver" else m.drivers.cuda_driver
+    if name in ("amdgpu", "rocm"):
+        if "amd" not in vendors:
+            return _NOT_APPLICABLE
+        # amdgpu's own version is only known for the DKMS module; a stock kernel's is not drift
+        return m.drivers.amdgpu if name == "rocm" or m.drivers.amdgpu else _NOT_APPLICABLE
+    if name == "torch":
+        torch = m.software.python_packages.get("torch")
+        return torch.split("+", 1)[0] if torch else None
+    if name == "gpu":
+        return gpu_summary(m)
+    if name == "ram_gib":
+        return f"{round(m.memory.total_bytes / GIB)} GiB"
+    if name == "os":
+        return m.host.os_version or m.host.os
+    raise ValueError(f"unknown drift field {name!r}")
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    """``"550.54.14"`` → (550, 54, 14); a local part (``2.5.1+cu124``) is left out."""
+    return tuple(int(d) for d in re.findall(r"\d+", text.split("+", 1)[0]))
+
+
+def _order_key(name: str, value: str) -> tuple[int, ...]:
+    if name in VERSION_FIELDS or name == "ram_gib":
+        return version_key(value)
+    return ()
+
+
+def _relation(name: str, value: str, majority: str) -> str:
+    if name in VERSION_FIELDS:
+        a, b = version_key(value), version_key(majority)
+        if a and b and a != b:
+            return "older" if a < b else "newer"
+    if name == "ram_gib":
+        return "smaller" if version_key(value) < version_key(majority) else "larger"
+    return "different"
+
+
+def _natural(text: str) -> tuple[tuple[int, str], ...]:
+    """node2 before node10."""
+    return tuple((int(p), "") if p.isdigit() else (-1, p.lower()) for p in re.split(r"(\d+)", text) if p)
+
+
+# -- rendering ------------------------------------------------------------------------------------
+
+HEADERS = {
+    "name": "node",
+    "gpus": "GPUs",
+    "vram": "VRAM",
+    "driver": "driver",
+    "cuda": "CUDA",
+    "rocm": "ROCm",
+    "torch": "torch",
+    "failing": "failing",
+}
+
+
+def _speed(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def _cell_text(cell: FleetCell, with_quant: bool = False) -> str:
+    text = _SHORT_VERDICT.get(cell.verdict, cell.verdict)
+    if cell.decode_tokens_per_s is not None:
+        text += f" {_speed(cell.decode_tokens_per_s)} tok/s"
+    if with_quant and cell.quant:
+        text += f" ({cell.quant})"
+    return text
+
+
+def _answer_lines(column: ModelColumn) -> list[str]:
+    total = len(column.cells)
+    lines = []
+    for verdict in ("fits", "fits_with_offload", "does_not_fit"):
+        names = column.nodes_with(verdict)
+        if names:
+            lines.append(f"  {_VERDICT_WORDS[verdict]}: {len(names)} of {total}: {', '.join(names)}")
+    return lines
+
+
+def render_table(
+    fleet: Fleet, *, model_rows: Sequence[ModelColumn] | None = None, drift: Sequence[Drift] | None = None
+) -> str:
+    """The machine table, the drift, the machine × model matrix and the skipped files, as plain text."""
+    drift = fleet.drift() if drift is None else drift
+    skipped = len(fleet.problems)
+    parts = [
+        f"Fleet: {len(fleet.nodes)} machines from {fleet.files} files"
+        + (f" ({skipped} skipped)" if skipped else "")
+    ]
+    rows = [list(fleet.row(n).values()) for n in fleet.nodes]
+    parts.append(render(list(HEADERS.values()), rows, right={7}))
+    if drift:
+        parts.append("Drift from the fleet's majority:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
+    elif len(fleet.nodes) > 1:
+        parts.append("Drift: none (every node has the majority's driver, CUDA, ROCm, torch, GPUs, RAM, OS)")
+    asked = [c for c in model_rows or () if c.quant != "best"]
+    held = [c for c in model_rows or () if c.quant == "best"]
+    if asked:
+        context = {c.context for c in asked}
+        note = "" if context == {None} else f", context {'/'.join(str(c) for c in sorted(context, key=str))}"
+        matrix = [[node.name, *(_cell_text(c.cells[i]) for c in asked)] for i, node in enumerate(fleet.nodes)]
+        parts.append(
+            f"Models (decode tokens/s{note}):\n" + render(["node", *(c.label for c in asked)], matrix)
+        )
+        for column in asked:
+            parts.append(f"{column.name} at {column.quant}:\n" + "\n".join(_answer_lines(column)))
+    if held:
+        # One column per model and node would be far too wide for a terminal: counts here, the
+        # whole matrix in --format html/json, one model's nodes with --model.
+        counts = [
+            [
+                c.model_id,
+                *(
+                    str(len(c.nodes_with(v)))
+                    for v in ("fits", "fits_with_offload", "does_not_fit", "unknown")
+                ),
+            ]
+            for c in held
+        ]
+        parts.append(
+            "Models in the reports (best format each machine runs; nodes per verdict):\n"
+            + render(["model", "fits", "offload", "does not fit", "unknown"], counts, right={1, 2, 3, 4})
+            + "\n--model ID lists the nodes for one model; --format html shows every machine × model."
+        )
+    if fleet.problems:
+        parts.append("Skipped:\n" + "\n".join(f"  {p}" for p in fleet.problems))
+    return "\n\n".join(parts)
+
+
+def fleet_json(
+    fleet: Fleet, *, model_rows: Sequence[ModelColumn] | None = None, drift: Sequence[Drift] | None = None
+) -> dict[str, Any]:
+    drift = fleet.drift() if drift is None else drift
+    return {
+        "schema": FLEET_SCHEMA,
+        "nodes": [
+            {
+                **fleet.row(n),
+                "failing": n.failing,
+                "path": n.path,
+                "kind": n.kind,
+                "hostname": n.machine.host.hostname,
+                "taken_at": n.machine.taken_at,
+                "created_at": n.report.created_at if n.report else None,
+                "app_version": n.report.app_version if n.report else None,
+            }
+            for n in fleet.nodes
+        ],
+        "drift": [
+            {
+                "field": d.field,
+                "majority": d.majority,
+                "majority_count": d.majority_count,
+                "compared": d.compared,
+                "nodes": [
+                    {"name": n, "value": v, "relation": r}
+                    for n, v, r in zip(d.nodes, d.values, d.relations, strict=True)
+                ],
+            }
+            for d in drift
+        ],
+        "models": [
+            {
+                "model_id": c.model_id,
+                "name": c.name,
+                "quant": c.quant,
+                "context": c.context,
+                "nodes": [
+                    {
+                        "name": cell.node,
+                        "verdict": cell.verdict,
+                        "decode_tokens_per_s": cell.decode_tokens_per_s,
+                        "quant": cell.quant,
+                        "source": cell.source,
+                    }
+                    for cell in c.cells
+                ],
+            }
+            for c in model_rows or ()
+        ],
+        "problems": list(fleet.problems),
+        "files": fleet.files,
+    }
+
+
+def render_fleet_json(
+    fleet: Fleet, *, model_rows: Sequence[ModelColumn] | None = None, drift: Sequence[Drift] | None = None
+) -> str:
+    """``rigcheck.fleet/1``: nodes (the table's columns and where each came from), drift, models, problems."""
+    return json.dumps(fleet_json(fleet, model_rows=model_rows, drift=drift), indent=2, ensure_ascii=False)
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f3f3f3}td.num{text-align:right}.drift{background:#fff3cd}.fail{color:#b00020;font-weight:600}
+.fits{background:#d4edda}.fits_with_offload{background:#fff3cd}.does_not_fit{background:#f8d7da}
+.unknown{color:#888}ul{margin:.3em 0}code{background:#f3f3f3;padding:0 .2em}
+"""
+
+
+def _escape(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def render_fleet_html(
+    fleet: Fleet, *, model_rows: Sequence[ModelColumn] | None = None, drift: Sequence[Drift] | None = None
+) -> str:
+    """One self-contained page (no scripts, no external files); every value escaped."""
+    e = _escape
+    drift = fleet.drift() if drift is None else drift
+    column_of = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
+    flagged = {(n, column_of[d.field]) for d in drift if d.field in column_of for n in d.nodes}
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>RigCheck fleet: {len(fleet.nodes)} machines</title><style>{_CSS}</style></head><body>",
+        f"<h1>RigCheck fleet: {len(fleet.nodes)} machines</h1>",
+        f"<p>{fleet.files} files read, {len(fleet.problems)} skipped.</p>",
+        "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADERS.values()) + "</tr></thead><tbody>",
+    ]
+    for node in fleet.nodes:
+        cells = []
+        for key, value in fleet.row(node).items():
+            classes = []
+            if (node.name, key) in flagged:
+                classes.append("drift")
+            if key == "failing":
+                classes.append("num")
+                if node.failing:
+                    classes.append("fail")
+            attr = f' class="{" ".join(classes)}"' if classes else ""
+            title = f' title="{e(node.path)}"' if key == "name" else ""
+            cells.append(f"<td{attr}{title}>{e(value)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    if drift:
+        out.append("<h2>Drift from the fleet's majority</h2><ul>")
+        out.extend(f"<li>{e(d.sentence())}</li>" for d in drift)
+        out.append("</ul>")
+    columns = list(model_rows or ())
+    if columns:
+        out.append("<h2>Models</h2><table><thead><tr><th>node</th>")
+        out.extend(f"<th>{e(c.label if c.quant != 'best' else c.model_id)}</th>" for c in columns)
+        out.append("</tr></thead><tbody>")
+        for i, node in enumerate(fleet.nodes):
+            row = [f"<td>{e(node.name)}</td>"]
+            for c in columns:
+                cell = c.cells[i]
+                row.append(f'<td class="{e(cell.verdict)}">{e(_cell_text(cell, c.quant == "best"))}</td>')
+            out.append("<tr>" + "".join(row) + "</tr>")
+        out.append("</tbody></table>")
+        for c in columns:
+            if c.quant != "best":
+                out.append(f"<h3>{e(c.name)} at {e(c.quant)}</h3><ul>")
+                out.extend(f"<li>{e(line.strip())}</li>" for line in _answer_lines(c))
+                out.append("</ul>")
+    if fleet.problems:
+        out.append("<h2>Skipped files</h2><ul>")
+        out.extend(f"<li><code>{e(p)}</code></li>" for p in fleet.problems)
+        out.append("</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
