@@ -51,7 +51,7 @@ def probed(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_window_opens_with_its_pages_and_probes(qtbot: QtBot, window: MainWindow) -> None:
     window.show()
-    assert list(window.pages) == ["overview", "models", "fit", "compat", "monitor", "upgrade"]
+    assert list(window.pages) == ["overview", "models", "fit", "compat", "monitor", "upgrade", "fleet"]
     probed(qtbot, window)
     assert "This computer" in window.machine_label.text()
     assert "not this computer" not in window.machine_label.text()
@@ -204,6 +204,7 @@ def test_screenshots_of_every_page(qtbot: QtBot, tmp_path: Path, settings: QSett
         "compat.png",
         "monitor.png",
         "upgrade.png",
+        "fleet.png",
     ]
     from PySide6.QtGui import QImage
 

@@ -57,6 +57,7 @@ def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
         ("compat", "Compatibility", _lazy("rigcheck.gui.pages.compat", "CompatPage")),
         ("monitor", "Monitor", _lazy("rigcheck.gui.pages.monitor", "MonitorPage")),
         ("upgrade", "Upgrade", _lazy("rigcheck.gui.pages.upgrade", "UpgradePage")),
+        ("fleet", "Fleet", _lazy("rigcheck.gui.pages.fleet", "FleetPage")),
     ]
 
 

@@ -1,0 +1,211 @@
+"""Fleet: a folder of audit reports side by side; drift highlighted; which machines can run a model.
+
+Reading the folder and fitting a model on every node run off the GUI thread (``workers.submit``);
+double-clicking a machine makes it the selected machine of every other page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rigcheck.core.report.fleet import Fleet, Node, load_fleet
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.state import AppState
+from rigcheck.gui.widgets import VERDICTS, heading, muted, subheading
+from rigcheck.gui.workers import Job, submit
+
+COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
+HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Failing checks")
+#: drift fields -> the table column they show in
+DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
+QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
+
+
+class FleetPage(QWidget):
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        self.fleet: Fleet | None = None
+        self.verdicts: dict[str, tuple[str, float | None]] = {}
+        self._jobs: set[Job] = set()
+
+        page = QVBoxLayout(self)
+        page.setContentsMargins(16, 12, 16, 12)
+        page.setSpacing(8)
+        page.addWidget(heading(tr("Fleet")))
+        row = QHBoxLayout()
+        self.open_button = QPushButton(tr("Open a folder of reports…"))
+        self.open_button.clicked.connect(self._choose_folder)
+        self.status = muted(
+            tr("Reports come from 'rigcheck audit --format json' on each machine (see docs/fleet.md).")
+        )
+        row.addWidget(self.open_button)
+        row.addWidget(self.status, 1)
+        page.addLayout(row)
+
+        self.table = QTableWidget(0, len(COLUMNS) + 1)
+        self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
+        self.table.setAccessibleName(tr("Machines in the fleet"))
+        self.table.setSortingEnabled(True)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.cellDoubleClicked.connect(self._open_node)
+        page.addWidget(self.table, 1)
+
+        model_row = QHBoxLayout()
+        model_row.addWidget(subheading(tr("Which machines can run")))
+        self.model = QComboBox()
+        self.model.setAccessibleName(tr("Model"))
+        for spec in state.catalog.models:
+            self.model.addItem(spec.name, spec.id)
+        self.model.setCurrentIndex(max(self.model.findData("llama-3.1-70b"), 0))
+        self.quant = QComboBox()
+        self.quant.setAccessibleName(tr("Weight format"))
+        for quant in QUANTS:
+            self.quant.addItem(quant.upper() if "_" in quant else quant, quant)
+        self.check_button = QPushButton(tr("Check"))
+        self.check_button.clicked.connect(self.check_model)
+        model_row.addWidget(self.model, 2)
+        model_row.addWidget(self.quant)
+        model_row.addWidget(self.check_button)
+        model_row.addStretch(1)
+        page.addLayout(model_row)
+        self.drift_text = QLabel()
+        self.drift_text.setWordWrap(True)
+        self.drift_text.setAccessibleName(tr("Drift"))
+        page.addWidget(self.drift_text)
+        self.problems = muted("")
+        page.addWidget(self.problems)
+        page.addWidget(muted(tr("Double-click a machine to show it on the other pages.")))
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    @Slot()
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, tr("Open a folder of reports"))
+        if folder:
+            self.open_folder(Path(folder))
+
+    def open_folder(self, folder: Path) -> None:
+        self.status.setText(tr("Reading") + f" {folder}…")
+        self._jobs.add(submit(self.state.pool, lambda: load_fleet([folder]), self._loaded, self._failed))
+
+    @Slot(object)
+    def _loaded(self, fleet: Fleet) -> None:
+        self._jobs.clear()
+        self.fleet = fleet
+        self.verdicts = {}
+        self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
+        skipped = "<br>".join(fleet.problems)
+        self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
+        self._fill()
+
+    @Slot(str)
+    def _failed(self, message: str) -> None:
+        self._jobs.clear()
+        self.status.setText(f"✘ {message.split(': ', 1)[-1]}")
+
+    def _fill(self) -> None:
+        fleet = self.fleet
+        if fleet is None:
+            return
+        drift = fleet.drift()
+        odd: dict[tuple[str, str], str] = {}
+        for d in drift:
+            column = DRIFT_COLUMNS.get(d.field)
+            for node in d.nodes:
+                if column:
+                    odd[(node, column)] = f"{tr('differs from the majority')} ({d.majority})"
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(fleet.nodes))
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        for r, node in enumerate(fleet.nodes):
+            values = fleet.row(node)
+            for c, key in enumerate(COLUMNS):
+                text = values.get(key, "")
+                note = odd.get((node.name, key))
+                item = QTableWidgetItem(("▲ " + text) if note else text)
+                if note:
+                    item.setFont(bold)
+                    item.setToolTip(note)
+                if key == "failing" and text not in ("", "0"):
+                    item.setText(f"✘ {text}")
+                item.setData(Qt.ItemDataRole.UserRole, node.name)
+                self.table.setItem(r, c, item)
+            verdict = self.verdicts.get(node.name)
+            self.table.setItem(r, len(COLUMNS), QTableWidgetItem(_verdict_text(verdict)))
+        self.table.setSortingEnabled(True)
+        lines = [
+            f"▲ <b>{d.field}</b>: {tr('majority')} {d.majority}; "
+            + ", ".join(f"{n} = {v}" for n, v in zip(d.nodes, d.values, strict=True))
+            for d in drift
+        ]
+        self.drift_text.setText("<br>".join(lines) if lines else f"✔ {tr('No drift: every machine agrees.')}")
+
+    # -- model -----------------------------------------------------------------------------------
+
+    @Slot()
+    def check_model(self) -> None:
+        fleet = self.fleet
+        if fleet is None:
+            return
+        model_id, quant = self.model.currentData(), self.quant.currentData()
+        catalog = self.state.catalog
+        self.check_button.setEnabled(False)
+        self._jobs.add(
+            submit(
+                self.state.pool,
+                lambda: fleet.can_run(model_id, catalog, quant=quant),
+                self._checked,
+                self._failed,
+            )
+        )
+
+    @Slot(object)
+    def _checked(self, results: list[tuple[Node, str, float | None]]) -> None:
+        self._jobs.clear()
+        self.check_button.setEnabled(True)
+        self.verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
+        self._fill()
+        runs = sum(1 for _n, verdict, _s in results if verdict == "fits")
+        self.status.setText(
+            f"{runs} {tr('of')} {len(results)} {tr('machines run it entirely on their GPUs')}"
+        )
+
+    @Slot(int, int)
+    def _open_node(self, row: int, _column: int) -> None:
+        item = self.table.item(row, 0)
+        if item is None or self.fleet is None:
+            return
+        name = item.data(Qt.ItemDataRole.UserRole)
+        node = next((n for n in self.fleet.nodes if n.name == name), None)
+        if node is not None:
+            self.state.set_machine(node.machine, f"{tr('Fleet')}: {node.name}", False)
+            self.state.page_requested.emit("overview")
+
+
+def _verdict_text(verdict: tuple[str, float | None] | None) -> str:
+    if verdict is None:
+        return ""
+    name, speed = verdict
+    glyph, words, _colour = VERDICTS.get(name, ("?", name, ""))
+    return f"{glyph} {tr(words)}" + (f" · ~{speed:,.0f} {tr('tokens/s')}" if speed else "")
