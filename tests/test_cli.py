@@ -15,19 +15,6 @@ from rigcheck.core import probe
 from rigcheck.core.machine import SCHEMA, Machine, load_machine, save_machine
 
 
-@pytest.fixture
-def fake_probe(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
-    calls: list[dict[str, object]] = []
-
-    def probe_machine(psu_watts: float | None = None, pythons: tuple[str, ...] = ()) -> Machine:
-        calls.append({"psu_watts": psu_watts, "pythons": pythons})
-        machine = full_machine()
-        return machine.with_psu(psu_watts) if psu_watts else machine
-
-    monkeypatch.setattr(probe, "probe_machine", probe_machine)
-    return calls
-
-
 def test_audit_json_is_a_snapshot(fake_probe: list[dict[str, object]]) -> None:
     code, out = run_cli("audit", "--json", "--psu-watts", "850", "--python", "/opt/py")
     assert code == 0

@@ -9,22 +9,8 @@ import pytest
 
 from fakes.cli import one_error_line, run_cli
 from fakes.machines import full_machine
-from rigcheck.core import probe
 from rigcheck.core.machine import SCHEMA, Machine, save_machine
 from rigcheck.core.report.report import REPORT_SCHEMA, load_report
-
-
-@pytest.fixture
-def fake_probe(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
-    calls: list[dict[str, object]] = []
-
-    def probe_machine(psu_watts: float | None = None, pythons: tuple[str, ...] = ()) -> Machine:
-        calls.append({"psu_watts": psu_watts, "pythons": pythons})
-        machine = full_machine()
-        return machine.with_psu(psu_watts) if psu_watts else machine
-
-    monkeypatch.setattr(probe, "probe_machine", probe_machine)
-    return calls
 
 
 def test_json_report_to_a_file(fake_probe: list[dict[str, object]], tmp_path: Path) -> None:

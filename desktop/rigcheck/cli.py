@@ -397,14 +397,7 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
     if args.redact:
         report = reports.redact_report(report)
     render = {"json": reports.render_json, "markdown": reports.render_markdown, "html": reports.render_html}
-    text = render[args.format](report)
-    if args.output is None:
-        out.write(text)
-        return EXIT_OK
-    try:
-        reports.write_atomic(args.output, text)
-    except OSError as exc:
-        raise InputError(str(args.output), f"cannot write ({exc.strerror or exc})") from None
+    _emit(render[args.format](report), args.output, out)
     return EXIT_OK
 
 
@@ -709,12 +702,11 @@ def _emit(text: str, output: Path | None, out: TextIO) -> None:
     if output is None:
         out.write(text)
         return
-    tmp = output.with_name(f".{output.name}.tmp")
+    from rigcheck.core.fileio import write_atomic
+
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(output)
+        write_atomic(output, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(str(output), f"cannot write ({exc.strerror or exc})") from None
 
 

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from fakes.machines import full_machine, small_machine
+from rigcheck.core import fileio
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.compat import Finding, check_compat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.upgrade import POPULAR_MODELS
+from rigcheck.core.fileio import write_atomic
 from rigcheck.core.machine import GPU, Machine, Note
-from rigcheck.core.report import report as reports
 from rigcheck.core.report.markdown import md
 from rigcheck.core.report.report import (
     REPORT_SCHEMA,
@@ -34,7 +35,6 @@ from rigcheck.core.report.report import (
     render_markdown,
     report_from_dict,
     report_to_dict,
-    write_atomic,
 )
 
 SCRIPT = "<script>alert(1)</script>"
@@ -342,7 +342,7 @@ def test_write_atomic_failure_keeps_the_old_file(
         seen.extend(p.read_bytes() for p in temps)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(reports.os, fail_at, broken)
+    monkeypatch.setattr(fileio.os, fail_at, broken)
     with pytest.raises(OSError, match="No space left"):
         write_atomic(target, "x" * 100_000)
     monkeypatch.undo()
@@ -370,7 +370,7 @@ def test_write_atomic_interrupted_write(tmp_path: Path, monkeypatch: pytest.Monk
             self.file.write(data[: len(data) // 2])
             raise KeyboardInterrupt  # even an interrupt leaves no half file behind
 
-    monkeypatch.setattr(reports.os, "fdopen", Half)
+    monkeypatch.setattr(fileio.os, "fdopen", Half)
     with pytest.raises(KeyboardInterrupt):
         write_atomic(target, "new text")
     monkeypatch.undo()

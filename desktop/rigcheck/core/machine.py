@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import read_text_file, write_atomic
 from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
@@ -220,27 +221,9 @@ def now_iso() -> str:
 
 def load_machine(path: str | Path) -> Machine:
     """Read and validate a snapshot file; every problem is an ``InputError`` naming the file."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a folder, not a snapshot file") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(str(path), "not a text file (invalid UTF-8)") from None
-    if not text.strip():
-        raise InputError(str(path), "empty file")
-    return Machine.from_json(text, str(path))
+    return Machine.from_json(read_text_file(path, "snapshot"), str(path))
 
 
 def save_machine(machine: Machine, path: str | Path) -> None:
     """Write a snapshot atomically: a crash mid-write never leaves a half file in place."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(machine.to_json() + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, machine.to_json() + "\n")

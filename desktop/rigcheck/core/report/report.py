@@ -8,17 +8,14 @@ Schema id ``rigcheck.report/1``::
 :func:`build_report` makes one, :func:`report_to_dict`/:func:`report_from_dict` convert it (loading
 validates like the machine snapshot: an ``InputError`` naming the source and the field), and
 :func:`render_json`, :func:`render_markdown` and :func:`render_html` write it out. :func:`redact_report`
-removes host names, UUIDs, serials, PCI bus ids and user paths from every string, and
-:func:`write_atomic` writes a file so that a crash never leaves a half-written one in place.
+removes host names, UUIDs, serials, PCI bus ids and user paths from every string; files are written
+with :func:`rigcheck.core.fileio.write_atomic`, so a crash never leaves a half-written one in place.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +24,7 @@ from typing import Any
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.compat import Finding, check_compat
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import read_text_file
 from rigcheck.core.machine import GPU, Machine, now_iso
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
@@ -186,20 +184,7 @@ def report_from_dict(data: object, source: str) -> Report:
 def load_report(path: str | Path) -> Report:
     """Read and validate a report file; every problem is an ``InputError`` naming the file."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a folder, not a report file") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(str(path), "not a text file (invalid UTF-8)") from None
-    if not text.strip():
-        raise InputError(str(path), "empty file")
+    text = read_text_file(path, "report")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -288,29 +273,6 @@ def redact_report(report: Report) -> Report:
 
 
 # -- files ----------------------------------------------------------------------------------------
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
-
-    On any exception (an ``OSError`` for an unwritable folder, a full disk, …) the old file is left
-    intact, the temporary file is removed and the exception propagates.
-    """
-    path = Path(path)
-    data = text.encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    # O_EXCL: never follow or reuse someone else's file; 0o666 lets the umask decide, as open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)  # noqa: PTH105 - os.replace is what the tests interrupt
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 # -- facts the renderers share (plain text; each renderer escapes it) -----------------------------

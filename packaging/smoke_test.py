@@ -1,0 +1,87 @@
+"""Smoke test of a frozen RigCheck bundle: it starts, renders, audits, and says nothing alarming.
+
+Not part of the normal suite (pytest's testpaths is ``tests/``, and every test here is marked
+``bundle`` and skipped unless ``RIGCHECK_BUNDLE`` names a built bundle folder). ``make dist`` and
+``python packaging/build.py`` run it on the bundle they have just built:
+
+    RIGCHECK_BUNDLE=dist/rigcheck python -m pytest -m bundle packaging/smoke_test.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUNDLE = os.environ.get("RIGCHECK_BUNDLE", "")
+EXE = Path(BUNDLE) / ("rigcheck.exe" if sys.platform == "win32" else "rigcheck")
+
+pytestmark = [
+    pytest.mark.bundle,
+    pytest.mark.skipif(not BUNDLE, reason="RIGCHECK_BUNDLE is not set to a built bundle folder"),
+]
+
+# What must never reach stderr: a Python traceback, or Qt's own diagnostics ("qt.qpa.…: …",
+# "QWidget::…: …", "Warning: …"), e.g. a missing platform or image-format plugin in the bundle.
+ALARMING = re.compile(
+    r"Traceback \(most recent call last\)|^qt\.[\w.]+:|^Q[A-Z]\w*(::\w+)?: |^(Warning|Critical|Fatal)\b",
+    re.MULTILINE,
+)
+# The offscreen platform says this whenever a window is shown; it is not the bundle's fault.
+HARMLESS = ("This plugin does not support propagateSizeHints()",)
+
+
+def run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_FATAL_WARNINGS="0")
+    env.pop("PYTHONPATH", None)  # the bundle must not borrow the checkout's modules
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # nor read or write the user's settings
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    done = subprocess.run(  # noqa: S603
+        [str(EXE), *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False
+    )
+    stderr = "\n".join(line for line in done.stderr.splitlines() if line.strip() not in HARMLESS)
+    assert not ALARMING.search(stderr), f"rigcheck {' '.join(args)} wrote to stderr:\n{done.stderr}"
+    assert done.returncode == 0, f"rigcheck {' '.join(args)} exited {done.returncode}:\n{done.stderr}"
+    return done
+
+
+def test_the_bundle_is_there() -> None:
+    assert EXE.is_file(), f"no executable at {EXE}"
+
+
+def test_version_matches_the_project(tmp_path: Path) -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    version = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert run("--version", tmp_path=tmp_path).stdout.strip() == f"rigcheck {version}"
+
+
+def test_overview_renders_to_png(tmp_path: Path) -> None:
+    shots = tmp_path / "shots"
+    done = run("gui", "--screenshot", str(shots), "--page", "overview", tmp_path=tmp_path)
+    png = shots / "overview.png"
+    assert done.stdout.strip() == str(png)
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) >= (1280, 800)  # the app renders at 1280×800 (× the device pixel ratio)
+    assert len(data) > 20_000, "a blank page compresses to almost nothing"
+
+
+def test_audit_json(tmp_path: Path) -> None:
+    snapshot = json.loads(run("audit", "--json", tmp_path=tmp_path).stdout)
+    assert snapshot["schema"].startswith("rigcheck.machine/")
+    assert snapshot["cpu"]["logical_cores"] >= 1
+
+
+def test_catalog_is_bundled(tmp_path: Path) -> None:
+    # The catalog comes from the bundle's rigcheck/catalog through importlib.resources, as in a checkout.
+    listed = run("models", "--json", tmp_path=tmp_path).stdout
+    assert len(json.loads(listed)["models"]) >= 10
