@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -241,10 +241,7 @@ class MonitorPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
-        self.start()
-
-    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt's name
-        super().hideEvent(event)  # sampling goes on in the background so alerts still fire
+        self.start()  # sampling then goes on while the page is hidden, so alerts still fire
 
     # -- data ------------------------------------------------------------------------------------
 
