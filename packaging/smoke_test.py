@@ -26,10 +26,15 @@ pytestmark = [
     pytest.mark.skipif(not BUNDLE, reason="RIGCHECK_BUNDLE is not set to a built bundle folder"),
 ]
 
-# What must never reach stderr: a Python traceback, or Qt's own diagnostics ("qt.qpa.…: …",
-# "QWidget::…: …", "Warning: …"), e.g. a missing platform or image-format plugin in the bundle.
+# What must never reach stderr: a Python traceback or warning ("x.py:12: DeprecationWarning: …"), or
+# Qt's own diagnostics ("qt.qpa.plugin: …", "QPainter::begin: …", "Warning: …"), e.g. from a platform
+# or image-format plugin missing in the bundle.
 ALARMING = re.compile(
-    r"Traceback \(most recent call last\)|^qt\.[\w.]+:|^Q[A-Z]\w*(::\w+)?: |^(Warning|Critical|Fatal)\b",
+    r"Traceback \(most recent call last\)"
+    r"|^\S+:\d+: \w*Warning: "
+    r"|^qt\.[\w.]+:"
+    r"|^Q[A-Z]\w*(::\w+)?: "
+    r"|^(Warning|Critical|Fatal)\b",
     re.MULTILINE,
 )
 # The offscreen platform says this whenever a window is shown; it is not the bundle's fault.
@@ -37,7 +42,7 @@ HARMLESS = ("This plugin does not support propagateSizeHints()",)
 
 
 def run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_FATAL_WARNINGS="0")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("PYTHONPATH", None)  # the bundle must not borrow the checkout's modules
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # nor read or write the user's settings
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
