@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 BUNDLE = os.environ.get("RIGCHECK_BUNDLE", "")
-EXE = Path(BUNDLE) / ("rigcheck.exe" if sys.platform == "win32" else "rigcheck")
+# Resolved now: the runs below start in throw-away folders, where a relative path would not lead back.
+EXE = Path(BUNDLE).resolve() / ("rigcheck.exe" if sys.platform == "win32" else "rigcheck")
 
 pytestmark = [
     pytest.mark.bundle,
