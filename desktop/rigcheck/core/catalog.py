@@ -426,6 +426,14 @@ class Catalog:
     def quant(self, quant_id: str) -> QuantFormat | None:
         return next((q for q in self.quants if q.id == quant_id.lower()), None)
 
+    def spec_for(self, gpu: GPU) -> GpuSpec | None:
+        """A GPU's catalog entry: its ``catalog_id`` when that resolves, else matched by name or PCI id."""
+        if gpu.catalog_id:
+            spec = self.gpu(gpu.catalog_id)
+            if spec is not None:
+                return spec
+        return self.match_gpu(gpu)
+
     def match_gpu(self, gpu: GPU) -> GpuSpec | None:
         """The catalog entry for a detected GPU: by the driver's name first, then by PCI id.
 

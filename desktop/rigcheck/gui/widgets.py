@@ -14,6 +14,13 @@ VERDICTS = {
     "fits_with_offload": ("◐", "Runs with offload to RAM", "#c98a12"),
     "does_not_fit": ("✘", "Does not fit", "#c8433a"),
 }
+#: PSU budget verdict -> (glyph, words, colour), as for VERDICTS
+POWER_VERDICTS = {
+    "ok": ("✔", "Enough power", "#2e9d57"),
+    "tight": ("▲", "Tight", "#c98a12"),
+    "insufficient": ("✘", "Not enough power", "#c8433a"),
+    "unknown": ("?", "Power budget unknown", "#7a7f87"),
+}
 STATUS = {
     "ok": ("✔", "OK", "#2e9d57"),
     "warn": ("▲", "Warning", "#c98a12"),

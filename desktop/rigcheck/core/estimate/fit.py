@@ -273,10 +273,6 @@ def place(est: MemoryEstimate, budget: Budget, offload: Offload, split: Split = 
 # -- speed ----------------------------------------------------------------------------------------
 
 
-def _spec(gpu: GPU, catalog: Catalog) -> GpuSpec | None:
-    return catalog.gpu(gpu.catalog_id) if gpu.catalog_id else catalog.match_gpu(gpu)
-
-
 def _pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
     gen = gpu.pcie_max_gen or (spec.pcie_gen if spec else None) or 4
     return PCIE_GBS.get(gen, 26.0)
@@ -286,7 +282,7 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     explanation: list[str] = []
     arch = est.model.arch
     gpus = machine.gpus
-    specs = [_spec(g, catalog) for g in gpus]
+    specs = [catalog.spec_for(g) for g in gpus]
     used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
 
     if est.workload != "inference":
@@ -308,14 +304,14 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
             per_gpu = gpu_bytes_read / len(used)
             times = []
             for i in used:
-                bw = _bandwidth(gpus[i], specs[i])
+                bw = _bandwidth(specs[i])
                 if bw is None:
                     return Speed(explanation=(f"GPU {i} ({gpus[i].name}): memory bandwidth unknown",))
                 times.append(per_gpu / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor]))
             seconds += max(times)
         else:
             for i in used:
-                bw = _bandwidth(gpus[i], specs[i])
+                bw = _bandwidth(specs[i])
                 if bw is None:
                     return Speed(
                         explanation=(
@@ -344,7 +340,7 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     # Prefill: 2 FLOPs per active parameter per token, at a utilisation of the dense tensor peak.
     prefill = None
     if used:
-        flops = [_tflops(gpus[i], specs[i]) for i in used]
+        flops = [_tflops(specs[i]) for i in used]
         if all(f is not None for f in flops):
             peak = sum(f for f in flops if f is not None) * 1e12
             prefill = PREFILL_MFU * peak / (2 * arch.params_active)
@@ -366,11 +362,11 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
-def _bandwidth(gpu: GPU, spec: GpuSpec | None) -> float | None:
+def _bandwidth(spec: GpuSpec | None) -> float | None:
     return spec.bandwidth_gbs if spec else None
 
 
-def _tflops(gpu: GPU, spec: GpuSpec | None) -> float | None:
+def _tflops(spec: GpuSpec | None) -> float | None:
     if spec is None:
         return None
     return spec.bf16_tflops or spec.fp16_tflops
@@ -388,7 +384,7 @@ def _training_speed(
     if not used:
         return Speed(explanation=("training needs a GPU",))
     i = used[0]
-    peak = _tflops(gpus[i], specs[i])
+    peak = _tflops(specs[i])
     if peak is None:
         return Speed(
             explanation=(f"GPU {i} ({gpus[i].name}): tensor throughput not published; speed not estimated",)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.catalog import Catalog
 from rigcheck.core.machine import GPU, Machine
 
 Provenance = Literal["nvml", "catalog", "estimate"]
@@ -118,14 +118,6 @@ class PowerBudget:
 # -- items ----------------------------------------------------------------------------------------
 
 
-def _spec(gpu: GPU, catalog: Catalog) -> GpuSpec | None:
-    if gpu.catalog_id:
-        spec = catalog.gpu(gpu.catalog_id)
-        if spec is not None:
-            return spec
-    return catalog.match_gpu(gpu)
-
-
 def _from_catalog(gpu: GPU) -> bool:
     """A GPU the what-if simulator built from the catalog: its "limit" is the catalog's figure."""
     return (gpu.source or "").startswith("catalog")
@@ -135,7 +127,7 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
     """The GPU's item, a reason when something is unknown, and its vendor-recommended PSU."""
     index = gpu.index if gpu.index is not None else position
     name = f"GPU {index} {gpu.name}"
-    spec = _spec(gpu, catalog)
+    spec = catalog.spec_for(gpu)
     recommended = spec.psu_recommended_watts if spec else None
     limit: float | None
     provenance: Provenance

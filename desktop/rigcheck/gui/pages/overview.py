@@ -24,7 +24,16 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, FlowLayout, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import (
+    POWER_VERDICTS,
+    VERDICTS,
+    Card,
+    FlowLayout,
+    heading,
+    muted,
+    scroll_page,
+    subheading,
+)
 
 #: the models the "what you can run" cards show, small to large
 POPULAR = (
@@ -230,14 +239,6 @@ class OverviewPage(QWidget):
         lines += [f"→ {a}" for a in budget.advice]
         self.power_text.setText("<br>".join(lines))
         self.power_text.setToolTip("\n".join(f"{i.name}: {i.source}" for i in budget.items))
-
-
-POWER_VERDICTS = {
-    "ok": ("✔", "Enough power", "#2e9d57"),
-    "tight": ("▲", "Tight", "#c98a12"),
-    "insufficient": ("✘", "Not enough power", "#c8433a"),
-    "unknown": ("?", "Power budget unknown", "#7a7f87"),
-}
 
 
 class ModelCard(Card):

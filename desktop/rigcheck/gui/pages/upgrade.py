@@ -30,13 +30,14 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate.cost import Prices, cumulative
+from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, cheapest_gpus_for, compare
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import POWER_VERDICTS, VERDICTS, Card, heading, muted, scroll_page, subheading
 
 GIB = 1024**3
 WORKLOADS = (
@@ -306,11 +307,7 @@ class UpgradePage(QWidget):
         machine = self.state.machine
         specs = []
         for gpu in machine.gpus if machine else ():
-            spec = (
-                self.state.catalog.gpu(gpu.catalog_id)
-                if gpu.catalog_id
-                else self.state.catalog.match_gpu(gpu)
-            )
+            spec = self.state.catalog.spec_for(gpu)
             if spec is not None:
                 specs.append(spec)
         return specs
@@ -351,6 +348,9 @@ class UpgradePage(QWidget):
         machine, after = self.state.machine, self.candidate()
         if machine is None or after is None:
             return
+        psu = self.state.psu_watts()
+        if machine.psu.watts is None and psu:
+            machine = machine.with_psu(psu)  # the PSU typed on Overview is today's PSU too
         self.now_text.setText(_machine_text(machine, self.state.psu_watts()))
         report = compare(machine, after, self.state.catalog, workload=self.workload.currentData(),
                          prices=self.prices(), live_before=self.state.is_live)  # fmt: skip
@@ -376,13 +376,14 @@ class UpgradePage(QWidget):
             self.table.setItem(row, 2, after)
 
     def _fill_power(self, report: UpgradeReport) -> None:
-        def line(label: str, budget: object) -> str:
-            b = budget  # PowerBudget
-            glyph = {"ok": "✔", "tight": "▲", "insufficient": "✘", "unknown": "?"}[b.verdict]  # type: ignore[attr-defined]
-            headroom = b.headroom_watts  # type: ignore[attr-defined]
+        def line(label: str, budget: PowerBudget) -> str:
+            glyph, words, _colour = POWER_VERDICTS[budget.verdict]
+            headroom = budget.headroom_watts
             room = f"{headroom:+.0f} W" if headroom is not None else tr("unknown")
-            return (f"<b>{label}</b>: {glyph} {b.verdict} · {tr('peaks')} {b.peak_watts:.0f} W · "  # type: ignore[attr-defined]
-                    f"{tr('headroom')} {room}")  # fmt: skip
+            return (
+                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} {budget.peak_watts:.0f} W · "
+                f"{tr('headroom')} {room}"
+            )
 
         advice = "".join(f"<br>→ {a}" for a in report.power_after.advice)
         self.power_text.setText(
