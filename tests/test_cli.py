@@ -11,17 +11,18 @@ import pytest
 
 from fakes.cli import one_error_line, run_cli
 from fakes.machines import full_machine
+from rigcheck import cli
 from rigcheck.core import probe
 from rigcheck.core.machine import SCHEMA, Machine, load_machine, save_machine
 
 
 def test_audit_json_is_a_snapshot(fake_probe: list[dict[str, object]]) -> None:
-    code, out = run_cli("audit", "--json", "--psu-watts", "850", "--python", "/opt/py")
+    code, out = run_cli("audit", "--json", "--psu-watts", "850", "--python", sys.executable)
     assert code == 0
     data = json.loads(out)
     assert data["schema"] == SCHEMA
     assert data["psu"] == {"watts": 850.0, "source": "user"}
-    assert fake_probe == [{"psu_watts": 850.0, "pythons": ("/opt/py",)}]
+    assert fake_probe == [{"psu_watts": 850.0, "pythons": (sys.executable,)}]
     assert Machine.from_dict(data) == full_machine().with_psu(850.0)
 
 
@@ -201,3 +202,75 @@ def test_bad_overlay_file_is_a_warning_not_a_failure(
     assert err == [
         f"rigcheck: warning: {tmp_path / 'mine.toml'}: gpu 'my-card': memory_gb: expected a list, got the string 'lots'; file skipped"
     ]
+
+
+@pytest.mark.slow
+def test_audit_python_lists_the_target_environments_packages(tmp_path: Path) -> None:
+    """End to end: a real venv whose huggingface-hub is 0.20.0, while RigCheck's own is newer."""
+    import venv
+
+    target = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False).create(target)
+    python = target / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    info = Path(purelib) / "huggingface_hub-0.20.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: huggingface-hub\nVersion: 0.20.0\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "rigcheck", "audit", "--json", "--python", str(python)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    packages = json.loads(done.stdout)["software"]["python_packages"]
+    assert packages == {"huggingface-hub": "0.20.0"}
+
+
+@pytest.mark.parametrize("bad", ["/no/such/python", "."])
+def test_audit_python_that_does_not_exist_is_bad_input(
+    bad: str, fake_probe: list[dict[str, object]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out = run_cli("audit", "--python", bad)
+    assert code == 2
+    assert f"rigcheck: error: {bad}: --python:" in one_error_line(capsys)
+    assert fake_probe == [], "nothing is probed for a bad --python"
+
+
+def test_debug_works_after_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(_args: object, _out: object) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "_cmd_compat", broken)
+    code, _out = run_cli("compat")
+    assert code == 1
+    assert "run with --debug" in one_error_line(capsys)
+    for argv in (["--debug", "compat"], ["compat", "--debug"]):
+        with pytest.raises(RuntimeError, match="boom"):
+            run_cli(*argv)
+    assert cli.build_parser().parse_args(["monitor", "--debug", "--duration", "1"]).debug is True
+    assert cli.build_parser().parse_args(["--debug", "monitor"]).debug is True
+    assert cli.build_parser().parse_args(["monitor"]).debug is False
+
+
+@pytest.mark.parametrize("command", ["fit", "upgrade", "compat", "audit"])
+def test_every_machine_option_reads_a_report(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.report.report import build_report, render_json
+
+    report = tmp_path / "lab-7.report.json"
+    report.write_text(render_json(build_report(full_machine(), load_catalog(use_overlay=False), models=[])))
+    extra = {"fit": ["llama-3.2-1b"], "upgrade": ["--models", "llama-3.2-1b"]}.get(command, [])
+    code, out = run_cli(command, *extra, "--machine", str(report), "--json")
+    assert code == 0, capsys.readouterr().err
+    data = json.loads(out)
+    if command == "audit":
+        assert Machine.from_dict(data) == full_machine()
+    else:
+        assert data
+    assert load_machine(report) == full_machine()

@@ -130,4 +130,4 @@ def test_bad_snapshot_for_a_report(tmp_path: Path, capsys: pytest.CaptureFixture
     code, _out = run_cli("audit", "--machine", str(path), "--format", "html")
     assert code == 2
     line = one_error_line(capsys)
-    assert str(path) in line and "unsupported version" in line
+    assert str(path) in line and "machine: expected the report's machine snapshot" in line

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from rigcheck.core.monitor import Sample
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+#: The desktop app's pages, in order (rigcheck.gui.main_window's table; listed here so that --help does
+#: not import Qt; tests/gui/test_smoke.py checks the two agree).
+GUI_PAGES = ("overview", "models", "fit", "compat", "monitor", "upgrade", "fleet")
 
 
 class UsageError(Exception):
@@ -116,6 +119,16 @@ def _positive_watts(text: str) -> float:
     return value
 
 
+class _Subcommands:
+    """``add_parser`` with the options every subcommand shares (``--debug``)."""
+
+    def __init__(self, actions: argparse._SubParsersAction[_Parser], common: argparse.ArgumentParser) -> None:
+        self._actions, self._common = actions, common
+
+    def add_parser(self, name: str, **kwargs: object) -> _Parser:
+        return self._actions.add_parser(name, parents=[self._common], **kwargs)  # type: ignore[arg-type]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rigcheck",
@@ -124,7 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # Errors say "run with --debug": it works after the command too (rigcheck monitor --debug). SUPPRESS
+    # keeps a subcommand's default from overwriting a --debug given before the command.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for internal errors"
+    )
+    commands = _Subcommands(
+        parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser), common
+    )
 
     audit = commands.add_parser(
         "audit",
@@ -334,7 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument(
         "--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine"
     )
-    gui.add_argument("--page", metavar="NAME", help="start on this page: overview, models, fit, compat")
+    gui.add_argument(
+        "--page",
+        metavar="NAME",
+        help=f"start on this page: {', '.join(GUI_PAGES)}",
+    )
     gui.add_argument(
         "--screenshot",
         metavar="DIR",
@@ -355,6 +380,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.machine is not None and args.python:
         raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+    _check_interpreters(args.python)
     if args.format is not None:
         if args.json:
             raise UsageError(
@@ -375,6 +401,19 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     text = machine.to_json() if args.json else summarise(machine)
     _emit(text + "\n", args.output, out)
     return EXIT_OK
+
+
+def _check_interpreters(pythons: list[str]) -> None:
+    """``--python`` must name an interpreter that exists: a typo would silently list no packages."""
+    import os
+    import shutil
+
+    for python in pythons:
+        path = Path(python)
+        if path.is_dir():
+            raise InputError(python, "--python: a folder; give the interpreter, e.g. ENV/bin/python")
+        if not (path.is_file() and os.access(path, os.X_OK)) and shutil.which(python) is None:
+            raise InputError(python, "--python: no such interpreter")
 
 
 def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -693,6 +732,7 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
             machine=getattr(args, "machine", None),
             page=getattr(args, "page", None),
             screenshot=getattr(args, "screenshot", None),
+            debug=bool(getattr(args, "debug", False)),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

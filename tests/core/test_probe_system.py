@@ -220,6 +220,16 @@ def test_other_interpreters_packages(tmp_path: Path) -> None:
     assert software.python_packages["torch"] == "2.5.1+cu124"
     assert software.python_packages["flash-attn"] == "2.7.0.post2"
     assert "numpy" not in software.python_packages
+    # only the target's packages: RigCheck's own huggingface-hub must not stand in for a missing one
+    assert "huggingface-hub" not in software.python_packages
+
+
+def test_target_interpreter_versions_win_over_rigchecks_own(tmp_path: Path) -> None:
+    commands = Commands({"python3.12": '{"huggingface-hub": "0.20.0"}'})
+    ctx = ProbeContext(root=tmp_path, platform="linux", env={}, run=commands.run, which=lambda _n: None)
+    software, _drivers, notes = _software.probe_software(ctx, pythons=("/envs/old/bin/python3.12",))
+    assert software.python_packages == {"huggingface-hub": "0.20.0"}
+    assert any("those of /envs/old/bin/python3.12" in n.message for n in notes)
 
 
 def test_interpreter_that_fails_is_a_note(tmp_path: Path) -> None:

@@ -156,6 +156,19 @@ def test_dropping_a_snapshot_opens_it_as_the_machine(window: MainWindow, tmp_pat
     assert window.state.machine is not None and window.state.machine.host.hostname == "lab-9"
 
 
+def test_a_report_opens_anywhere_a_snapshot_does(window: MainWindow, tmp_path: Path) -> None:
+    from rigcheck.core.report.report import build_report, render_json
+
+    path = tmp_path / "lab-3.report.json"
+    report = build_report(small_machine("lab-3"), window.state.catalog, models=[])
+    path.write_text(render_json(report), encoding="utf-8")
+    window.load_path(path)  # dropped
+    assert window.state.machine == small_machine("lab-3")
+    window.open_snapshot(FIXTURES / "two-gpus-128gb.json")
+    assert window.open_snapshot(path)  # File > Open snapshot
+    assert window.state.machine == small_machine("lab-3")
+
+
 def test_bad_dropped_file_is_a_message(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -210,6 +223,46 @@ def test_screenshots_of_every_page(qtbot: QtBot, tmp_path: Path, settings: QSett
 
     image = QImage(str(written[0]))
     assert (image.width(), image.height()) == (1280, 800)
+    # each PNG names the page that was really on screen when it was grabbed
+    assert [QImage(str(p)).text("rigcheck-page") for p in written] == [p.stem for p in written]
+    # the Upgrade page's deferred recomputation ran before its picture was taken
+    upgrade = window.pages["upgrade"]
+    assert upgrade.table.rowCount() > 0 and upgrade.now_text.text()
+
+
+def test_gui_pages_in_the_cli_help_are_the_windows_pages(window: MainWindow) -> None:
+    from rigcheck.cli import GUI_PAGES
+
+    assert tuple(window.pages) == GUI_PAGES
+
+
+def test_a_page_that_fails_is_a_message_and_fails_the_screenshot(
+    qtbot: QtBot, tmp_path: Path, settings: QSettings, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from rigcheck.gui import main_window
+    from rigcheck.gui.app import ScreenshotError, create_window, screenshots
+
+    table = main_window._page_table()
+
+    def broken(_state: AppState) -> OverviewPage:
+        raise RuntimeError("the upgrade page is broken")
+
+    monkeypatch.setattr(
+        main_window, "_page_table", lambda: [(k, t, broken if k == "upgrade" else f) for k, t, f in table]
+    )
+    window = create_window(settings, snapshot=small_machine(), snapshot_name="small")
+    qtbot.addWidget(window)
+    with pytest.raises(ScreenshotError, match="upgrade: RuntimeError: the upgrade page is broken"):
+        screenshots(window, tmp_path)
+    # the other pages were still written; the failed one shows its failure, not the previous page
+    from PySide6.QtGui import QImage
+
+    assert QImage(str(tmp_path / "upgrade.png")).text("rigcheck-page") == "upgrade-failed"
+    assert QImage(str(tmp_path / "fleet.png")).text("rigcheck-page") == "fleet"
+    err = capsys.readouterr().err
+    assert "rigcheck: error: the upgrade page failed to open: RuntimeError" in err
+    assert "Traceback" not in err, "no traceback without --debug"
 
 
 def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) -> None:

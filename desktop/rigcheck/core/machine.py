@@ -3,7 +3,8 @@
 Schema id ``rigcheck.machine/1``. Units are bytes, watts and MHz; versions are strings; a value
 nobody could read is ``None`` (``null`` in JSON) and a note in ``Machine.notes`` says why.
 
-Loading validates: required are ``schema`` (exactly this version), ``cpu.logical_cores``,
+Loading accepts a snapshot or a report (``rigcheck.report/1``, whose "machine" is a snapshot) and
+validates: required are ``schema`` (exactly this version), ``cpu.logical_cores``,
 ``memory.total_bytes`` and ``gpus`` with each GPU's ``vendor``, ``name`` and ``memory_total_bytes``
 (the key must be there; its value may be null, for unified memory or when unreadable). Everything else
 may be missing and then means unknown. Wrong types, negative sizes, unknown schema versions and
@@ -24,6 +25,9 @@ from rigcheck.core.fileio import read_text_file, write_atomic
 from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
+#: A report (``rigcheck audit --format json``) holds a snapshot; everything that reads a snapshot reads
+#: one too. Defined here, not in core.report, so that loading a machine needs no report code.
+REPORT_SCHEMA = "rigcheck.report/1"
 
 OS = Literal["linux", "windows", "macos", "other"]
 Vendor = Literal["nvidia", "amd", "intel", "apple"]
@@ -192,14 +196,24 @@ class Machine:
 
     @classmethod
     def from_dict(cls, data: object, source: str = "<snapshot>") -> Machine:
+        """A snapshot, or the snapshot inside a report (``rigcheck.report/1`` has one under "machine")."""
         if not isinstance(data, Mapping):
             raise InputError(source, "not a RigCheck machine snapshot (expected a JSON object)")
-        schema = data.get("schema")
+        schema, where = data.get("schema"), ""
+        if schema == REPORT_SCHEMA:
+            data, where = data.get("machine"), "machine"
+            if not isinstance(data, Mapping):
+                raise InputError(source, "machine: expected the report's machine snapshot (an object)")
+            schema = data.get("schema")
         if schema != SCHEMA:
+            field_name = f"{where}.schema" if where else "schema"
             if schema is None:
-                raise InputError(source, f'schema: missing; expected "{SCHEMA}"')
-            raise InputError(source, f'schema: unsupported version {schema!r}; expected "{SCHEMA}"')
-        machine = decode(cls, data, source)
+                raise InputError(source, f'{field_name}: missing; expected "{SCHEMA}" or "{REPORT_SCHEMA}"')
+            raise InputError(
+                source,
+                f'{field_name}: unsupported version {schema!r}; expected "{SCHEMA}" or "{REPORT_SCHEMA}"',
+            )
+        machine = decode(cls, data, source, where=where)
         assert isinstance(machine, Machine)
         return machine
 
@@ -220,7 +234,7 @@ def now_iso() -> str:
 
 
 def load_machine(path: str | Path) -> Machine:
-    """Read and validate a snapshot file; every problem is an ``InputError`` naming the file."""
+    """Read and validate a snapshot or report file; every problem is an ``InputError`` naming the file."""
     return Machine.from_json(read_text_file(path, "snapshot"), str(path))
 
 

@@ -7,11 +7,14 @@ so tests build the same window with a fake probe, throw-away settings and a snap
 from __future__ import annotations
 
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from importlib.resources import as_file, files
 from pathlib import Path
+from types import TracebackType
 
-from PySide6.QtCore import QSettings, QSize, Qt
+from PySide6.QtCore import QEventLoop, QSettings, QSize, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -21,9 +24,11 @@ from rigcheck.core.machine import Machine, load_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
+from rigcheck.gui.workers import report_exception
 
 APP_ID = "io.github.rigcheck.RigCheck"
 SCREENSHOT_SIZE = QSize(1280, 800)
+SETTLE_TIMEOUT_S = 30.0
 
 
 def _app_icon() -> QIcon:
@@ -54,12 +59,13 @@ def create_window(
     probe: Callable[[], Machine] = _probe,
     snapshot: Machine | None = None,
     snapshot_name: str = "",
+    debug: bool = False,
 ) -> MainWindow:
     settings = settings or QSettings("RigCheck", "RigCheck")
     chosen = str(settings.value("ui/language", "system"))
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)
     state = AppState(load_catalog(), settings)
-    window = MainWindow(state, probe)
+    window = MainWindow(state, probe, debug=debug)
     if snapshot is not None:
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)
     else:
@@ -67,46 +73,107 @@ def create_window(
     return window
 
 
-def screenshots(window: MainWindow, folder: Path, page: str | None = None) -> list[Path]:
-    """Render each page (or one) at 1280×800 to ``folder/<page>.png``, after pending work finished."""
+class ScreenshotError(RuntimeError):
+    """A page failed to build or never finished its work: ``gui --screenshot`` exits non-zero."""
+
+
+#: PNG text key naming the page a screenshot shows (the widget actually on screen when grabbed)
+PAGE_KEY = "rigcheck-page"
+
+
+def settle(window: MainWindow, timeout_s: float = SETTLE_TIMEOUT_S) -> bool:
+    """Run the event loop until the probe, pool jobs and every page's deferred work are done.
+
+    Debounce timers only fire when time passes, so this waits in short slices rather than spinning
+    ``processEvents``. Returns False when work is still pending after ``timeout_s``.
+    """
     app = QApplication.instance()
     assert app is not None
+    deadline = time.monotonic() + timeout_s
+    quiet = 0
+    while time.monotonic() < deadline:
+        window.state.pool.waitForDone(50)
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        probing = window.state.machine is None and not window.probe_failed
+        if probing or window.busy() or window.state.pool.activeThreadCount():
+            quiet = 0
+            time.sleep(0.01)
+            continue
+        quiet += 1
+        if quiet >= 3:  # three quiet passes in a row: layouts and queued signals have settled too
+            return True
+    return False
+
+
+def screenshots(window: MainWindow, folder: Path, page: str | None = None) -> list[Path]:
+    """Render each page (or one) at 1280×800 to ``folder/<page>.png`` once its work has finished.
+
+    Each PNG carries the key of the page actually on screen (text chunk ``rigcheck-page``), so a test
+    can tell a wrong page from the right one. A page that fails to build or never settles raises
+    :class:`ScreenshotError` after the others are written.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     window.resize(SCREENSHOT_SIZE)
     window.show()
-    window.state.pool.waitForDone(30_000)
-    app.processEvents()
-    written = []
+    settle(window)
+    written, problems = [], []
     for key in window.pages if page is None else [page]:
         window.show_page(key)
-        for _ in range(3):  # let layouts and deferred recomputations settle
-            window.state.pool.waitForDone(30_000)
-            app.processEvents()
+        if not settle(window):
+            problems.append(f"{key}: still busy after {SETTLE_TIMEOUT_S:.0f} s")
+        if key in window.page_errors:
+            problems.append(f"{key}: {window.page_errors[key]}")
+        shown = window.stack.currentWidget().objectName()
+        image = window.grab().toImage()
+        image.setText(PAGE_KEY, shown.removeprefix("page-"))
         path = folder / f"{key}.png"
-        window.grab().save(str(path))
+        if not image.save(str(path), "PNG"):
+            raise ScreenshotError(f"{path}: cannot write the PNG")
         written.append(path)
+    if problems:
+        raise ScreenshotError("; ".join(problems))
     return written
 
 
+def _install_excepthook(debug: bool) -> None:
+    """Exceptions escaping a slot: one line on stderr (the traceback only with --debug), not a crash."""
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, tb)
+            return
+        report_exception(exc.with_traceback(tb), "internal error in the app", debug=debug)
+
+    sys.excepthook = hook
+
+
 def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page: str | None = None,
-         screenshot: Path | None = None) -> int:  # fmt: skip
+         screenshot: Path | None = None, debug: bool = False) -> int:  # fmt: skip
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = application(argv or ())
+    _install_excepthook(debug)
     snapshot = load_machine(machine) if machine else None
-    settings = None
-    if screenshot is not None:
-        # Screenshots must not depend on (or change) the user's saved window state.
-        settings = QSettings(str(screenshot / ".rigcheck-screenshot.ini"), QSettings.Format.IniFormat)
-        settings.clear()
-    window = create_window(settings, snapshot=snapshot, snapshot_name=machine.name if machine else "")
-    if page is not None and page not in window.pages:
-        raise ValueError(f"unknown page {page!r} (pages: {', '.join(window.pages)})")
-    if screenshot is not None:
-        for path in screenshots(window, screenshot, page):
-            print(path)
-        (screenshot / ".rigcheck-screenshot.ini").unlink(missing_ok=True)
-        window.close()
-        return 0
+    with tempfile.TemporaryDirectory(prefix="rigcheck-screenshot-") as scratch:
+        settings = None
+        if screenshot is not None:
+            # Screenshots must not depend on (or change) the user's saved window state, nor leave
+            # anything but the PNGs in the output folder.
+            settings = QSettings(str(Path(scratch) / "settings.ini"), QSettings.Format.IniFormat)
+        name = machine.name if machine else ""
+        window = create_window(settings, snapshot=snapshot, snapshot_name=name, debug=debug)
+        if page is not None and page not in window.pages:
+            window.close()
+            raise ValueError(f"unknown page {page!r} (pages: {', '.join(window.pages)})")
+        if screenshot is not None:
+            try:
+                for path in screenshots(window, screenshot, page):
+                    print(path)
+            except ScreenshotError as exc:
+                sys.stderr.write(f"rigcheck: error: screenshot: {exc}\n")
+                return 1
+            finally:
+                window.close()
+            return 0
     if page is not None:
         window.show_page(page)
     window.show()

@@ -32,7 +32,7 @@ from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.workers import Job, submit
+from rigcheck.gui.workers import Job, report_exception, submit
 
 RECENT_LIMIT = 8
 
@@ -62,9 +62,13 @@ def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, state: AppState, probe: Callable[[], Machine]) -> None:
+    def __init__(self, state: AppState, probe: Callable[[], Machine], debug: bool = False) -> None:
         super().__init__()
         self.state = state
+        self.debug = debug
+        #: page key -> "ExceptionType: message" for each page whose construction failed
+        self.page_errors: dict[str, str] = {}
+        self.probe_failed = False
         self._probe = probe
         self._jobs: set[Job] = set()
         self._factories: dict[str, Callable[[AppState], QWidget]] = {}
@@ -151,8 +155,12 @@ class MainWindow(QMainWindow):
         """The page for ``key``, built on first use."""
         built = self._built.get(key)
         if built is None:
-            built = self._factories[key](self.state)
-            built.setObjectName(f"page-{key}")
+            try:
+                built = self._factories[key](self.state)
+            except Exception as exc:  # noqa: BLE001 - a broken page must not take the window down
+                built = self._failed_page(key, exc)
+            else:
+                built.setObjectName(f"page-{key}")
             row = list(self._factories).index(key)
             placeholder = self.stack.widget(row)
             self.stack.insertWidget(row, built)
@@ -160,6 +168,31 @@ class MainWindow(QMainWindow):
             placeholder.deleteLater()
             self._built[key] = built
         return built
+
+    def _failed_page(self, key: str, exc: Exception) -> QWidget:
+        """In place of a page whose construction raised: one plain-text line saying so.
+
+        The failure is kept in ``page_errors`` (``gui --screenshot`` exits non-zero on any) and written
+        to stderr as one line; the traceback only with ``--debug``.
+        """
+        message = f"{type(exc).__name__}: {exc}"
+        self.page_errors[key] = message
+        report_exception(exc, f"the {key} page failed to open", debug=self.debug)
+        failed = QWidget()
+        failed.setObjectName(f"page-{key}-failed")
+        label = QLabel(tr("This page could not be opened:") + f"\n{message}")
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setWordWrap(True)
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        QVBoxLayout(failed).addWidget(label)
+        return failed
+
+    def busy(self) -> bool:
+        """Whether a built page still has deferred work queued (a debounce timer, a pool job)."""
+        return any(
+            callable(getattr(page, "busy", None)) and page.busy()  # type: ignore[attr-defined]
+            for page in self._built.values()
+        )
 
     @Slot(int)
     def _show_row(self, row: int) -> None:
@@ -245,6 +278,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def start_probe(self) -> None:
         self.machine_label.setText(tr("Probing this computer…"))
+        self.probe_failed = False
         job = submit(self.state.pool, self._probe, self._probe_done, self._probe_failed)
         self._jobs.add(job)
 
@@ -259,6 +293,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _probe_failed(self, message: str) -> None:
         self._jobs.clear()
+        self.probe_failed = True
         self.machine_label.setText(tr("Probing failed:") + " " + message)
 
     def _machine_changed(self, machine: Machine, label: str, is_live: bool) -> None:
@@ -275,7 +310,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"RigCheck — {label}")
 
     def open_snapshot(self, path: Path) -> bool:
-        """Show a saved snapshot; a bad file gets a message, never a crash."""
+        """Show a saved snapshot (or the one inside a report); a bad file gets a message, never a crash."""
         try:
             machine = load_machine(path)
         except InputError as exc:
@@ -288,7 +323,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _open_snapshot_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(
-            self, tr("Open snapshot"), "", tr("RigCheck snapshots (*.json)")
+            self, tr("Open snapshot"), "", tr("RigCheck snapshots and reports (*.json)")
         )
         if name:
             self.open_snapshot(Path(name))
@@ -400,4 +435,4 @@ def _looks_like_snapshot(path: Path) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    return b'"rigcheck.machine/' in head
+    return b'"rigcheck.machine/' in head or b'"rigcheck.report/' in head

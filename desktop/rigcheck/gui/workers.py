@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -38,3 +40,10 @@ def submit(
     job.signals.failed.connect(on_error)
     pool.start(job)
     return job
+
+
+def report_exception(exc: BaseException, what: str, *, debug: bool) -> None:
+    """One line on stderr for an unexpected error in the app; the whole traceback only with --debug."""
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(f"rigcheck: error: {what}: {type(exc).__name__}: {exc} (run with --debug for details)\n")

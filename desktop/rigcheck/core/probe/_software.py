@@ -187,17 +187,22 @@ def _nvidia_kernel_module(ctx: ProbeContext) -> str | None:
 def probe_software(
     ctx: ProbeContext, pythons: tuple[str, ...] = ()
 ) -> tuple[Software, Drivers, tuple[Note, ...]]:
-    """Packages of this interpreter (and of ``pythons``), toolkits, executables, driver fallbacks."""
+    """Packages of this interpreter (or only of ``pythons``), toolkits, executables, driver fallbacks."""
     notes = Notes("software")
     with ThreadPoolExecutor(max_workers=len(EXECUTABLES)) as pool:
         found = [r for r in pool.map(lambda n: _executable(ctx, n), EXECUTABLES) if r is not None]
     executables = dict(found)
 
-    packages = _local_packages()
-    for python in pythons:
-        for name, version in _interpreter_packages(ctx, python, notes).items():
-            packages.setdefault(name, version)
-    if not pythons:
+    if pythons:
+        # The target environments' own importlib.metadata is the only source: RigCheck's interpreter
+        # may hold other versions of the same packages (huggingface-hub, packaging, …).
+        packages: dict[str, str] = {}
+        for python in pythons:
+            for name, version in _interpreter_packages(ctx, python, notes).items():
+                packages.setdefault(name, version)
+        notes.info(f"Python packages are those of {', '.join(pythons)}")
+    else:
+        packages = _local_packages()
         notes.info(
             "Python packages are those of the interpreter running RigCheck; "
             "pass --python PATH to inspect the environment you train or serve from"

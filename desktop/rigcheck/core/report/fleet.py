@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
-from rigcheck.core.machine import Machine
-from rigcheck.core.report.report import REPORT_SCHEMA, Report, report_from_dict
+from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
 
 if TYPE_CHECKING:

@@ -25,12 +25,10 @@ from rigcheck.core.catalog import Catalog
 from rigcheck.core.compat import Finding, check_compat
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import read_text_file
-from rigcheck.core.machine import GPU, Machine, now_iso
+from rigcheck.core.machine import GPU, REPORT_SCHEMA, Machine, now_iso
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
 from rigcheck.core.units import fmt_bytes, fmt_watts
-
-REPORT_SCHEMA = "rigcheck.report/1"
 
 #: every verdict a fit may have, best first
 VERDICTS = ("fits", "fits_with_offload", "does_not_fit")

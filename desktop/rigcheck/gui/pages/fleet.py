@@ -99,6 +99,10 @@ class FleetPage(QWidget):
     # -- loading ---------------------------------------------------------------------------------
 
     @Slot()
+    def busy(self) -> bool:
+        """Reports are still being read on the pool."""
+        return bool(self._jobs)
+
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, tr("Open a folder of reports"))
         if folder:

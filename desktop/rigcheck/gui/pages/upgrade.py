@@ -239,6 +239,10 @@ class UpgradePage(QWidget):
         if state.machine is not None:
             self.reset()
 
+    def busy(self) -> bool:
+        """A recomputation is queued (the debounce timer runs): the tables are not up to date yet."""
+        return self._timer.isActive()
+
     # -- candidate -------------------------------------------------------------------------------
 
     @Slot(str)
