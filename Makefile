@@ -2,19 +2,23 @@
 
 PYTHON ?= .venv/bin/python
 
-.PHONY: dist dist-only icons smoke clean-dist
+.PHONY: dist dist-only build-env icons smoke clean-dist
 
-# The bundle for this OS in dist/rigcheck/ (plus a .tar.gz on Linux), then its smoke test.
-dist:
-	$(PYTHON) -m pip install --disable-pip-version-check -q -e ".[build,dev]"
+# The bundle for this OS in dist/rigcheck/ (plus a .tar.gz on Linux), then its smoke test. Works on a
+# fresh clone: dev.py creates .venv first (as 'python3 dev.py test' would), then PyInstaller is added.
+dist: build-env
 	$(PYTHON) packaging/build.py
 
 # The bundle without the smoke test and the timings.
-dist-only:
+dist-only: build-env
 	$(PYTHON) packaging/build.py --no-test --no-measure
 
+build-env:
+	python3 dev.py setup
+	$(PYTHON) -m pip install --disable-pip-version-check -q -e ".[build,dev]"
+
 # Re-render resources/icons/hicolor/*/apps/*.png from resources/icons/rigcheck.svg.
-icons:
+icons: build-env
 	$(PYTHON) packaging/build.py icons
 
 # The smoke test alone, on an existing bundle.

@@ -4,6 +4,7 @@
     python3 dev.py app      create/refresh .venv, then open the desktop app
     python3 dev.py test     create/refresh .venv, then run the whole test suite (extra args go to pytest)
     python3 dev.py audit …  create/refresh .venv, then run any ``rigcheck`` command, e.g. ``audit --json``
+    python3 dev.py setup    create/refresh .venv and stop (``make dist`` starts with it)
 
 The virtual environment is (re)installed when it is missing or when ``pyproject.toml`` changed since
 the last install, so both commands work on a fresh clone and stay fast afterwards. Only the standard
@@ -63,6 +64,8 @@ def main(argv: list[str]) -> int:
     except subprocess.CalledProcessError as exc:
         print(f"dev.py: installing dependencies failed (exit status {exc.returncode})", file=sys.stderr)
         return 1
+    if what == "setup":
+        return 0
     if what == "app":
         command = [str(python), "-m", "rigcheck", *rest]
     elif what == "test":

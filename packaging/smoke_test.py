@@ -9,7 +9,6 @@ Not part of the normal suite (pytest's testpaths is ``tests/``, and every test h
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -17,6 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# The checks shared with tests/test_installed.py (the wheel in a fresh venv) live in tests/fakes.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from fakes.installed import check_every_page, check_headless_commands
 
 BUNDLE = os.environ.get("RIGCHECK_BUNDLE", "")
 # Resolved now: the runs below start in throw-away folders, where a relative path would not lead back.
@@ -69,25 +72,15 @@ def test_version_matches_the_project(tmp_path: Path) -> None:
     assert run("--version", tmp_path=tmp_path).stdout.strip() == f"rigcheck {version}"
 
 
-def test_overview_renders_to_png(tmp_path: Path) -> None:
-    shots = tmp_path / "shots"
-    done = run("gui", "--screenshot", str(shots), "--page", "overview", tmp_path=tmp_path)
-    png = shots / "overview.png"
-    assert done.stdout.strip() == str(png)
-    data = png.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    assert (width, height) >= (1280, 800)  # the app renders at 1280×800 (× the device pixel ratio)
-    assert len(data) > 20_000, "a blank page compresses to almost nothing"
+def test_every_page_renders(tmp_path: Path) -> None:
+    # A page that fails to build makes 'gui --screenshot' exit non-zero, which run() reports.
+    check_every_page(lambda *args: run(*args, tmp_path=tmp_path), tmp_path / "shots")
 
 
-def test_audit_json(tmp_path: Path) -> None:
-    snapshot = json.loads(run("audit", "--json", tmp_path=tmp_path).stdout)
-    assert snapshot["schema"].startswith("rigcheck.machine/")
-    assert snapshot["cpu"]["logical_cores"] >= 1
+def test_headless_commands(tmp_path: Path) -> None:
+    # monitor and estimate FILE.gguf load numpy (its OpenBLAS broke once when the bundle was stripped)
+    check_headless_commands(lambda *args: run(*args, tmp_path=tmp_path), tmp_path)
 
 
-def test_catalog_is_bundled(tmp_path: Path) -> None:
-    # The catalog comes from the bundle's rigcheck/catalog through importlib.resources, as in a checkout.
-    listed = run("models", "--json", tmp_path=tmp_path).stdout
-    assert len(json.loads(listed)["models"]) >= 10
+def test_audit_summary(tmp_path: Path) -> None:
+    assert "RigCheck audit of" in run("audit", tmp_path=tmp_path).stdout
