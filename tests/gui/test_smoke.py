@@ -317,3 +317,22 @@ def test_dropping_a_gguf_file_opens_it_in_fit(qtbot: QtBot, window: MainWindow, 
     assert page.model.weights.total_bytes == model.total_bytes()
     assert page.quant.currentData() == "file"  # the file's own tensor types are used
     assert page.result is not None and page.result.estimate.terms[0].provenance == "file"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_error_in_a_slot_is_one_line_unless_debug(
+    debug: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from rigcheck.gui.app import _install_excepthook
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    _install_excepthook(debug)
+    try:
+        raise ValueError("a slot broke")
+    except ValueError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "rigcheck: error: internal error in the app: ValueError: a slot broke" in err
+    assert ("Traceback" in err) is debug
