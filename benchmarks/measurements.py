@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -104,9 +105,9 @@ class Measurement:
 
     @property
     def tokens(self) -> int | None:
-        """The token count in the test name: 512 for pp512, 128 for tg128; None for other tests."""
-        digits = "".join(ch for ch in self.test if ch.isdigit())
-        return int(digits) if self.test[:2] in ("pp", "tg") and digits else None
+        """The first token count in the test name: 512 for pp512, 128 for tg128, 2048 for tg@ctx2048."""
+        found = re.search(r"\d+", self.test)
+        return int(found.group()) if self.test[:2] in ("pp", "tg") and found and int(found.group()) else None
 
     def subsets(self) -> tuple[str, ...]:
         """The report's subsets this row belongs to (a row may be in several)."""
@@ -149,7 +150,9 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
     if metric != "file_bytes" and not (raw.get("device") or "").strip():
         raise _fail(path, line, row_id, "missing device")
     if (metric != "file_bytes" or cls) and cls not in DEVICE_CLASSES:
-        raise _fail(path, line, row_id, f"unknown device_class '{cls}' (one of {', '.join(sorted(DEVICE_CLASSES))})")
+        raise _fail(
+            path, line, row_id, f"unknown device_class '{cls}' (one of {', '.join(sorted(DEVICE_CLASSES))})"
+        )
     backend = (raw.get("backend") or "").strip()
     if metric in SPEED_METRICS and backend not in BACKENDS:
         raise _fail(path, line, row_id, f"unknown backend '{backend}' (one of {', '.join(sorted(BACKENDS))})")
