@@ -6,7 +6,8 @@ Run: ``.venv/bin/python benchmarks/estimate_accuracy.py`` (add ``--rows`` for ev
 Every row of ``benchmarks/data/measurements.csv`` is rebuilt as RigCheck would see it: the catalog GPU
 (``rigcheck.core.whatif.simulate``, as many as the run used) with the host RAM as recorded, or a
 GPU-less machine for CPU-only rows; the catalog model in the row's format; the offload as run
-(``none``, llama.cpp ``layers``, or ``experts`` where the estimator has an expert placement). Then
+(``none``, llama.cpp ``layers`` with the run's ``-ngl`` when ``fit`` accepts a ``gpu_layers`` count, or
+``experts`` where the estimator has an expert placement). Then
 ``fit`` gives the decode and prefill speeds and ``estimate_memory`` the weight bytes for file sizes.
 
 Rows the estimator cannot express (model, GPU or format not in the catalog, expert offload without an
@@ -23,6 +24,8 @@ most 20% and at least 75% of rows within ±35%.
 from __future__ import annotations
 
 import argparse
+import inspect
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -104,6 +107,12 @@ def _model(row: Measurement, catalog: Catalog):  # type: ignore[no-untyped-def]
     return from_catalog(spec)
 
 
+def _gpu_layers(row: Measurement) -> int | None:
+    """The layer count of a llama.cpp layer split (``-ngl N``), when the run set one below 'all'."""
+    found = re.search(r"-ngl (\d+)", row.offload)
+    return int(found.group(1)) if found and row.offload_kind == "layers" else None
+
+
 def _machine(row: Measurement, catalog: Catalog) -> Machine:
     ram = row.ram_gb or DEFAULT_RAM_GIB
     bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=int(ram * GIB)), gpus=())
@@ -135,6 +144,10 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
         # CPU-only: llama.cpp with no GPU layers is the estimator's "layers" placement with nothing on a GPU
         offload = "auto" if row.device_class == "cpu" else row.offload_kind
         context = max(row.tokens or 512, 128)
+        ngl = _gpu_layers(row)
+        extra: dict[str, object] = {}
+        if ngl is not None and "gpu_layers" in inspect.signature(fit).parameters:
+            extra["gpu_layers"] = ngl
         try:
             result = fit(
                 model,
@@ -144,6 +157,7 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
                 offload=offload,  # type: ignore[arg-type]
                 live=False,
                 advise=False,
+                **extra,  # type: ignore[arg-type]
             )
         except (ValueError, TypeError, KeyError) as exc:
             if row.offload_kind == "experts":
@@ -152,6 +166,10 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
         placement = result.placement
         if row.offload_kind == "experts" and placement.offload != "experts":
             raise NotEstimableError("expert offload not modelled by this estimator (no 'experts' placement)")
+        if ngl is not None and not extra and placement.gpu_layers > ngl:
+            raise NotEstimableError(
+                "the run's -ngl is below the layers the estimator places, and fit() takes no layer count"
+            )
         if result.verdict == "does_not_fit":
             return Outcome(row, None, f"estimator says it does not fit ({result.reasons[0]})")
         speed = result.speed
