@@ -149,7 +149,12 @@ CASES = [
     (RTX_5090_OLD_TORCH, "pytorch", None, "ok"),  # driver 570 reports CUDA 12.8 >= 12.4
     (RTX_5090_OLD_TORCH, "fp4", 0, "ok"),  # FP4 tensor cores on 12.0 (K2)
     (RTX_5090_OLD_TORCH, "bf16", 0, "ok"),  # CC >= 8.0 (A1)
-    (RTX_5090_OLD_TORCH, "vllm", 0, "fail"),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
+    (
+        RTX_5090_OLD_TORCH,
+        "vllm",
+        0,
+        "fail",
+    ),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
     (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "ok"),  # setup.py@ea6443c builds sm_120 with CUDA >= 12.8
     (RTX_5090_OLD_TORCH, "flash-attn-3", 0, "fail"),  # H100/H800 only (F1)
     # driver 470 (CUDA 11.4) with a CUDA 12 wheel

@@ -191,7 +191,12 @@ def hopper_h100() -> Machine:
         driver="575.57.08",
         cuda="12.9",
         python="3.12.3",
-        packages={"torch": "2.8.0+cu128", "flash-attn-3": "3.0.0b1", "vllm": "0.10.1", "tensorrt-llm": "1.0.0"},
+        packages={
+            "torch": "2.8.0+cu128",
+            "flash-attn-3": "3.0.0b1",
+            "vllm": "0.10.1",
+            "tensorrt-llm": "1.0.0",
+        },
         toolkits=("12.8.93",),
         cpu_model="Intel(R) Xeon(R) Platinum 8480+",
         flags=("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "amx_tile"),

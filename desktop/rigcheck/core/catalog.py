@@ -343,7 +343,8 @@ class FrameworkRule:
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
     feature: str | None = None
-    #: False: the framework has no build for this backend at all (TensorRT-LLM on ROCm, FlashAttention-3 on a CPU)
+    #: False: the framework has no build for this backend at all (TensorRT-LLM on ROCm, FlashAttention-3 on
+    #: a CPU)
     available: bool = True
     #: GPU name fragments the source names as officially supported ("H100", "L40S"); others: community support
     official_gpus: tuple[str, ...] = ()
@@ -676,12 +677,18 @@ def _check_compat(kind: str, record: Any) -> str | None:
         return "quote: keep it short (300 characters at most)"
     if kind == "torch_release" and not record.prerelease:
         if not (record.latest_patch and record.released and record.variants):
-            return "latest_patch, released, variants: required for a released series (or set prerelease = true)"
+            return (
+                "latest_patch, released, variants: required for a released series (or set prerelease = true)"
+            )
         if not _DATE.fullmatch(record.released):
             return f"released: {record.released!r} is not like '2025-04-23'"
         if not record.latest_patch.startswith(record.version + ".") and record.latest_patch != record.version:
             return f"latest_patch: {record.latest_patch!r} is not a release of {record.version}"
-    if kind == "driver_branch" and record.eol is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", record.eol):
+    if (
+        kind == "driver_branch"
+        and record.eol is not None
+        and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", record.eol)
+    ):
         return f"eol: {record.eol!r} is not like '2028-06'"
     return None
 

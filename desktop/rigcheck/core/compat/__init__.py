@@ -32,6 +32,10 @@ from rigcheck.core.compat._base import (
     Status,
     combine,
 )
+from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
+from rigcheck.core.compat._precision import PRECISIONS, precision_findings
+from rigcheck.core.compat._rocm import rocm_findings
+from rigcheck.core.compat._rules import evaluate_rule, framework_finding
 from rigcheck.core.compat._summary import (
     BUCKETS,
     CauseGroup,
@@ -42,10 +46,6 @@ from rigcheck.core.compat._summary import (
     root_causes,
     summarize,
 )
-from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
-from rigcheck.core.compat._precision import PRECISIONS, precision_findings
-from rigcheck.core.compat._rocm import rocm_findings
-from rigcheck.core.compat._rules import evaluate_rule, framework_finding
 from rigcheck.core.compat._torch import TorchWheel, recommend, torch_findings
 from rigcheck.core.machine import GPU, Machine
 
@@ -158,8 +158,9 @@ def recommend_torch(machine: Machine, catalog: Catalog) -> TorchWheel | None:
 def findings_json(
     findings: tuple[Finding, ...] | list[Finding], summary: Summary | None = None
 ) -> dict[str, Any]:
-    """``{"findings": [...], "root_causes": [...], "summary": ...}``: every field of every finding (``command``
-    is null when there is none), the findings grouped by cause, and the one change that fixes the most."""
+    """``{"findings": [...], "root_causes": [...], "summary": ...}``: every field of every finding
+    (``command`` is null when there is none) with its display bucket, the findings grouped by cause, and the
+    one change that fixes the most."""
     groups = summary.groups if summary is not None else root_causes(findings)
     return {
         "findings": [{**asdict(f), "bucket": bucket(f)} for f in findings],

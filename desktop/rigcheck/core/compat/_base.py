@@ -41,7 +41,8 @@ class Finding:
     installed: bool | None = None
     #: why it is not ok, one of :data:`CAUSES` (None when ok)
     cause: str | None = None
-    #: the changes that make it ok, machine-readable: "driver:580.65.06", "torch:2.14.1+cu126", "rocm:6.3"
+    #: the changes that make it ok, machine-readable: "driver:580.65.06", "torch:2.14.1+cu126", "rocm:6.3",
+    #: "python:3.12"
     #: (empty when nothing on this machine can fix it); ``rigcheck.core.compat.apply_actions`` applies them
     actions: tuple[str, ...] = ()
     #: what following the fix also changes ("replaces torch 2.6.0+cu124 with torch 2.13.0")
@@ -90,14 +91,16 @@ CAUSES = (
 )
 _CAUSE_RANK = {cause: rank for rank, cause in enumerate(CAUSES)}
 #: causes no software change on this machine can fix
-HARDWARE_CAUSES = frozenset({"no-gpu", "vendor-only", "arch-unsupported", "os-unsupported", "driver-unsupported"})
+HARDWARE_CAUSES = frozenset(
+    {"no-gpu", "vendor-only", "arch-unsupported", "os-unsupported", "driver-unsupported"}
+)
 
 
 def combine(checks: Sequence[Check]) -> Check:
     """One check from several: the worst status; its reasons (all of them when everything is ok).
 
-    The cause is the most fundamental one among the worst checks; the actions are every failing check's, unless
-    the cause is one no change can fix (then nothing is proposed)."""
+    The cause is the most fundamental one among the worst checks; the actions are every failing check's,
+    unless the cause is one no change can fix (then nothing is proposed)."""
     if not checks:
         return Check("ok", "no requirement applies")
     status = worst(c.status for c in checks)
@@ -206,7 +209,9 @@ class Facts:
         self.torch = version(self.torch_text)
         self.cpu_flags = frozenset(machine.cpu.flags)
         #: "YYYY-MM" of the snapshot: lifecycles are judged as of the day the machine was described
-        self.month: str | None = machine.taken_at[:7] if machine.taken_at and len(machine.taken_at) >= 7 else None
+        self.month: str | None = (
+            machine.taken_at[:7] if machine.taken_at and len(machine.taken_at) >= 7 else None
+        )
         arch = (machine.cpu.arch or "").lower()
         #: True / False when the CPU architecture is known, None otherwise
         self.x86: bool | None = arch in ("x86_64", "amd64", "x64") if arch else None

@@ -44,11 +44,15 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
     from rigcheck.core.compat._lifecycle import advise, last_branch
 
     if floor is None:
-        return replace(check, fix=f"Update the NVIDIA driver to one that supports {what}.", cause="driver-too-old")
+        return replace(
+            check, fix=f"Update the NVIDIA driver to one that supports {what}.", cause="driver-too-old"
+        )
     advice = advise(facts, floor)
     if advice is None:
         limit = last_branch(facts)
-        where = f"R{limit[0]} is the last driver branch for {limit[1]}" if limit else "no supported branch has it"
+        where = (
+            f"R{limit[0]} is the last driver branch for {limit[1]}" if limit else "no supported branch has it"
+        )
         return replace(
             check,
             reason=f"{check.reason}; {what} needs driver {floor} or newer, and {where}",
@@ -79,9 +83,13 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
                 "PTX, fail)",
                 source=MINOR_COMPAT,
             )
-            return _update_driver(facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check)
+            return _update_driver(
+                facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check
+            )
         check = Check(
-            "fail", f"the driver supports CUDA {reported}; {what} needs a CUDA {cuda[0]} driver", source=major_source
+            "fail",
+            f"the driver supports CUDA {reported}; {what} needs a CUDA {cuda[0]} driver",
+            source=major_source,
         )
         return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
     if facts.driver is None:
@@ -109,11 +117,14 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
         return _update_driver(facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check)
     if floor is None:
         return Check(
-            "unknown", f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})", cause="missing-fact"
+            "unknown",
+            f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})",
+            cause="missing-fact",
         )
     check = Check(
         "fail",
-        f"driver {facts.driver_text} is older than {floor}, the least any CUDA {cuda[0]} software needs ({what})",
+        f"driver {facts.driver_text} is older than {floor}, the least any CUDA {cuda[0]} software needs "
+        f"({what})",
         source=major_source,
     )
     return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
@@ -162,16 +173,22 @@ def driver_findings(facts: Facts) -> list[Finding]:
     checks: list[Check] = []
     if facts.driver is not None and facts.driver_platform is not None and not met:
         first = missing[0] if missing else None
-        check = Check("warn", "older than every CUDA major in the catalog: " + "; ".join(parts), source=source)
+        check = Check(
+            "warn", "older than every CUDA major in the catalog: " + "; ".join(parts), source=source
+        )
         checks.append(
-            _update_driver(facts, first[1] if first else None, f"CUDA {first[0]}.x" if first else "CUDA", check)
+            _update_driver(
+                facts, first[1] if first else None, f"CUDA {first[0]}.x" if first else "CUDA", check
+            )
         )
     else:
         status: Status = "ok" if met or facts.cuda_driver else "unknown"
         newest_major = max((m.major for m in facts.catalog.cuda_majors), default=0)
         if any(major < newest_major for major, _ in missing):
             status = "warn"  # it misses more than the newest major: most current wheels need a newer driver
-        reason = ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
+        reason = (
+            ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
+        )
         check = Check(status, reason, source=source, cause="missing-fact" if status == "unknown" else None)
         newest = missing[-1] if missing else None
         if newest and status == "warn":
@@ -218,7 +235,9 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
     need = minor(arch.min_cuda.get(dotted(cc))) if arch else None
     if arch is None or need is None:
         return Check(
-            "unknown", f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}", cause="missing-fact"
+            "unknown",
+            f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}",
+            cause="missing-fact",
         )
     if have < need:
         return Check(

@@ -1,9 +1,9 @@
-"""Lifecycles: NVIDIA driver branches (end of life, the last branch per architecture) and the driver to advise.
+"""Lifecycles: NVIDIA driver branches (end of life, the last branch per architecture), the driver to advise.
 
-A branch is judged as of the snapshot's month: one whose end of life has passed, or that NVIDIA's newest table no
-longer lists, is out of support. Advice names the lowest supported long-term or production branch that meets the
-need and that every NVIDIA GPU here can run; for Maxwell, Pascal and Volta that is R580 at most ([[arch]]
-``last_driver_branch``), so "580 or newer" is never proposed where newer would drop the GPU.
+A branch is judged as of the snapshot's month: one whose end of life has passed, or that NVIDIA's newest table
+no longer lists, is out of support. Advice names the lowest supported long-term or production branch that
+meets the need and that every NVIDIA GPU here can run; for Maxwell, Pascal and Volta that is R580 at most
+([[arch]] ``last_driver_branch``), so "580 or newer" is never proposed where newer would drop the GPU.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def month_name(month: str) -> str:
 
 
 def last_branch(facts: Facts) -> tuple[int, str] | None:
-    """The newest branch every NVIDIA GPU here can run, with the architecture that limits it (None: no limit)."""
+    """The newest branch every NVIDIA GPU here can run, with the architecture that limits it (None: none)."""
     limits = []
     for _, gpu in facts.gpus_of("nvidia"):
         arch = arch_of(facts.catalog, gpu)
@@ -70,7 +70,7 @@ def _first_driver(facts: Facts, branch: int) -> str | None:
 
 
 def advise(facts: Facts, need: str) -> DriverAdvice | None:
-    """The driver for software that needs ``need`` or newer; None when no branch this machine can run has it."""
+    """The driver for software needing ``need`` or newer; None when no branch this machine can run has it."""
     wanted = version(need)
     if wanted is None:
         return None
@@ -80,7 +80,11 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
     if facts.driver_platform == "windows":
         return DriverAdvice(need, None, f"Update the NVIDIA driver to {need} or newer.")
     branches = sorted(
-        (b for b in facts.catalog.driver_branches if b.designation in ("ltsb", "pb") and is_current(facts, b)),
+        (
+            b
+            for b in facts.catalog.driver_branches
+            if b.designation in ("ltsb", "pb") and is_current(facts, b)
+        ),
         key=lambda b: int(b.branch),
     )
     for entry in branches:
@@ -93,9 +97,16 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
             floor = first
         kind = "long-term support" if entry.designation == "ltsb" else "production branch"
         until = f", {kind} until {month_name(entry.eol)}" if entry.eol else ""
-        last = f"; R{number} is the last branch for {limit[1]}" if limit is not None and limit[0] == number else ""
+        last = (
+            f"; R{number} is the last branch for {limit[1]}"
+            if limit is not None and limit[0] == number
+            else ""
+        )
         return DriverAdvice(
-            floor, entry.branch, f"Update the NVIDIA driver to the R{number} branch ({floor} or a later {number}.xx{until}{last})."
+            floor,
+            entry.branch,
+            f"Update the NVIDIA driver to the R{number} branch ({floor} or a later {number}.xx"
+            f"{until}{last}).",
         )
     if limit is not None:
         return None
@@ -103,7 +114,7 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
 
 
 def cuda_of_driver(facts: Facts, driver: str) -> str | None:
-    """The newest CUDA "X.Y" whose release notes' Linux driver this driver meets (what nvidia-smi would print)."""
+    """The newest CUDA "X.Y" whose release notes' Linux driver this driver meets (as nvidia-smi prints)."""
     have = version(driver)
     if have is None:
         return None
@@ -129,7 +140,9 @@ def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
         if entry is not None and entry.eol:
             note += f" (supported until {month_name(entry.eol)})"
         return "ok", note, None
-    current = [b for b in facts.catalog.driver_branches if b.designation in ("ltsb", "pb") and is_current(facts, b)]
+    current = [
+        b for b in facts.catalog.driver_branches if b.designation in ("ltsb", "pb") and is_current(facts, b)
+    ]
     if entry is not None and is_current(facts, entry):
         until = f" until {month_name(entry.eol)}" if entry.eol else ""
         return "ok", f"R{number} is supported{until}", None

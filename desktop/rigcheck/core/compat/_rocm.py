@@ -68,10 +68,12 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
         if newest is not None:
             return Check(
                 "warn",
-                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}. PyTorch's ROCm "
-                "wheels and ROCm containers bring their own ROCm runtime and need only the amdgpu kernel driver; "
-                "software built against the host ROCm (llama.cpp's HIP build, source builds) needs ROCm installed",
-                fix=f"Install ROCm {newest.version} (amdgpu-install) for software built against the host ROCm.",
+                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}. PyTorch's "
+                "ROCm wheels and ROCm containers bring their own ROCm runtime and need only the amdgpu "
+                "kernel driver; software built against the host ROCm (llama.cpp's HIP build, source "
+                "builds) needs ROCm installed",
+                fix=f"Install ROCm {newest.version} (amdgpu-install) for software built against the host "
+                "ROCm.",
                 source=newest.source,
                 cause="rocm-missing",
                 actions=(f"rocm:{newest.version}",),

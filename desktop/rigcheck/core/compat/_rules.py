@@ -89,7 +89,9 @@ def _os_check(rule: FrameworkRule, facts: Facts) -> Check:
     names = "/".join(OS_NAMES.get(o, o) for o in rule.os)
     if facts.os in rule.os:
         return Check("ok", f"runs on {OS_NAMES.get(facts.os, facts.os)}" + (" (WSL)" if facts.wsl else ""))
-    return Check("fail", f"runs on {names} only, not {OS_NAMES.get(facts.os, facts.os)}", cause="os-unsupported")
+    return Check(
+        "fail", f"runs on {names} only, not {OS_NAMES.get(facts.os, facts.os)}", cause="os-unsupported"
+    )
 
 
 def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
@@ -151,7 +153,13 @@ def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
 
 
 def _floor_check(
-    name: str, have: Version | None, need: str, missing: str, shown: str | None = None, cause: str | None = None
+    name: str,
+    have: Version | None,
+    need: str,
+    missing: str,
+    *,
+    shown: str | None = None,
+    cause: str | None = None,
 ) -> Check:
     wanted = version(need)
     if wanted is None:
@@ -178,7 +186,9 @@ def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
         from rigcheck.core.compat._torch import recommend
 
         wheel = recommend(facts)
-        if wheel is not None and (version(wheel.version) or Version("0")) >= (version(rule.min_torch) or Version("0")):
+        if wheel is not None and (version(wheel.version) or Version("0")) >= (
+            version(rule.min_torch) or Version("0")
+        ):
             check = replace(
                 check,
                 fix=f"Install {wheel.label}, the newest PyTorch that fits this machine.",
@@ -199,17 +209,24 @@ def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
         return Check("unknown", f"needs Python {span}; the Python version is not known", cause="missing-fact")
     low, high = minor(rule.python_min), minor(rule.python_max)
     ok = (low is None or facts.python >= low) and (high is None or facts.python <= high)
+    if ok:
+        return Check("ok", f"Python {dotted(facts.python)} fits {span}")
+    target = rule.python_min if low is not None and facts.python < low else rule.python_max
     return Check(
-        "ok" if ok else "fail",
-        f"Python {dotted(facts.python)} {'fits' if ok else 'outside'} {span}",
-        cause=None if ok else "python-unsupported",
+        "fail",
+        f"Python {dotted(facts.python)} outside {span}",
+        fix=f"Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).",
+        cause="python-unsupported",
+        actions=(f"python:{target}",),
     )
 
 
 def _cpu_check(rule: FrameworkRule, facts: Facts) -> Check:
     if not facts.cpu_flags:
         return Check(
-            "unknown", f"needs CPU flags {', '.join(rule.cpu_flags)}; the CPU's flags are not known", cause="missing-fact"
+            "unknown",
+            f"needs CPU flags {', '.join(rule.cpu_flags)}; the CPU's flags are not known",
+            cause="missing-fact",
         )
     missing = [f for f in rule.cpu_flags if f not in facts.cpu_flags]
     if missing:
@@ -221,7 +238,12 @@ def _driver_floor(need: str, facts: Facts) -> Check:
     from rigcheck.core.compat._cuda import _update_driver
 
     check = _floor_check(
-        "NVIDIA driver", facts.driver, need, "the driver version is not known", facts.driver_text, "driver-too-old"
+        "NVIDIA driver",
+        facts.driver,
+        need,
+        "the driver version is not known",
+        shown=facts.driver_text,
+        cause="driver-too-old",
     )
     return _update_driver(facts, need, f"driver {need}", check) if check.status == "fail" else check
 
@@ -233,7 +255,11 @@ def _rocm_floor(rule: FrameworkRule, have: Version | None) -> Check:
             "fail",
             f"needs ROCm ≥ {need}; ROCm was not found",
             fix=f"Install ROCm {need} or newer (amdgpu-install)"
-            + (f", or use the {rule.container} container, which brings its own ROCm." if rule.container else "."),
+            + (
+                f", or use the {rule.container} container, which brings its own ROCm."
+                if rule.container
+                else "."
+            ),
             cause="rocm-missing",
             actions=(f"rocm:{need}",),
         )
@@ -249,14 +275,21 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
     hit = next((g for g in rule.official_gpus if g.upper() in name), None)
     if hit is not None:
         return Check("ok", f"the {hit} is officially supported")
-    return Check("fail", f"the {gpu.name} is not on the official list (community support only)", cause="not-official")
+    return Check(
+        "fail", f"the {gpu.name} is not on the official list (community support only)", cause="not-official"
+    )
 
 
 def _unavailable(rule: FrameworkRule) -> Check:
     if rule.backend == "cpu":
         return Check("fail", "it needs a GPU; this machine has none it can use", fix=rule.fix, cause="no-gpu")
     backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
-    return Check("fail", f"it has no {backend} build: it runs on other vendors' GPUs only", fix=rule.fix, cause="vendor-only")
+    return Check(
+        "fail",
+        f"it has no {backend} build: it runs on other vendors' GPUs only",
+        fix=rule.fix,
+        cause="vendor-only",
+    )
 
 
 def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Check]:
@@ -275,9 +308,7 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
     if rule.min_driver:
-        checks.append(
-            _driver_floor(rule.min_driver, facts)
-        )
+        checks.append(_driver_floor(rule.min_driver, facts))
     if rule.min_rocm:
         have = version(dotted(facts.rocm)) if facts.rocm else None
         checks.append(_rocm_floor(rule, have))
@@ -391,7 +422,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     reason = check.reason
     if have is None and check.status in ("ok", "warn", "fail"):
         verdict = {
-            "fail": "would not work here" if check.cause in HARDWARE_CAUSES else "would not work as things are",
+            "fail": "would not work here"
+            if check.cause in HARDWARE_CAUSES
+            else "would not work as things are",
             "warn": "would work, with limits, if installed",
             "ok": "would work if installed",
         }[check.status]

@@ -75,6 +75,8 @@ def describe_action(action: str, catalog: Catalog | None = None) -> str:
         return f"install torch {value}"
     if kind == "rocm":
         return f"upgrade ROCm to {value}"
+    if kind == "python":
+        return f"use Python {value}"
     return action
 
 
@@ -94,7 +96,10 @@ class CauseGroup:
             "title": self.title,
             "actions": list(self.actions),
             "fix": self.fix,
-            "findings": [{"framework": f.framework, "gpu_index": f.gpu_index, "subject": f.subject} for f in self.findings],
+            "findings": [
+                {"framework": f.framework, "gpu_index": f.gpu_index, "subject": f.subject}
+                for f in self.findings
+            ],
         }
 
 
@@ -148,7 +153,7 @@ def root_causes(findings: Sequence[Finding], machine: Machine | None = None) -> 
 
 
 def apply_actions(machine: Machine, catalog: Catalog, actions: Iterable[str]) -> Machine:
-    """The snapshot as it would be after the actions: drivers, torch and ROCm changed, nothing else."""
+    """The snapshot as it would be after the actions: driver, torch, ROCm or Python changed, nothing else."""
     from rigcheck.core.compat._lifecycle import cuda_of_driver
 
     for action in actions:
@@ -162,6 +167,8 @@ def apply_actions(machine: Machine, catalog: Catalog, actions: Iterable[str]) ->
         elif kind == "rocm":
             text = value if value.count(".") >= 2 else f"{value}.0"
             machine = replace(machine, drivers=replace(machine.drivers, rocm=text))
+        elif kind == "python":
+            machine = replace(machine, host=replace(machine.host, python=f"{value}.0"))
     return machine
 
 

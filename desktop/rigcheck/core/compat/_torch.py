@@ -145,7 +145,9 @@ def _rocm_gfx_check(facts: Facts, variant: str, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if release is None:
         return Check(
-            "unknown", f"the catalog has no support list for ROCm {variant.removeprefix('rocm')}", cause="missing-fact"
+            "unknown",
+            f"the catalog has no support list for ROCm {variant.removeprefix('rocm')}",
+            cause="missing-fact",
         )
     if gfx is None:
         return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
@@ -213,7 +215,7 @@ def _wheel(release: TorchRelease, variant: str, check: Check, lead: str) -> Torc
 
 
 def _cuda_candidates(facts: Facts, release: TorchRelease) -> list[tuple[Check, Check, str, float]]:
-    """(kernels check, driver check, variant, CUDA) for each CUDA variant with kernels for every NVIDIA GPU."""
+    """(kernels check, driver check, variant, CUDA) per CUDA variant with kernels for every NVIDIA GPU."""
     gpus = [g for _, g in facts.gpus_of("nvidia")]
     found = []
     for name in release.variants:
@@ -229,9 +231,11 @@ def _cuda_candidates(facts: Facts, release: TorchRelease) -> list[tuple[Check, C
 
 
 def _skipped(facts: Facts, chosen: TorchRelease) -> str:
-    """Why a newer catalogued release was not chosen, when one exists (", 2.15.0 has no CUDA wheel list yet")."""
+    """Why a newer catalogued release was not chosen, when one exists."""
     newer = [
-        r for r in _released(facts) if (version(r.version) or Version("0")) > (version(chosen.version) or Version("0"))
+        r
+        for r in _released(facts)
+        if (version(r.version) or Version("0")) > (version(chosen.version) or Version("0"))
     ]
     if not newer:
         return ""
@@ -240,8 +244,9 @@ def _skipped(facts: Facts, chosen: TorchRelease) -> str:
 
 
 def _recommend_cuda(facts: Facts) -> TorchWheel | None:
-    """The newest release with kernels for every GPU: a variant this driver runs fully if there is one; else the
-    variant needing the least driver, with the driver update it takes (never a branch the GPU cannot run)."""
+    """The newest release with kernels for every GPU: a variant this driver runs fully if there is one; else
+    the variant needing the least driver, with the driver update it takes (never a branch the GPU cannot
+    run)."""
     from rigcheck.core.compat._lifecycle import advise
 
     for release in _released(facts):
@@ -256,7 +261,7 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
         if best is not None:
             wheel = _wheel(release, best[1], best[0], lead)
         else:
-            kernels, _driver, name, cuda = min(candidates, key=lambda c: c[3])
+            kernels, _driver, name, _cuda = min(candidates, key=lambda c: c[3])
             need = _driver_for(facts, cuda_of_variant(name) or "")
             advice = advise(facts, need) if need else None
             if advice is None:
@@ -265,7 +270,9 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
             fits = [
                 (k, n, c)
                 for k, _d, n, c in candidates
-                if (v := _driver_for(facts, cuda_of_variant(n) or "")) and version(v) and version(advice.version)
+                if (v := _driver_for(facts, cuda_of_variant(n) or ""))
+                and version(v)
+                and version(advice.version)
                 and (version(v) or Version("0")) <= (version(advice.version) or Version("0"))
             ]
             best_after = _best(fits, release.default_variant)
@@ -278,7 +285,9 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
             )
         if facts.x86 is False:
             wheel = replace(
-                wheel, status="unknown", reason=wheel.reason + "; the catalog's arch lists are those of x86-64 wheels"
+                wheel,
+                status="unknown",
+                reason=wheel.reason + "; the catalog's arch lists are those of x86-64 wheels",
             )
         return wheel
     return None
@@ -328,7 +337,10 @@ def pinned_install(
     if variant is None or variant == release.default_variant:
         return f"torch {pin}", f"pip install {package}=={latest} torch=={pin}"
     if package in ON_PYTORCH_INDEX:
-        return f"torch {pin}+{variant}", f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}"
+        return (
+            f"torch {pin}+{variant}",
+            f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}",
+        )
     return (
         f"torch {pin}+{variant}",
         f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
@@ -468,7 +480,9 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     nvidia = facts.gpus_of("nvidia")
     if not nvidia:
         check = Check(
-            "warn", f"a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only", cause="no-gpu"
+            "warn",
+            f"a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only",
+            cause="no-gpu",
         )
         return [_finding(subject, None, check, wheel, build)]
     machine = combine([*_os_rule_check(facts, "cuda"), driver_supports(facts, cuda, f"torch +{variant}")])
@@ -493,7 +507,11 @@ def _rocm_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     machine_checks = _os_rule_check(facts, "rocm")
     if not amd:
         machine_checks.append(
-            Check("warn", f"a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU", cause="no-gpu")
+            Check(
+                "warn",
+                f"a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU",
+                cause="no-gpu",
+            )
         )
     findings = [_finding(subject, None, combine(machine_checks), wheel, build)]
     findings += [_finding(subject, i, _rocm_gfx_check(facts, variant, g), wheel, build) for i, g in amd]
