@@ -14,12 +14,13 @@ re-checking the changed snapshot, never guessed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
-from rigcheck.core.compat._base import CAUSES, HARDWARE_CAUSES, Facts, Finding
+from rigcheck.core.compat._base import CAUSES, HARDWARE_CAUSES, Facts, Finding, merge_actions
 from rigcheck.core.machine import Machine
 
 BUCKETS = ("problem", "unknown", "not-here", "limited", "ok")
@@ -82,7 +83,7 @@ def describe_action(action: str, catalog: Catalog | None = None) -> str:
 
 @dataclass(frozen=True)
 class CauseGroup:
-    """Findings that share one cause (and, where fixable, one set of actions)."""
+    """Findings that share one cause, the actions that fix them all, and the fix most of them name."""
 
     cause: str
     title: str
@@ -134,19 +135,21 @@ def _fill(template: str, n: int, finding: Finding, machine: Machine | None) -> s
 
 
 def root_causes(findings: Sequence[Finding], machine: Machine | None = None) -> tuple[CauseGroup, ...]:
-    """Findings that are not ok, grouped by cause and shared actions; the biggest, most fundamental first.
+    """Findings that are not ok, grouped by cause; the biggest, most fundamental first.
 
     Only problems and unknowns count: software that is not installed and cannot run here is listed (muted)
     under its finding, not blamed on the machine."""
-    groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
+    groups: dict[str, list[Finding]] = {}
     for finding in findings:
         if bucket(finding) not in ("problem", "unknown") or finding.cause is None:
             continue
-        groups.setdefault((finding.cause, finding.actions), []).append(finding)
+        groups.setdefault(finding.cause, []).append(finding)
     result = []
-    for (cause, actions), members in groups.items():
+    for cause, members in groups.items():
         title = _fill(CAUSE_TITLES.get(cause, "{n}: " + cause), len(members), members[0], machine)
-        fix = next((f.fix for f in members if f.fix), None)
+        fixes = Counter(f.fix for f in members if f.fix)
+        fix = fixes.most_common(1)[0][0] if fixes else None
+        actions = merge_actions(a for f in members for a in f.actions)
         result.append(CauseGroup(cause, title, tuple(members), actions, fix))
     rank = {c: i for i, c in enumerate(CAUSES)}
     return tuple(sorted(result, key=lambda g: (-len(g.findings), rank.get(g.cause, len(CAUSES)))))
@@ -205,7 +208,7 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
         if actions and others:
             what = " and ".join(describe_action(a, catalog) for a in actions)
             names = ", ".join(dict.fromkeys(f.framework for f in others))
-            sentence += f" To {what} would also let {_things(len(others))} run here ({names})."
+            sentence += f" It would also let {_things(len(others))} run here ({names}) if you {what}."
         return Summary(sentence, groups, actions if others else (), tuple(others))
     what = " and ".join(describe_action(a, catalog) for a in actions)
     names = ", ".join(dict.fromkeys(f.framework for f in problems))

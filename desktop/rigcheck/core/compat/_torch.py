@@ -240,7 +240,7 @@ def _skipped(facts: Facts, chosen: TorchRelease) -> str:
     if not newer:
         return ""
     names = ", ".join(_pin(r) for r in newer)
-    return f"; newer: {names}, without a catalogued CUDA wheel that fits (see the catalog notes)"
+    return f" ({names} is newer, but the catalog lists no CUDA wheel of it that fits)"
 
 
 def _recommend_cuda(facts: Facts) -> TorchWheel | None:
