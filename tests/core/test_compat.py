@@ -222,8 +222,8 @@ CASES = [
     (B300, "cuda-toolkit", 0, "unknown"),  # no source for the first toolkit that targets CC 10.3
     # Ollama's CC 5.0-6.2 driver floor
     (PASCAL_575, "ollama", 0, "ok"),  # >= 570 (F8)
-    # an installed version outside every rule's range
-    (OLD_BNB, "bitsandbytes", 0, "unknown"),  # rules cover >=0.50 only (F4)
+    # an installed version the pre-0.50 rules cover
+    (OLD_BNB, "bitsandbytes", 0, "ok"),  # 0.43-era docs: CUDA 11.0-12.3, no Kepler; LLM.int8() on Turing+
 ]
 
 

@@ -50,6 +50,7 @@ JUDGED = [
     ("pascal", "bf16", 0, "fail", "arch-unsupported"),  # BF16 needs CC 8.0+ (Transformer Engine)
     ("pascal", "flash-attn-2", 0, "fail", "arch-unsupported"),  # Ampere or newer
     ("pascal", "llama.cpp", 0, "ok", None),  # 61-virtual in the default CUDA 12 build
+    ("pascal", "bitsandbytes", 0, "warn", "limited"),  # 0.43.1: runs (Maxwell+), LLM.int8() needs Turing
     # RTX 2080 Ti, driver 550 (not in NVIDIA's supported branches any more)
     ("turing", "nvidia-driver", None, "warn", "driver-eol"),
     ("turing", "vllm", 0, "fail", "driver-too-old"),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build
