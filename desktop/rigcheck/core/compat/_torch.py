@@ -518,7 +518,37 @@ def _rocm_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     return findings
 
 
+def support_window(facts: Facts, release: str) -> str | None:
+    """Where an installed release stands: PyTorch patches only its newest series, so say how far behind it
+    is ("torch 2.3 (2024-04-24) is 12 releases behind 2.15.0"); None for the newest or an unknown one."""
+    entry = release_entry(facts, release)
+    series = minor(release)
+    released = _released(facts)
+    if entry is None or series is None or not released:
+        return None
+    newer = [r for r in released if (minor(r.version) or (0, 0)) > series]
+    if not newer:
+        return None
+    when = f" ({entry.released})" if entry.released else ""
+    return (
+        f"torch {dotted(series)}{when} is {len(newer)} release{'s' if len(newer) > 1 else ''} behind "
+        f"{_pin(newer[0])}; PyTorch publishes patch releases for its newest series only (RELEASE.md)"
+    )
+
+
 def torch_findings(facts: Facts) -> list[Finding]:
+    findings = _torch_findings(facts)
+    build = parse_build(facts.torch_text or "")
+    window = support_window(facts, build.release) if build is not None else None
+    if window is None:
+        return findings
+    return [
+        replace(f, reason=f"{f.reason}; {window}") if f.gpu_index is None and f.installed else f
+        for f in findings
+    ]
+
+
+def _torch_findings(facts: Facts) -> list[Finding]:
     wheel = recommend(facts)
     if facts.torch_text is None:
         return [_not_installed(wheel)]
