@@ -192,3 +192,10 @@ def test_summary_names_the_change_that_fixes_the_most(catalog: Catalog) -> None:
     assert causes[0] == "driver-too-old"  # the biggest group first
     cpu = AUDIT_MACHINES["cpu"]()
     assert summarize(cpu, catalog, check_compat(cpu, catalog)).sentence == "Nothing installed here is broken."
+
+
+def test_software_that_is_not_installed_is_judged_as_its_newest_release(catalog: Catalog) -> None:
+    """The pre-0.50 bitsandbytes rules describe installed old versions only, not a new install."""
+    finding = find(check_compat(AUDIT_MACHINES["blackwell"](), catalog), "bitsandbytes", 0)
+    assert finding.installed is False
+    assert "CUDA ≥ 11.8" in finding.reason and "CUDA ≥ 11.0" not in finding.reason

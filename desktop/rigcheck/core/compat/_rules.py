@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from rigcheck.core.catalog import FrameworkRule
@@ -369,9 +370,19 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     )
 
 
+def _legacy(rule: FrameworkRule) -> bool:
+    """A rule for older releases only (its range has an upper bound): not what a new install gets."""
+    try:
+        return any(s.operator in ("<", "<=", "==", "~=", "===") for s in SpecifierSet(rule.versions))
+    except InvalidSpecifier:
+        return False
+
+
 def _rules_check(rules: list[FrameworkRule], facts: Facts, gpu: GPU | None, have: Installed | None) -> Check:
     applicable = rules
-    if have is not None and have.version is not None:
+    if have is None:
+        applicable = [r for r in rules if not _legacy(r)]  # not installed: judged as its newest release
+    elif have.version is not None:
         applicable = [r for r in rules if in_range(r.versions, have.version)]
         if not applicable:
             ranges = ", ".join(sorted({r.versions for r in rules if r.versions})) or "all"
