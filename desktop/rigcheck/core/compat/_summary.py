@@ -54,6 +54,12 @@ def _things(n: int) -> str:
     return "1 thing" if n == 1 else f"{n} things"
 
 
+def _names(findings: Iterable[Finding]) -> str:
+    """ "vllm, xformers ×2": each framework once, with how many GPUs it concerns when more than one."""
+    counts = Counter(f.framework for f in findings)
+    return ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in counts.items())
+
+
 def bucket(finding: Finding) -> str:
     """Where a finding is shown: see the module docstring."""
     if finding.status == "ok":
@@ -207,11 +213,11 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
             sentence = "Nothing installed here is broken."
         if actions and others:
             what = " and ".join(describe_action(a, catalog) for a in actions)
-            names = ", ".join(dict.fromkeys(f.framework for f in others))
+            names = _names(others)
             sentence += f" It would also let {_things(len(others))} run here ({names}) if you {what}."
         return Summary(sentence, groups, actions if others else (), tuple(others))
     what = " and ".join(describe_action(a, catalog) for a in actions)
-    names = ", ".join(dict.fromkeys(f.framework for f in problems))
+    names = _names(problems)
     sentence = f"The one change that fixes the most: {what}; it makes {_things(len(problems))} OK ({names})"
     if others:
         sentence += f" and lets {_things(len(others))} more run here"
