@@ -28,25 +28,25 @@ _PRECISIONS = frozenset({"bf16", "fp8", "fp4"})
 
 #: one sentence per cause, naming what blocks; "{n}" is filled with "1 thing" / "6 things"
 CAUSE_TITLES: dict[str, str] = {
-    "no-gpu": "No suitable GPU: {n} need one.",
+    "no-gpu": "Needs a GPU this machine lacks: {n}.",
     "vendor-only": "Made for another vendor's GPUs: {n}.",
     "arch-unsupported": "This GPU's architecture lacks {n}; no driver or package update changes that.",
-    "os-unsupported": "This operating system is not supported by {n}.",
-    "driver-unsupported": "{n} need a driver branch this GPU cannot run.",
+    "os-unsupported": "Not supported on this operating system: {n}.",
+    "driver-unsupported": "Needs a driver branch this GPU cannot run: {n}.",
     "driver-too-old": "An old NVIDIA driver ({driver}) blocks {n}.",
     "driver-eol": "The NVIDIA driver branch is past its end of life ({driver}).",
-    "no-driver": "The NVIDIA driver could not be read: {n} cannot be checked.",
+    "no-driver": "The NVIDIA driver could not be read, so {n} could not be checked.",
     "rocm-too-old": "An old ROCm ({rocm}) blocks {n}.",
-    "rocm-missing": "ROCm is not installed: {n} need it.",
-    "python-unsupported": "This Python ({python}) is outside what {n} support.",
-    "cpu-unsupported": "The CPU lacks instructions {n} need.",
-    "toolkit-too-old": "The CUDA toolkit is too old to build for this GPU ({n}).",
+    "rocm-missing": "ROCm is not installed; needed by {n}.",
+    "python-unsupported": "This Python ({python}) is not supported by {n}.",
+    "cpu-unsupported": "The CPU lacks instructions needed by {n}.",
+    "toolkit-too-old": "The CUDA toolkit is too old to build for this GPU: {n}.",
     "torch-too-old": "The installed PyTorch ({torch}) is too old for {n}.",
-    "wheel-cuda-mismatch": "The installed PyTorch wheel ({torch}) does not fit this GPU or driver ({n}).",
-    "arch-unofficial": "{n} run only through an unofficial override on this GPU.",
-    "not-official": "{n} run with community support only on this GPU.",
-    "limited": "{n} run, without some features.",
-    "missing-fact": "No documented answer for {n}: the reason names the missing fact.",
+    "wheel-cuda-mismatch": "The installed PyTorch wheel ({torch}) does not fit this GPU or driver: {n}.",
+    "arch-unofficial": "Runs only through an unofficial override on this GPU: {n}.",
+    "not-official": "Community support only on this GPU: {n}.",
+    "limited": "Runs without some features: {n}.",
+    "missing-fact": "No documented answer for {n}; the reason names the missing fact.",
 }
 
 
