@@ -343,6 +343,8 @@ class FrameworkRule:
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
     feature: str | None = None
+    #: the source calls this backend experimental: it runs, as a warning ("limited"), whatever else holds
+    experimental: bool = False
     #: False: the framework has no build for this backend at all (TensorRT-LLM on ROCm, FlashAttention-3 on
     #: a CPU)
     available: bool = True

@@ -306,6 +306,9 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
             checks.append(_gfx_check(rule, facts, gpu))
         if rule.official_gpus:
             checks.append(_official_check(rule, gpu))
+    if rule.experimental:
+        backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
+        checks.append(Check("warn", f"its {backend} support is experimental", fix=rule.fix, cause="limited"))
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
     if rule.min_driver:
