@@ -199,3 +199,14 @@ def test_software_that_is_not_installed_is_judged_as_its_newest_release(catalog:
     finding = find(check_compat(AUDIT_MACHINES["blackwell"](), catalog), "bitsandbytes", 0)
     assert finding.installed is False
     assert "CUDA ≥ 11.8" in finding.reason and "CUDA ≥ 11.0" not in finding.reason
+
+
+def test_reports_keep_causes_and_actions(catalog: Catalog) -> None:
+    import json
+
+    from rigcheck.core.report.report import build_report, report_from_dict, report_to_dict
+
+    report = build_report(AUDIT_MACHINES["old-470"](), catalog, models=[])
+    again = report_from_dict(json.loads(json.dumps(report_to_dict(report))), "old-470.json")
+    assert again.findings == report.findings
+    assert any(f.actions == ("driver:580.65.06", "torch:2.14.1+cu130") for f in again.findings)
