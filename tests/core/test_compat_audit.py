@@ -210,3 +210,9 @@ def test_reports_keep_causes_and_actions(catalog: Catalog) -> None:
     again = report_from_dict(json.loads(json.dumps(report_to_dict(report))), "old-470.json")
     assert again.findings == report.findings
     assert any(f.actions == ("driver:580.65.06", "torch:2.14.1+cu130") for f in again.findings)
+
+
+def test_a_fix_that_replaces_torch_says_so(catalog: Catalog) -> None:
+    finding = find(check_compat(AUDIT_MACHINES["old-470"](), catalog), "exllamav2", 0)
+    assert "torch:2.14.1+cu130" in finding.actions
+    assert finding.side_effect == "Following this fix replaces torch 2.0.1+cu117 with torch 2.14.1+cu130."

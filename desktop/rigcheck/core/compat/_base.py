@@ -113,12 +113,17 @@ def combine(checks: Sequence[Check]) -> Check:
     if cause in HARDWARE_CAUSES:
         # the hardware is the story: an old driver next to it changes nothing, so it is not mentioned
         shown = leading = [c for c in leading if c.cause in HARDWARE_CAUSES]
-    elif status != "ok":
+    fix = next((c.fix for c in leading if c.fix), None)
+    if cause not in HARDWARE_CAUSES and status != "ok":
         actions = merge_actions(a for c in shown for a in c.actions)
+        # every change the actions take, in words: the driver update and the torch to install, say
+        fixes = [c.fix for c in sorted(shown, key=_cause_rank) if c.fix and c.actions]
+        if len(dict.fromkeys(fixes)) > 1:
+            fix = " ".join(dict.fromkeys(fixes))
     return Check(
         status,
         "; ".join(dict.fromkeys(c.reason for c in shown)),
-        fix=next((c.fix for c in leading if c.fix), None),
+        fix=fix,
         source=next((c.source for c in leading if c.source), None),
         command=next((c.command for c in leading if c.command), None),
         cause=cause,

@@ -445,6 +445,10 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
         reason = f"{verdict}: {reason}"
     chosen = [r for r in rules if r.backend in (backend, "any")]
     side_effect, command = _side_effect(facts, chosen, framework, have, check)
+    new_torch = next((a.partition(":")[2] for a in check.actions if a.startswith("torch:")), None)
+    if side_effect is None and new_torch and facts.torch_text and new_torch != facts.torch_text:
+        side_effect = f"Following this fix replaces torch {facts.torch_text} with torch {new_torch}."
+
     fix = check.fix
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
