@@ -76,7 +76,7 @@ JUDGED = [
     ("blackwell", "nvidia-driver", None, "ok", None),  # R580 LTSB until 2028-06
     ("blackwell", "flash-attn-2", 0, "ok", None),  # setup.py builds sm_120 with CUDA >= 12.8
     ("blackwell", "tensorrt-llm", 0, "warn", "not-official"),  # GeForce: community support only
-    ("blackwell", "flash-attn-4", 0, "unknown", "missing-fact"),  # the README names H100/B200 only
+    ("blackwell", "flash-attn-4", 0, "ok", None),  # "for Hopper and Blackwell GPUs" (FA4 README)
     ("blackwell", "fp4", 0, "ok", None),  # "120 == Blackwell ... FP4 tensor cores"
     # RTX 3060 left on 470 with torch 2.0.1 cu117
     ("old-470", "nvidia-driver", None, "warn", "driver-too-old"),
