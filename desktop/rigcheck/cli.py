@@ -570,7 +570,7 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
-    from rigcheck.core.compat import check_compat, findings_json
+    from rigcheck.core.compat import check_compat, findings_json, summarize
     from rigcheck.core.machine import load_machine
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.compat import compat_text
@@ -578,10 +578,11 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     catalog = _load_catalog()
     findings = check_compat(machine, catalog)
+    summary = summarize(machine, catalog, findings)
     if args.json:
-        _emit_json(findings_json(findings), out)
+        _emit_json(findings_json(findings, summary), out)
     else:
-        out.write(compat_text(findings, machine) + "\n")
+        out.write(compat_text(findings, machine, summary) + "\n")
     return EXIT_OK
 
 

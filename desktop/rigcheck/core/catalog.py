@@ -194,6 +194,8 @@ class CudaRelease:
     label: str | None = None
     min_linux_driver: str | None = None
     min_windows_driver: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -211,6 +213,8 @@ class CudaMajor:
     #: lowest and highest compute capability the major's compilers can target
     min_cc: str | None = None
     max_cc: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -235,6 +239,10 @@ class Arch:
     #: compute capability -> the first CUDA toolkit that can build for it, e.g. {"8.9" = "11.8"}; a CC of
     #: this architecture missing here is unknown (when the table is empty: nothing beyond ``[[cuda_major]]``)
     min_cuda: dict[str, str] = field(default_factory=dict)
+    #: the newest NVIDIA driver branch that supports the architecture ("580"); None: still in current branches
+    last_driver_branch: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -252,6 +260,14 @@ class TorchRelease:
     #: the variant ``pip install torch`` gets from PyPI on Linux x86_64
     default_variant: str | None = None
     release_year: int | None = None
+    #: the newest patch release of this series ("2.7.1"); pins use it
+    latest_patch: str | None = None
+    #: "YYYY-MM-DD" of the series' first release (its .0)
+    released: str | None = None
+    #: announced but not released: the recommendation skips it, and says so
+    prerelease: bool = False
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -270,6 +286,8 @@ class TorchVariant:
     #: "sm_50", "sm_90a", … or "gfx90a", …
     archs: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -283,6 +301,8 @@ class RocmRelease:
     gfx_targets: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
     windows: bool | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -323,8 +343,42 @@ class FrameworkRule:
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
     feature: str | None = None
+    #: the source calls this backend experimental: it runs, as a warning ("limited"), whatever else holds
+    experimental: bool = False
+    #: False: the framework has no build for this backend at all (TensorRT-LLM on ROCm, FlashAttention-3 on
+    #: a CPU)
+    available: bool = True
+    #: GPU name fragments the source names as officially supported ("H100", "L40S"); others: community support
+    official_gpus: tuple[str, ...] = ()
+    #: the newest release the rule describes, and the torch it installs (a pin or the highest allowed)
+    latest: str | None = None
+    torch_pin: str | None = None
+    #: the download.pytorch.org variant its docs install that torch from ("cu130"); None: PyPI's default wheel
+    torch_variant: str | None = None
+    #: a container image that ships a working set, for where pip cannot work
+    container: str | None = None
     fix: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    """An NVIDIA driver branch ("R580") with its support designation and end of life."""
+
+    branch: str
+    source: str
+    #: "ltsb" (long-term support), "pb" (production), "nfb" (new feature: short-lived, no end-of-life date)
+    designation: Literal["ltsb", "pb", "nfb", "legacy"]
+    #: "YYYY-MM" after which NVIDIA no longer supports the branch; None for a new feature branch
+    eol: str | None = None
+    #: the newest CUDA major the branch runs without the forward-compatibility package
+    max_cuda_major: int | None = None
+    quote: str | None = None
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
@@ -342,6 +396,8 @@ class GfxOverride:
     source: str
     #: where the override works (the variable is read by the Linux ROCm runtime)
     os: tuple[str, ...] = ("linux",)
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "secondary"
@@ -386,6 +442,7 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),
+    "driver_branch": (DriverBranch, lambda r: r.branch),
     "power_factor": (PowerFactor, lambda r: r.id),
 }
 
@@ -407,6 +464,7 @@ class Catalog:
     rocm_releases: tuple[RocmRelease, ...] = ()
     frameworks: tuple[FrameworkRule, ...] = ()
     gfx_overrides: tuple[GfxOverride, ...] = ()
+    driver_branches: tuple[DriverBranch, ...] = ()
     power_factors: tuple[PowerFactor, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
@@ -499,6 +557,7 @@ _FIELDS = {
     "framework": "frameworks",
     "gfx_override": "gfx_overrides",
     "power_factor": "power_factors",
+    "driver_branch": "driver_branches",
 }
 
 
@@ -546,14 +605,21 @@ def parse_file(name: str, text: str) -> dict[str, list[Any]]:
 
 def _entry_label(kind: str, entry: object, position: int) -> str:
     if isinstance(entry, dict):
-        for key in ("id", "version", "major", "gfx_target"):
+        for key in ("id", "version", "major", "gfx_target", "branch"):
             if key in entry:
                 return f"{kind} {str(entry[key])!r}"
     return f"{kind} #{position}"
 
 
 def _check(kind: str, record: Any) -> str | None:
-    """Checks beyond types: ids, formats, and what each kind must have."""
+    """Checks beyond types: ids, formats, and what each kind must have (compat entries: a quote too)."""
+    problem = _check_format(kind, record)
+    if problem is None and kind in COMPAT_KINDS:
+        problem = _check_compat(kind, record)
+    return problem
+
+
+def _check_format(kind: str, record: Any) -> str | None:
     if hasattr(record, "id") and not _ID.fullmatch(record.id):
         return f"id: {record.id!r} is not a lower-case id (letters, digits, . _ + -)"
     if not record.source.strip():
@@ -589,6 +655,43 @@ def _check(kind: str, record: Any) -> str | None:
                 return f"{name}: {getattr(record, name)!r} is not like 'gfx1030'"
         if not re.fullmatch(r"\d+\.\d+\.\d+", record.override):
             return f"override: {record.override!r} is not like '10.3.0'"
+    return None
+
+
+#: the compatibility tables: each entry quotes its source and names it so a reader can follow it
+COMPAT_KINDS = frozenset(
+    {"cuda_release", "cuda_major", "arch", "torch_release", "torch_variant", "rocm_release", "framework",
+     "gfx_override", "driver_branch"}
+)  # fmt: skip
+_FOLLOWABLE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+/\S+@[\w.-]+")
+_INTERNAL = re.compile(r"search-index|file id", re.IGNORECASE)
+_DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
+
+
+def _check_compat(kind: str, record: Any) -> str | None:
+    """What the compatibility rules need of every entry (docs/catalog.md#compat)."""
+    for text in (record.source, *record.sources):
+        if _INTERNAL.search(text) or not _FOLLOWABLE.fullmatch(text.strip()):
+            return f"source: {text!r} is not a URL or repo/path@commit a reader can follow"
+    if not (record.quote and record.quote.strip()):
+        return "quote: required, the source's own words (or table line) that support this entry"
+    if len(record.quote) > 300:
+        return "quote: keep it short (300 characters at most)"
+    if kind == "torch_release" and not record.prerelease:
+        if not (record.latest_patch and record.released and record.variants):
+            return (
+                "latest_patch, released, variants: required for a released series (or set prerelease = true)"
+            )
+        if not _DATE.fullmatch(record.released):
+            return f"released: {record.released!r} is not like '2025-04-23'"
+        if not record.latest_patch.startswith(record.version + ".") and record.latest_patch != record.version:
+            return f"latest_patch: {record.latest_patch!r} is not a release of {record.version}"
+    if (
+        kind == "driver_branch"
+        and record.eol is not None
+        and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", record.eol)
+    ):
+        return f"eol: {record.eol!r} is not like '2028-06'"
     return None
 
 
@@ -701,8 +804,8 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 4  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
-# 4: GpuSpec street prices
+_CACHE_FORMAT = 5  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
+# 4: GpuSpec street prices; 5: compat quotes, [[driver_branch]], torch release patches
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

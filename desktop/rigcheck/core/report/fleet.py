@@ -66,7 +66,8 @@ class Node:
     machine: Machine
     #: None when the file was a bare rigcheck.machine/1 snapshot
     report: Report | None
-    #: failing compat findings: the report's, or check_compat's when the file holds none
+    #: failing compat findings of what is on the machine (software that is not installed and would not
+    #: work here does not count): the report's, or check_compat's when the file holds none
     failing: int
     #: "report" or "snapshot"
     kind: str = "report"
@@ -350,6 +351,18 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
     return Fleet(_unique_names(nodes), tuple(problems), len(unique))
 
 
+def _broken(finding: Any) -> bool:
+    """A failing finding about something on the machine (reports written before findings said whether the
+    software is installed mark it "(not installed)" in the subject)."""
+    from rigcheck.core.compat import Finding, bucket
+
+    if getattr(finding, "status", None) != "fail":
+        return False
+    if isinstance(finding, Finding) and (finding.installed is not None or finding.cause is not None):
+        return bucket(finding) == "problem"
+    return "(not installed)" not in str(getattr(finding, "subject", ""))
+
+
 def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
     source = str(path)
     try:
@@ -397,7 +410,7 @@ def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
 
             catalogs.append(load_catalog())
         findings = check_compat(machine, catalogs[0])
-    failing = sum(1 for f in findings if getattr(f, "status", None) == "fail")
+    failing = sum(1 for f in findings if _broken(f))
     return Node(
         machine.host.hostname or path.stem,
         source,

@@ -13,8 +13,9 @@ import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from rigcheck.core.compat import Finding
+from rigcheck.core.compat import BUCKETS, Finding, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
     STATUS_LABEL,
     VERDICT_LABEL,
@@ -63,7 +64,8 @@ table.kv th { width: 170px; background: none; color: var(--muted); font-weight: 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { white-space: nowrap; font-weight: 600; }
 .s-ok { color: var(--ok); } .s-warn { color: var(--warn); } .s-fail { color: var(--fail); }
-.s-unknown { color: var(--unknown); } .s-fits { color: var(--ok); }
+.s-unknown { color: var(--unknown); }
+.s-na, tr.muted td { color: var(--unknown); } .s-fits { color: var(--ok); }
 .s-fits_with_offload { color: var(--offload); } .s-does_not_fit { color: var(--fail); }
 code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
        background: var(--soft); padding: 1px 4px; border-radius: 3px; overflow-wrap: anywhere; }
@@ -275,14 +277,30 @@ def _finding_row(finding: Finding) -> str:
     what = [f"<div>{_e(finding.reason)}</div>"]
     if finding.fix:
         what.append(f"<div class='fix'><strong>Fix:</strong> {_e(finding.fix)}</div>")
+    if finding.side_effect:
+        what.append(f"<div class='fix'><strong>Note:</strong> {_e(finding.side_effect)}</div>")
     if finding.command:
         what.append(f"<div class='fix'><code>{_e(finding.command)}</code></div>")
     what.append(_source(finding.source))
+    muted = bucket(finding) in ("not-here", "limited")
+    row = " class='muted'" if muted else ""
+    status = "na" if muted else _e(finding.status)
     return (
-        f"<tr><td class='status s-{_e(finding.status)}'>"
-        f"{_e(STATUS_LABEL.get(finding.status, finding.status))}</td>"
+        f"<tr{row}><td class='status s-{status}'>{_e(compat_label(finding))}</td>"
         f"<td>{_e(finding.framework)}</td><td>{_e(finding.subject)}</td><td>{''.join(what)}</td></tr>"
     )
+
+
+def _root_causes(report: Report) -> str:
+    groups = root_causes(report.findings, report.machine)
+    if not groups:
+        return ""
+    items = []
+    for group in groups:
+        names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+        fix = f"<div class='fix'><strong>Fix:</strong> {_e(group.fix)}</div>" if group.fix else ""
+        items.append(f"<li><strong>{_e(group.title)}</strong> ({_e(names)}){fix}</li>")
+    return f"<h3>Root causes</h3><ul class='causes'>{''.join(items)}</ul>"
 
 
 def _findings(report: Report) -> str:
@@ -290,14 +308,18 @@ def _findings(report: Report) -> str:
     if not report.findings:
         parts.append("<p class='empty'>Nothing to check.</p></section>")
         return "".join(parts)
+    parts.append(_root_causes(report))
     groups: dict[int | None, list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(finding.gpu_index, []).append(finding)
     for index in sorted(groups, key=lambda i: -1 if i is None else i):
         title = "This machine" if index is None else scope_of(report.machine, index)
         parts.append(f"<h3>{_e(title)}</h3>")
+        rows = sorted(groups[index], key=lambda f: BUCKETS.index(bucket(f)))
+        parts.append(_table(["Status", "Framework", "Subject", "Details"], (_finding_row(f) for f in rows)))
+    if any(bucket(f) == "not-here" for f in report.findings):
         parts.append(
-            _table(["Status", "Framework", "Subject", "Details"], (_finding_row(f) for f in groups[index]))
+            "<p class='empty'>n/a: not installed, and this hardware cannot run it (nothing is broken).</p>"
         )
     parts.append("</section>")
     return "".join(parts)

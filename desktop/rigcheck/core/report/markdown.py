@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import html
 import re
-from collections import Counter
 from collections.abc import Sequence
 
+from rigcheck.core.compat import BUCKETS, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import counts_line
+from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
-    STATUS_LABEL,
     VERDICT_LABEL,
     Report,
     gpu_facts,
@@ -98,25 +99,25 @@ def markdown_report(report: Report) -> str:
         lines.append("No models were checked.")
     lines += ["", "## Compatibility", ""]
     if report.findings:
-        counts = Counter(f.status for f in report.findings)
-        lines.append(
-            ", ".join(
-                f"{counts[s]} {STATUS_LABEL[s]}" for s in ("fail", "warn", "unknown", "ok") if counts[s]
-            )
-        )
+        lines.append(counts_line(report.findings))
+        lines.append("")
+        for group in root_causes(report.findings, machine):
+            names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+            fix = f" Fix: {md(group.fix)}" if group.fix else ""
+            lines.append(f"- **{md(group.title)}** ({md(names)}){fix}")
         lines.append("")
         lines += _table(
             ["Status", "Where", "Framework", "Subject", "Reason", "Fix"],
             [
                 [
-                    STATUS_LABEL.get(f.status, f.status),
+                    compat_label(f),
                     scope_of(machine, f.gpu_index),
                     f.framework,
                     f.subject,
                     f.reason,
                     " ".join(x for x in (f.fix or "", f"$ {f.command}" if f.command else "") if x) or "—",
                 ]
-                for f in report.findings
+                for f in sorted(report.findings, key=lambda f: BUCKETS.index(bucket(f)))
             ],
         )
     else:
