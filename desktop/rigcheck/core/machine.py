@@ -82,6 +82,8 @@ class GPU:
     pci_id: str | None = None
     memory_free_bytes: int | None = None
     unified_memory: bool | None = None
+    #: system RAM the GPU may map besides its own memory (AMD APUs: the GTT pool), where read
+    memory_shared_bytes: int | None = None
     compute_capability: str | None = None
     gfx_target: str | None = None
     #: GPU cores (Apple) or compute units (AMD) where the source reports them

@@ -25,6 +25,7 @@ from rigcheck.core.estimate.memory import (
 )
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import simulate
 
@@ -109,17 +110,25 @@ def host_reserve(total: int) -> int:
 def budgets(machine: Machine, live: bool) -> Budget:
     reasons: list[str] = []
     gpu_bytes: list[int] = []
+    total_ram = machine.memory.total_bytes
+    from_ram = 0  # what unified GPUs take out of the RAM the OS reports
     for gpu in machine.gpus:
-        total = gpu.memory_total_bytes
+        label = f"GPU {gpu.index} ({gpu.name})"
+        share = unified_share(gpu, total_ram, name=label)
+        total = share.bytes if share is not None else gpu.memory_total_bytes
         if total is None:
             gpu_bytes.append(0)
-            reasons.append(f"GPU {gpu.index} ({gpu.name}): memory size unknown, not used")
+            reasons.append(f"{label}: memory size unknown, not used")
             continue
         margin = int(total * GPU_MARGIN)
-        if live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
+        if share is not None:
+            usable = total - margin
+            reasons.append(f"{share.reason}; less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}")
+            from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
+        elif live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
             usable = gpu.memory_free_bytes - margin
             reasons.append(
-                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(gpu.memory_free_bytes)} free "
+                f"{label}: {fmt_bytes(gpu.memory_free_bytes)} free "
                 f"of {fmt_bytes(total)}, "
                 f"less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}"
             )
@@ -127,12 +136,13 @@ def budgets(machine: Machine, live: bool) -> Budget:
             usable = total - margin
             what = "GPU share of unified memory" if gpu.unified_memory else "capacity"
             reasons.append(
-                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(total)} {what}, "
+                f"{label}: {fmt_bytes(total)} {what}, "
                 f"less a {GPU_MARGIN:.0%} safety margin "
                 f"= {fmt_bytes(usable)}"
             )
+            if gpu.unified_memory:
+                from_ram += max(usable, 0)
         gpu_bytes.append(max(usable, 0))
-    total_ram = machine.memory.total_bytes
     reserve = host_reserve(total_ram)
     ram = total_ram - reserve
     if live and machine.memory.available_bytes is not None:
@@ -145,10 +155,12 @@ def budgets(machine: Machine, live: bool) -> Budget:
         reasons.append(
             f"RAM: {fmt_bytes(total_ram)}, keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
         )
-    if any(g.unified_memory for g in machine.gpus):
-        used_by_gpu = sum(b for g, b in zip(machine.gpus, gpu_bytes, strict=True) if g.unified_memory)
-        ram = max(ram - used_by_gpu, 0)
-        reasons.append("unified memory: what the GPU uses comes out of the same RAM")
+    if from_ram:
+        ram = max(ram - from_ram, 0)
+        reasons.append(
+            f"unified memory: the {fmt_bytes(from_ram)} the GPU may use comes out of the same RAM, "
+            f"leaving {fmt_bytes(ram)} for the CPU side"
+        )
     return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
 
 
