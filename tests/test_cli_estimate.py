@@ -168,3 +168,12 @@ def test_fit_megatrain_from_the_command_line(cpu_only: Machine) -> None:
     assert data["placement"]["offload"] == "full"
     assert data["speed"]["train_tokens_per_s"] > 0
     assert data["speed"]["bound_by"] in ("compute", "pcie", "cpu_optimizer")
+
+
+def test_fit_defaults_to_the_released_format(cpu_only: Machine) -> None:
+    """gpt-oss ships in MXFP4: without --quant it is sized so, and fits one H100."""
+    code, out = run_cli("fit", "gpt-oss-120b", "--gpu", "nvidia-h100-sxm5", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["estimate"]["quant"] == "MXFP4"
+    assert data["verdict"] == "fits"

@@ -79,7 +79,8 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quant",
         metavar="Q",
-        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, …",
+        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, … "
+        "(default: the format the model is released in, e.g. MXFP4 for gpt-oss)",
     )
     parser.add_argument(
         "--context",

@@ -56,7 +56,8 @@ def test_kv_cache_types_and_batch(catalog: Catalog) -> None:
 
 def test_llama_cpp_compute_buffer_matches_its_log(catalog: Catalog) -> None:
     """CUDA0 compute buffer 2144 MiB at n_ctx 32768 (n_ubatch 512, 32 heads): 2048 MiB of it is the KQ term."""
-    est = estimate_memory(model(LLAMA_31_8B), Request(quant="q4_k_m", context=32768), catalog)
+    no_fa = Request(quant="q4_k_m", context=32768, flash_attention=False)  # the log was taken without -fa
+    est = estimate_memory(model(LLAMA_31_8B), no_fa, catalog)
     assert est.total("activations") == 2048 * MIB
 
 
@@ -292,7 +293,7 @@ def test_solvers(catalog: Catalog) -> None:
         != "fits"
     )
     best = best_quant(m, box, Request(), catalog, live=False)
-    assert best is not None and best[0] in ("Q6_K", "Q5_K_M", "Q4_K_M", "Q8_0")
+    assert best is not None and best[0] in ("Q6_K (file mix)", "Q5_K_M", "Q4_K_M", "Q8_0")
 
 
 def test_free_memory_is_the_budget_on_a_live_machine(catalog: Catalog) -> None:
@@ -356,4 +357,5 @@ def test_a_second_gpu_gets_no_buffers_when_the_first_holds_everything(catalog: C
     result = fit(model(LLAMA_31_8B), pair, Request(quant="q4_k_m"), catalog, live=False)
     assert result.verdict == "fits"
     assert result.placement.gpu_bytes[1] == 0
-    assert sum(result.placement.gpu_bytes) == result.estimate.total_bytes
+    # all but the input embedding, which llama.cpp keeps in host memory
+    assert sum(result.placement.gpu_bytes) == result.estimate.total_bytes - result.estimate.host_weight_bytes

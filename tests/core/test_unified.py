@@ -6,7 +6,7 @@ import pytest
 
 from fakes.archs import LLAMA_31_8B, model
 from rigcheck.core.catalog import Catalog, load_catalog
-from rigcheck.core.estimate.fit import GPU_MARGIN, budgets, fit
+from rigcheck.core.estimate.fit import budgets, fit, gpu_margin
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.machine import CPU, GPU, Machine, Memory
 from rigcheck.core.unified import apple_default_gpu_limit
@@ -20,7 +20,7 @@ def catalog() -> Catalog:
 
 
 def usable(total: int) -> int:
-    return total - int(total * GPU_MARGIN)
+    return total - gpu_margin(total)
 
 
 def box(gpu: GPU, ram_gib: int) -> Machine:

@@ -75,7 +75,7 @@ def test_second_4090_moves_a_70b_q4_from_does_not_fit_to_fits(catalog: Catalog, 
     assert spec is not None
     llama = catalog_model("llama-3.3-70b", catalog)
     req = Request(quant="q4_k_m", context=8192)
-    small_ram = upgrade(box, ram_gb=8)  # too little RAM to offload the rest of the 70B
+    small_ram = upgrade(box, ram_gb=4)  # too little RAM to offload the rest of the 70B
     two = upgrade(small_ram, add_gpus=[spec])
     before = fit(llama, small_ram, req, catalog, live=False, advise=False)
     after = fit(llama, two, req, catalog, live=False, advise=False)

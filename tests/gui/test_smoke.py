@@ -95,6 +95,17 @@ def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
     assert fit_page.model is not None and fit_page.model.id == "qwen3-8b"
 
 
+def test_fit_page_defaults_to_the_released_format(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-20b")))  # type: ignore[arg-type]
+    assert page.quant.currentData() == "mxfp4"
+    assert page.result is not None and page.result.verdict == "fits"
+
+
 def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     page = window.pages["fit"]

@@ -128,6 +128,10 @@ class ModelSpec:
     #: the exact published count, e.g. the hub's safetensors total
     params_exact: int | None = None
     gguf_repos: tuple[str, ...] = ()
+    #: the weight format the checkpoint is released in, a quant id ("mxfp4", "fp8-e4m3", "bf16"); when
+    #: absent, read from the config (quantization_config.quant_method, else torch_dtype)
+    native_format: str | None = None
+    native_format_source: str | None = None
     tags: tuple[str, ...] = ()
     #: further sources for individual facts (a model card table, a mirror of the config)
     sources: tuple[str, ...] = ()
@@ -701,8 +705,8 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 4  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
-# 4: GpuSpec street prices
+_CACHE_FORMAT = 5  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
+# 4: GpuSpec street prices; 5: ModelSpec.native_format
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate.memory import (
     GIB,
+    Engine,
     MemoryEstimate,
     Request,
     estimate_memory,
@@ -36,6 +37,10 @@ Split = Literal["layer", "tensor"]
 
 #: fraction of each GPU's capacity kept free for fragmentation and other processes (shown to users)
 GPU_MARGIN = 0.05
+#: llama.cpp allocates its weights, KV cache and compute buffers once, at load, so there is no
+#: allocator slack to leave room for: it keeps only this much for the display and the driver, at most
+#: (our judgement; it lets gpt-oss-20b fit a 12 GB card, where it is measured running entirely on the GPU)
+LLAMA_CPP_GPU_MARGIN_BYTES = 256 * 1024**2
 #: decode efficiency: achieved / peak memory bandwidth, per vendor (memory-formulas §7.1:
 #: Apple M-series measured 44–85% with llama.cpp, NVIDIA 60–80% heuristic with good kernels)
 DECODE_EFFICIENCY = {"nvidia": 0.7, "amd": 0.6, "intel": 0.5, "apple": 0.55}
@@ -107,7 +112,12 @@ def host_reserve(total: int) -> int:
     return min(max(total // 10, 2 * GIB), 16 * GIB)
 
 
-def budgets(machine: Machine, live: bool) -> Budget:
+def gpu_margin(total: int, engine: Engine = "llama.cpp") -> int:
+    margin = int(total * GPU_MARGIN)
+    return min(margin, LLAMA_CPP_GPU_MARGIN_BYTES) if engine == "llama.cpp" else margin
+
+
+def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budget:
     reasons: list[str] = []
     gpu_bytes: list[int] = []
     total_ram = machine.memory.total_bytes
@@ -120,24 +130,24 @@ def budgets(machine: Machine, live: bool) -> Budget:
             gpu_bytes.append(0)
             reasons.append(f"{label}: memory size unknown, not used")
             continue
-        margin = int(total * GPU_MARGIN)
+        margin = gpu_margin(total, engine)
         if share is not None:
             usable = total - margin
-            reasons.append(f"{share.reason}; less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}")
+            reasons.append(f"{share.reason}; less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}")
             from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
         elif live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
             usable = gpu.memory_free_bytes - margin
             reasons.append(
                 f"{label}: {fmt_bytes(gpu.memory_free_bytes)} free "
                 f"of {fmt_bytes(total)}, "
-                f"less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}"
+                f"less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}"
             )
         else:
             usable = total - margin
             what = "GPU share of unified memory" if gpu.unified_memory else "capacity"
             reasons.append(
                 f"{label}: {fmt_bytes(total)} {what}, "
-                f"less a {GPU_MARGIN:.0%} safety margin "
+                f"less a {fmt_bytes(margin)} safety margin "
                 f"= {fmt_bytes(usable)}"
             )
             if gpu.unified_memory:
@@ -306,7 +316,10 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     active_layers = [int(w * (la / lp if lp else 1.0)) + k for w, k, la, lp in zip(
         est.layer_weight_bytes, _layer_kv(est), arch.layer_active_params or [0] * len(layers),
         arch.layer_params or [0] * len(layers), strict=True)]  # fmt: skip
-    head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+    if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
+        head = est.other_weight_bytes
+    else:  # the input embedding is a row lookup; only the head is read whole
+        head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
     seconds = 0.0
     bound: Bound = "memory_bandwidth"
     gpu_bytes_read = sum(active_layers[: placement.gpu_layers]) + (head if used else 0)
@@ -446,7 +459,7 @@ def fit(
     advise: bool = True,
 ) -> FitResult:
     est = estimate_memory(model, req, catalog)
-    budget = budgets(machine, live)
+    budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
     placement = place(est, budget, offload, split)
@@ -509,9 +522,17 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     if p.cpu_bytes:
         return f"runs on the CPU from RAM ({fmt_bytes(p.cpu_bytes)})"
     used = sum(1 for b in p.gpu_bytes if b)
+    host = (
+        f"; the input embedding ({fmt_bytes(est.host_weight_bytes)}) stays in RAM, as llama.cpp keeps it"
+        if est.host_weight_bytes
+        else ""
+    )
     if used > 1:
-        return f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
-    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed"
+        return (
+            f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
+            + host
+        )
+    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed" + host
 
 
 def max_context(
@@ -580,7 +601,7 @@ def _advice(
 ) -> list[str]:  # fmt: skip
     advice: list[str] = []
     if verdict == "fits":
-        spare = sum(b for b in budgets(machine, live).gpu_bytes) - sum(placement.gpu_bytes)
+        spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
         advice.append(f"{est.quant_name} fits with {fmt_bytes(spare)} to spare")
         return advice
     if est.workload == "inference" and machine.gpus:
@@ -651,7 +672,10 @@ def grid(
 
     cells: list[Cell] = []
     cpu_budget = ram_bytes - host_reserve(ram_bytes)
-    capacities = [(int(max(g.memory_gb) * GIB * (1 - GPU_MARGIN)) if g.memory_gb else 0) for g in gpus]
+    capacities = [
+        (int(max(g.memory_gb) * GIB) - gpu_margin(int(max(g.memory_gb) * GIB)) if g.memory_gb else 0)
+        for g in gpus
+    ]
     for model in models:
         for quant in quants:
             est = estimate_memory(model, Request(quant=quant, context=context), catalog)

@@ -341,8 +341,12 @@ class FitPage(QWidget):
         if model.weights is not None:
             self.quant.setCurrentIndex(0)
         else:
+            # The format it is released in (MXFP4 for gpt-oss, FP8 for DeepSeek-V3), else the last choice.
             wanted = str(self.state.settings.value("fit/quant", "q4_k_m")).lower()
-            index = self.quant.findData(wanted)
+            released = {"fp8-e4m3": "fp8"}.get(model.native_quant or "", model.native_quant)
+            index = self.quant.findData(released) if released else -1
+            if index < 0:
+                index = self.quant.findData(wanted)
             if index >= 0:
                 self.quant.setCurrentIndex(index)
         maximum = model.arch.max_context or 131072
