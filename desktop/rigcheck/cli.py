@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -215,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("layer", "tensor"),
         default="layer",
         help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.add_argument(
+        "--backend",
+        choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
+        help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
     )
     fit.set_defaults(handler=_cmd_fit)
 
@@ -487,7 +492,8 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
-    result = fit(model, machine, _request(args), catalog, offload=args.offload, live=live, split=args.split)
+    req = replace(_request(args), backend=args.backend)
+    result = fit(model, machine, req, catalog, offload=args.offload, live=live, split=args.split)
     if args.json:
         _emit_json(fit_json(result), out)
     else:

@@ -57,6 +57,10 @@ class Memory:
     total_bytes: int
     available_bytes: int | None = None
     swap_total_bytes: int | None = None
+    #: host memory bandwidth, bytes/s, and where it came from: a copy test (``audit --measure``), the
+    #: CPU platform catalog (channels × speed), a default, or typed in by the user (``measured``)
+    bandwidth_bytes_per_s: int | None = None
+    bandwidth_source: Literal["measured", "catalog", "default"] | None = None
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
     GIB,
+    LLAMA_CPP_UBATCH,
     Engine,
     MemoryEstimate,
     Request,
     estimate_memory,
+    expert_params_per_layer,
 )
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.spec import ModelInfo
@@ -41,15 +44,13 @@ GPU_MARGIN = 0.05
 #: allocator slack to leave room for: it keeps only this much for the display and the driver, at most
 #: (our judgement; it lets gpt-oss-20b fit a 12 GB card, where it is measured running entirely on the GPU)
 LLAMA_CPP_GPU_MARGIN_BYTES = 256 * 1024**2
-#: decode efficiency: achieved / peak memory bandwidth, per vendor (memory-formulas §7.1:
-#: Apple M-series measured 44–85% with llama.cpp, NVIDIA 60–80% heuristic with good kernels)
-DECODE_EFFICIENCY = {"nvidia": 0.7, "amd": 0.6, "intel": 0.5, "apple": 0.55}
-#: effective CPU memory bandwidth when nothing better is known: a desktop DDR5 system ran a 7B
-#: Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s of weights read
+#: Inference speed factors (bandwidth and compute efficiency, fixed per-layer cost) are catalog data:
+#: catalog/speed.toml, per hardware class and backend (core/estimate/speed.py).
+#: effective CPU memory bandwidth for the CPU optimizer of offloaded training: a desktop DDR5 system
+#: ran a 7B Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s
 CPU_BANDWIDTH_GBS = 50.0
-#: utilisation of peak dense tensor FLOPs: prefill and training (Llama 3 405B on H100 reached
-#: 38–43% of dense BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
-PREFILL_MFU = 0.4
+#: utilisation of peak dense tensor FLOPs in training (Llama 3 405B on H100 reached 38–43% of dense
+#: BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
 TRAIN_MFU = 0.4
 MEGATRAIN_MFU = 0.27
 #: PCIe bandwidth per direction actually achieved, GB/s: Gen4 x16 DMA measured ~26 (MegaTrain
@@ -70,8 +71,10 @@ class Placement:
     cpu_bytes: int
     gpu_layers: int
     total_layers: int
-    offload: Literal["none", "layers", "optimizer", "full"]
+    offload: Literal["none", "layers", "experts", "optimizer", "params", "full"]
     split: Split = "layer"
+    #: layers whose routed experts live in RAM (llama.cpp --n-cpu-moe N)
+    cpu_expert_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -302,88 +305,161 @@ def _pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
 
 def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, catalog: Catalog) -> Speed:
     explanation: list[str] = []
-    arch = est.model.arch
     gpus = machine.gpus
     specs = [catalog.spec_for(g) for g in gpus]
-    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
-
     if est.workload != "inference":
         return _training_speed(est, placement, gpus, specs, explanation)
+    return _inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
 
-    # Decode: every token reads the active weights and the whole KV cache once.
-    active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
-    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
-    active_layers = [int(w * (la / lp if lp else 1.0)) + k for w, k, la, lp in zip(
-        est.layer_weight_bytes, _layer_kv(est), arch.layer_active_params or [0] * len(layers),
-        arch.layer_params or [0] * len(layers), strict=True)]  # fmt: skip
+
+def _active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
+    """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
+    arch = est.model.arch
+    n = len(est.layer_weight_bytes)
+    kv = _layer_kv(est)
+    active_params = arch.layer_active_params or (0,) * n
+    params = arch.layer_params or (0,) * n
+    experts = est.layer_expert_bytes or (0,) * n
+    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
+    per_layer: list[int] = []
+    expert_read: list[int] = []
+    for w, k, la, lp, e, ep in zip(
+        est.layer_weight_bytes, kv, active_params, params, experts, expert_params, strict=True
+    ):
+        if e and ep:  # the shared part whole, and the routed experts a token uses
+            routed = int(e * min(max(la - (lp - ep), 0) / ep, 1.0))
+            per_layer.append(w - e + routed + k)
+            expert_read.append(routed)
+        else:
+            per_layer.append(int(w * (la / lp if lp else 1.0)) + k)
+            expert_read.append(0)
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
         head = est.other_weight_bytes
     else:  # the input embedding is a row lookup; only the head is read whole
         head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+    return per_layer, expert_read, head
+
+
+def _peak_tflops(spec: GpuSpec | None) -> float | None:
+    """Tensor (bf16/fp16) throughput, else fp32: the compute peak the factors are fitted against."""
+    if spec is None:
+        return None
+    return spec.bf16_tflops or spec.fp16_tflops or spec.fp32_tflops
+
+
+def _inference_speed(
+    est: MemoryEstimate,
+    placement: Placement,
+    machine: Machine,
+    catalog: Catalog,
+    *,
+    specs: Sequence[GpuSpec | None],
+    explanation: list[str],
+) -> Speed:
+    arch = est.model.arch
+    gpus = machine.gpus
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    per_layer, expert_read, head = _active_bytes(est)
+    n_gpu_layers = placement.gpu_layers
+    cpu_expert = placement.cpu_expert_layers
+    # Expert offload (llama.cpp --n-cpu-moe N): the routed experts of the first N layers are read from RAM.
+    gpu_read = sum(per_layer[:n_gpu_layers]) - sum(expert_read[:cpu_expert]) + (head if used else 0)
+    cpu_read = sum(per_layer[n_gpu_layers:]) + sum(expert_read[:cpu_expert]) + (0 if used else head)
+    flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
+    mature = speed.maturity(catalog, est.engine, arch.model_type)
     seconds = 0.0
     bound: Bound = "memory_bandwidth"
-    gpu_bytes_read = sum(active_layers[: placement.gpu_layers]) + (head if used else 0)
-    cpu_bytes_read = sum(active_layers[placement.gpu_layers :]) + (0 if used else head)
-    if used:
+    gpu_seconds = 0.0
+    for position, i in enumerate(used):
+        bw = _bandwidth(specs[i])
+        factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+        if bw is None or factor is None:
+            why = "memory bandwidth unknown (not in the catalog)" if bw is None else "no speed factors"
+            return Speed(explanation=(f"GPU {i} ({gpus[i].name}): {why}",))
         if placement.split == "tensor":
-            per_gpu = gpu_bytes_read / len(used)
-            times = []
-            for i in used:
-                bw = _bandwidth(specs[i])
-                if bw is None:
-                    return Speed(explanation=(f"GPU {i} ({gpus[i].name}): memory bandwidth unknown",))
-                times.append(per_gpu / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor]))
-            seconds += max(times)
+            share, layers_here = 1 / len(used), n_gpu_layers
         else:
-            for i in used:
-                bw = _bandwidth(specs[i])
-                if bw is None:
-                    return Speed(
-                        explanation=(
-                            f"GPU {i} ({gpus[i].name}): memory bandwidth unknown (not in the catalog)",
-                        )
-                    )
-                share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
-                seconds += gpu_bytes_read * share / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor])
-                explanation.append(
-                    f"GPU {i}: {fmt_bytes(gpu_bytes_read * share)} read per token at {bw:g} GB/s × "
-                    f"{DECODE_EFFICIENCY[gpus[i].vendor]:.0%} efficiency"
-                )
-    if cpu_bytes_read:
-        cpu_seconds = cpu_bytes_read / (CPU_BANDWIDTH_GBS * 1e9)
+            share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+            layers_here = round(n_gpu_layers * share)
+        read = gpu_read * share
+        memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        peak = _peak_tflops(specs[i])
+        compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
+        fixed_s = (layers_here * factor.per_layer_us + factor.per_gpu_us) * 1e-6
+        device_s = max(memory_s, compute_s) + fixed_s
+        if compute_s > memory_s:
+            bound = "compute"
+        gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
         explanation.append(
-            f"RAM: {fmt_bytes(cpu_bytes_read)} read per token at ~{CPU_BANDWIDTH_GBS:g} GB/s "
-            "(typical desktop DDR5, llama.cpp issue #34)"
+            f"GPU {i}: {fmt_bytes(read)} read per token at {bw:g} GB/s × "
+            f"{factor.decode_bandwidth_efficiency:.0%} ({factor.hw_class}, {factor.backend})"
+            f" + {layers_here} layers × {factor.per_layer_us:g} µs fixed per token"
+            + (f" + {factor.per_gpu_us:g} µs per GPU" if factor.per_gpu_us and position else "")
         )
-        if cpu_seconds > seconds:
+    seconds += gpu_seconds
+    if cpu_read:
+        host = speed.host_bandwidth(machine, catalog)
+        cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+        efficiency = cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0
+        cpu_layers = (len(per_layer) - n_gpu_layers) + cpu_expert
+        cpu_s = cpu_read / (host.bytes_per_s * efficiency)
+        cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
+        what = "routed experts" if cpu_expert and n_gpu_layers == len(per_layer) else "weights"
+        explanation.append(
+            f"RAM: {fmt_bytes(cpu_read)} of {what} read per token at {host.why} × {efficiency:.0%}"
+        )
+        if cpu_s > seconds:
             bound = "ram_bandwidth"
-        seconds += cpu_seconds
+        seconds += cpu_s
+    if mature is not None and mature.decode_factor != 1.0:
+        seconds /= mature.decode_factor
+        explanation.append(
+            f"{est.engine} runs {arch.model_type} at {mature.decode_factor:.0%} of its usual speed "
+            f"({mature.source})"
+        )
     decode = 1 / seconds if seconds > 0 else None
     if arch.is_moe:
+        active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
 
-    # Prefill: 2 FLOPs per active parameter per token, at a utilisation of the dense tensor peak.
+    # Prefill: 2 FLOPs per active parameter per token, at the class's share of the compute peak.
     prefill = None
     if used:
-        flops = [_tflops(specs[i]) for i in used]
-        if all(f is not None for f in flops):
-            peak = sum(f for f in flops if f is not None) * 1e12
-            prefill = PREFILL_MFU * peak / (2 * arch.params_active)
+        rates: list[float] = []
+        for i in used:
+            peak = _peak_tflops(specs[i])
+            factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+            if peak is None or factor is None or factor.prefill_compute_efficiency is None:
+                rates = []
+                break
+            rates.append(peak * 1e12 * factor.prefill_compute_efficiency)
+        if rates:
+            if placement.split == "tensor":
+                prefill = sum(rates) / (2 * arch.params_active)
+            else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
+                shares = [placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1) for i in used]
+                flops = 2 * arch.params_active
+                prefill = 1 / sum(flops * sh / r for sh, r in zip(shares, rates, strict=True))
+            if mature is not None:
+                prefill *= mature.prefill_factor
             explanation.append(
-                f"prefill: 2 × {arch.params_active:,} FLOPs per token "
-                f"at {PREFILL_MFU:.0%} of {peak / 1e12:g} TFLOPS"
+                f"prefill: 2 × {arch.params_active:,} FLOPs per token at "
+                f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
             )
-            if placement.cpu_bytes and cpu_bytes_read:
+            if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
-                pcie_rate = 512 * link * 1e9 / max(sum(layers[placement.gpu_layers :]), 1)
+                moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
+                    (est.layer_expert_bytes or (0,) * len(per_layer))[:cpu_expert]
+                )
+                pcie_rate = LLAMA_CPP_UBATCH * link * 1e9 / max(moved, 1)
                 if pcie_rate < prefill:
                     prefill = pcie_rate
                     explanation.append(
-                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded layers per 512-token batch"
+                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per 512-token batch"
                     )
         else:
-            explanation.append("prefill: tensor throughput of this GPU not published; not estimated")
+            explanation.append("prefill: compute throughput of this GPU not known; not estimated")
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
@@ -676,31 +752,45 @@ def grid(
         (int(max(g.memory_gb) * GIB) - gpu_margin(int(max(g.memory_gb) * GIB)) if g.memory_gb else 0)
         for g in gpus
     ]
+    factors = [
+        speed.speed_factor(
+            catalog,
+            speed.hardware_class(g.vendor, g.name, g, g.unified_memory),
+            speed.default_backend(g.vendor),
+        )
+        for g in gpus
+    ]
+    cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    host_rate = speed.DEFAULT_HOST_BANDWIDTH * (cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0)
+    cpu_layer_s = (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
     for model in models:
+        mature = speed.maturity(catalog, "llama.cpp", model.arch.model_type)
+        slowdown = mature.decode_factor if mature else 1.0
         for quant in quants:
             est = estimate_memory(model, Request(quant=quant, context=context), catalog)
             layer_bytes = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
             prefix = list(accumulate(layer_bytes))
             body = prefix[-1] if prefix else 0
             fixed = _runtime_bytes(est) + est.other_weight_bytes
-            read_per_token = body * (model.arch.params_active / max(model.arch.params_total, 1))
-            for spec, capacity in zip(gpus, capacities, strict=True):
+            active, _routed, head = _active_bytes(est)
+            read_prefix = list(accumulate(active))
+            read_total = (read_prefix[-1] if read_prefix else 0) + head
+            n_layers = len(layer_bytes)
+            for spec, capacity, factor in zip(gpus, capacities, factors, strict=True):
                 room = capacity - fixed
                 layers = bisect_right(prefix, room) if room > 0 else 0
-                if layers == len(layer_bytes) and room >= 0:
+                if layers == n_layers and room >= 0:
                     verdict: Verdict = "fits"
                 elif body + fixed - (prefix[layers - 1] if layers else 0) <= cpu_budget:
                     verdict = "fits_with_offload"
                 else:
                     verdict = "does_not_fit"
-                speed = None
-                if verdict != "does_not_fit" and spec.bandwidth_gbs:
-                    on_gpu = prefix[layers - 1] if layers else 0
-                    share = on_gpu / body if body else 1.0
-                    seconds = (
-                        read_per_token * share / (spec.bandwidth_gbs * 1e9 * DECODE_EFFICIENCY[spec.vendor])
-                    )
-                    seconds += read_per_token * (1 - share) / (CPU_BANDWIDTH_GBS * 1e9)
-                    speed = 1 / seconds if seconds > 0 else None
-                cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, speed))
+                tokens = None
+                if verdict != "does_not_fit" and spec.bandwidth_gbs and factor is not None:
+                    on_gpu = (read_prefix[layers - 1] + head) if layers else 0
+                    seconds = on_gpu / (spec.bandwidth_gbs * 1e9 * factor.decode_bandwidth_efficiency)
+                    seconds += layers * factor.per_layer_us * 1e-6
+                    seconds += (read_total - on_gpu) / host_rate + (n_layers - layers) * cpu_layer_s
+                    tokens = slowdown / seconds if seconds > 0 else None
+                cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, tokens))
     return cells

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from rigcheck.core.catalog import Catalog, QuantFormat
+from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
@@ -72,6 +72,8 @@ class Request:
     #: LoRA target modules; all linear projections by default, as QLoRA recommends
     lora_targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
     checkpointing: Checkpointing = "full"
+    #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
+    backend: Backend | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class MemoryEstimate:
     #: weights the engine keeps in host memory wherever the layers go (llama.cpp's input embedding,
     #: memory-mapped from the file); not part of ``other_weight_bytes``
     host_weight_bytes: int = 0
+    #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
+    layer_expert_bytes: tuple[int, ...] = ()
+    backend: Backend | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def total(self, category: Category | None = None) -> int:
@@ -242,7 +247,7 @@ def _weights(
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
         per_layer = tuple(
             int(expert * bpw / 8 + (p - expert) * rest / 8)
-            for p, expert in zip(layer_params, _expert_params_per_layer(arch), strict=True)
+            for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
@@ -256,7 +261,7 @@ def _weights(
         if quant.kind == "mx" and arch.is_moe:
             per_layer = tuple(
                 int(expert * bpw / 8 + (p - expert) * 2)
-                for p, expert in zip(layer_params, _expert_params_per_layer(arch), strict=True)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
             )
             formula = (
                 f"routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes"
@@ -282,6 +287,21 @@ def _weights(
     return term, per_layer, other, embed
 
 
+def _expert_bytes(
+    model: ModelInfo, quant: QuantFormat | None, layer_weights: tuple[int, ...], req: Request
+) -> tuple[int, ...]:
+    """Routed-expert bytes per layer: exact where the format stores experts apart (MXFP4), else pro rata."""
+    arch = model.arch
+    if not arch.is_moe:
+        return ()
+    experts = expert_params_per_layer(arch)
+    params = arch.layer_params or _spread_params(arch)
+    from_file = model.weights is not None and quant is not None and quant.id == model.weights.quant_id
+    if quant is not None and quant.kind == "mx" and not from_file:
+        return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
+    return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))
+
+
 def _spread_params(arch: ArchConfig) -> tuple[int, ...]:
     body = arch.params_total - arch.embed_params - arch.head_params
     return tuple(body // arch.num_layers for _ in range(arch.num_layers))
@@ -291,7 +311,7 @@ def _spread(total: int, arch: ArchConfig) -> tuple[int, ...]:
     return tuple(total // arch.num_layers for _ in range(arch.num_layers))
 
 
-def _expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
+def expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
     per_layer_moe = (arch.num_experts or 0) * arch.expert_params
     moe = arch.moe_layers or tuple(arch.is_moe for _ in range(arch.num_layers))
     return tuple(per_layer_moe if is_moe else 0 for is_moe in moe)
@@ -635,6 +655,10 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         other_weight_bytes=other,
         layer_kv_bytes=layer_kv,
         host_weight_bytes=host,
+        layer_expert_bytes=_expert_bytes(model, quant, layer_weights, req)
+        if req.workload == "inference"
+        else (),
+        backend=req.backend,
         notes=tuple(notes),
     )
 

@@ -1,0 +1,164 @@
+"""Fit the speed model's per-class factors (catalog/speed.toml) on the measurement set's fit split.
+
+Run: ``.venv/bin/python benchmarks/fit_speed.py``. For every decode row run entirely on one kind of GPU
+(no offload), it works out the bytes one token reads and the layers it runs, then for each hardware
+class × backend finds the bandwidth efficiency and the fixed per-layer cost that minimise the squared
+log error of tokens/s; prefill rows give the class's share of its compute peak (median). Rows in the
+held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
+``catalog/speed.toml`` with each class's row count and fit error, and the source URLs of its rows.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measurements import Measurement, load
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.fit import _active_bytes, _peak_tflops
+from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.machine import CPU, Machine, Memory
+from rigcheck.core.models.resolve import from_catalog
+
+GIB = 1024**3
+#: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
+#: the fit is kept within it so that a fixed cost is not traded for an impossible efficiency
+EFFICIENCIES = [e / 100 for e in range(5, 96)]
+PER_LAYER_US = list(range(0, 301, 2))
+#: fit the per-layer cost of a class only with this many rows; else take its vendor × backend pool's
+MIN_ROWS_FOR_FIXED_COST = 4
+
+
+@dataclass(frozen=True)
+class Point:
+    row: Measurement
+    hw_class: str
+    backend: str
+    bytes_per_token: float
+    #: peak bandwidth, bytes/s (GPU) or host bandwidth (CPU)
+    bandwidth: float
+    layers: int
+    #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
+    flops_per_token: float
+    peak_flops: float | None
+
+
+def point(row: Measurement, catalog: Catalog) -> Point | None:
+    spec_model = catalog.model(row.model_id) if row.model_id else None
+    if spec_model is None or row.offloaded or row.gpu_count > 1:
+        return None
+    model = from_catalog(spec_model)
+    try:
+        est = estimate_memory(model, Request(quant=row.format.lower(), context=4096), catalog)
+    except InputError:
+        return None
+    per_layer, _experts, head = _active_bytes(est)
+    flops = 2.0 * model.arch.params_active
+    if row.gpu_count == 0:
+        machine = Machine(
+            cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
+        )
+        host = speed.host_bandwidth(machine, catalog)
+        if host.source == "default":
+            return None  # a CPU we cannot place: its bandwidth would be a guess
+        read = sum(per_layer) + head
+        return Point(row, speed.CPU_CLASS, "cpu", read, host.bytes_per_s, len(per_layer), flops, None)
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if gpu is None or gpu.bandwidth_gbs is None:
+        return None
+    hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
+    peak = _peak_tflops(gpu)
+    read = sum(per_layer) + head
+    return Point(
+        row,
+        hw_class,
+        row.backend,
+        read,
+        gpu.bandwidth_gbs * 1e9,
+        len(per_layer),
+        flops,
+        peak * 1e12 if peak else None,
+    )
+
+
+def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[float, float, float]:
+    """(efficiency, per-layer µs, median |error|) minimising the squared log error."""
+    best = (1.0, 0.0, math.inf)
+    for eff in EFFICIENCIES:
+        for tau in PER_LAYER_US if tau_fixed is None else [tau_fixed]:
+            loss = 0.0
+            for p in points:
+                t = p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6
+                loss += math.log(p.row.value * t) ** 2
+            if loss < best[2]:
+                best = (eff, float(tau), loss)
+    eff, tau, _ = best
+    errors = [
+        abs(1 / (p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6) / p.row.value - 1)
+        for p in points
+    ]
+    return eff, tau, statistics.median(errors)
+
+
+def main() -> None:
+    catalog = load_catalog(use_overlay=False)
+    rows = [r for r in load() if r.split == "fit" and r.speed]
+    decode: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    prefill: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    for row in rows:
+        p = point(row, catalog)
+        if p is None:
+            continue
+        key = (p.hw_class, p.backend)
+        (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
+    pools: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    for (cls, backend), points in decode.items():
+        pools[(cls.split("-")[0], backend)].extend(points)
+    pool_tau = {
+        key: fit_decode(points)[1] for key, points in pools.items() if len(points) >= MIN_ROWS_FOR_FIXED_COST
+    }
+    for key in sorted(set(decode) | set(prefill)):
+        points = decode.get(key, [])
+        pre = prefill.get(key, [])
+        if not points:
+            continue
+        tau_fixed = None
+        if len(points) < MIN_ROWS_FOR_FIXED_COST:
+            tau_fixed = pool_tau.get((key[0].split("-")[0], key[1]))
+            if tau_fixed is None:
+                tau_fixed = next((t for (_v, b), t in pool_tau.items() if b == key[1]), 0.0)
+        eff, tau, err = fit_decode(points, tau_fixed)
+        how = "fitted with the efficiency" if tau_fixed is None else "taken from its vendor × backend pool"
+        shares = [p.row.value * p.flops_per_token / p.peak_flops for p in pre if p.peak_flops]
+        urls = sorted({p.row.source_url for p in points + pre})
+        print("[[speed_factor]]")
+        print(f'id = "{key[0]}-{key[1]}"')
+        print(f'hw_class = "{key[0]}"')
+        print(f'backend = "{key[1]}"')
+        print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        print(f"per_layer_us = {tau:g}")
+        if shares:
+            print(f"prefill_compute_efficiency = {min(statistics.median(shares), 2.0):.2f}")
+        print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
+        print(
+            f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
+            + (f", prefill: median of {len(shares)} rows" if shares else "")
+            + '"'
+        )
+        print("sources = [")
+        for url in urls:
+            print(f'  "{url}",')
+        print("]")
+        print()
+
+
+if __name__ == "__main__":
+    main()
