@@ -14,7 +14,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,6 +27,7 @@ from rigcheck.core.estimate.fit import _active_bytes, _peak_tflops
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.whatif import simulate
 
 GIB = 1024**3
 #: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
@@ -160,5 +161,84 @@ def main() -> None:
         print()
 
 
+#: an engine × architecture gets a maturity factor when at least this many fit rows show it off by more
+#: than MATURITY_THRESHOLD (median ratio of measured to estimated, with the class factors above)
+MATURITY_MIN_ROWS = 3
+MATURITY_THRESHOLD = 0.15
+
+
+def estimate(row: Measurement, catalog: Catalog) -> float | None:
+    """The estimate for one speed row, run through fit() as a user's machine would be."""
+    from rigcheck.core.estimate.fit import fit
+
+    spec = catalog.model(row.model_id) if row.model_id else None
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if spec is None or row.offloaded or (row.gpu_count and gpu is None):
+        return None
+    ram = row.ram_gb or 128
+    machine = Machine(
+        cpu=CPU(logical_cores=16, model=row.host), memory=Memory(total_bytes=int(ram * GIB)), gpus=()
+    )
+    machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
+    backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
+    try:
+        req = Request(quant=row.format.lower(), context=4096, backend=backend)  # type: ignore[arg-type]
+        result = fit(
+            from_catalog(spec),
+            machine,
+            req,
+            catalog,
+            offload="none" if row.gpu_count else "auto",
+            live=False,
+            advise=False,
+        )
+    except InputError:
+        return None
+    s = result.speed
+    return s.decode_tokens_per_s if row.metric == "decode_tokens_per_s" else s.prefill_tokens_per_s
+
+
+def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
+    bare = replace(catalog, maturities=())
+    ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
+    urls: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        value = estimate(row, bare)
+        if not value or not row.engine.startswith("llama.cpp"):
+            continue
+        model_type = str(bare.model(row.model_id).config["model_type"])  # type: ignore[union-attr]
+        ratios[(model_type, row.metric)].append(row.value / value)
+        urls[(model_type, row.metric)].add(row.source_url)
+    for model_type in sorted({m for m, _ in ratios}):
+        factors = {}
+        for metric, name in (
+            ("decode_tokens_per_s", "decode_factor"),
+            ("prefill_tokens_per_s", "prefill_factor"),
+        ):
+            found = ratios.get((model_type, metric), [])
+            if len(found) >= MATURITY_MIN_ROWS and abs(statistics.median(found) - 1) > MATURITY_THRESHOLD:
+                factors[name] = (min(statistics.median(found), 2.0), len(found))
+        if not factors:
+            continue
+        print("[[maturity]]")
+        print(f'id = "llama.cpp-{model_type}"')
+        print('engine = "llama.cpp"')
+        print(f'model_type = "{model_type}"')
+        for name, (value, _n) in factors.items():
+            print(f"{name} = {value:.2f}")
+        print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
+        said = ", ".join(f"{name}: median of {n} rows" for name, (_v, n) in factors.items())
+        print(f'measured = "measured ÷ estimated with the class factors alone; {said}"')
+        print("sources = [")
+        for metric in ("decode_tokens_per_s", "prefill_tokens_per_s"):
+            if ("decode" if metric.startswith("decode") else "prefill") + "_factor" in factors:
+                for url in sorted(urls[(model_type, metric)]):
+                    print(f'  "{url}",')
+        print("]")
+        print()
+
+
 if __name__ == "__main__":
     main()
+    if "--maturity" in sys.argv:
+        print_maturity([r for r in load() if r.split == "fit" and r.speed], load_catalog(use_overlay=False))
