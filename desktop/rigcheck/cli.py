@@ -205,16 +205,25 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ram-gb", metavar="N", type=_positive_number, help="replace the RAM with N GiB")
     fit.add_argument(
         "--offload",
-        choices=("auto", "none", "layers", "optimizer", "full"),
+        choices=("auto", "none", "layers", "experts", "optimizer", "params", "full"),
         default="auto",
-        help="where model parts may live: layers (llama.cpp -ngl), optimizer (ZeRO-Offload), "
-        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits",
+        help="where model parts may live: layers (llama.cpp -ngl), experts (MoE routed experts in RAM, "
+        "llama.cpp --n-cpu-moe), optimizer (ZeRO-Offload), params (ZeRO-3 offload of parameters too), "
+        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits, "
+        "and for inference the faster of layer and expert offload",
     )
     fit.add_argument(
         "--split",
         choices=("layer", "tensor"),
         default="layer",
         help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.add_argument(
+        "--n-cpu-moe",
+        metavar="N",
+        type=_positive_int,
+        help="with --offload experts: keep the routed experts of the first N layers in RAM "
+        "(llama.cpp --n-cpu-moe N; default: the fewest that let the rest fit)",
     )
     fit.add_argument(
         "--backend",
@@ -493,7 +502,12 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
     req = replace(_request(args), backend=args.backend)
-    result = fit(model, machine, req, catalog, offload=args.offload, live=live, split=args.split)
+    if args.n_cpu_moe is not None and args.offload != "experts":
+        raise UsageError("--n-cpu-moe needs --offload experts")
+    result = fit(
+        model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
+        cpu_expert_layers=args.n_cpu_moe,
+    )  # fmt: skip
     if args.json:
         _emit_json(fit_json(result), out)
     else:

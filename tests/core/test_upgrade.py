@@ -117,7 +117,8 @@ def test_inference_quant_is_best_quant_or_the_smallest_with_offload(catalog: Cat
     huge = outcome(catalog_model("qwen3-235b-a22b", catalog), upgrade(box, ram_gb=128), catalog)
     assert huge.verdict == "fits_with_offload"
     assert huge.quant is not None and huge.quant.startswith("Q2_K")
-    assert huge.decode_tokens_per_s is not None and huge.offload == "layers"
+    # a MoE that must offload keeps attention on the GPU and reads only active experts from RAM
+    assert huge.decode_tokens_per_s is not None and huge.offload == "experts"
 
 
 def test_training_workload_outcome(catalog: Catalog, box: Machine) -> None:

@@ -33,7 +33,7 @@ from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import simulate
 
-Offload = Literal["auto", "none", "layers", "optimizer", "full"]
+Offload = Literal["auto", "none", "layers", "experts", "optimizer", "params", "full"]
 Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
 Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
 Split = Literal["layer", "tensor"]
@@ -185,10 +185,22 @@ def _runtime_bytes(est: MemoryEstimate) -> int:
 
 
 def _place_inference(
-    est: MemoryEstimate, budget: Budget, offload: Literal["none", "layers"], split: Split
+    est: MemoryEstimate,
+    budget: Budget,
+    offload: Literal["none", "layers"],
+    split: Split,
+    cpu_experts: int = 0,
 ) -> Placement | None:
-    """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot."""
-    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
+    """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot.
+
+    With ``cpu_experts`` N, the routed experts of the first N layers stay in RAM (llama.cpp
+    ``--n-cpu-moe N``): those layers take only their attention, shared weights and KV on the GPU.
+    """
+    expert = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    layers = [
+        w + k - (e if i < cpu_experts else 0)
+        for i, (w, k, e) in enumerate(zip(est.layer_weight_bytes, _layer_kv(est), expert, strict=True))
+    ]
     other = est.other_weight_bytes
     runtime = _runtime_bytes(est)
     n_gpu = len([b for b in budget.gpu_bytes if b > 0])
@@ -213,8 +225,13 @@ def _place_inference(
             used[i] += layers[placed]
             placed += 1
     if placed == total_layers and gpu_order:
+        if cpu_experts:
+            in_ram = sum(expert[:cpu_experts])
+            if in_ram > budget.cpu_bytes:
+                return None
+            return Placement(tuple(used), in_ram, placed, total_layers, "experts", "layer", cpu_experts)
         return Placement(tuple(used), 0, placed, total_layers, "none", "layer")
-    if offload == "none":
+    if offload == "none" or cpu_experts:
         return None
     cpu = sum(layers[placed:])
     if placed == 0:
@@ -273,8 +290,38 @@ def _place_training(
     return on(gpu, host, "full", 0)
 
 
-def place(est: MemoryEstimate, budget: Budget, offload: Offload, split: Split = "layer") -> Placement | None:
+def _place_experts(est: MemoryEstimate, budget: Budget, layers: int | None = None) -> Placement | None:
+    """Expert offload: the fewest layers' routed experts in RAM that lets everything else fit the GPUs
+    (or exactly ``layers`` of them, as ``--n-cpu-moe N`` asks)."""
+    expert = est.layer_expert_bytes
+    if not any(expert) or not any(budget.gpu_bytes):
+        return None
+    if layers is not None:
+        return _place_inference(est, budget, "none", "layer", min(max(layers, 1), len(expert)))
+    moe_layers = [i for i, e in enumerate(expert) if e]
+    low, high = 1, moe_layers[-1] + 1
+    if _place_inference(est, budget, "none", "layer", high) is None:
+        return None
+    while low < high:  # more layers' experts in RAM never needs more GPU memory: bisect
+        mid = (low + high) // 2
+        if _place_inference(est, budget, "none", "layer", mid) is not None:
+            high = mid
+        else:
+            low = mid + 1
+    return _place_inference(est, budget, "none", "layer", low)
+
+
+def place(
+    est: MemoryEstimate,
+    budget: Budget,
+    offload: Offload,
+    split: Split = "layer",
+    cpu_expert_layers: int | None = None,
+) -> Placement | None:
+    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds."""
     if est.workload == "inference":
+        if offload == "experts":
+            return _place_experts(est, budget, cpu_expert_layers)
         modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
         for mode in modes:
             if mode not in ("none", "layers"):
@@ -533,12 +580,28 @@ def fit(
     live: bool = True,
     split: Split = "layer",
     advise: bool = True,
+    cpu_expert_layers: int | None = None,
 ) -> FitResult:
+    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest)."""
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
-    placement = place(est, budget, offload, split)
+    placement = place(est, budget, offload, split, cpu_expert_layers)
+    chosen: Speed | None = None
+    if (
+        offload == "auto"
+        and est.workload == "inference"
+        and placement is not None
+        and placement.offload != "none"
+    ):
+        # Something must go to RAM: offer whichever of layer and expert offload decodes faster.
+        options = [
+            (p, estimate_speed(est, p, machine, catalog))
+            for p in (placement, _place_experts(est, budget))
+            if p
+        ]
+        placement, chosen = max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
     reasons = list(budget.reasons)
     if placement is None:
         verdict: Verdict = "does_not_fit"
@@ -552,7 +615,7 @@ def fit(
     else:
         verdict = "fits" if placement.cpu_bytes == 0 and placement.offload == "none" else "fits_with_offload"
         reasons.insert(0, _placement_sentence(est, placement))
-        speed = estimate_speed(est, placement, machine, catalog)
+        speed = chosen or estimate_speed(est, placement, machine, catalog)
     advice: tuple[str, ...] = ()
     if advise:
         advice = tuple(
@@ -580,6 +643,12 @@ def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
 
 def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     gpu_total = sum(p.gpu_bytes)
+    if p.offload == "experts":
+        return (
+            f"attention, shared weights and KV cache of all {p.total_layers} layers on the GPU "
+            f"({fmt_bytes(gpu_total)}); the routed experts of {p.cpu_expert_layers} layers in RAM "
+            f"({fmt_bytes(p.cpu_bytes)}), as llama.cpp --n-cpu-moe {p.cpu_expert_layers}"
+        )
     if p.offload == "full":
         return (
             f"MegaTrain-style: {fmt_bytes(p.cpu_bytes)} of parameters and optimizer states in RAM, "

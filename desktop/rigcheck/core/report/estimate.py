@@ -57,6 +57,7 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "total_layers": p.total_layers,
             "offload": p.offload,
             "split": p.split,
+            "cpu_expert_layers": p.cpu_expert_layers,
         },
         "budget": {"gpu_bytes": list(result.budget.gpu_bytes), "cpu_bytes": result.budget.cpu_bytes},
         "speed": {

@@ -64,6 +64,7 @@ OFFLOADS = (
     ("auto", "Automatic"),
     ("none", "GPU only"),
     ("layers", "Layers to RAM (llama.cpp)"),
+    ("experts", "MoE experts to RAM (llama.cpp --n-cpu-moe)"),
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
