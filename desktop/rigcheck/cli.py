@@ -231,6 +231,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(llama.cpp --n-cpu-moe N; default: the fewest that let the rest fit)",
     )
     fit.add_argument(
+        "--measured",
+        metavar="FILE",
+        type=Path,
+        help="your own 'llama-bench -o json' results: where they cover this model, format and machine, "
+        "the measured speed is shown beside the estimate and used",
+    )
+    fit.add_argument(
         "--backend",
         choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
         help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
@@ -519,6 +526,10 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
         cpu_expert_layers=args.n_cpu_moe,
     )  # fmt: skip
+    if args.measured is not None:
+        from rigcheck.core.estimate.measured import apply_measured, load_llama_bench
+
+        result = apply_measured(result, load_llama_bench(args.measured), machine, str(args.measured))
     if args.json:
         _emit_json(fit_json(result), out)
     else:

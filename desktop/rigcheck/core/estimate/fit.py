@@ -100,6 +100,10 @@ class Speed:
     bound_by: Bound | None = None
     #: how each figure was worked out, in words
     explanation: tuple[str, ...] = ()
+    #: with measurements (``fit --measured``): the estimates they replaced, and where they came from
+    estimated_decode_tokens_per_s: float | None = None
+    estimated_prefill_tokens_per_s: float | None = None
+    measured_from: str | None = None
 
 
 @dataclass(frozen=True)
