@@ -208,7 +208,9 @@ def _place_inference(
     budget: Budget,
     offload: Literal["none", "layers"],
     split: Split,
+    *,
     cpu_experts: int = 0,
+    max_layers: int | None = None,
 ) -> Placement | None:
     """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot.
 
@@ -240,7 +242,8 @@ def _place_inference(
         if fixed > budget.gpu_bytes[i]:
             continue
         used[i] = fixed
-        while placed < total_layers and used[i] + layers[placed] <= budget.gpu_bytes[i]:
+        limit = total_layers if max_layers is None else min(max_layers, total_layers)
+        while placed < limit and used[i] + layers[placed] <= budget.gpu_bytes[i]:
             used[i] += layers[placed]
             placed += 1
     if placed == total_layers and gpu_order:
@@ -345,18 +348,18 @@ def _place_experts(est: MemoryEstimate, budget: Budget, layers: int | None = Non
     if not any(expert) or not any(budget.gpu_bytes):
         return None
     if layers is not None:
-        return _place_inference(est, budget, "none", "layer", min(max(layers, 1), len(expert)))
+        return _place_inference(est, budget, "none", "layer", cpu_experts=min(max(layers, 1), len(expert)))
     moe_layers = [i for i, e in enumerate(expert) if e]
     low, high = 1, moe_layers[-1] + 1
-    if _place_inference(est, budget, "none", "layer", high) is None:
+    if _place_inference(est, budget, "none", "layer", cpu_experts=high) is None:
         return None
     while low < high:  # more layers' experts in RAM never needs more GPU memory: bisect
         mid = (low + high) // 2
-        if _place_inference(est, budget, "none", "layer", mid) is not None:
+        if _place_inference(est, budget, "none", "layer", cpu_experts=mid) is not None:
             high = mid
         else:
             low = mid + 1
-    return _place_inference(est, budget, "none", "layer", low)
+    return _place_inference(est, budget, "none", "layer", cpu_experts=low)
 
 
 def place(
@@ -364,12 +367,18 @@ def place(
     budget: Budget,
     offload: Offload,
     split: Split = "layer",
+    *,
     cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
 ) -> Placement | None:
-    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds."""
+    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds.
+
+    ``gpu_layers`` caps the layers on the GPUs for ``layers`` (llama.cpp ``-ngl N``)."""
     if est.workload == "inference":
         if offload == "experts":
             return _place_experts(est, budget, cpu_expert_layers)
+        if offload == "layers" and gpu_layers is not None:
+            return _place_inference(est, budget, "layers", split, max_layers=gpu_layers)
         modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
         for mode in modes:
             if mode not in ("none", "layers"):
@@ -665,13 +674,15 @@ def fit(
     split: Split = "layer",
     advise: bool = True,
     cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
 ) -> FitResult:
-    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest)."""
+    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
+    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
-    placement = place(est, budget, offload, split, cpu_expert_layers)
+    placement = place(est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers)
     chosen: Speed | None = None
     if (
         offload == "auto"
