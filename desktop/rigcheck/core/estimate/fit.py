@@ -417,27 +417,56 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     return _inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
 
 
+#: per-architecture read ratios, keyed by id() with the arch kept to guard against id reuse: the matrix
+#: (grid) asks for the same architecture once per format, and hashing a frozen ArchConfig costs more
+_RATIOS: dict[int, tuple[ArchConfig, tuple[float, ...], tuple[float, ...]]] = {}
+
+
+def _read_ratios(arch: ArchConfig) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per layer: the share of its weights a token reads (dense), and of its routed experts (MoE; -1
+    for a layer without routed experts)."""
+    cached = _RATIOS.get(id(arch))
+    if cached is not None and cached[0] is arch:
+        return cached[1], cached[2]
+    n = arch.num_layers
+    active_params = arch.layer_active_params or (0,) * n
+    params = arch.layer_params or (0,) * n
+    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
+    dense = tuple(la / lp if lp else 1.0 for la, lp in zip(active_params, params, strict=True))
+    routed = tuple(
+        min(max(la - (lp - ep), 0) / ep, 1.0) if ep else -1.0
+        for la, lp, ep in zip(active_params, params, expert_params, strict=True)
+    )
+    if len(_RATIOS) > 256:
+        _RATIOS.clear()
+    _RATIOS[id(arch)] = (arch, dense, routed)
+    return dense, routed
+
+
 def _active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
     """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
     arch = est.model.arch
-    n = len(est.layer_weight_bytes)
+    dense, routed_share = _read_ratios(arch)
     kv = _layer_kv(est)
-    active_params = arch.layer_active_params or (0,) * n
-    params = arch.layer_params or (0,) * n
-    experts = est.layer_expert_bytes or (0,) * n
-    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
-    per_layer: list[int] = []
-    expert_read: list[int] = []
-    for w, k, la, lp, e, ep in zip(
-        est.layer_weight_bytes, kv, active_params, params, experts, expert_params, strict=True
-    ):
-        if e and ep:  # the shared part whole, and the routed experts a token uses
-            routed = int(e * min(max(la - (lp - ep), 0) / ep, 1.0))
-            per_layer.append(w - e + routed + k)
-            expert_read.append(routed)
-        else:
-            per_layer.append(int(w * (la / lp if lp else 1.0)) + k)
-            expert_read.append(0)
+    if est.layer_expert_bytes:
+        expert_read = [
+            int(e * r) if r > 0 else 0 for e, r in zip(est.layer_expert_bytes, routed_share, strict=True)
+        ]
+        per_layer = [
+            (w - e + x + k) if e and r >= 0 else int(w * d) + k
+            for w, k, e, x, r, d in zip(
+                est.layer_weight_bytes,
+                kv,
+                est.layer_expert_bytes,
+                expert_read,
+                routed_share,
+                dense,
+                strict=True,
+            )
+        ]
+    else:
+        expert_read = [0] * len(est.layer_weight_bytes)
+        per_layer = [int(w * d) + k for w, k, d in zip(est.layer_weight_bytes, kv, dense, strict=True)]
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
         head = est.other_weight_bytes
     else:  # the input embedding is a row lookup; only the head is read whole
