@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -82,7 +82,8 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quant",
         metavar="Q",
-        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, …",
+        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, … "
+        "(default: the format the model is released in, e.g. MXFP4 for gpt-oss)",
     )
     parser.add_argument(
         "--context",
@@ -183,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--machine", metavar="FILE", type=Path, help="read a saved snapshot instead of probing this machine"
     )
+    audit.add_argument(
+        "--measure",
+        action="store_true",
+        help="run a short (about 1 s) multi-threaded memory copy test and record the host bandwidth",
+    )
     audit.set_defaults(handler=_cmd_audit)
 
     gpus = commands.add_parser(
@@ -225,16 +231,37 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ram-gb", metavar="N", type=_positive_number, help="replace the RAM with N GiB")
     fit.add_argument(
         "--offload",
-        choices=("auto", "none", "layers", "optimizer", "full"),
+        choices=("auto", "none", "layers", "experts", "optimizer", "params", "full"),
         default="auto",
-        help="where model parts may live: layers (llama.cpp -ngl), optimizer (ZeRO-Offload), "
-        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits",
+        help="where model parts may live: layers (llama.cpp -ngl), experts (MoE routed experts in RAM, "
+        "llama.cpp --n-cpu-moe), optimizer (ZeRO-Offload), params (ZeRO-3 offload of parameters too), "
+        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits, "
+        "and for inference the faster of layer and expert offload",
     )
     fit.add_argument(
         "--split",
         choices=("layer", "tensor"),
         default="layer",
         help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.add_argument(
+        "--n-cpu-moe",
+        metavar="N",
+        type=_positive_int,
+        help="with --offload experts: keep the routed experts of the first N layers in RAM "
+        "(llama.cpp --n-cpu-moe N; default: the fewest that let the rest fit)",
+    )
+    fit.add_argument(
+        "--measured",
+        metavar="FILE",
+        type=Path,
+        help="your own 'llama-bench -o json' results: where they cover this model, format and machine, "
+        "the measured speed is shown beside the estimate and used",
+    )
+    fit.add_argument(
+        "--backend",
+        choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
+        help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
     )
     fit.set_defaults(handler=_cmd_fit)
 
@@ -381,6 +408,10 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.machine is not None and args.python:
         raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
     _check_interpreters(args.python)
+    if args.machine is not None and args.measure:
+        raise UsageError(
+            "--measure and --machine cannot be combined: a snapshot's memory is not here to test"
+        )
     if args.format is not None:
         if args.json:
             raise UsageError(
@@ -395,7 +426,8 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     if args.redact:
         machine = machine.redacted()
     text = machine.to_json() if args.json else summarise(machine)
@@ -431,7 +463,8 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     report = reports.build_report(machine, catalog, models=models)
     if args.redact:
         report = reports.redact_report(report)
@@ -525,7 +558,17 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
-    result = fit(model, machine, _request(args), catalog, offload=args.offload, live=live, split=args.split)
+    req = replace(_request(args), backend=args.backend)
+    if args.n_cpu_moe is not None and args.offload != "experts":
+        raise UsageError("--n-cpu-moe needs --offload experts")
+    result = fit(
+        model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
+        cpu_expert_layers=args.n_cpu_moe,
+    )  # fmt: skip
+    if args.measured is not None:
+        from rigcheck.core.estimate.measured import apply_measured, load_llama_bench
+
+        result = apply_measured(result, load_llama_bench(args.measured), machine, str(args.measured))
     if args.json:
         _emit_json(fit_json(result), out)
     else:

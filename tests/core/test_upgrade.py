@@ -8,7 +8,7 @@ import pytest
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import best_quant, fit
+from rigcheck.core.estimate.fit import MEGATRAIN_HOST_BYTES, best_quant, fit
 from rigcheck.core.estimate.memory import GIB, Request
 from rigcheck.core.estimate.upgrade import (
     MAX_OPTIONS,
@@ -75,7 +75,7 @@ def test_second_4090_moves_a_70b_q4_from_does_not_fit_to_fits(catalog: Catalog, 
     assert spec is not None
     llama = catalog_model("llama-3.3-70b", catalog)
     req = Request(quant="q4_k_m", context=8192)
-    small_ram = upgrade(box, ram_gb=8)  # too little RAM to offload the rest of the 70B
+    small_ram = upgrade(box, ram_gb=4)  # too little RAM to offload the rest of the 70B
     two = upgrade(small_ram, add_gpus=[spec])
     before = fit(llama, small_ram, req, catalog, live=False, advise=False)
     after = fit(llama, two, req, catalog, live=False, advise=False)
@@ -117,7 +117,8 @@ def test_inference_quant_is_best_quant_or_the_smallest_with_offload(catalog: Cat
     huge = outcome(catalog_model("qwen3-235b-a22b", catalog), upgrade(box, ram_gb=128), catalog)
     assert huge.verdict == "fits_with_offload"
     assert huge.quant is not None and huge.quant.startswith("Q2_K")
-    assert huge.decode_tokens_per_s is not None and huge.offload == "layers"
+    # a MoE that must offload keeps attention on the GPU and reads only active experts from RAM
+    assert huge.decode_tokens_per_s is not None and huge.offload == "experts"
 
 
 def test_training_workload_outcome(catalog: Catalog, box: Machine) -> None:
@@ -226,8 +227,11 @@ def test_training_options_for_a_70b_full_fine_tune_on_a_4090(catalog: Catalog, b
     assert megatrain.verdict == "fits_with_offload"
     assert "MegaTrain-style" in megatrain.description and "GeForce RTX 4090" in megatrain.description
     assert megatrain.ram_gib is not None and megatrain.ram_gib in (768, 1024, 1536, 2048)
-    # at least 12 bytes per parameter of host RAM
-    assert megatrain.ram_gib * GIB >= 12 * catalog_model("llama-3.3-70b", catalog).arch.params_total
+    # at least MegaTrain's bytes per parameter of host RAM
+    assert (
+        megatrain.ram_gib * GIB
+        >= MEGATRAIN_HOST_BYTES * catalog_model("llama-3.3-70b", catalog).arch.params_total
+    )
     assert megatrain.machine.gpus == box.gpus
     assert megatrain.tokens_per_s is not None and megatrain.purchase_usd is None
     assert any("RAM price" in n for n in megatrain.notes)

@@ -95,6 +95,51 @@ def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
     assert fit_page.model is not None and fit_page.model.id == "qwen3-8b"
 
 
+def test_overview_shows_and_edits_the_host_bandwidth(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["overview"]
+    assert page.bandwidth.value() > 0  # type: ignore[attr-defined]
+    assert page.bandwidth_source.text()  # type: ignore[attr-defined]
+    page.bandwidth.setValue(321)  # type: ignore[attr-defined]
+    page.bandwidth.editingFinished.emit()  # type: ignore[attr-defined]
+    machine = window.state.machine
+    assert machine is not None
+    assert (machine.memory.bandwidth_bytes_per_s, machine.memory.bandwidth_source) == (
+        321 * 10**9,
+        "measured",
+    )
+    assert page.bandwidth_source.text() == "measured or entered"  # type: ignore[attr-defined]
+
+
+def test_fit_page_imports_llama_bench_results(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("llama-3.1-8b")))  # type: ignore[arg-type]
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    bench = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "llama-bench" / "rtx4090-llama3-8b-q4km.json"
+    )
+    page.import_bench(str(bench))
+    assert page.result is not None and page.result.speed.decode_tokens_per_s == 130.58
+    assert page.result.speed.measured_from == bench.name
+    page.import_bench(str(bench.parent / "README.md"))  # not JSON: a message, no traceback
+    assert "not llama-bench JSON" in page.solver_text.text()
+
+
+def test_fit_page_defaults_to_the_released_format(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-20b")))  # type: ignore[arg-type]
+    assert page.quant.currentData() == "mxfp4"
+    assert page.result is not None and page.result.verdict == "fits"
+
+
 def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     page = window.pages["fit"]

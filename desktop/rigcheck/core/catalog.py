@@ -128,6 +128,10 @@ class ModelSpec:
     #: the exact published count, e.g. the hub's safetensors total
     params_exact: int | None = None
     gguf_repos: tuple[str, ...] = ()
+    #: the weight format the checkpoint is released in, a quant id ("mxfp4", "fp8-e4m3", "bf16"); when
+    #: absent, read from the config (quantization_config.quant_method, else torch_dtype)
+    native_format: str | None = None
+    native_format_source: str | None = None
     tags: tuple[str, ...] = ()
     #: further sources for individual facts (a model card table, a mirror of the config)
     sources: tuple[str, ...] = ()
@@ -428,6 +432,79 @@ class PowerFactor:
     notes: str | None = None
 
 
+Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu"]
+
+
+@dataclass(frozen=True)
+class SpeedFactor:
+    """How close one class of hardware, with one backend, gets to its peaks: fitted on cited measurements.
+
+    Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
+    (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
+    prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency``). See docs/catalog.md#speed.
+    """
+
+    id: str
+    #: "nvidia-consumer", "nvidia-datacenter", "nvidia-soc", "amd-consumer", "amd-datacenter", "amd-apu",
+    #: "apple-base", "apple-pro", "apple-max", "intel", "cpu" (core/estimate/speed.py hardware_class)
+    hw_class: str
+    backend: Backend
+    decode_bandwidth_efficiency: float
+    source: str
+    per_layer_us: float = 0.0
+    per_gpu_us: float = 0.0
+    decode_compute_efficiency: float = 0.5
+    prefill_compute_efficiency: float | None = None
+    #: the backend this class runs when none is asked for
+    default: bool = False
+    #: what the factors were fitted on and how well they do there, in words
+    measured: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class Maturity:
+    """An engine that runs one architecture below (or above) what its hardware class reaches elsewhere."""
+
+    id: str
+    engine: str
+    #: config.json model_type, e.g. "qwen3_next"
+    model_type: str
+    source: str
+    decode_factor: float = 1.0
+    prefill_factor: float = 1.0
+    measured: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class CpuPlatform:
+    """A CPU family's memory system: channels × transfer rate × 8 bytes = peak host bandwidth."""
+
+    id: str
+    name: str
+    #: case-insensitive regular expressions matched against the CPU model string the probe reads
+    match: tuple[str, ...]
+    channels: int
+    #: the fastest memory the platform officially supports, MT/s
+    mt_per_s: int
+    source: str
+    #: bytes per channel per transfer (8 for DDR4/DDR5 DIMM channels; LPDDR buses given as 64-bit channels)
+    bytes_per_transfer: int = 8
+    memory_type: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+    @property
+    def bandwidth_bytes_per_s(self) -> int:
+        return self.channels * self.mt_per_s * 10**6 * self.bytes_per_transfer
+
+
 #: TOML array name -> (record class, key of an entry, what a person calls it)
 KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gpu": (GpuSpec, lambda r: r.id),
@@ -444,6 +521,9 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),
     "driver_branch": (DriverBranch, lambda r: r.branch),
     "power_factor": (PowerFactor, lambda r: r.id),
+    "speed_factor": (SpeedFactor, lambda r: r.id),
+    "maturity": (Maturity, lambda r: r.id),
+    "cpu_platform": (CpuPlatform, lambda r: r.id),
 }
 
 
@@ -466,6 +546,9 @@ class Catalog:
     gfx_overrides: tuple[GfxOverride, ...] = ()
     driver_branches: tuple[DriverBranch, ...] = ()
     power_factors: tuple[PowerFactor, ...] = ()
+    speed_factors: tuple[SpeedFactor, ...] = ()
+    maturities: tuple[Maturity, ...] = ()
+    cpu_platforms: tuple[CpuPlatform, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -558,6 +641,9 @@ _FIELDS = {
     "gfx_override": "gfx_overrides",
     "power_factor": "power_factors",
     "driver_branch": "driver_branches",
+    "speed_factor": "speed_factors",
+    "maturity": "maturities",
+    "cpu_platform": "cpu_platforms",
 }
 
 
@@ -646,6 +732,28 @@ def _check_format(kind: str, record: Any) -> str | None:
         bad = [cc for cc, cuda in record.min_cuda.items() if not (_CC.fullmatch(cc) and _CC.match(cuda))]
         if bad:
             return f"min_cuda: {bad[0]!r} = {record.min_cuda[bad[0]]!r} is not like '8.9' = '11.8'"
+    if kind == "speed_factor":
+        for name in ("decode_bandwidth_efficiency", "decode_compute_efficiency"):
+            value = getattr(record, name)
+            if not 0.0 < value <= 1.0:
+                return f"{name}: {value!r} is not a share of the peak (above 0, at most 1)"
+        # Prefill is measured against the catalog's FP16/BF16 tensor figure with FP32 accumulate; GeForce
+        # cards run llama.cpp's int8/FP16-accumulate kernels at up to twice that (docs/catalog.md#speed).
+        value = record.prefill_compute_efficiency
+        if value is not None and not 0.0 < value <= 2.0:
+            return f"prefill_compute_efficiency: {value!r} is not between 0 and 2 times the listed peak"
+        if record.per_layer_us < 0 or record.per_gpu_us < 0:
+            return "per_layer_us, per_gpu_us: must not be negative"
+    if kind == "maturity" and not (0.0 < record.decode_factor <= 2.0 and 0.0 < record.prefill_factor <= 2.0):
+        return "decode_factor, prefill_factor: must be above 0 and at most 2"
+    if kind == "cpu_platform":
+        if not (0 < record.channels <= 32 and 0 < record.mt_per_s <= 20000):
+            return "channels, mt_per_s: out of range (1-32 channels, at most 20000 MT/s)"
+        for pattern in record.match:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                return f"match: {pattern!r} is not a regular expression ({exc})"
     if kind == "power_factor" and not 1.0 <= record.factor <= 3.0:
         # PCIe CEM 5.0 lets a card exceed its sustained power by at most 3× (for 100 µs): docs/catalog.md#psu
         return f"factor: {record.factor!r} is not between 1.0 and 3.0"
@@ -804,8 +912,9 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 5  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
-# 4: GpuSpec street prices; 5: compat quotes, [[driver_branch]], torch release patches
+_CACHE_FORMAT = 6  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
+# 4: GpuSpec street prices; 5: compat quotes, [[driver_branch]], torch release patches;
+# 6: ModelSpec.native_format, [[speed_factor]], [[maturity]], [[cpu_platform]]
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

@@ -105,7 +105,7 @@ class Outcome:
     train_tokens_per_s: float | None
     #: where it runs, or why not, in words ("everything on the GPU: …", "needs 57.7 GiB; GPUs offer …")
     placement: str = ""
-    #: "none", "layers", "optimizer" or "full" (see fit.Placement.offload)
+    #: "none", "layers", "experts", "optimizer", "params" or "full" (see fit.Placement.offload)
     offload: str = "none"
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult, best_quant, fit, max_context
+from rigcheck.core.estimate.measured import BenchRow, apply_measured, load_llama_bench
 from rigcheck.core.estimate.memory import Request, resolve_quant
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -64,6 +67,7 @@ OFFLOADS = (
     ("auto", "Automatic"),
     ("none", "GPU only"),
     ("layers", "Layers to RAM (llama.cpp)"),
+    ("experts", "MoE experts to RAM (llama.cpp --n-cpu-moe)"),
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
@@ -193,6 +197,8 @@ class FitPage(QWidget):
         self.model: ModelInfo | None = None
         self.result: FitResult | None = None
         self._busy = False
+        #: imported llama-bench rows and the file's name (measured speeds replace estimates they cover)
+        self._bench: tuple[tuple[BenchRow, ...], str] | None = None
 
         page = QVBoxLayout(scroll_page(self))
         page.setContentsMargins(16, 12, 16, 16)
@@ -245,6 +251,12 @@ class FitPage(QWidget):
         buttons.addWidget(self.max_context_button)
         buttons.addWidget(self.best_quant_button)
         controls.body.addLayout(buttons)
+        self.bench_button = QPushButton(tr("Import llama-bench results…"))
+        self.bench_button.setToolTip(
+            tr("Your own 'llama-bench -o json' output: measured speeds replace estimates")
+        )
+        self.bench_button.clicked.connect(self._choose_bench)
+        controls.body.addWidget(self.bench_button)
         self.solver_text = muted("")
         controls.body.addWidget(self.solver_text)
         controls.body.addStretch(1)
@@ -341,8 +353,12 @@ class FitPage(QWidget):
         if model.weights is not None:
             self.quant.setCurrentIndex(0)
         else:
+            # The format it is released in (MXFP4 for gpt-oss, FP8 for DeepSeek-V3), else the last choice.
             wanted = str(self.state.settings.value("fit/quant", "q4_k_m")).lower()
-            index = self.quant.findData(wanted)
+            released = {"fp8-e4m3": "fp8"}.get(model.native_quant or "", model.native_quant)
+            index = self.quant.findData(released) if released else -1
+            if index < 0:
+                index = self.quant.findData(wanted)
             if index >= 0:
                 self.quant.setCurrentIndex(index)
         maximum = model.arch.max_context or 131072
@@ -426,8 +442,28 @@ class FitPage(QWidget):
             self.verdict.setText(f"✘ {exc}")
             self.result = None
             return
+        if self._bench is not None:
+            rows, name = self._bench
+            result = apply_measured(result, rows, machine, name)
         self.result = result
         self._show(result)
+
+    @Slot()
+    def _choose_bench(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("llama-bench results"), "", "JSON (*.json);;*")
+        if path:
+            self.import_bench(path)
+
+    def import_bench(self, path: str) -> None:
+        """Use the measured speeds of a ``llama-bench -o json`` file wherever they cover the fit."""
+        try:
+            rows = load_llama_bench(path)
+        except InputError as exc:
+            self.solver_text.setText(str(exc))
+            return
+        self._bench = (rows, Path(path).name)
+        self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
+        self.recompute()
 
     def _show(self, result: FitResult) -> None:
         glyph, words, colour = VERDICTS[result.verdict]
