@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measurements import Measurement, load
+from measurements import BACKENDS, Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
@@ -113,9 +113,23 @@ def _gpu_layers(row: Measurement) -> int | None:
     return int(found.group(1)) if found and row.offload_kind == "layers" else None
 
 
+def _cpu_expert_layers(row: Measurement) -> int | None:
+    """llama.cpp ``--n-cpu-moe N``: the first N layers' routed experts stay in host memory; ``-cmoe`` /
+    ``--cpu-moe``: every layer's (the estimator caps N at the model's MoE layers)."""
+    if row.offload_kind != "experts":
+        return None
+    if re.search(r"(^|\s)(-cmoe|--cpu-moe)\b", row.offload):
+        return 10**6
+    found = re.search(r"(?:--n-cpu-moe|-ncmoe)[ =](\d+)", row.offload)
+    return int(found.group(1)) if found else None
+
+
 def _machine(row: Measurement, catalog: Catalog) -> Machine:
     ram = row.ram_gb or DEFAULT_RAM_GIB
-    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=int(ram * GIB)), gpus=())
+    # The host as published ("EPYC 9654, 12×DDR5-4800"): the estimator matches its CPU platform for the
+    # host memory bandwidth, as the probe does with the CPU model it reads.
+    cpu = CPU(logical_cores=16, model=row.host or None)
+    bare = Machine(cpu=cpu, memory=Memory(total_bytes=int(ram * GIB)), gpus=())
     if row.device_class == "cpu":
         return simulate(bare, [], ram)
     if not row.gpu_id:
@@ -148,11 +162,15 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
         extra: dict[str, object] = {}
         if ngl is not None and "gpu_layers" in inspect.signature(fit).parameters:
             extra["gpu_layers"] = ngl
+        n_cpu_moe = _cpu_expert_layers(row)
+        if n_cpu_moe is not None:
+            extra["cpu_expert_layers"] = n_cpu_moe
+        backend = row.backend if row.backend in BACKENDS else None
         try:
             result = fit(
                 model,
                 machine,
-                Request(quant=quant, context=context),
+                Request(quant=quant, context=context, backend=backend),  # type: ignore[arg-type]
                 catalog,
                 offload=offload,  # type: ignore[arg-type]
                 live=False,
@@ -334,9 +352,11 @@ FORMULA_CHECKS = (
     FormulaCheck("Llama-3-8B-shape KV cache, n_ctx 32768 (llama.cpp)", 4096, "MiB", "fedora-copr/logdetective PR #106 log",
                  _mem("llama-3.1-8b", "kv_cache", 1024**2, quant="q4_k_m", context=32768)),
     FormulaCheck("Llama-3-8B-shape compute buffer, n_ctx 32768", 2144, "MiB", "fedora-copr/logdetective PR #106 log",
-                 _mem("llama-3.1-8b", "activations", 1024**2, quant="q4_k_m", context=32768)),
+                 _mem("llama-3.1-8b", "activations", 1024**2, quant="q4_k_m", context=32768,
+                      flash_attention=False)),  # the logged run predates flash attention by default
     FormulaCheck("gpt-oss-20b checkpoint (MXFP4 experts, bf16 rest)", 12.82, "GiB",
-                 "openai/gpt-oss config + checkpoint (memory-formulas §6.2)", _mem("gpt-oss-20b", "weights", GIB, quant="mxfp4")),
+                 "openai/gpt-oss config + checkpoint (memory-formulas §6.2)", _mem("gpt-oss-20b", "weights", GIB, quant="mxfp4",
+                                                                                         engine="transformers")),
     FormulaCheck("MegaTrain Qwen2.5-32B host RAM", 327, "GB", "DLYuanGod/MegaTrain README@2a9f977 performance table",
                  _megatrain("cpu")),
     FormulaCheck("MegaTrain Qwen2.5-32B GPU memory, batch 96 × 1024", 40, "GB",
