@@ -230,6 +230,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
         help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
     )
+    fit.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
+        "fastest (docs/recommendation.md)",
+    )
+    fit.add_argument(
+        "--rope-scaling",
+        action="store_true",
+        help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
+    )
     fit.set_defaults(handler=_cmd_fit)
 
     upgrade = commands.add_parser(
@@ -478,11 +490,14 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.estimate.commands import commands_for
     from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.recommend import Rung, check_context, display_quant, recommend, where_of
     from rigcheck.core.machine import load_machine
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.probe import probe_machine
-    from rigcheck.core.report.estimate import fit_json, fit_text
+    from rigcheck.core.report.estimate import fit_text
+    from rigcheck.core.report.recommend import recommendation_json, recommendation_text
     from rigcheck.core.whatif import simulate
 
     catalog = _load_catalog()
@@ -504,14 +519,30 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     req = replace(_request(args), backend=args.backend)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
-    result = fit(
-        model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
-        cpu_expert_layers=args.n_cpu_moe,
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
+    rec = recommend(
+        model, machine, req.workload, catalog, context=args.context, engine=req.engine, prefer=args.prefer,
+        live=live, request=req, rope_scaling=True, split=args.split,
     )  # fmt: skip
-    if args.json:
-        _emit_json(fit_json(result), out)
+    pinned = None
+    if args.quant or args.offload != "auto":
+        pinned = fit(
+            model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
+            cpu_expert_layers=args.n_cpu_moe,
+        )  # fmt: skip
+        result = pinned
     else:
-        out.write(fit_text(result, machine) + "\n")
+        result = fit(
+            model, machine, replace(req, quant=rec.best.quant_id if rec.best else rec.ladder[-1].quant_id),
+            catalog, live=live, split=args.split,
+        )  # fmt: skip  (the recommended format again, now with advice)
+    rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
+    commands = commands_for(rec, machine, catalog, live=live, rung=rung)
+    if args.json:
+        _emit_json(recommendation_json(rec, commands, result=result, pinned=pinned is not None), out)
+    else:
+        text = recommendation_text(rec, commands, pinned=pinned)
+        out.write(text + "\n\n" + fit_text(result, machine) + "\n")
     return EXIT_OK
 
 
