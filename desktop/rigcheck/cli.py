@@ -346,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a catalog model id to check on every machine (repeatable, or comma-separated)",
     )
     fleet.add_argument(
-        "--quant", metavar="Q", default="Q4_K_M", help="weight format for --model (default Q4_K_M)"
+        "--quant",
+        metavar="Q",
+        help="weight format for --model (default: the recommended format on each machine, as 'fit' gives)",
     )
     fleet.add_argument(
         "--context",

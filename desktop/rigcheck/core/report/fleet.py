@@ -219,15 +219,28 @@ class Fleet:
         model: ModelInfo | str,
         catalog: Catalog,
         *,
-        quant: str = DEFAULT_QUANT,
+        quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
     ) -> ModelColumn:
-        """``model`` (a catalog id or a resolved model) on every node at ``quant``."""
+        """``model`` (a catalog id or a resolved model) on every node at ``quant``; with ``quant`` None,
+        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
-        from rigcheck.core.estimate.upgrade import catalog_model
+        from rigcheck.core.estimate.upgrade import catalog_model, outcome
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
+        if quant is None:
+            best = [outcome(info, node.machine, catalog, context=context) for node in self.nodes]
+            return ModelColumn(
+                info.id,
+                info.name,
+                "best",
+                context,
+                tuple(
+                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate")
+                    for node, o in zip(self.nodes, best, strict=True)
+                ),
+            )
         request = Request(quant=quant, context=context)
         # Once, before the loop: an unknown format is one error, not one per node.
         quant_name = estimate_memory(info, request, catalog).quant_name
@@ -244,7 +257,12 @@ class Fleet:
         return ModelColumn(info.id, info.name, quant_name, context, tuple(cells))
 
     def can_run(
-        self, model_id: str, catalog: Catalog, *, quant: str = DEFAULT_QUANT, context: int | None = None
+        self,
+        model_id: str,
+        catalog: Catalog,
+        *,
+        quant: str | None = DEFAULT_QUANT,
+        context: int | None = None,
     ) -> list[tuple[Node, str, float | None]]:
         """(node, verdict, decode tokens/s) for every node; verdicts as :func:`fit` gives them."""
         col = self.column(model_id, catalog, quant=quant, context=context)
@@ -255,7 +273,7 @@ class Fleet:
         model_ids: Sequence[str],
         catalog: Catalog,
         *,
-        quant: str = DEFAULT_QUANT,
+        quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
     ) -> tuple[ModelColumn, ...]:
         """The machine × model matrix for these catalog models."""

@@ -48,7 +48,7 @@ REDACTED = "(redacted)"
 
 @dataclass(frozen=True)
 class ModelFit:
-    """One model on the report's machine (inference: the best format that fits, see ``upgrade.outcome``)."""
+    """One model on the report's machine: the recommendation (``upgrade.outcome``, ``recommend``)."""
 
     model_id: str
     name: str
@@ -58,6 +58,8 @@ class ModelFit:
     verdict: str
     decode_tokens_per_s: float | None
     train_tokens_per_s: float | None
+    #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run (or an older report)
+    where: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def build_report(
     machine: Machine, catalog: Catalog, *, models: Sequence[str] | None = None, live: bool = False
 ) -> Report:
     """The report of ``machine``: its findings and, for each model (catalog ids, default the popular
-    ones), the inference verdict at the best format that fits (Q4_K_M or better when it can).
+    ones), the recommended way to run it (:func:`rigcheck.core.estimate.recommend.recommend`).
 
     An unknown model id is an ``InputError`` naming it; ``live`` counts the memory free now (a probed
     machine) instead of its capacity.
@@ -101,6 +103,7 @@ def build_report(
                 verdict=result.verdict,
                 decode_tokens_per_s=result.decode_tokens_per_s,
                 train_tokens_per_s=result.train_tokens_per_s,
+                where=result.where,
             )
         )
     return Report(
