@@ -8,7 +8,7 @@ import pytest
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import best_quant, fit
+from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import GIB, Request
 from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.upgrade import (
