@@ -163,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--machine", metavar="FILE", type=Path, help="read a saved snapshot instead of probing this machine"
     )
+    audit.add_argument(
+        "--measure",
+        action="store_true",
+        help="run a short (about 1 s) multi-threaded memory copy test and record the host bandwidth",
+    )
     audit.set_defaults(handler=_cmd_audit)
 
     gpus = commands.add_parser(
@@ -384,6 +389,10 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.machine is not None and args.python:
         raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+    if args.machine is not None and args.measure:
+        raise UsageError(
+            "--measure and --machine cannot be combined: a snapshot's memory is not here to test"
+        )
     if args.format is not None:
         if args.json:
             raise UsageError(
@@ -398,7 +407,8 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     if args.redact:
         machine = machine.redacted()
     text = machine.to_json() if args.json else summarise(machine)
@@ -421,7 +431,8 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     report = reports.build_report(machine, catalog, models=models)
     if args.redact:
         report = reports.redact_report(report)

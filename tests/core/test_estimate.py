@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from fakes.archs import DENSE_120B, LLAMA_31_8B, LLAMA_31_70B, dense, model
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import best_quant, fewest_gpus, fit, max_context
+from rigcheck.core.estimate.fit import MEGATRAIN_HOST_BYTES, best_quant, fewest_gpus, fit, max_context
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.spec import ArchConfig
@@ -259,7 +259,7 @@ def test_megatrain_headline_120b_on_one_h200_with_1_5_tb(catalog: Catalog) -> No
     assert result.verdict == "fits_with_offload"
     assert result.placement.offload == "full"
     assert result.placement.gpu_bytes[0] < 141 * 10**9  # GPU memory follows the largest layer, not the model
-    assert result.placement.cpu_bytes >= 12 * DENSE_120B.params_total
+    assert result.placement.cpu_bytes >= MEGATRAIN_HOST_BYTES * DENSE_120B.params_total
     assert result.speed.train_tokens_per_s is not None
     small_host = machine(catalog, ("nvidia-h200",), ram_gib=1024)
     short = fit(model(DENSE_120B), small_host, req, catalog, live=False)

@@ -95,6 +95,22 @@ def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
     assert fit_page.model is not None and fit_page.model.id == "qwen3-8b"
 
 
+def test_overview_shows_and_edits_the_host_bandwidth(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["overview"]
+    assert page.bandwidth.value() > 0  # type: ignore[attr-defined]
+    assert page.bandwidth_source.text()  # type: ignore[attr-defined]
+    page.bandwidth.setValue(321)  # type: ignore[attr-defined]
+    page.bandwidth.editingFinished.emit()  # type: ignore[attr-defined]
+    machine = window.state.machine
+    assert machine is not None
+    assert (machine.memory.bandwidth_bytes_per_s, machine.memory.bandwidth_source) == (
+        321 * 10**9,
+        "measured",
+    )
+    assert page.bandwidth_source.text() == "measured or entered"  # type: ignore[attr-defined]
+
+
 def test_fit_page_defaults_to_the_released_format(qtbot: QtBot, window: MainWindow) -> None:
     from rigcheck.core.models.resolve import from_catalog
 

@@ -28,7 +28,7 @@ from rigcheck.core.estimate.memory import (
     expert_params_per_layer,
 )
 from rigcheck.core.machine import GPU, Machine
-from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import simulate
@@ -58,11 +58,26 @@ MEGATRAIN_MFU = 0.27
 PCIE_GBS = {3: 13.0, 4: 26.0, 5: 52.0, 6: 104.0}
 #: CPU Adam touches ~28 bytes per parameter per step (memory-formulas §1.6, derived)
 CPU_ADAM_BYTES_PER_PARAM = 28
-#: MegaTrain host state: fp32 master + Adam m, v = 12 bytes/parameter (MegaTrain calc_resource.py)
-MEGATRAIN_HOST_BYTES = 12
+#: MegaTrain host state per parameter, calibrated to its published run: Qwen2.5-32B (32.8B parameters)
+#: took ~327 GB of host memory on one H100 (MegaTrain README@2a9f977 "Performance" table) = ~10 B/param,
+#: i.e. bf16 parameters (2) + fp32 Adam m and v (8, DeepSpeedCPUAdam's fp32_optimizer_states). Its
+#: calc_resource.py documents 12 (an fp32 master copy), which overshoots that run by 24%.
+MEGATRAIN_HOST_BYTES = 10
 MEGATRAIN_GRAD_SLABS = 12
 MEGATRAIN_CHECKPOINT_INTERVAL = 4
-MEGATRAIN_ACTIVATION_FACTOR = 29  # bytes per hidden × token × checkpoint interval, calibrated by MegaTrain
+#: activation bytes per hidden unit × token × checkpoint interval. calc_resource.py's 29 sizes the largest
+#: batch of Qwen2.5-7B that fits 80 GB; the README's measured Qwen2.5-32B run (batch 96 × 1024 tokens,
+#: ~40 GB of GPU memory) gives 15 once the fixed buffers are counted (memory-formulas §1.4)
+MEGATRAIN_ACTIVATION_FACTOR = 15
+#: CUDA context MegaTrain budgets (calc_resource.py CUDA_CONTEXT_GB)
+MEGATRAIN_CUDA_CONTEXT = 2 * 10**9
+#: DeepSpeed's estimators keep 50% headroom on their CPU figures (additional_buffer_factor=1.5)
+DEEPSPEED_BUFFER = 1.5
+#: QLoRA dequantises the 4-bit base weights to bf16 for every matmul, in the forward pass, in the backward
+#: pass (for the input gradients) and again when recomputing (QLoRA arXiv 2305.14314 §3: "we dequantize
+#: the storage data type to the computation data type to perform the forward and backward pass"): each
+#: pass reads 0.5 B and writes 2 B per weight, and the matmul reads the 2 B copy back, which LoRA reads anyway
+QLORA_DEQUANT_BYTES_PER_PARAM = 0.5 + 2
 
 
 @dataclass(frozen=True)
@@ -246,9 +261,27 @@ def _layer_kv(est: MemoryEstimate) -> tuple[int, ...]:
     return est.layer_kv_bytes or tuple(0 for _ in est.layer_weight_bytes)
 
 
-def _place_training(
-    est: MemoryEstimate, budget: Budget, offload: Literal["none", "optimizer", "full"]
-) -> Placement | None:
+def zero2_offload_bytes(params: int, gpus: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero2_model_states_mem_needs(cpu_offload=True)."""
+    return int(params * max(4 * gpus, 16) * DEEPSPEED_BUFFER), 2 * params
+
+
+def zero3_offload_bytes(params: int, largest_layer: int, nodes: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero3_model_states_mem_needs(cpu_offload=True,
+    cpu_offload_params=True, zero_init=True): 18 bytes per parameter × 1.5 per node, 4 × the largest layer."""
+    return int(params * 18 / nodes * DEEPSPEED_BUFFER), 4 * largest_layer
+
+
+def largest_layer_params(arch: ArchConfig) -> int:
+    """DeepSpeed's ``largest_layer_params``: the largest single module (embedding, head or a linear)."""
+    linear = arch.hidden_size * (arch.intermediate_size or 4 * arch.hidden_size)
+    return max(arch.embed_params, arch.head_params, linear)
+
+
+TrainOffload = Literal["none", "optimizer", "params", "full"]
+
+
+def _place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -> Placement | None:
     arch = est.model.arch
     params = arch.params_total
     n_layers = arch.num_layers
@@ -257,9 +290,7 @@ def _place_training(
         return None
     gpu_budget = budget.gpu_bytes[best]
 
-    def on(
-        gpu_bytes: int, cpu_bytes: int, mode: Literal["none", "optimizer", "full"], layers: int
-    ) -> Placement | None:
+    def on(gpu_bytes: int, cpu_bytes: int, mode: TrainOffload, layers: int) -> Placement | None:
         if gpu_bytes > gpu_budget or cpu_bytes > budget.cpu_bytes:
             return None
         per_gpu = tuple(gpu_bytes if i == best else 0 for i in range(len(budget.gpu_bytes)))
@@ -267,13 +298,24 @@ def _place_training(
 
     if offload == "none":
         return on(est.total_bytes, 0, "none", n_layers)
+    runtime = est.total("activations") + est.total("overhead")
     if est.workload != "full":
-        return None  # adapters are small: offloading them is not what LoRA users do
-    activations = est.total("activations") + est.total("overhead")
+        # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
+        trainable = est.total("gradients") // 2  # adapter gradients are 2 bytes per trainable parameter
+        if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
+            gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
+            return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
+        if offload == "params":  # ZeRO-3: the frozen base weights stream from RAM as well
+            cpu, gpu = zero3_offload_bytes(trainable, largest_layer_params(arch))
+            return on(gpu + runtime, cpu + est.total("weights"), "params", 0)
+        return None  # MegaTrain-style streaming is full fine-tuning (see _why_not)
     if offload == "optimizer":
-        # DeepSpeed estimate_zero2_model_states_mem_needs(cpu_offload=True): GPU 2P, CPU P·max(4G,16)·1.5
-        return on(2 * params + activations, int(params * 16 * 1.5), "optimizer", n_layers)
-    # MegaTrain: host keeps fp32 master + Adam states; the GPU holds two bf16 layer buffers, the
+        cpu, gpu = zero2_offload_bytes(params)
+        return on(gpu + runtime, cpu, "optimizer", n_layers)
+    if offload == "params":
+        cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
+        return on(gpu + runtime, cpu, "params", 0)
+    # MegaTrain: host keeps the parameters and Adam states; the GPU holds two bf16 layer buffers, the
     # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
     largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)
     hybrid = 2.5 if "linear" in arch.layer_kinds else 1.0
@@ -285,7 +327,9 @@ def _place_training(
         * est.batch
         * hybrid
     )
-    gpu = 2 * 10**9 + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    gpu = (
+        MEGATRAIN_CUDA_CONTEXT + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    )
     host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
     return on(gpu, host, "full", 0)
 
@@ -330,11 +374,12 @@ def place(
             if placement is not None:
                 return placement
         return None
-    train_modes: Sequence[Literal["none", "optimizer", "full"]] = (
-        ("none", "optimizer", "full") if offload == "auto" else (offload,)  # type: ignore[assignment]
-    )
+    # auto: LoRA/QLoRA keep everything on the GPU (their trainable part is tiny); full fine-tuning tries
+    # ZeRO-Offload, then MegaTrain. ZeRO-3 (params) only when asked for: MegaTrain needs less RAM.
+    auto: tuple[TrainOffload, ...] = ("none", "optimizer", "full") if est.workload == "full" else ("none",)
+    train_modes: Sequence[TrainOffload] = auto if offload == "auto" else (offload,)  # type: ignore[assignment]
     for train_mode in train_modes:
-        if train_mode not in ("none", "optimizer", "full"):
+        if train_mode not in ("none", "optimizer", "params", "full"):
             return None
         placement = _place_training(est, budget, train_mode)
         if placement is not None:
@@ -355,7 +400,7 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     gpus = machine.gpus
     specs = [catalog.spec_for(g) for g in gpus]
     if est.workload != "inference":
-        return _training_speed(est, placement, gpus, specs, explanation)
+        return _training_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
     return _inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
 
 
@@ -523,11 +568,14 @@ def _tflops(spec: GpuSpec | None) -> float | None:
 def _training_speed(
     est: MemoryEstimate,
     placement: Placement,
-    gpus: Sequence[GPU],
+    machine: Machine,
+    catalog: Catalog,
+    *,
     specs: Sequence[GpuSpec | None],
     explanation: list[str],
 ) -> Speed:
     arch = est.model.arch
+    gpus = machine.gpus
     used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
     if not used:
         return Speed(explanation=("training needs a GPU",))
@@ -537,33 +585,65 @@ def _training_speed(
         return Speed(
             explanation=(f"GPU {i} ({gpus[i].name}): tensor throughput not published; speed not estimated",)
         )
+    # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
+    active = arch.params_active
     recompute = 2 if est.checkpointing == "full" else 0
-    flops_per_token = (
-        (6 + recompute) * arch.params_total if est.workload == "full" else (4 + recompute) * arch.params_total
-    )
+    per_param = (6 if est.workload == "full" else 4) + recompute
+    flops_per_token = per_param * active
     mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
     tokens_per_step = est.context * est.batch
     t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
+    moe = f", {active:,} of {arch.params_total:,} parameters active" if arch.is_moe else ""
+    base = "6N" if est.workload == "full" else "4N (frozen base: no weight gradients)"
     explanation.append(
-        f"{(flops_per_token // arch.params_total)}·N FLOPs per token (6N forward+backward"
-        f"{', +2N recompute' if recompute else ''}) at {mfu:.0%} of {peak:g} TFLOPS"
+        f"{per_param}·N FLOPs per token ({base}{', +2N recompute' if recompute else ''}{moe}) "
+        f"at {mfu:.0%} of {peak:g} TFLOPS"
     )
     bound: Bound = "compute"
     step = t_compute
-    if placement.offload in ("optimizer", "full"):
-        t_opt = arch.params_total * CPU_ADAM_BYTES_PER_PARAM / (CPU_BANDWIDTH_GBS * 1e9)
+    if est.workload == "qlora":
+        bw = _bandwidth(specs[i])
+        factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+        if bw is not None and factor is not None:
+            passes = 2 + (1 if recompute else 0)
+            quantized = arch.params_total - arch.embed_params - arch.head_params
+            t_dequant = (
+                passes
+                * quantized
+                * QLORA_DEQUANT_BYTES_PER_PARAM
+                / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+            )
+            step += t_dequant
+            explanation.append(
+                f"QLoRA dequantises the NF4 base {passes}× per step ({QLORA_DEQUANT_BYTES_PER_PARAM:g} B per "
+                f"weight each): +{t_dequant * 1e3:,.0f} ms per step at {bw:g} GB/s (QLoRA §3)"
+            )
+    if placement.offload in ("optimizer", "params", "full"):
+        host = speed.host_bandwidth(machine, catalog)
+        trainable = arch.params_total if est.workload == "full" else est.total("gradients") // 2
+        t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
-            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per parameter per step at ~{CPU_BANDWIDTH_GBS:g} GB/s"
+            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per trainable parameter per step at {host.why}"
         )
-        if placement.offload == "full":
-            link = _pcie_gbs(gpus[i], specs[i])
-            t_h2d = 2 * arch.params_total * 2 / (link * 1e9)
-            explanation.append(f"streaming bf16 layers twice per step over {link:g} GB/s (MegaTrain §1.6)")
+        link = _pcie_gbs(gpus[i], specs[i])
+        if placement.offload in ("params", "full"):
+            # bf16 weights stream in for the forward pass and again for the backward (and recompute);
+            # bf16 gradients stream out (memory-formulas §1.6, §7.3)
+            t_h2d = (2 * arch.params_total * 2 + arch.params_total * 2) / (link * 1e9)
+            explanation.append(
+                f"streaming bf16 weights in twice and gradients out once per step over {link:g} GB/s"
+            )
             if t_h2d > step:
                 step, bound = t_h2d, "pcie"
-        if t_opt > step:
-            bound = "cpu_optimizer"
-        step += t_opt
+        if placement.offload == "full":
+            # MegaTrain pipelines prefetch, compute, gradient offload and the CPU update (arXiv 2604.05091)
+            if t_opt > step:
+                step, bound = t_opt, "cpu_optimizer"
+            explanation.append("MegaTrain overlaps the CPU optimizer with the GPU's work")
+        else:
+            if t_opt > step:
+                bound = "cpu_optimizer"
+            step += t_opt
     return Speed(None, None, tokens_per_step / step, bound, tuple(explanation))
 
 
@@ -605,11 +685,7 @@ def fit(
     reasons = list(budget.reasons)
     if placement is None:
         verdict: Verdict = "does_not_fit"
-        need = est.total_bytes
-        have = sum(budget.gpu_bytes)
-        reasons.insert(
-            0, f"needs {fmt_bytes(need)}; GPUs offer {fmt_bytes(have)} and RAM {fmt_bytes(budget.cpu_bytes)}"
-        )
+        reasons.insert(0, _why_not(est, budget, offload))
         placement = Placement(tuple(0 for _ in budget.gpu_bytes), 0, 0, model.arch.num_layers, "none")
         speed = Speed()
     else:
@@ -627,6 +703,40 @@ def fit(
 #: vLLM's default --gpu-memory-utilization: it takes this fraction of each GPU's total memory
 #: (memory-formulas §5: "Standard 0,9"; vllm PR #10511 start-up profile 79.22 GiB × 0.90)
 VLLM_GPU_UTILIZATION = 0.9
+
+
+def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
+    """Why nothing was placed, in one sentence that never claims it fits."""
+    need, gpu, ram = est.total_bytes, max(budget.gpu_bytes, default=0), budget.cpu_bytes
+    offers = f"GPUs offer {fmt_bytes(sum(budget.gpu_bytes))} and RAM {fmt_bytes(ram)}"
+    if est.workload in ("lora", "qlora") and offload == "full":
+        return (
+            "MegaTrain-style offload (--offload full) streams full fine-tuning; for LoRA/QLoRA use "
+            "--offload optimizer or params, or none"
+        )
+    if (
+        est.workload in ("lora", "qlora", "inference")
+        and offload == "experts"
+        and not any(est.layer_expert_bytes)
+    ):
+        return "expert offload needs a mixture-of-experts model; this one is dense"
+    if not any(budget.gpu_bytes) and est.workload != "inference":
+        return f"training needs a GPU; {offers}"
+    if est.workload == "full" and offload in ("optimizer", "params", "full"):
+        params = est.model.arch.params_total
+        host = {
+            "optimizer": zero2_offload_bytes(params)[0],
+            "params": zero3_offload_bytes(params, largest_layer_params(est.model.arch))[0],
+            "full": MEGATRAIN_HOST_BYTES * params,
+        }[offload]
+        if host > ram:
+            return f"--offload {offload} keeps {fmt_bytes(host)} in RAM; {fmt_bytes(ram)} is available"
+    if est.workload != "inference" and offload in ("optimizer", "params", "full") and need <= gpu:
+        return (
+            f"with --offload {offload} the parts kept in RAM need more than the {fmt_bytes(ram)} available "
+            f"(it would fit the GPU without offload: {fmt_bytes(need)} of {fmt_bytes(gpu)})"
+        )
+    return f"needs {fmt_bytes(need)}; {offers}"
 
 
 def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
@@ -653,6 +763,11 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         return (
             f"MegaTrain-style: {fmt_bytes(p.cpu_bytes)} of parameters and optimizer states in RAM, "
             f"{fmt_bytes(gpu_total)} on the GPU"
+        )
+    if p.offload == "params":
+        return (
+            f"ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({fmt_bytes(p.cpu_bytes)}), "
+            f"{fmt_bytes(gpu_total)} on the GPU (4 × the largest layer + activations)"
         )
     if p.offload == "optimizer":
         return (
@@ -774,7 +889,8 @@ def _advice(
         if host_need > have:
             extra = (host_need - have + GIB - 1) // GIB
             advice.append(
-                f"add {extra} GiB RAM for MegaTrain-style training (about 12 bytes per parameter in RAM)"
+                f"add {extra} GiB RAM for MegaTrain-style training "
+                f"(about {MEGATRAIN_HOST_BYTES} bytes per parameter in RAM)"
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":
         advice.append("QLoRA (4-bit base) needs about a quarter of the weight memory")

@@ -10,7 +10,7 @@ on the cited measurement set (``benchmarks/fit_speed.py``), never per chip and m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
@@ -112,3 +112,19 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             f"{platform.mt_per_s} MT/s ({platform.source})",
         )
     return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", DEFAULT_HOST_SOURCE)
+
+
+def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None = None) -> Machine:
+    """``machine`` with ``memory.bandwidth_bytes_per_s`` filled: a measurement, what it already has (a
+    measurement or a figure the user typed in), the CPU platform's, or the default."""
+    memory = machine.memory
+    if measured:
+        return replace(
+            machine, memory=replace(memory, bandwidth_bytes_per_s=measured, bandwidth_source="measured")
+        )
+    if memory.bandwidth_bytes_per_s and memory.bandwidth_source == "measured":
+        return machine
+    host = host_bandwidth(replace(machine, memory=replace(memory, bandwidth_bytes_per_s=None)), catalog)
+    return replace(
+        machine, memory=replace(memory, bandwidth_bytes_per_s=host.bytes_per_s, bandwidth_source=host.source)
+    )

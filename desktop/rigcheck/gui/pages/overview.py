@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
@@ -19,6 +21,7 @@ from rigcheck.core.catalog import ModelSpec
 from rigcheck.core.estimate.fit import best_quant, fit
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.power import power_budget
+from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
@@ -55,6 +58,7 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(self.waiting)
         self.layout_.addStretch(1)
         self.cards: list[ModelCard] = []
+        self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
@@ -70,6 +74,7 @@ class OverviewPage(QWidget):
 
     def show_machine(self, machine: Machine, label: str, is_live: bool) -> None:
         self._clear()
+        self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
         hardware = QGridLayout()
         hardware.setSpacing(12)
@@ -188,6 +193,7 @@ class OverviewPage(QWidget):
             ram.setValue(0)
             ram.setFormat(fmt_bytes(mem.total_bytes))
         form.addRow(tr("RAM"), ram)
+        form.addRow(tr("Memory bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
                 tr("Disk") + f" ({disk.purpose or ''})",
@@ -195,6 +201,36 @@ class OverviewPage(QWidget):
             )
         card.body.addLayout(form)
         return card
+
+    def _bandwidth_row(self, machine: Machine) -> QWidget:
+        """Host memory bandwidth (what offloaded weights are read at), with its source; editable."""
+        host = host_bandwidth(machine, self.state.catalog)
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.bandwidth = QSpinBox()
+        self.bandwidth.setRange(1, 5000)
+        self.bandwidth.setSuffix(" GB/s")
+        self.bandwidth.setAccessibleName(tr("Host memory bandwidth in GB/s"))
+        self.bandwidth.setValue(round(host.bytes_per_s / 1e9))
+        source = {
+            "measured": tr("measured or entered"),
+            "catalog": tr("from the CPU platform catalog"),
+            "default": tr("default (CPU not in the catalog)"),
+        }[host.source]
+        self.bandwidth_source = muted(source)
+        self.bandwidth_source.setToolTip(host.why)
+        layout.addWidget(self.bandwidth)
+        layout.addWidget(self.bandwidth_source, 1)
+        self.bandwidth.editingFinished.connect(lambda: self._bandwidth_changed(machine))
+        return row
+
+    def _bandwidth_changed(self, machine: Machine) -> None:
+        rate = self.bandwidth.value() * 10**9
+        if rate == round(host_bandwidth(machine, self.state.catalog).bytes_per_s / 1e9) * 10**9:
+            return
+        memory = replace(machine.memory, bandwidth_bytes_per_s=rate, bandwidth_source="measured")
+        self.state.set_machine(replace(machine, memory=memory), self._label, self._live)
 
     def _power_card(self, machine: Machine) -> Card:
         card = Card()
