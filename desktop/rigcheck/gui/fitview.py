@@ -17,6 +17,13 @@ from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, w
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 
+#: where -> the words in a narrow table column (the Models page)
+SHORT_WORDS: dict[Where | None, str] = {
+    "gpu": "On the GPU",
+    "gpu+ram": "GPU + RAM",
+    "cpu": "On the CPU",
+    None: "Does not fit",
+}
 #: where -> (glyph, words (English source, translated when shown), colour, sort rank)
 WHERE_VIEW: dict[Where | None, tuple[str, str, str, int]] = {
     "gpu": ("✔", "Runs on the GPU", "#2e9d57", 0),
@@ -38,6 +45,10 @@ class FitView:
     tokens_per_s: float | None
     #: fit.Placement.offload of the recommendation ("experts", "layers", …)
     offload: str = "none"
+
+    @property
+    def short_words(self) -> str:
+        return SHORT_WORDS[self.where]
 
     @property
     def rank(self) -> int:

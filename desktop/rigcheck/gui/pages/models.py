@@ -221,12 +221,14 @@ class CatalogTable(QAbstractTableModel):
         if view is None:
             return "…" if role == Qt.ItemDataRole.DisplayRole else None
         if role == Qt.ItemDataRole.DisplayRole:
-            detail = view.detail().replace("tokens/s", tr("tokens/s"))
-            return f"{view.glyph} {tr(view.words)}" + (f" · {detail}" if detail else "")
+            detail = view.detail().replace("tokens/s", tr("tok/s"))
+            return f"{view.glyph} {tr(view.short_words)}" + (f" · {detail}" if detail else "")
         if role == Qt.ItemDataRole.ForegroundRole:
             return QColor(view.colour)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return tr("Double-click to see it in Fit")
+            return f"{tr(view.words)}\n{tr('Double-click to see it in Fit')}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{tr(view.words)}, {view.detail()}"
         return None
 
     @staticmethod
@@ -462,6 +464,8 @@ class ModelsPage(QWidget):
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(HF_ID, QHeaderView.ResizeMode.Interactive)
         self.table.resizeColumnToContents(HF_ID)  # then the user may narrow it
+        # the fit column takes room: long hub ids are elided in the middle rather than squeezing names
+        self.table.setColumnWidth(HF_ID, min(self.table.columnWidth(HF_ID), 240))
         self.table.activated.connect(self._choose_index)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
 

@@ -97,7 +97,7 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(
             muted(
                 tr(
-                    "Best format that fits entirely in GPU memory at 8k context; "
+                    "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
                     "click a card to open it in Fit."
                 )
             )
