@@ -33,7 +33,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Split, fit
+from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit
 from rigcheck.core.estimate.memory import (
     Engine,
     Request,
@@ -187,6 +187,36 @@ def check_context(model: ModelInfo, context: int | None, *, rope_scaling: bool =
             f"{context:,} tokens is beyond {model.name}'s trained maximum of {limit:,} "
             "(pass --rope-scaling to size it anyway, as with YaRN or linear RoPE scaling)",
         )
+
+
+def longest_running_context(
+    model: ModelInfo,
+    machine: Machine,
+    req: Request,
+    catalog: Catalog,
+    *,
+    offload: Offload = "auto",
+    live: bool = False,
+) -> int | None:
+    """The longest context, up to the model's trained maximum, that runs with ``offload`` (on the GPU,
+    GPU + RAM or the CPU); None if not even 512 tokens do. ``fit.max_context`` is the GPU-only one."""
+    upper = model.arch.max_context or 131072
+
+    def runs(context: int) -> bool:
+        trial = replace(req, context=context)
+        return fit(model, machine, trial, catalog, offload=offload, live=live, advise=False).verdict != (
+            "does_not_fit"
+        )
+
+    if not runs(512):
+        return None
+    if runs(upper):
+        return upper
+    low, high = 512, upper
+    while high - low > 256:
+        mid = (low + high) // 2
+        low, high = (mid, high) if runs(mid) else (low, mid)
+    return low
 
 
 # -- the ladder -----------------------------------------------------------------------------------
