@@ -544,11 +544,9 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
             cpu_expert_layers=args.n_cpu_moe,
         )  # fmt: skip
         result = pinned
-    else:
-        result = fit(
-            model, machine, replace(req, quant=rec.best.quant_id if rec.best else rec.ladder[-1].quant_id),
-            catalog, live=live, split=args.split,
-        )  # fmt: skip  (the recommended format again, now with advice)
+    else:  # the recommended format again, now with advice
+        chosen = rec.best.quant_id if rec.best else rec.ladder[-1].quant_id
+        result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=args.split)
     rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
     commands = commands_for(rec, machine, catalog, live=live, rung=rung)
     if args.json:

@@ -175,7 +175,9 @@ def _flag(args: list[str], name: str) -> str | None:
         ("cpu", "llama-3.1-8b", 8192),  # no GPU
     ],
 )
-def test_command_flags_match_the_placement(catalog: Catalog, machine: str, model_id: str, context: int) -> None:
+def test_command_flags_match_the_placement(
+    catalog: Catalog, machine: str, model_id: str, context: int
+) -> None:
     box = cpu_box() if machine == "cpu" else load_machine(FIXTURES / machine)
     rec = recommend(model(catalog, model_id), box, "inference", catalog, context=context)
     assert rec.best is not None
