@@ -104,6 +104,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         default="llama.cpp",
         help="inference engine whose overheads to use",
     )
+    parser.add_argument(
+        "--rope-scaling",
+        action="store_true",
+        help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -242,11 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
         "fastest (docs/recommendation.md)",
     )
-    fit.add_argument(
-        "--rope-scaling",
-        action="store_true",
-        help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
-    )
     fit.set_defaults(handler=_cmd_fit)
 
     upgrade = commands.add_parser(
@@ -292,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_positive_int,
         help="tokens of context (default 8192 or the model's maximum if smaller)",
+    )
+    upgrade.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="how each model's format is chosen, as for 'fit' (docs/recommendation.md)",
     )
     upgrade.add_argument("--json", action="store_true", help="print the whole report as JSON")
     upgrade.set_defaults(handler=_cmd_upgrade)
@@ -489,11 +495,13 @@ def _request(args: argparse.Namespace) -> Request:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.estimate.memory import estimate_memory
+    from rigcheck.core.estimate.recommend import check_context
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.report.estimate import estimate_json, estimate_text
 
     catalog = _load_catalog()
     model = resolve_model(args.model, catalog)
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
     est = estimate_memory(model, _request(args), catalog)
     if args.json:
         _emit_json(estimate_json(est), out)
@@ -585,7 +593,10 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
     if machine.psu.watts is None and args.psu_watts is not None:
         machine = machine.with_psu(args.psu_watts)
     after = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb, psu_watts=args.psu_watts)
-    report = compare(machine, after, catalog, models=models, workload=args.workload, context=args.context)
+    report = compare(
+        machine, after, catalog, models=models, workload=args.workload, context=args.context,
+        prefer=args.prefer,
+    )  # fmt: skip
     if args.json:
         _emit_json(upgrade_json(report), out)
     else:

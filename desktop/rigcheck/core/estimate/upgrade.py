@@ -305,6 +305,7 @@ def compare(
     context: int | None = None,
     prices: Prices = DEFAULT_PRICES,
     live_before: bool = False,
+    prefer: Prefer = "quality",
 ) -> UpgradeReport:
     """Each model on ``before`` and on ``after``; the PSU budget of both; what the new GPUs cost.
 
@@ -316,8 +317,8 @@ def compare(
     infos = [catalog_model(model_id, catalog) for model_id in ids]
     changes = []
     for info in infos:
-        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before)
-        best = outcome(info, after, catalog, workload=kind, context=context, live=False)
+        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer)
+        best = outcome(info, after, catalog, workload=kind, context=context, live=False, prefer=prefer)
         now, better = best, None
         if was.verdict != "does_not_fit" and was.quant_id is not None and was.quant_id != best.quant_id:
             # like with like: the format it ran in before, if it still runs; the new best said apart
