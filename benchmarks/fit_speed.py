@@ -11,6 +11,7 @@ held-out quarter (``Measurement.split == "holdout"``) are never used. It prints 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -120,6 +121,9 @@ def main() -> None:
             continue
         key = (p.hw_class, p.backend)
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
+    cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
+    fitted: dict[str, tuple[float, float]] = {}
+    print(HEADER)
     pools: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for (cls, backend), points in decode.items():
         pools[(cls.split("-")[0], backend)].extend(points)
@@ -138,13 +142,21 @@ def main() -> None:
                 tau_fixed = next((t for (_v, b), t in pool_tau.items() if b == key[1]), 0.0)
         eff, tau, err = fit_decode(points, tau_fixed)
         how = "fitted with the efficiency" if tau_fixed is None else "taken from its vendor × backend pool"
+        extra_urls: list[str] = []
+        if key == (speed.CPU_CLASS, "cpu") and cpu_efficiency is not None:
+            eff, n_rows, err, extra_urls = cpu_efficiency
+            tau = 0.0
+            how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         shares = [p.row.value * p.flops_per_token / p.peak_flops for p in pre if p.peak_flops]
-        urls = sorted({p.row.source_url for p in points + pre})
+        urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
         print(f'backend = "{key[1]}"')
+        if key[1] == DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"):
+            print("default = true")
         print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        fitted[key[0]] = (eff, tau)
         print(f"per_layer_us = {tau:g}")
         if shares:
             print(f"prefill_compute_efficiency = {min(statistics.median(shares), 2.0):.2f}")
@@ -158,6 +170,125 @@ def main() -> None:
         for url in urls:
             print(f'  "{url}",')
         print("]")
+        print()
+    print_borrowed(fitted)
+
+
+def fit_cpu(
+    rows: list[Measurement], catalog: Catalog, cpu_points: list[Point]
+) -> tuple[float, int, float, list[str]] | None:
+    """The host's share of its peak bandwidth: from CPU-only rows, and from llama.cpp offload rows whose
+    CPU part is what is left of the measured time after the GPU part (estimated with the GPU factors)."""
+    from rigcheck.core.estimate.fit import fit
+
+    shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
+    used_urls = [p.row.source_url for p in cpu_points]
+    for row in rows:
+        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.engine.startswith("llama.cpp"):
+            continue
+        spec = catalog.model(row.model_id) if row.model_id else None
+        gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+        if spec is None or gpu is None:
+            continue
+        machine = Machine(
+            cpu=CPU(logical_cores=16, model=row.host),
+            memory=Memory(total_bytes=int((row.ram_gb or 128) * GIB)),
+            gpus=(),
+        )
+        host = speed.host_bandwidth(machine, catalog)
+        if host.source != "catalog":
+            continue
+        machine = simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128)
+        ngl = re.search(r"-ngl (\d+)", row.offload)
+        ncmoe = re.search(r"n-cpu-moe (\d+)", row.offload)
+        kind = row.offload_kind
+        try:
+            result = fit(
+                from_catalog(spec),
+                machine,
+                Request(quant=row.format.lower(), context=4096),
+                catalog,
+                offload=kind,
+                live=False,
+                advise=False,  # type: ignore[arg-type]
+                gpu_layers=int(ngl.group(1)) if ngl and kind == "layers" else None,
+                cpu_expert_layers=(len(spec.config) and 999)
+                if "-cmoe" in row.offload
+                else (int(ncmoe.group(1)) if ncmoe else None),
+            )
+        except InputError:
+            continue
+        cpu_line = next((line for line in result.speed.explanation if line.startswith("RAM: ")), None)
+        if result.verdict == "does_not_fit" or cpu_line is None or not result.speed.decode_tokens_per_s:
+            continue
+        # the estimate's CPU seconds at efficiency e are cpu_bytes / (host × e); solve e from the measured total
+        factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+        e_now = factor.decode_bandwidth_efficiency if factor else 1.0
+        per_layer, routed, _head = _active_bytes(result.estimate)
+        placement = result.placement
+        cpu_bytes = sum(per_layer[placement.gpu_layers :]) + sum(routed[: placement.cpu_expert_layers])
+        cpu_s_now = cpu_bytes / (host.bytes_per_s * e_now)
+        gpu_s = 1 / result.speed.decode_tokens_per_s - cpu_s_now
+        left = 1 / row.value - gpu_s
+        if left > 0 and cpu_bytes:
+            shares.append(cpu_bytes / (host.bytes_per_s * left))
+            used_urls.append(row.source_url)
+    if not shares:
+        return None
+    clipped = [min(max(x, 0.05), 0.95) for x in shares]
+    eff = statistics.median(clipped)
+    err = statistics.median(abs(x / eff - 1) for x in clipped)
+    return eff, len(clipped), err, sorted(set(used_urls))
+
+
+DEFAULT_BACKEND = {"nvidia": "cuda", "amd": "rocm", "apple": "metal", "intel": "vulkan", "cpu": "cpu"}
+HEADER = """# Speed factors: how close each class of hardware, with each backend, gets to its peaks when llama.cpp
+# decodes (tokens/s at batch 1) and prefills. Decode time per token on a device =
+#   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
+#       FLOPs ÷ (peak compute × decode_compute_efficiency))
+#   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
+# Prefill = 2 × active parameters FLOPs per token at prefill_compute_efficiency × the catalog's tensor figure
+# (FP16/BF16 dense, FP32 accumulate; GeForce cards run llama.cpp's int8/FP16-accumulate kernels faster than
+# that figure, hence values above 1). Apple publishes no GPU TFLOPS, so Apple prefill is not estimated.
+# The CPU class is relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement).
+#
+# GENERATED by `benchmarks/fit_speed.py --maturity > catalog/speed.toml` from the fit split of
+# benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement
+# rows' own sources. Classes are hardware tiers (core/estimate/speed.py hardware_class), never single chips.
+"""
+#: classes with no measurement yet borrow a neighbour's factors, marked uncertain
+BORROWED = (
+    (
+        "apple-pro",
+        "metal",
+        "apple-base",
+        "No measured M-Pro row yet: the base chips' factors (the issue's premise puts Pro between base and Max/Ultra).",
+    ),
+    (
+        "amd-datacenter",
+        "rocm",
+        "amd-consumer",
+        "No measured Instinct llama.cpp row yet: the Radeon ROCm factors.",
+    ),
+)
+
+
+def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
+    print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
+    for cls, backend, neighbour, why in BORROWED:
+        if neighbour not in fitted or cls in fitted:
+            continue
+        eff, tau = fitted[neighbour]
+        print("[[speed_factor]]")
+        print(f'id = "{cls}-{backend}"')
+        print(f'hw_class = "{cls}"')
+        print(f'backend = "{backend}"')
+        print("default = true")
+        print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        print(f"per_layer_us = {tau:g}")
+        print(f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"')
+        print('confidence = "uncertain"')
+        print(f'notes = "{why}"')
         print()
 
 
@@ -209,6 +340,7 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
         model_type = str(bare.model(row.model_id).config["model_type"])  # type: ignore[union-attr]
         ratios[(model_type, row.metric)].append(row.value / value)
         urls[(model_type, row.metric)].add(row.source_url)
+    print("# ---- engine × architecture maturity, where the measurements show one ----\n")
     for model_type in sorted({m for m, _ in ratios}):
         factors = {}
         for metric, name in (

@@ -236,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(llama.cpp --n-cpu-moe N; default: the fewest that let the rest fit)",
     )
     fit.add_argument(
+        "--measured",
+        metavar="FILE",
+        type=Path,
+        help="your own 'llama-bench -o json' results: where they cover this model, format and machine, "
+        "the measured speed is shown beside the estimate and used",
+    )
+    fit.add_argument(
         "--backend",
         choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
         help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
@@ -557,6 +564,10 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=args.split)
     rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
     commands = commands_for(rec, machine, catalog, live=live, rung=rung)
+    if args.measured is not None:
+        from rigcheck.core.estimate.measured import apply_measured, load_llama_bench
+
+        result = apply_measured(result, load_llama_bench(args.measured), machine, str(args.measured))
     if args.json:
         _emit_json(recommendation_json(rec, commands, result=result, pinned=pinned is not None), out)
     else:

@@ -112,6 +112,24 @@ def test_overview_shows_and_edits_the_host_bandwidth(qtbot: QtBot, window: MainW
     assert page.bandwidth_source.text() == "measured or entered"  # type: ignore[attr-defined]
 
 
+def test_fit_page_imports_llama_bench_results(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("llama-3.1-8b")))  # type: ignore[arg-type]
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    bench = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "llama-bench" / "rtx4090-llama3-8b-q4km.json"
+    )
+    page.import_bench(str(bench))
+    assert page.result is not None and page.result.speed.decode_tokens_per_s == 130.58
+    assert page.result.speed.measured_from == bench.name
+    page.import_bench(str(bench.parent / "README.md"))  # not JSON: a message, no traceback
+    assert "not llama-bench JSON" in page.solver_text.text()
+
+
 def test_fit_page_defaults_to_the_released_format(qtbot: QtBot, window: MainWindow) -> None:
     from rigcheck.core.models.resolve import from_catalog
 

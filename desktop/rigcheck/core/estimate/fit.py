@@ -100,6 +100,10 @@ class Speed:
     bound_by: Bound | None = None
     #: how each figure was worked out, in words
     explanation: tuple[str, ...] = ()
+    #: with measurements (``fit --measured``): the estimates they replaced, and where they came from
+    estimated_decode_tokens_per_s: float | None = None
+    estimated_prefill_tokens_per_s: float | None = None
+    measured_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -204,7 +208,9 @@ def _place_inference(
     budget: Budget,
     offload: Literal["none", "layers"],
     split: Split,
+    *,
     cpu_experts: int = 0,
+    max_layers: int | None = None,
 ) -> Placement | None:
     """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot.
 
@@ -236,7 +242,8 @@ def _place_inference(
         if fixed > budget.gpu_bytes[i]:
             continue
         used[i] = fixed
-        while placed < total_layers and used[i] + layers[placed] <= budget.gpu_bytes[i]:
+        limit = total_layers if max_layers is None else min(max_layers, total_layers)
+        while placed < limit and used[i] + layers[placed] <= budget.gpu_bytes[i]:
             used[i] += layers[placed]
             placed += 1
     if placed == total_layers and gpu_order:
@@ -341,18 +348,18 @@ def _place_experts(est: MemoryEstimate, budget: Budget, layers: int | None = Non
     if not any(expert) or not any(budget.gpu_bytes):
         return None
     if layers is not None:
-        return _place_inference(est, budget, "none", "layer", min(max(layers, 1), len(expert)))
+        return _place_inference(est, budget, "none", "layer", cpu_experts=min(max(layers, 1), len(expert)))
     moe_layers = [i for i, e in enumerate(expert) if e]
     low, high = 1, moe_layers[-1] + 1
-    if _place_inference(est, budget, "none", "layer", high) is None:
+    if _place_inference(est, budget, "none", "layer", cpu_experts=high) is None:
         return None
     while low < high:  # more layers' experts in RAM never needs more GPU memory: bisect
         mid = (low + high) // 2
-        if _place_inference(est, budget, "none", "layer", mid) is not None:
+        if _place_inference(est, budget, "none", "layer", cpu_experts=mid) is not None:
             high = mid
         else:
             low = mid + 1
-    return _place_inference(est, budget, "none", "layer", low)
+    return _place_inference(est, budget, "none", "layer", cpu_experts=low)
 
 
 def place(
@@ -360,12 +367,18 @@ def place(
     budget: Budget,
     offload: Offload,
     split: Split = "layer",
+    *,
     cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
 ) -> Placement | None:
-    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds."""
+    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds.
+
+    ``gpu_layers`` caps the layers on the GPUs for ``layers`` (llama.cpp ``-ngl N``)."""
     if est.workload == "inference":
         if offload == "experts":
             return _place_experts(est, budget, cpu_expert_layers)
+        if offload == "layers" and gpu_layers is not None:
+            return _place_inference(est, budget, "layers", split, max_layers=gpu_layers)
         modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
         for mode in modes:
             if mode not in ("none", "layers"):
@@ -404,27 +417,56 @@ def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, 
     return _inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
 
 
+#: per-architecture read ratios, keyed by id() with the arch kept to guard against id reuse: the matrix
+#: (grid) asks for the same architecture once per format, and hashing a frozen ArchConfig costs more
+_RATIOS: dict[int, tuple[ArchConfig, tuple[float, ...], tuple[float, ...]]] = {}
+
+
+def _read_ratios(arch: ArchConfig) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per layer: the share of its weights a token reads (dense), and of its routed experts (MoE; -1
+    for a layer without routed experts)."""
+    cached = _RATIOS.get(id(arch))
+    if cached is not None and cached[0] is arch:
+        return cached[1], cached[2]
+    n = arch.num_layers
+    active_params = arch.layer_active_params or (0,) * n
+    params = arch.layer_params or (0,) * n
+    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
+    dense = tuple(la / lp if lp else 1.0 for la, lp in zip(active_params, params, strict=True))
+    routed = tuple(
+        min(max(la - (lp - ep), 0) / ep, 1.0) if ep else -1.0
+        for la, lp, ep in zip(active_params, params, expert_params, strict=True)
+    )
+    if len(_RATIOS) > 256:
+        _RATIOS.clear()
+    _RATIOS[id(arch)] = (arch, dense, routed)
+    return dense, routed
+
+
 def _active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
     """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
     arch = est.model.arch
-    n = len(est.layer_weight_bytes)
+    dense, routed_share = _read_ratios(arch)
     kv = _layer_kv(est)
-    active_params = arch.layer_active_params or (0,) * n
-    params = arch.layer_params or (0,) * n
-    experts = est.layer_expert_bytes or (0,) * n
-    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
-    per_layer: list[int] = []
-    expert_read: list[int] = []
-    for w, k, la, lp, e, ep in zip(
-        est.layer_weight_bytes, kv, active_params, params, experts, expert_params, strict=True
-    ):
-        if e and ep:  # the shared part whole, and the routed experts a token uses
-            routed = int(e * min(max(la - (lp - ep), 0) / ep, 1.0))
-            per_layer.append(w - e + routed + k)
-            expert_read.append(routed)
-        else:
-            per_layer.append(int(w * (la / lp if lp else 1.0)) + k)
-            expert_read.append(0)
+    if est.layer_expert_bytes:
+        expert_read = [
+            int(e * r) if r > 0 else 0 for e, r in zip(est.layer_expert_bytes, routed_share, strict=True)
+        ]
+        per_layer = [
+            (w - e + x + k) if e and r >= 0 else int(w * d) + k
+            for w, k, e, x, r, d in zip(
+                est.layer_weight_bytes,
+                kv,
+                est.layer_expert_bytes,
+                expert_read,
+                routed_share,
+                dense,
+                strict=True,
+            )
+        ]
+    else:
+        expert_read = [0] * len(est.layer_weight_bytes)
+        per_layer = [int(w * d) + k for w, k, d in zip(est.layer_weight_bytes, kv, dense, strict=True)]
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
         head = est.other_weight_bytes
     else:  # the input embedding is a row lookup; only the head is read whole
@@ -661,13 +703,15 @@ def fit(
     split: Split = "layer",
     advise: bool = True,
     cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
 ) -> FitResult:
-    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest)."""
+    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
+    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
-    placement = place(est, budget, offload, split, cpu_expert_layers)
+    placement = place(est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers)
     chosen: Speed | None = None
     if (
         offload == "auto"

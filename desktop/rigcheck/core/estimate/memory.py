@@ -334,25 +334,24 @@ def _kv_cache(
     arch: ArchConfig, context: int, batch: int, kv: tuple[str, float], engine: Engine
 ) -> tuple[list[Term], tuple[int, ...], int]:
     kv_type, elem = kv
-    per_layer: list[int] = []
-    per_token = 0
-    capped = 0
-    for kind in arch.layer_kinds:
+    # Each kind of layer caches the same per token: work each out once, then lay them out per layer.
+    by_kind: dict[str, tuple[int, int]] = {}  # kind -> (bytes per token, bytes in the cache)
+    for kind in set(arch.layer_kinds):
         elements = _kv_elements_per_token(arch, kind)
-        per_token += int(elements * elem)
         if kind == "sliding" and arch.sliding_window:
             # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
             extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
-            cells = min(context, arch.sliding_window + extra)
-            capped += 1
+            cached = int(min(context, arch.sliding_window + extra) * elements * elem * batch)
         elif kind == "linear":
-            per_layer.append(int((arch.linear_state_elements or 0) * 4 * batch))  # fp32 recurrent state
-            continue
+            cached = int((arch.linear_state_elements or 0) * 4 * batch)  # fp32 recurrent state
         else:
-            cells = context
-        per_layer.append(int(cells * elements * elem * batch))
+            cached = int(context * elements * elem * batch)
+        by_kind[kind] = (int(elements * elem), cached)
+    per_layer = [by_kind[kind][1] for kind in arch.layer_kinds]
+    per_token = sum(by_kind[kind][0] for kind in arch.layer_kinds)
+    capped = arch.layer_kinds.count("sliding") if arch.sliding_window else 0
     terms = []
-    attention = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k != "linear")
+    attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
     formula = (
         f"{context:,} tokens × {batch} sequence(s) × {kv_type} ({elem:g} B/element) "
@@ -366,7 +365,7 @@ def _kv_cache(
         )
     source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
     terms.append(Term("kv_cache", "KV cache", attention, "estimate", formula, source))
-    linear = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k == "linear")
+    linear = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k == "linear")
     if linear:
         n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
         terms.append(

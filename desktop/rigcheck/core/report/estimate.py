@@ -68,6 +68,9 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "train_tokens_per_s": _round(s.train_tokens_per_s),
             "bound_by": s.bound_by,
             "explanation": list(s.explanation),
+            "estimated_decode_tokens_per_s": _round(s.estimated_decode_tokens_per_s),
+            "estimated_prefill_tokens_per_s": _round(s.estimated_prefill_tokens_per_s),
+            "measured_from": s.measured_from,
         },
         "estimate": estimate_json(result.estimate),
         "reasons": list(result.reasons),
@@ -128,7 +131,9 @@ def fit_text(result: FitResult, machine: Machine) -> str:
     if speeds:
         lines += [
             "",
-            "Speed (estimate): " + ", ".join(speeds) + (f"; bound by {s.bound_by}" if s.bound_by else ""),
+            ("Speed (measured, see below): " if s.measured_from else "Speed (estimate): ")
+            + ", ".join(speeds)
+            + (f"; bound by {s.bound_by}" if s.bound_by else ""),
         ]
     lines += [f"  {e}" for e in s.explanation]
     if result.advice:

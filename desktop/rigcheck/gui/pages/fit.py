@@ -7,12 +7,14 @@ change; the chart is painted directly with QPainter.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -34,6 +36,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.commands import Commands, commands_for
 from rigcheck.core.estimate.fit import FitResult, fit, max_context
+from rigcheck.core.estimate.measured import BenchRow, apply_measured, load_llama_bench
 from rigcheck.core.estimate.memory import Request, resolve_quant
 from rigcheck.core.estimate.recommend import (
     Recommendation,
@@ -208,6 +211,8 @@ class FitPage(QWidget):
         self.model: ModelInfo | None = None
         self.result: FitResult | None = None
         self._busy = False
+        #: imported llama-bench rows and the file's name (measured speeds replace estimates they cover)
+        self._bench: tuple[tuple[BenchRow, ...], str] | None = None
 
         page = QVBoxLayout(scroll_page(self))
         page.setContentsMargins(16, 12, 16, 16)
@@ -266,6 +271,12 @@ class FitPage(QWidget):
         buttons.addWidget(self.max_context_button)
         buttons.addWidget(self.best_quant_button)
         controls.body.addLayout(buttons)
+        self.bench_button = QPushButton(tr("Import llama-bench results…"))
+        self.bench_button.setToolTip(
+            tr("Your own 'llama-bench -o json' output: measured speeds replace estimates")
+        )
+        self.bench_button.clicked.connect(self._choose_bench)
+        controls.body.addWidget(self.bench_button)
         self.solver_text = muted("")
         controls.body.addWidget(self.solver_text)
         controls.body.addStretch(1)
@@ -524,9 +535,29 @@ class FitPage(QWidget):
             self.verdict.setText(f"✘ {exc}")
             self.result = None
             return
+        if self._bench is not None:
+            rows, name = self._bench
+            result = apply_measured(result, rows, machine, name)
         self.result = result
         self._show(result)
         self._fill_ladder(model, result)
+
+    @Slot()
+    def _choose_bench(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("llama-bench results"), "", "JSON (*.json);;*")
+        if path:
+            self.import_bench(path)
+
+    def import_bench(self, path: str) -> None:
+        """Use the measured speeds of a ``llama-bench -o json`` file wherever they cover the fit."""
+        try:
+            rows = load_llama_bench(path)
+        except InputError as exc:
+            self.solver_text.setText(str(exc))
+            return
+        self._bench = (rows, Path(path).name)
+        self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
+        self.recompute()
 
     def _show(self, result: FitResult) -> None:
         view = view_of_result(result)
