@@ -39,6 +39,8 @@ FLEET_SCHEMA = "rigcheck.fleet/1"
 GIB = 1024**3
 #: the weight format a fleet is asked about when none is named (llama.cpp's usual choice)
 DEFAULT_QUANT = "q4_k_m"
+#: a column's quant when each node has its own recommended format (docs/recommendation.md)
+RECOMMENDED = "recommended"
 #: the fields :meth:`Fleet.drift` compares, in the order it reports them
 DRIFT_FIELDS = ("driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_gib", "os")
 #: fields whose values are versions: a differing node is "older" or "newer" than the majority
@@ -234,7 +236,7 @@ class Fleet:
             return ModelColumn(
                 info.id,
                 info.name,
-                "best",
+                RECOMMENDED,
                 context,
                 tuple(
                     FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate")
@@ -603,12 +605,16 @@ def render_table(
     if asked:
         context = {c.context for c in asked}
         note = "" if context == {None} else f", context {'/'.join(str(c) for c in sorted(context, key=str))}"
-        matrix = [[node.name, *(_cell_text(c.cells[i]) for c in asked)] for i, node in enumerate(fleet.nodes)]
+        matrix = [
+            [node.name, *(_cell_text(c.cells[i], c.quant == RECOMMENDED) for c in asked)]
+            for i, node in enumerate(fleet.nodes)
+        ]
         parts.append(
             f"Models (decode tokens/s{note}):\n" + render(["node", *(c.label for c in asked)], matrix)
         )
         for column in asked:
-            parts.append(f"{column.name} at {column.quant}:\n" + "\n".join(_answer_lines(column)))
+            at = "each machine's recommended format" if column.quant == RECOMMENDED else column.quant
+            parts.append(f"{column.name} at {at}:\n" + "\n".join(_answer_lines(column)))
     if held:
         # One column per model and node would be far too wide for a terminal: counts here, the
         # whole matrix in --format html/json, one model's nodes with --model.
@@ -752,12 +758,14 @@ def render_fleet_html(
             row = [f"<td>{e(node.name)}</td>"]
             for c in columns:
                 cell = c.cells[i]
-                row.append(f'<td class="{e(cell.verdict)}">{e(_cell_text(cell, c.quant == "best"))}</td>')
+                with_quant = c.quant in ("best", RECOMMENDED)
+                row.append(f'<td class="{e(cell.verdict)}">{e(_cell_text(cell, with_quant))}</td>')
             out.append("<tr>" + "".join(row) + "</tr>")
         out.append("</tbody></table>")
         for c in columns:
             if c.quant != "best":
-                out.append(f"<h3>{e(c.name)} at {e(c.quant)}</h3><ul>")
+                at = "each machine's recommended format" if c.quant == RECOMMENDED else c.quant
+                out.append(f"<h3>{e(c.name)} at {e(at)}</h3><ul>")
                 out.extend(f"<li>{e(line.strip())}</li>" for line in _answer_lines(c))
                 out.append("</ul>")
     if fleet.problems:
