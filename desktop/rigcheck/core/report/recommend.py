@@ -73,7 +73,8 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
     best = rec.best
     lines: list[str] = []
     if pinned is not None:
-        lines.append(f"(format pinned by --quant: {pinned.estimate.quant_name})")
+        hint = f"; the recommendation is {rec.best.quant}, {rec.best.words}" if rec.best else ""
+        lines.append(f"As asked (--quant/--offload): {display_quant(pinned.estimate.quant_name)}{hint}")
     elif best is None:
         lines.append(f"DOES NOT FIT: {rec.model.name} in any format on this machine")
     else:
