@@ -691,6 +691,7 @@ class FitPage(QWidget):
                 item = QTableWidgetItem(text)
                 if column == 1:
                     item.setForeground(QColor(view.colour))
+                    item.setToolTip(rung.words)
                 if column == 4 and rung.quality is not None:
                     item.setToolTip(rung.quality.source)
                 self.ladder.setItem(row, column, item)
