@@ -106,10 +106,13 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
     if gpu.vendor == "nvidia":
         if gpu.memory_total_bytes is not None and not _is_system_size(gpu, ram_total):
             return None
+        # The CPU side keeps what any host keeps for the OS (the same reserve as the RAM budget's).
+        reserve = min(max(ram_total // 10, 2 * GIB), 16 * GIB)
+        share = ram_total - reserve
         return Share(
-            ram_total,
-            ram_total,
-            f"{name}: unified memory: the GPU allocates from all {gib:.0f} GiB of system memory "
-            f"({GB10_SOURCE})",
+            share,
+            share,
+            f"{name}: unified memory: the GPU allocates from the {gib:.0f} GiB of system memory, less "
+            f"{reserve / GIB:.1f} GiB the system keeps ({GB10_SOURCE})",
         )
     return None
