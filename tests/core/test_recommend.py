@@ -202,10 +202,11 @@ def test_command_flags_match_the_placement(
         assert "-ts" not in llama
     assert cmds.download_bytes == rec.best.result.estimate.total("weights")
     if "ollama" in cmds.commands:
-        text = cmds.commands["ollama"]
-        assert f"PARAMETER num_ctx {context}" in text
+        ollama = shlex.split(cmds.commands["ollama"])
+        fmt, _source, ctx, gpu_layers = ollama[1:5]  # printf FORMAT SOURCE CTX LAYERS > Modelfile
+        assert "PARAMETER num_ctx %d" in fmt and "PARAMETER num_gpu %d" in fmt
         layers = 0 if not used else (p.total_layers + 1 if p.gpu_layers == p.total_layers else p.gpu_layers)
-        assert f"PARAMETER num_gpu {layers}" in text
+        assert (ctx, gpu_layers) == (str(context), str(layers))
     else:
         assert p.offload == "experts" and "ollama" in cmds.notes
     if not used:
@@ -215,6 +216,27 @@ def test_command_flags_match_the_placement(
         assert _flag(vllm, "--max-model-len") == str(context)
         tp = _flag(vllm, "--tensor-parallel-size")
         assert tp is None or int(tp) == sum(1 for b in p.gpu_bytes if b) or int(tp) > 1
+
+
+def test_commands_for_a_gguf_file_and_hostile_paths(
+    catalog: Catalog, rtx4090: Machine, tmp_path: Path
+) -> None:
+    from fakes.gguf_files import write_gguf
+    from rigcheck.core.models.resolve import resolve_model
+
+    path = tmp_path / "it's here.gguf"
+    write_gguf(path)
+    rec = recommend(resolve_model(str(path), catalog), rtx4090, "inference", catalog)
+    assert rec.best is not None and [r.quant for r in rec.ladder] == ["Q8_0"]  # the file's own format
+    cmds = commands_for(rec, rtx4090, catalog)
+    assert shlex.split(cmds.commands["llama.cpp"])[2] == str(path)  # quoted for the shell
+    assert shlex.split(cmds.commands["ollama"])[2] == str(path)
+    assert "vllm" not in cmds.commands and "vllm" in cmds.notes
+    odd = tmp_path / "bad\x1bname.gguf"
+    write_gguf(odd)
+    rec = recommend(resolve_model(str(odd), catalog), rtx4090, "inference", catalog)
+    cmds = commands_for(rec, rtx4090, catalog)
+    assert "llama.cpp" not in cmds.commands and "control characters" in cmds.notes["llama.cpp"]
 
 
 def test_llama_cpp_command_uses_the_catalogs_gguf_repo(catalog: Catalog, rtx4090: Machine) -> None:

@@ -17,6 +17,7 @@ engine arguments; TRL ``trl sft`` (its CLI over SFTTrainer, PEFT's LoRA and bits
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -94,6 +95,12 @@ def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
     return " ".join(parts)
 
 
+def _ollama_name(text: str) -> str:
+    """An Ollama model name: lower case letters, digits, '.', '_' and '-'."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+    return name or "model"
+
+
 def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
     """Ollama offloads whole layers only: None for an expert-offload placement."""
     result = rung.result
@@ -103,10 +110,11 @@ def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
     _, source = _gguf_source(rung, catalog)
     used = any(p.gpu_bytes)
     layers = 0 if not used else (p.total_layers + 1 if p.gpu_layers >= p.total_layers else p.gpu_layers)
-    name = f"{est.model.id}-{display_quant(rung.quant).lower()}".replace(" ", "-")
-    modelfile = f"FROM {source}\\nPARAMETER num_ctx {est.context}\\nPARAMETER num_gpu {layers}\\n"
+    name = _ollama_name(f"{est.model.id}-{display_quant(rung.quant)}")
+    modelfile = r"FROM %s\nPARAMETER num_ctx %d\nPARAMETER num_gpu %d\n"
     return (
-        f"printf '{modelfile}' > Modelfile && ollama create {_q(name)} -f Modelfile && ollama run {_q(name)}"
+        f"printf '{modelfile}' {_q(source)} {est.context} {layers} > Modelfile && "
+        f"ollama create {name} -f Modelfile && ollama run {name}"
     )
 
 
@@ -194,7 +202,10 @@ def commands_for(
             out["ollama"] = ollama
         else:
             notes["ollama"] = "Ollama offloads whole layers, not experts: use llama.cpp's --n-cpu-moe"
-    if not any(machine.gpus):
+    weights = rec.model.weights
+    if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
+        notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"
+    elif not any(machine.gpus):
         notes["vllm"] = "vLLM needs a GPU"
     else:
         vllm = _vllm_fit(rec, machine, catalog, live=live)
@@ -202,7 +213,17 @@ def commands_for(
             notes["vllm"] = "no format vLLM serves fits this machine"
         else:
             out["vllm"] = vllm_command(vllm, catalog)
-    return Commands(out, download, notes)
+    shown, why = _printable(out, notes)
+    return Commands(shown, download, why)
+
+
+def _printable(out: dict[str, str], notes: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A command with a control character in it (a path from disk) is not printed to a terminal."""
+    for engine, command in list(out.items()):
+        if not command.isprintable():
+            del out[engine]
+            notes[engine] = "a path or name holds control characters: not shown as a command"
+    return out, notes
 
 
 def _vllm_fit(rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool) -> FitResult | None:

@@ -28,6 +28,7 @@ out, since they only widen the same numbers (BF16 of an MXFP4-trained gpt-oss ad
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -166,6 +167,15 @@ def verdict_words(result: FitResult) -> str:
         "full": "MegaTrain-style, states in RAM",
     }.get(p.offload, "part in RAM")
     return f"runs on {on} + RAM ({what})"
+
+
+def _rung_name(result: FitResult, catalog: Catalog) -> str:
+    """The format's name; a weight file's own format by its catalog name ("q8_0" → "Q8_0")."""
+    name = result.estimate.quant_name
+    if result.estimate.quant is None:
+        with suppress(InputError):  # a file format the catalog has no entry for keeps its own name
+            name = resolve_quant(catalog, name).name
+    return display_quant(name)
 
 
 def display_quant(name: str) -> str:
@@ -380,7 +390,7 @@ def recommend(
             result = fit(model, machine, req, catalog, live=live, split=split, advise=False)
             rungs.append(
                 Rung(
-                    display_quant(result.estimate.quant_name),
+                    _rung_name(result, catalog),
                     quant_id,
                     result,
                     where_of(result),
