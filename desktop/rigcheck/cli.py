@@ -107,6 +107,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         default="llama.cpp",
         help="inference engine whose overheads to use",
     )
+    parser.add_argument(
+        "--rope-scaling",
+        action="store_true",
+        help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -263,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
         help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
     )
+    fit.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
+        "fastest (docs/recommendation.md)",
+    )
     fit.set_defaults(handler=_cmd_fit)
 
     upgrade = commands.add_parser(
@@ -308,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_positive_int,
         help="tokens of context (default 8192 or the model's maximum if smaller)",
+    )
+    upgrade.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="how each model's format is chosen, as for 'fit' (docs/recommendation.md)",
     )
     upgrade.add_argument("--json", action="store_true", help="print the whole report as JSON")
     upgrade.set_defaults(handler=_cmd_upgrade)
@@ -367,7 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a catalog model id to check on every machine (repeatable, or comma-separated)",
     )
     fleet.add_argument(
-        "--quant", metavar="Q", default="Q4_K_M", help="weight format for --model (default Q4_K_M)"
+        "--quant",
+        metavar="Q",
+        help="weight format for --model (default: the recommended format on each machine, as 'fit' gives)",
     )
     fleet.add_argument(
         "--context",
@@ -521,11 +541,13 @@ def _request(args: argparse.Namespace) -> Request:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.estimate.memory import estimate_memory
+    from rigcheck.core.estimate.recommend import check_context
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.report.estimate import estimate_json, estimate_text
 
     catalog = _load_catalog()
     model = resolve_model(args.model, catalog)
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
     est = estimate_memory(model, _request(args), catalog)
     if args.json:
         _emit_json(estimate_json(est), out)
@@ -535,11 +557,14 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.estimate.commands import commands_for
     from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.recommend import Rung, check_context, display_quant, recommend, where_of
     from rigcheck.core.machine import load_machine
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.probe import probe_machine
-    from rigcheck.core.report.estimate import fit_json, fit_text
+    from rigcheck.core.report.estimate import fit_text
+    from rigcheck.core.report.recommend import recommendation_json, recommendation_text
     from rigcheck.core.whatif import simulate
 
     catalog = _load_catalog()
@@ -561,18 +586,32 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     req = replace(_request(args), backend=args.backend)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
-    result = fit(
-        model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
-        cpu_expert_layers=args.n_cpu_moe,
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
+    rec = recommend(
+        model, machine, req.workload, catalog, context=args.context, engine=req.engine, prefer=args.prefer,
+        live=live, request=req, rope_scaling=True, split=args.split,
     )  # fmt: skip
+    pinned = None
+    if args.quant or args.offload != "auto":
+        pinned = fit(
+            model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
+            cpu_expert_layers=args.n_cpu_moe,
+        )  # fmt: skip
+        result = pinned
+    else:  # the recommended format again, now with advice
+        chosen = rec.best.quant_id if rec.best else rec.ladder[-1].quant_id
+        result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=args.split)
+    rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
+    commands = commands_for(rec, machine, catalog, live=live, rung=rung)
     if args.measured is not None:
         from rigcheck.core.estimate.measured import apply_measured, load_llama_bench
 
         result = apply_measured(result, load_llama_bench(args.measured), machine, str(args.measured))
     if args.json:
-        _emit_json(fit_json(result), out)
+        _emit_json(recommendation_json(rec, commands, result=result, pinned=pinned is not None), out)
     else:
-        out.write(fit_text(result, machine) + "\n")
+        text = recommendation_text(rec, commands, pinned=pinned)
+        out.write(text + "\n\n" + fit_text(result, machine) + "\n")
     return EXIT_OK
 
 
@@ -604,7 +643,10 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
     if machine.psu.watts is None and args.psu_watts is not None:
         machine = machine.with_psu(args.psu_watts)
     after = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb, psu_watts=args.psu_watts)
-    report = compare(machine, after, catalog, models=models, workload=args.workload, context=args.context)
+    report = compare(
+        machine, after, catalog, models=models, workload=args.workload, context=args.context,
+        prefer=args.prefer,
+    )  # fmt: skip
     if args.json:
         _emit_json(upgrade_json(report), out)
     else:

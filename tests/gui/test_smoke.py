@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -172,13 +173,46 @@ def test_fit_solvers(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     page = window.pages["fit"]
     assert isinstance(page, FitPage)
+    page.quant.setCurrentIndex(page.quant.findData("bf16"))
     page.context_value.setValue(131072)
-    page.fit_max_context()
+    page.fit_max_context()  # with RAM allowed (Automatic), the whole trained context runs
+    assert page.context_value.value() == 131072
+    assert "Longest context that runs: 131,072" in page.solver_text.text()
+    assert "entirely on the GPU" in page.solver_text.text()
+    page.offload.setCurrentIndex(page.offload.findData("none"))
+    page.fit_max_context()  # GPU only: shorter, and it fits
     assert page.context_value.value() < 131072
     assert page.result is not None and page.result.verdict == "fits"
+    page.offload.setCurrentIndex(page.offload.findData("auto"))
     page.context_value.setValue(8192)
-    page.fit_best_quant()
-    assert "fits with" in page.solver_text.text()
+    page.quant.setCurrentIndex(page.quant.findData("q2_k"))
+    page.fit_best_quant()  # back to the recommendation, with why
+    rec = page.recommendation
+    assert rec is not None and rec.best is not None
+    assert page.result.estimate.quant_name.removesuffix(" (file mix)") == rec.best.quant
+    assert "highest-quality format" in page.solver_text.text()
+
+
+def test_fit_page_ladder_and_command(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-120b")))  # type: ignore[arg-type]
+    rec = page.recommendation
+    assert rec is not None and rec.best is not None
+    assert page.quant.currentData() == "mxfp4"  # the recommendation is the default
+    assert page.ladder.rowCount() == len(rec.ladder)
+    assert page.ladder.item(0, 0).text() == "▶ MXFP4"
+    page.command_engine.setCurrentIndex(page.command_engine.findText("llama.cpp"))
+    command = page.command.text()
+    placement = rec.best.result.placement
+    assert f"--n-cpu-moe {placement.cpu_expert_layers}" in command and "-fa on" in command
+    page.copy_button.click()
+    assert QGuiApplication.clipboard().text() == command
+    page._ladder_chosen(len(rec.ladder) - 1, 0)  # double-click the last row: try that format
+    assert page.result is not None and page.result.estimate.quant_name.startswith(rec.ladder[-1].quant)
 
 
 def test_dropping_a_config_json_opens_it_in_fit(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:

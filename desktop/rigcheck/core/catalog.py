@@ -505,6 +505,23 @@ class CpuPlatform:
         return self.channels * self.mt_per_s * 10**6 * self.bytes_per_transfer
 
 
+@dataclass(frozen=True)
+class QualityMeasurement:
+    """A weight format's measured perplexity change against 16-bit weights, on the model measured."""
+
+    #: a quant id or a name ``resolve_quant`` accepts ("q4_k_m")
+    quant: str
+    #: perplexity increase (negative: lower) measured on ``measured_on``
+    ppl_delta: float
+    measured_on: str
+    source: str
+    #: mean KL divergence against the 16-bit model, where measured
+    kld: float | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
 #: TOML array name -> (record class, key of an entry, what a person calls it)
 KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gpu": (GpuSpec, lambda r: r.id),
@@ -524,6 +541,7 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "speed_factor": (SpeedFactor, lambda r: r.id),
     "maturity": (Maturity, lambda r: r.id),
     "cpu_platform": (CpuPlatform, lambda r: r.id),
+    "quality": (QualityMeasurement, lambda r: r.quant),
 }
 
 
@@ -549,6 +567,7 @@ class Catalog:
     speed_factors: tuple[SpeedFactor, ...] = ()
     maturities: tuple[Maturity, ...] = ()
     cpu_platforms: tuple[CpuPlatform, ...] = ()
+    qualities: tuple[QualityMeasurement, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -644,6 +663,7 @@ _FIELDS = {
     "speed_factor": "speed_factors",
     "maturity": "maturities",
     "cpu_platform": "cpu_platforms",
+    "quality": "qualities",
 }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.recommend import verdict_words, where_of
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import fmt_bytes
 
@@ -58,6 +59,7 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "offload": p.offload,
             "split": p.split,
             "cpu_expert_layers": p.cpu_expert_layers,
+            "where": where_of(result),
         },
         "budget": {"gpu_bytes": list(result.budget.gpu_bytes), "cpu_bytes": result.budget.cpu_bytes},
         "speed": {
@@ -113,17 +115,10 @@ def estimate_text(est: MemoryEstimate) -> str:
     return "\n".join(lines)
 
 
-_VERDICT = {
-    "fits": "FITS on the GPU",
-    "fits_with_offload": "FITS WITH OFFLOAD to RAM",
-    "does_not_fit": "DOES NOT FIT",
-}
-
-
 def fit_text(result: FitResult, machine: Machine) -> str:
     est = result.estimate
     what = f"{est.model.name}, {est.quant_name}, {est.workload}, context {est.context:,}"
-    lines = [f"{_VERDICT[result.verdict]}: {what}"]
+    lines = [f"{verdict_words(result).upper()}: {what}"]
     lines += [f"  {r}" for r in result.reasons]
     s = result.speed
     speeds = []

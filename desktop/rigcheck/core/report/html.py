@@ -19,9 +19,11 @@ from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
     STATUS_LABEL,
     VERDICT_LABEL,
+    VERDICTS,
     MemoryUse,
     ModelFit,
     Report,
+    fit_label,
     gpu_facts,
     machine_facts,
     memory_use,
@@ -202,12 +204,10 @@ def _header(report: Report) -> str:
     ]
     chips = []
     if report.fits:
-        verdicts = Counter(f.verdict for f in report.fits)
+        labels = Counter((f.verdict, fit_label(f)) for f in report.fits)
         chips += [
-            f"<li class='status s-{_e(v)}'>{_e(VERDICT_LABEL[v])}: "
-            f"{verdicts[v]} of {len(report.fits)} models</li>"
-            for v in VERDICT_LABEL
-            if verdicts[v]
+            f"<li class='status s-{_e(verdict)}'>{_e(label)}: {count} of {len(report.fits)} models</li>"
+            for (verdict, label), count in sorted(labels.items(), key=lambda i: VERDICTS.index(i[0][0]))
         ]
     statuses = Counter(f.status for f in report.findings)
     chips += [
@@ -250,17 +250,18 @@ def _models(fits: Sequence[ModelFit]) -> str:
         parts.append("<p class='empty'>No models were checked.</p></section>")
         return "".join(parts)
     parts.append(
-        "<p>Inference with the best weight format that fits entirely on the GPUs, else the smallest "
-        "that runs with layers offloaded to RAM.</p>"
+        "<p>Inference in the recommended format: the highest-quality one that runs at a usable speed, "
+        "entirely on the GPUs where one does (docs/recommendation.md), and the command that runs it.</p>"
     )
     parts.append(_fits_chart(fits))
     rows = [
         f"<tr><td>{_e(f.name)}</td><td><code>{_e(f.model_id)}</code></td>"
-        f"<td class='status s-{_e(f.verdict)}'>{_e(VERDICT_LABEL.get(f.verdict, f.verdict))}</td>"
-        f"<td>{_e(f.quant or '—')}</td><td class='num'>{_e(model_speed(f))}</td></tr>"
+        f"<td class='status s-{_e(f.verdict)}'>{_e(fit_label(f))}</td>"
+        f"<td>{_e(f.quant or '—')}</td><td class='num'>{_e(model_speed(f))}</td>"
+        f"<td>{f'<code>{_e(f.command)}</code>' if f.command else '—'}</td></tr>"
         for f in fits
     ]
-    parts.append(_table(["Model", "Id", "Verdict", "Format", "Speed"], rows, numeric=(4,)))
+    parts.append(_table(["Model", "Id", "Where", "Format", "Speed", "Run it"], rows, numeric=(4,)))
     parts.append("</section>")
     return "".join(parts)
 

@@ -16,8 +16,8 @@ from rigcheck.core.machine import Machine
 from rigcheck.core.report.compat import counts_line
 from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
-    VERDICT_LABEL,
     Report,
+    fit_label,
     gpu_facts,
     machine_facts,
     memory_use,
@@ -83,18 +83,19 @@ def markdown_report(report: Report) -> str:
     if report.fits:
         fits = report.fits
         lines.append(
-            f"{sum(f.verdict == 'fits' for f in fits)} of {len(fits)} models fit on the GPUs, "
-            f"{sum(f.verdict == 'fits_with_offload' for f in fits)} with offload to RAM "
-            "(inference, the best weight format that fits)."
+            f"{sum(f.verdict == 'fits' for f in fits)} of {len(fits)} models run on the GPUs, "
+            f"{sum(f.verdict == 'fits_with_offload' for f in fits)} with part in RAM or on the CPU "
+            "(inference, the recommended format: docs/recommendation.md)."
         )
         lines.append("")
         lines += _table(
-            ["Model", "Id", "Verdict", "Format", "Speed"],
+            ["Model", "Id", "Where", "Format", "Speed", "Run it"],
             [
-                [f.name, f.model_id, VERDICT_LABEL.get(f.verdict, f.verdict), f.quant or "—", model_speed(f)]
+                [f.name, f.model_id, fit_label(f), f.quant or "—", model_speed(f),
+                 f.command or "—"]
                 for f in fits
             ],
-        )
+        )  # fmt: skip
     else:
         lines.append("No models were checked.")
     lines += ["", "## Compatibility", ""]

@@ -18,18 +18,17 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import ModelSpec
-from rigcheck.core.estimate.fit import best_quant, fit
-from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.power import power_budget
+from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
+from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
-    VERDICTS,
     Card,
     FlowLayout,
     heading,
@@ -98,7 +97,7 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(
             muted(
                 tr(
-                    "Best format that fits entirely in GPU memory at 8k context; "
+                    "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
                     "click a card to open it in Fit."
                 )
             )
@@ -288,14 +287,13 @@ class ModelCard(Card):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         model = from_catalog(spec)
-        found = best_quant(model, machine, Request(), state.catalog, live=is_live) if machine.gpus else None
-        quant = found[0] if found else "Q4_K_M"
-        result = fit(model, machine, Request(quant=quant), state.catalog, live=is_live, advise=False)
-        self.verdict = result.verdict
-        self.quant = quant
-        glyph, words, colour = VERDICTS[result.verdict]
-        if result.verdict == "fits_with_offload" and not machine.gpus:
-            words = "Runs on the CPU"
+        # the one answer every surface gives (docs/recommendation.md): format, where, speed
+        rec = recommend(model, machine, "inference", state.catalog, live=is_live)
+        view = fit_view(rec)
+        self.view = view
+        self.verdict = rec.result.verdict
+        self.quant = rec.best.quant_id if rec.best is not None and rec.best.quant_id else ""
+        glyph, words, colour = view.glyph, view.words, view.colour
         self.setStyleSheet(f"ModelCard {{ border-left: 5px solid {colour}; }}")
         title = subheading(spec.name)
         title.setWordWrap(True)
@@ -307,8 +305,8 @@ class ModelCard(Card):
         status = QLabel(f"<b>{glyph} {tr(words)}</b>")
         status.setStyleSheet(f"color: {colour};")
         self.body.addWidget(status)
-        speed = result.speed.decode_tokens_per_s
-        detail = quant if result.verdict != "does_not_fit" else tr("too large even from RAM")
+        speed = view.tokens_per_s
+        detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
             detail += f" · ~{speed:.0f} {tr('tokens/s')}"
         self.body.addWidget(QLabel(detail))
@@ -332,7 +330,8 @@ class ModelCard(Card):
             super().keyPressEvent(event)  # type: ignore[arg-type]
 
     def open(self) -> None:
-        self.state.settings.setValue("fit/quant", self.quant)
+        if self.quant:
+            self.state.settings.setValue("fit/quant", self.quant)
         self.state.choose_model(from_catalog(self.spec))
 
 

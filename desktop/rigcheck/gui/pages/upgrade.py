@@ -370,7 +370,10 @@ class UpgradePage(QWidget):
         for row, change in enumerate(report.models):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
             before = QTableWidgetItem(_outcome_text(change.before))
-            after = QTableWidgetItem(_outcome_text(change.after))
+            after_text = _outcome_text(change.after)
+            if change.better is not None and change.better.quant:
+                after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
+            after = QTableWidgetItem(after_text)
             if change.newly_runnable:
                 for item in (name, after):
                     item.setFont(bold)
