@@ -277,7 +277,7 @@ def test_a_tampered_cache_never_runs_code_and_is_ignored(
     # Valid JSON whose data breaks the record checks is refused the same way and rewritten.
     cached = json.loads(cache_file.read_text()) if cache_file.suffix == ".json" else None
     assert cached is not None, "the cache must be a data-only JSON file"
-    name, content = cached["files"][0]
+    _name, content = cached["files"][0]
     first_kind = next(iter(content))
     content[first_kind][0]["source"] = {"not": "a string"}
     cache_file.write_text(json.dumps(cached))

@@ -751,7 +751,9 @@ def _read_cache(path: Path, names: list[str]) -> dict[str, dict[str, Any]] | Non
     if not (isinstance(data, dict) and data.get("format") == _CACHE_FORMAT):
         return None
     entries = data.get("files")
-    if not isinstance(entries, list) or [e[0] if isinstance(e, list) and e else None for e in entries] != names:
+    if not isinstance(entries, list):
+        return None
+    if [e[0] if isinstance(e, list) and e else None for e in entries] != names:
         return None
     if not all(len(e) == 2 and isinstance(e[1], dict) for e in entries):
         return None

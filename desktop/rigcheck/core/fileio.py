@@ -64,7 +64,9 @@ def load_json(text: str | bytes, source: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise InputError(
+            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     except RecursionError:
         raise InputError(source, f"not valid JSON (nested more than {MAX_DEPTH} levels deep)") from None
     except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
@@ -139,7 +141,7 @@ def write_output(path: str | Path, text: str) -> None:
     except FileNotFoundError:
         info = None
     if name.endswith(("/", os.sep)) or (info is not None and stat.S_ISDIR(info.st_mode)):
-        raise InputError(name, "is a folder; give a file name")
+        raise InputError(name, "cannot write (a folder; give a file name)")
     if info is not None and not stat.S_ISREG(info.st_mode):
         with target.open("w", encoding="utf-8") as stream:  # a FIFO or a device: write through
             stream.write(text)
@@ -160,3 +162,38 @@ def write_output(path: str | Path, text: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             spare.unlink()
+
+
+class LineFile:
+    """A file written whole lines at a time (``monitor --csv``), flushed after each.
+
+    A write the system refuses part-way (a full disk, EIO from a file under ``/proc``) is cut back to
+    the last whole line where the file allows it, and raised as an ``InputError`` naming the file, so
+    a full disk never leaves half a row behind.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._file = Path(path).open("wb", buffering=0)  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
+        self._good = 0
+
+    def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        try:
+            while data:
+                written = self._file.write(data)
+                if not written:
+                    raise OSError(0, "no progress writing")
+                data = data[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._file.fileno(), self._good)
+            raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
+        self._good += len(text.encode("utf-8"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()

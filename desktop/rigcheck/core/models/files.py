@@ -238,6 +238,13 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
 
 def read_model_folder(path: Path, *, catalog: Catalog | None = None) -> ModelInfo:
     """A model folder: config.json with safetensors weights, or GGUF files, or config.json alone."""
+    try:
+        return _read_model_folder(path, catalog)
+    except OSError as error:  # an unreadable folder (EACCES), a vanished share (ESTALE), …
+        raise InputError(str(path), f"cannot read the folder ({_os_reason(error)})") from error
+
+
+def _read_model_folder(path: Path, catalog: Catalog | None) -> ModelInfo:
     source = str(path)
     if not path.is_dir():
         raise InputError(source, "not a folder")
