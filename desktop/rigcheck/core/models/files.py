@@ -26,6 +26,7 @@ sizes (``GGMLQuantizationType``, ``GGML_QUANT_SIZES``) and the file types (``Lla
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import mmap
@@ -58,6 +59,11 @@ _MAX_DIMS = 4
 #: llama.cpp's own limit is 64 bytes (GGML_MAX_NAME); this only keeps a hostile name short
 _MAX_TENSOR_NAME = 4096
 _MAX_KEY = 65_536
+#: far above any real model (DeepSeek-V3 has 1,025 tensors, a 405B dense model ~1,140, Mixtral with
+#: per-expert tensors ~1,000), and low enough that a forged count cannot make the parse run for minutes
+_MAX_TENSORS = 65_536
+#: real files hold a few dozen metadata entries; the big ones (vocabularies) are single arrays
+_MAX_KV = 65_536
 #: strings in metadata arrays, all arrays together. Real vocabularies with merges stay near 1e6.
 _MAX_ARRAY_STRINGS = 4_000_000
 _MAX_ARRAY_DEPTH = 3
@@ -227,12 +233,16 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise InputError(source, "the header is not a JSON object")
     data_size = size - 8 - length
+    spans: list[tuple[int, int, str]] = []
     for name, entry in header.items():
         if name == "__metadata__":
             if not isinstance(entry, dict):
                 raise InputError(source, "__metadata__ is not a JSON object")
             continue
-        _st_tensor_bytes(source, name, entry, data_size)
+        n_bytes = _st_tensor_bytes(source, name, entry, data_size)
+        start = entry["data_offsets"][0]
+        spans.append((start, start + n_bytes, name))
+    _check_overlaps(spans, source)
     return header
 
 
@@ -453,6 +463,11 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
         raise cur.fail(f"GGUF version {version} is not supported (RigCheck reads versions 2 and 3)")
     tensor_count = cur.unpack("Q", "the tensor count")
     kv_count = cur.unpack("Q", "the metadata count")
+    if tensor_count > _MAX_TENSORS or kv_count > _MAX_KV:
+        raise cur.fail(
+            f"the header claims {tensor_count:,} tensors and {kv_count:,} metadata entries, more than the "
+            f"{_MAX_TENSORS:,} of each RigCheck reads (the largest real models have a few thousand)"
+        )
     room = cur.size - cur.pos
     if tensor_count * _MIN_TENSOR + kv_count * _MIN_KV > room:
         raise cur.fail(
@@ -489,6 +504,7 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
     data_start = -(-cur.pos // alignment) * alignment
 
     tensors: list[_Tensor] = []
+    spans: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for name, dims, ggml_type, offset in raw:
         shown = _show(name)
@@ -517,7 +533,19 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
                 f"past the end of the file ({cur.size:,} bytes)"
             )
         tensors.append(_Tensor(name, dims, ggml_type, qtype.name, n_elements, n_bytes))
+        spans.append((offset, offset + n_bytes, name))
+    _check_overlaps(spans, cur.source)
     return _Header(path=path, metadata=metadata, tensors=tuple(tensors))
+
+
+def _check_overlaps(spans: list[tuple[int, int, str]], source: str) -> None:
+    """Refuse tensors whose data overlap: each byte of weights belongs to one tensor (GGUF, safetensors)."""
+    spans.sort()
+    for (_start, end, name), (next_start, next_end, next_name) in itertools.pairwise(spans):
+        if next_start < end and next_end > next_start:
+            raise InputError(
+                source, f"corrupt: the data of tensors {_show(name)} and {_show(next_name)} overlap"
+            )
 
 
 # -- GGUF: split files --------------------------------------------------------------------------------
@@ -678,6 +706,19 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
             raise InputError(source, f"metadata {arch_name}.attention.head_count is missing")
         heads = [0] * layers
     kv_heads = meta.per_layer("attention.head_count_kv", layers) or list(heads)
+    for layer, (q, kv) in enumerate(zip(heads, kv_heads, strict=True)):
+        if kv > q and q:
+            raise InputError(
+                source,
+                f"metadata {arch_name}.attention.head_count_kv ({kv}) is above head_count ({q}) "
+                f"in layer {layer}: each key/value head serves one or more query heads",
+            )
+    if arch_name not in _RECURRENT_ARCHS and not any(q and kv for q, kv in zip(heads, kv_heads, strict=True)):
+        raise InputError(
+            source,
+            f"metadata {arch_name}.attention.head_count or head_count_kv is 0 in every layer: "
+            "no attention, which a transformer needs",
+        )
     num_heads = max(heads, default=0)
     num_kv = max((kv for kv in kv_heads if kv), default=0)
     if len({kv for kv in kv_heads if kv}) > 1:
