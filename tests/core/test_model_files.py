@@ -962,3 +962,14 @@ def test_impossible_attention_heads_are_refused(
     path.write_bytes(bytes(data))
     error = expect_input_error(path, lambda: read_gguf(path, catalog=catalog))
     assert problem in error.problem, error
+
+
+def test_gguf_name_with_control_characters_stays_on_one_line(tmp_path: Path, catalog: Catalog) -> None:
+    """Issue 17 #5: ESC/OSC/BEL and CR/LF in general.name reached the terminal raw (forged rows)."""
+    path = tmp_path / "named.gguf"
+    write_gguf(path)
+    hostile = b"\x1b]0;x\x07\nrow\r!!!!"
+    assert len(hostile) == len(b"Tiny Test Model")
+    path.write_bytes(path.read_bytes().replace(b"Tiny Test Model", hostile))
+    info = read_gguf(path, catalog=catalog)
+    assert info.name == "\\x1b]0;x\\x07\\x0arow\\x0d!!!!"

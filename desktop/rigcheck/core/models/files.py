@@ -41,6 +41,7 @@ from typing import Any, Final, TypeGuard
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
+from rigcheck.core.text import one_line
 
 #: the safetensors header may not be longer than this (the format's own reader refuses the same)
 SAFETENSORS_MAX_HEADER: Final = 100_000_000
@@ -828,11 +829,12 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         layer_bytes=tuple(counts.layer_bytes) if counts.in_layers else (),
         other_bytes=counts.other_bytes if counts.in_layers else 0,
     )
-    stem = _gguf_stem(parts[0])
+    # File names and general.name are anyone's text: shown on one line, controls escaped (issue 17 #5)
+    stem = one_line(_gguf_stem(parts[0]))
     name = metadata.get("general.name")
     return ModelInfo(
         id=stem,
-        name=name.strip() if isinstance(name, str) and name.strip() else stem,
+        name=one_line(name.strip()[:200]) if isinstance(name, str) and name.strip() else stem,
         arch=arch,
         source_kind="file",
         source=source,

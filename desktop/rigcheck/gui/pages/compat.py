@@ -25,7 +25,7 @@ from rigcheck.core.compat import DISPLAY_RANK, Finding, check_compat, recommend_
 from rigcheck.core.machine import Machine
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import STATUS, Card, heading, muted, subheading
+from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, tooltip
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 
@@ -97,7 +97,7 @@ class CompatPage(QWidget):
         wheel = recommend_torch(machine, catalog)
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
-            self.torch_reason.setText(f"{glyph} <b>{wheel.label}</b> — {wheel.reason}")
+            self.torch_reason.setText(f"{glyph} <b>{esc(wheel.label)}</b> — {esc(wheel.reason)}")
             self.torch_command.setText(wheel.command)
         else:
             self.torch_reason.setText(
@@ -146,15 +146,16 @@ class CompatPage(QWidget):
                     ]
                 )
                 item.setForeground(0, QColor(colour))
-                item.setToolTip(3, finding.reason)
-                source = f"\n\n{tr('Source')}: {finding.source}" if finding.source else ""
-                item.setToolTip(4, (finding.fix or "") + source)
+                item.setToolTip(3, tooltip(finding.reason))
+                source = f"{tr('Source')}: {finding.source}" if finding.source else ""
+                item.setToolTip(4, tooltip("\n\n".join(t for t in (finding.fix or "", source) if t)))
+                item.setData(4, Qt.ItemDataRole.UserRole, source)
                 group.addChild(item)
                 text = finding.command or finding.fix
                 if text:
                     button = QToolButton()
                     button.setText(tr("Copy"))
-                    button.setToolTip(tr("Copy") + ": " + text)
+                    button.setToolTip(tooltip(tr("Copy") + ": " + text))
                     button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
                     button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
                     self.tree.setItemWidget(item, 5, button)
@@ -165,11 +166,11 @@ class CompatPage(QWidget):
         if item is None or item.parent() is None:
             self.details.clear()
             return
-        source = item.toolTip(4).split("\n\n")[-1] if "\n\n" in item.toolTip(4) else ""
+        source = item.data(4, Qt.ItemDataRole.UserRole) or ""
         self.details.setText(
-            f"<b>{item.text(1)}</b> · {item.text(2)}<br>{item.text(3)}"
-            + (f"<br><b>{tr('Fix')}:</b> {item.text(4)}" if item.text(4) else "")
-            + (f"<br><small>{source}</small>" if source else "")
+            f"<b>{esc(item.text(1))}</b> · {esc(item.text(2))}<br>{esc(item.text(3))}"
+            + (f"<br><b>{tr('Fix')}:</b> {esc(item.text(4))}" if item.text(4) else "")
+            + (f"<br><small>{esc(source)}</small>" if source else "")
         )
 
     def copy(self, text: str) -> None:
