@@ -40,6 +40,7 @@ from typing import Any, Final, TypeGuard
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import check_depth
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
 from rigcheck.core.text import one_line
 
@@ -231,8 +232,11 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
         ) from error
     except RecursionError as error:
         raise InputError(source, "the header is not valid JSON (nested too deeply)") from error
+    except ValueError as error:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(source, f"the header is not valid JSON ({_first_line(error)})") from error
     if not isinstance(header, dict):
         raise InputError(source, "the header is not a JSON object")
+    check_depth(header, source)
     data_size = size - 8 - length
     spans: list[tuple[int, int, str]] = []
     for name, entry in header.items():
@@ -1291,8 +1295,11 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise InputError(source, f"not valid JSON ({error.msg}, line {error.lineno})") from error
     except RecursionError as error:
         raise InputError(source, "not valid JSON (nested too deeply)") from error
+    except ValueError as error:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(source, f"not valid JSON ({_first_line(error)})") from error
     if not isinstance(value, dict):
         raise InputError(source, "not a JSON object")
+    check_depth(value, source)
     return value
 
 
