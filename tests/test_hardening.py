@@ -358,3 +358,20 @@ def test_error_lines_stay_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text("{")
     code, _ = run_cli("compat", "--machine", str(path))
     assert code == 2 and "\\x0a" in one_error_line(capsys)
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="needs /dev/stdout")
+def test_output_to_dev_stdout_on_a_pipe() -> None:
+    """#2: `-o /dev/stdout` (a symlink to the pipe the caller reads) is written through, not replaced."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rigcheck", "audit", "--machine", str(BOX), "-o", "/dev/stdout"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("RigCheck audit of workstation")

@@ -135,17 +135,19 @@ def write_output(path: str | Path, text: str) -> None:
     name = os.fspath(path)
     if not name.strip():
         raise InputError(repr(name), "an empty file name")
-    target = Path(os.path.realpath(name))
     try:
-        info = target.stat()
+        info: os.stat_result | None = Path(name).stat()  # through any symlinks
     except FileNotFoundError:
         info = None
     if name.endswith(("/", os.sep)) or (info is not None and stat.S_ISDIR(info.st_mode)):
         raise InputError(name, "cannot write (a folder; give a file name)")
     if info is not None and not stat.S_ISREG(info.st_mode):
-        with target.open("w", encoding="utf-8") as stream:  # a FIFO or a device: write through
+        # A FIFO, a device, /dev/stdout: write through the name itself (the real path of
+        # /dev/stdout on a pipe is /proc/<pid>/fd/pipe:[n], which cannot be opened).
+        with Path(name).open("w", encoding="utf-8") as stream:
             stream.write(text)
         return
+    target = Path(os.path.realpath(name))  # a symlink's target is replaced, the link stays
     mode = stat.S_IMODE(info.st_mode) if info is not None else None
     if info is None or info.st_nlink <= 1:
         write_atomic(target, text, mode)
