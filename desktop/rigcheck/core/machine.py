@@ -219,26 +219,27 @@ class Machine:
 KIB, MIB, GIB, TIB = 1024, 1024**2, 1024**3, 1024**4
 
 #: (field, lowest, highest) for every physical quantity a snapshot holds; None is always allowed
-#: for the optional ones. docs/snapshot.md lists the same table for people.
+#: for the optional ones. The lowest GPU figures are 0, not 1: a driver may report 0 for what it
+#: cannot read, and whatever the probe writes must load again. docs/snapshot.md has the same table.
 BOUNDS: dict[str, tuple[float, float]] = {
     "memory.total_bytes": (64 * MIB, 64 * TIB),
     "memory.available_bytes": (0, 64 * TIB),
     "memory.swap_total_bytes": (0, 1024 * TIB),
     "cpu.logical_cores": (1, 4096),
     "cpu.physical_cores": (1, 4096),
-    "cpu.max_mhz": (1, 100_000),
+    "cpu.max_mhz": (0, 100_000),
     "gpus": (0, 64),
-    "gpus[].memory_total_bytes": (1 * MIB, 16 * TIB),
+    "gpus[].memory_total_bytes": (0, 16 * TIB),
     "gpus[].memory_free_bytes": (0, 16 * TIB),
     "gpus[].index": (0, 4096),
-    "gpus[].cores": (1, 10_000_000),
-    "gpus[].power_limit_watts": (1, 10_000),
-    "gpus[].power_default_limit_watts": (1, 10_000),
-    "gpus[].power_max_limit_watts": (1, 10_000),
-    "gpus[].pcie_gen": (1, 16),
-    "gpus[].pcie_max_gen": (1, 16),
-    "gpus[].pcie_width": (1, 64),
-    "gpus[].pcie_max_width": (1, 64),
+    "gpus[].cores": (0, 10_000_000),
+    "gpus[].power_limit_watts": (0, 10_000),
+    "gpus[].power_default_limit_watts": (0, 10_000),
+    "gpus[].power_max_limit_watts": (0, 10_000),
+    "gpus[].pcie_gen": (0, 16),
+    "gpus[].pcie_max_gen": (0, 16),
+    "gpus[].pcie_width": (0, 64),
+    "gpus[].pcie_max_width": (0, 64),
     "gpus[].nvlink_links": (0, 64),
     "disks[].total_bytes": (0, 1024**6),
     "disks[].free_bytes": (0, 1024**6),
