@@ -633,7 +633,7 @@ def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
             for note in sampler.notes:
                 if note not in told:
                     told.add(note)
-                    sys.stderr.write(f"rigcheck: note: {note.probe}: {note.message}\n")
+                    sys.stderr.write(f"rigcheck: note: {_one_line(f'{note.probe}: {note.message}')}\n")
             if csv_file is not None:
                 if writer is None:
                     writer = csv.DictWriter(row_text, monitor.columns(sample), extrasaction="ignore")
