@@ -119,7 +119,8 @@ def check(command: str, argv: Sequence[str], names: Sequence[str] = ()) -> Outco
 def _is_json(argv: Sequence[str]) -> bool:
     if "-o" in argv or "--output" in argv:
         return False  # the answer went to a file
-    return "--json" in argv or any(a == "json" and argv[i - 1] == "--format" for i, a in enumerate(argv) if i)
+    formats = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--format"]
+    return "--json" in argv or (bool(formats) and formats[-1] == "json")  # the last --format wins
 
 
 def write_report(path: str) -> None:
