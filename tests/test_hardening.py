@@ -375,3 +375,15 @@ def test_output_to_dev_stdout_on_a_pipe() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("RigCheck audit of workstation")
+
+
+@pytest.mark.parametrize("command", ["estimate", "fleet"])
+def test_a_name_too_long_for_a_path_is_not_a_crash(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """Found by the fuzz suite: ENAMETOOLONG from Path.exists/is_dir was an internal error (exit 1)."""
+    name = "9" * 5000
+    argv = ("estimate", name) if command == "estimate" else ("fleet", name, str(FIXTURES))
+    code, _ = run_cli(*argv)
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "internal error" not in err and "Traceback" not in err
+    if command == "fleet":
+        assert code == 0 and "cannot look at it (File name too long)" in err

@@ -313,19 +313,24 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
     files: list[Path] = []
     existing = 0
     for path in roots:
-        if path.is_dir():
+        try:
+            kind = "folder" if path.is_dir() else "file" if path.exists() else None
+        except OSError as exc:  # ENAMETOOLONG, EACCES on a parent, …
+            problems.append(f"{path}: cannot look at it ({exc.strerror or exc})")
+            continue
+        if kind == "folder":
             existing += 1
-            files.extend(
-                sorted(
-                    (
-                        p
-                        for p in path.rglob("*.json")
-                        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                    ),
-                    key=lambda p: _natural(str(p)),
-                )
-            )
-        elif path.exists():
+            try:
+                found = [
+                    p
+                    for p in path.rglob("*.json")
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                ]
+            except OSError as exc:
+                problems.append(f"{path}: cannot read the folder ({exc.strerror or exc})")
+                continue
+            files.extend(sorted(found, key=lambda p: _natural(str(p))))
+        elif kind == "file":
             existing += 1
             files.append(path)
         else:
