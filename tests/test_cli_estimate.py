@@ -73,7 +73,9 @@ def test_estimate_text_shows_formulas_and_sources() -> None:
         (("estimate", "llama-3.1-8b", "--context", "-5"), "must be between 1 and"),
         (("estimate", "missing.gguf"), "missing.gguf: no such file"),
         (("fit", "llama-3.1-8b", "--gpu", "rtx-9999"), "--gpu: unknown catalog GPU 'rtx-9999'"),
-        (("fit", "llama-3.1-8b", "--ram-gb", "0"), "must be above 0"),
+        (("fit", "llama-3.1-8b", "--ram-gb", "0"), "RAM must be between 0.0625 and 65536 GiB"),
+        (("fit", "llama-3.1-8b", "--ram-gb", "1e-300"), "RAM must be between"),
+        (("fit", "llama-3.1-8b", "--ram-gb", "nan"), "RAM must be between"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -116,12 +116,15 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _positive_watts(text: str) -> float:
+    from rigcheck.core.machine import BOUNDS
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of watts: {text!r}") from None
-    if not 0 < value < 100_000:
-        raise argparse.ArgumentTypeError(f"PSU watts must be between 0 and 100000, got {text}")
+    low, high = BOUNDS["psu.watts"]
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"PSU watts must be between {low:g} and {high:g}, got {text}")
     return value
 
 
@@ -133,6 +136,25 @@ class _Subcommands:
 
     def add_parser(self, name: str, **kwargs: object) -> _Parser:
         return self._actions.add_parser(name, parents=[self._common], **kwargs)  # type: ignore[arg-type]
+
+
+def _ram_gib(text: str) -> float:
+    from rigcheck.core.machine import BOUNDS, GIB
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of GiB: {text!r}") from None
+    low, high = (b / GIB for b in BOUNDS["memory.total_bytes"])
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"RAM must be between {low:g} and {high:g} GiB, got {text}")
+    return value
+
+
+def _target(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty file name")
+    return Path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="extend",
         help="catalog model ids for the report's verdicts (default: about 15 popular models)",
     )
-    audit.add_argument("-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout")
+    audit.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
     audit.add_argument("--psu-watts", metavar="N", type=_positive_watts, help="the power supply's rating")
     audit.add_argument(
         "--redact",
@@ -233,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="replace the GPUs with these (repeatable; see rigcheck gpus)",
     )
-    fit.add_argument("--ram-gb", metavar="N", type=_positive_number, help="replace the RAM with N GiB")
+    fit.add_argument("--ram-gb", metavar="N", type=_ram_gib, help="replace the RAM with N GiB")
     fit.add_argument(
         "--offload",
         choices=("auto", "none", "layers", "experts", "optimizer", "params", "full"),
@@ -300,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="add this GPU to the (possibly replaced) ones (repeatable; mixed models allowed)",
     )
-    upgrade.add_argument("--ram-gb", metavar="N", type=_positive_number, help="set the RAM to N GiB")
+    upgrade.add_argument("--ram-gb", metavar="N", type=_ram_gib, help="set the RAM to N GiB")
     upgrade.add_argument(
         "--psu-watts",
         metavar="N",
@@ -395,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         help="tokens of context for --model (default 8192 or the model's maximum if smaller)",
     )
-    fleet.add_argument("-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout")
+    fleet.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
     fleet.set_defaults(handler=_cmd_fleet)
 
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
@@ -498,7 +520,7 @@ def _load_catalog() -> Catalog:
 
     catalog = load_catalog()
     for problem in catalog.problems:
-        sys.stderr.write(f"rigcheck: warning: {problem}\n")
+        sys.stderr.write(f"rigcheck: warning: {_one_line(problem)}\n")
     return catalog
 
 
@@ -684,7 +706,7 @@ def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
     catalog = _load_catalog()
     fleet = load_fleet(args.paths, catalog)
     for problem in fleet.problems:
-        sys.stderr.write(f"rigcheck: warning: skipped {problem}\n")
+        sys.stderr.write(f"rigcheck: warning: skipped {_one_line(problem)}\n")
     if not fleet.nodes:
         where = ", ".join(str(p) for p in args.paths)
         raise InputError(where, f"no readable reports ({fleet.files} files, all skipped)")
@@ -720,15 +742,13 @@ def _monitor_interval(text: str) -> float:
 def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
     """Sample until --duration or Ctrl-C; every row written so far is flushed, so Ctrl-C loses nothing."""
     import csv
+    import io
 
     from rigcheck.core import monitor
+    from rigcheck.core.fileio import LineFile
 
-    csv_file = None
-    if args.csv is not None:
-        try:
-            csv_file = args.csv.open("w", newline="", encoding="utf-8")
-        except OSError as exc:
-            raise InputError(str(args.csv), f"cannot write ({exc.strerror or exc})") from None
+    csv_file = LineFile(args.csv) if args.csv is not None else None
+    row_text = io.StringIO()  # each row is formatted here, then written whole (no half row on ENOSPC)
     sampler = None
     try:
         sampler = monitor.create_sampler()
@@ -738,13 +758,15 @@ def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
             for note in sampler.notes:
                 if note not in told:
                     told.add(note)
-                    sys.stderr.write(f"rigcheck: note: {note.probe}: {note.message}\n")
+                    sys.stderr.write(f"rigcheck: note: {_one_line(f'{note.probe}: {note.message}')}\n")
             if csv_file is not None:
                 if writer is None:
-                    writer = csv.DictWriter(csv_file, monitor.columns(sample), extrasaction="ignore")
+                    writer = csv.DictWriter(row_text, monitor.columns(sample), extrasaction="ignore")
                     writer.writeheader()
                 writer.writerow({k: "" if v is None else v for k, v in monitor.row(sample).items()})
-                csv_file.flush()
+                csv_file.write(row_text.getvalue())
+                row_text.seek(0)
+                row_text.truncate()
             if args.json:
                 out.write(json.dumps(_sample_json(sample), ensure_ascii=False, separators=(",", ":")) + "\n")
             else:
@@ -828,10 +850,11 @@ def _emit(text: str, output: Path | None, out: TextIO) -> None:
     if output is None:
         out.write(text)
         return
-    from rigcheck.core.fileio import write_atomic
+    from rigcheck.core.fileio import write_output
+    from rigcheck.core.text import terminal_safe
 
     try:
-        write_atomic(output, text)
+        write_output(output, terminal_safe(text))
     except OSError as exc:
         raise InputError(str(output), f"cannot write ({exc.strerror or exc})") from None
 
@@ -839,14 +862,24 @@ def _emit(text: str, output: Path | None, out: TextIO) -> None:
 # -- entry point ---------------------------------------------------------------------------------
 
 
+def _one_line(text: str) -> str:
+    from rigcheck.core.text import one_line
+
+    return one_line(text)
+
+
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"rigcheck: error: {message}\n")
+    from rigcheck.core.text import one_line
+
+    sys.stderr.write(f"rigcheck: error: {one_line(message)}\n")
     return code
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = out or sys.stdout
+    from rigcheck.core.text import SafeStream
+
+    out = SafeStream(out or sys.stdout)  # untrusted strings never reach the terminal raw
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)

@@ -212,7 +212,8 @@ def test_cache_is_used_and_equals_a_fresh_parse(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path))
     fresh = load_catalog(use_overlay=False, use_cache=False)
     first = load_catalog(use_overlay=False)
-    assert len(list(tmp_path.glob("catalog-*.pickle"))) == 1
+    assert len(list(tmp_path.glob("catalog-*.json"))) == 1
+    assert not list(tmp_path.glob("catalog-*.pickle"))
 
     def must_not_parse(_files: object) -> None:
         raise AssertionError("the cache was not used")
@@ -226,8 +227,8 @@ def test_cache_is_used_and_equals_a_fresh_parse(tmp_path: Path, monkeypatch: pyt
 def test_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path))
     load_catalog(use_overlay=False)
-    (cache_file,) = tmp_path.glob("catalog-*.pickle")
-    cache_file.write_bytes(b"not a pickle")
+    (cache_file,) = tmp_path.glob("catalog-*.json")
+    cache_file.write_bytes(b"not JSON")
     assert load_catalog(use_overlay=False).gpus
     blocker = tmp_path / "file-not-folder"
     blocker.write_text("")
@@ -242,3 +243,64 @@ def test_overlay_does_not_change_the_cached_records(tmp_path: Path, monkeypatch:
     (overlay / "a.toml").write_text(GOOD_GPU.replace("memory_gb = [24]", "memory_gb = [99]"))
     assert load_catalog(overlay).gpu("nvidia-geforce-rtx-4090").memory_gb == (99.0,)  # type: ignore[union-attr]
     assert load_catalog(use_overlay=False).gpu("nvidia-geforce-rtx-4090").memory_gb == (24.0,)  # type: ignore[union-attr]
+
+
+class _RunsCode:
+    """Unpickling this creates a file: what a tampered pickle cache could do with every command."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (Path.touch, (self.marker,))
+
+
+def test_a_tampered_cache_never_runs_code_and_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17 #6: whoever can write the cache folder must not run code in rigcheck."""
+    import json
+    import pickle
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(cache))
+    fresh = load_catalog(use_overlay=False, use_cache=False)
+    load_catalog(use_overlay=False)
+    (cache_file,) = [p for p in cache.iterdir() if p.name.startswith("catalog-")]
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(_RunsCode(marker))
+    cache_file.write_bytes(payload)
+    (cache / (cache_file.stem + ".pickle")).write_bytes(payload)
+    assert load_catalog(use_overlay=False) == fresh
+    assert not marker.exists()
+
+    # Valid JSON whose data breaks the record checks is refused the same way and rewritten.
+    cached = json.loads(cache_file.read_text()) if cache_file.suffix == ".json" else None
+    assert cached is not None, "the cache must be a data-only JSON file"
+    _name, content = cached["files"][0]
+    first_kind = next(iter(content))
+    content[first_kind][0]["source"] = {"not": "a string"}
+    cache_file.write_text(json.dumps(cached))
+    assert load_catalog(use_overlay=False) == fresh
+    assert json.loads(cache_file.read_text())["files"][0][1][first_kind][0]["source"] != {"not": "a string"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[[gpu]]\nid = 1" + "0" * 5000, "digits"),
+        ("x = " + "[" * 5000 + "]" * 5000, "nested"),
+        ("x = " + "{a = " * 200 + "1" + "}" * 200, "nested"),
+    ],
+)
+def test_hostile_overlay_file_is_skipped_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, problem: str
+) -> None:
+    """Issue 17 #7: one bad overlay file (deep nesting, 5,000-digit integers) never stops the app."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "bad.toml").write_text(text)
+    catalog = load_catalog(overlay)
+    assert catalog.gpus
+    (line,) = catalog.problems
+    assert str(overlay / "bad.toml") in line and problem in line and "\n" not in line

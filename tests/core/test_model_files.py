@@ -903,3 +903,96 @@ def test_json_reads_the_file_not_the_cap(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(files_module, "MAX_JSON_BYTES", 1000)
     with pytest.raises(InputError, match="over 0 MB"):
         files_module._read_json_object(config)
+
+
+# -- issue 17: forged counts, overlapping data, impossible heads ---------------------------------------
+
+
+def test_tensor_count_bomb_is_refused_before_parsing(
+    tmp_path: Path, catalog: Catalog, small_gguf: bytes
+) -> None:
+    """Issue 17 #3: the tensor count was bounded only by the file size; every record was parsed first.
+
+    A sparse file of 64 GiB claiming 2**31 tensors (each forged record the minimum 24 bytes) was
+    walked record by record; it is now refused from the header alone, before reading one record.
+    """
+    path = tmp_path / "bomb.gguf"
+    data = bytearray(small_gguf)
+    struct.pack_into("<Q", data, 8, 2**31)
+    with path.open("wb") as handle:
+        handle.write(data)
+        handle.truncate(64 * 1024**3)  # sparse: no disk space is used
+    started = time.perf_counter()
+    error = expect_input_error(path, lambda: read_gguf(path, catalog=catalog))
+    assert "2,147,483,648 tensors" in error.problem and "more than the 65,536" in error.problem
+    assert time.perf_counter() - started < 5  # a guard against a hang, not a speed target
+
+
+def _overlap(small_gguf: bytes) -> bytes:
+    """``small_gguf`` with its second tensor's data offset set to its first one's."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.gguf"
+        path.write_bytes(small_gguf)
+        tensors = gguf.GGUFReader(path).tensors
+        first, second = tensors[0], tensors[1]
+        # the offset field of a tensor record is its last 8 bytes: find it by the record's name
+        data = bytearray(small_gguf)
+        offsets = []
+        for tensor in (first, second):
+            name = tensor.name.encode()
+            at = data.index(struct.pack("<Q", len(name)) + name)
+            end = at + 8 + len(name) + 4 + 8 * len(tensor.shape) + 4
+            offsets.append(end)
+        first_offset = struct.unpack_from("<Q", data, offsets[0])[0]
+        struct.pack_into("<Q", data, offsets[1], first_offset)
+        return bytes(data)
+
+
+def test_overlapping_gguf_tensors_are_refused(tmp_path: Path, catalog: Catalog, small_gguf: bytes) -> None:
+    """Issue 17 #9: two tensors sharing bytes counted their weights twice."""
+    error = hostile(tmp_path, _overlap(small_gguf), catalog)
+    assert "overlap" in error.problem, error
+
+
+def test_overlapping_safetensors_are_refused(tmp_path: Path) -> None:
+    """Issue 17 #9: the same for safetensors data offsets."""
+    header = (
+        b'{"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},'
+        b' "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}}'
+    )
+    path = raw_safetensors(tmp_path / "overlap.safetensors", header, None, b"\x00" * 24)
+    error = expect_input_error(path, lambda: read_safetensors_header(path))
+    assert "tensors a and b overlap" in error.problem, error
+
+
+@pytest.mark.parametrize(
+    ("heads", "kv_heads", "problem"),
+    [(4, 8, "head_count_kv (8) is above head_count (4)"), (0, 2, "is 0 in every layer")],
+)
+def test_impossible_attention_heads_are_refused(
+    tmp_path: Path, catalog: Catalog, heads: int, kv_heads: int, problem: str
+) -> None:
+    """Issue 17 #9: head_count_kv > head_count, or head_count 0 (a 0-byte KV cache and a FITS verdict)."""
+    path = tmp_path / "heads.gguf"
+    write_gguf(path, heads=heads or 4, kv_heads=kv_heads)
+    data = bytearray(path.read_bytes())
+    key = b"llama.attention.head_count"
+    at = data.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack_from("<I", data, at)[0] == 4  # GGUF_TYPE_UINT32
+    struct.pack_into("<I", data, at + 4, heads)
+    path.write_bytes(bytes(data))
+    error = expect_input_error(path, lambda: read_gguf(path, catalog=catalog))
+    assert problem in error.problem, error
+
+
+def test_gguf_name_with_control_characters_stays_on_one_line(tmp_path: Path, catalog: Catalog) -> None:
+    """Issue 17 #5: ESC/OSC/BEL and CR/LF in general.name reached the terminal raw (forged rows)."""
+    path = tmp_path / "named.gguf"
+    write_gguf(path)
+    hostile = b"\x1b]0;x\x07\nrow\r!!!!"
+    assert len(hostile) == len(b"Tiny Test Model")
+    path.write_bytes(path.read_bytes().replace(b"Tiny Test Model", hostile))
+    info = read_gguf(path, catalog=catalog)
+    assert info.name == "\\x1b]0;x\\x07\\x0arow\\x0d!!!!"

@@ -179,6 +179,10 @@ class FakeRepo:
     api_status: int = 200
     revisions: tuple[str, ...] = ("main",)
     commit: str = ""
+    #: a hostile server (issue 17 #4): "drip" sends the API reply a byte at a time, "huge" announces a
+    #: 3 GB config.json, "flood" streams one without a length, "loop" redirects config.json to itself,
+    #: "portal" answers the API with an HTML page
+    hostile: str | None = None
 
 
 LLAMA = llama_config()
@@ -267,6 +271,10 @@ def build_repos() -> dict[str, FakeRepo]:
         ),
         "org/outage": FakeRepo({"config.json": json_file(LLAMA)}, api_status=500),
         "org/slow": FakeRepo({"config.json": json_file(LLAMA)}, stalls=True),
+        **{
+            f"evil/{kind}": FakeRepo({"config.json": json_file(LLAMA)}, hostile=kind)
+            for kind in ("drip", "huge", "flood", "loop", "portal")
+        },
         "bad/config": FakeRepo({"config.json": text_file('{"model_type": "llama", ')}),
     }
     for kind in ("not-json", "too-big", "offsets"):
@@ -295,6 +303,7 @@ class FakeHub:
     repos: dict[str, FakeRepo]
     log: list[Request] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
+    huge_bytes_sent: int = 0
 
     def requests_since(self, mark: int) -> list[Request]:
         return self.log[mark:]
@@ -372,6 +381,11 @@ class Handler(BaseHTTPRequestHandler):
         if repo.api_status != 200:
             self.reply(repo.api_status, b"Internal Error", {"Content-Type": "text/plain"})
             return
+        if repo.hostile == "portal":
+            self.reply(
+                200, b"<html><body>Please log in to the Wi-Fi</body></html>", {"Content-Type": "text/html"}
+            )
+            return
         info = {
             "_id": repo.commit[:24],
             "id": repo_id,
@@ -384,6 +398,18 @@ class Handler(BaseHTTPRequestHandler):
             "tags": [],
             "siblings": [{"rfilename": name} for name in repo.files],
         }
+        if repo.hostile == "drip":  # a valid reply, one byte at a time, for as long as the client waits
+            body = json.dumps(info).encode() + b" " * 10_000
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for byte in body:
+                if self.hub.release.wait(0.05):
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            return
         self.reply(200, json.dumps(info).encode(), {"Content-Type": "application/json"})
 
     def resolve(self, repo_id: str, revision: str, filename: str, *, head_only: bool) -> None:
@@ -395,6 +421,9 @@ class Handler(BaseHTTPRequestHandler):
                 f"Access to model {repo_id} is restricted. You must have access to it and be authenticated."
             )
             self.error(401, "GatedRepo", message, head_only=head_only)
+            return
+        if repo.hostile in ("huge", "flood", "loop") and filename == "config.json":
+            self.hostile_file(repo, head_only=head_only)
             return
         file = repo.files.get(filename)
         if file is None:
@@ -421,6 +450,40 @@ class Handler(BaseHTTPRequestHandler):
             return
         headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
         self.reply(206, file.read(start, end), headers, head_only=head_only)
+
+    def hostile_file(self, repo: FakeRepo, *, head_only: bool) -> None:
+        headers = {"X-Repo-Commit": repo.commit, "ETag": '"hostile"', "Content-Type": "application/json"}
+        if repo.hostile == "loop":
+            self.reply(302, b"", headers | {"Location": self.path}, head_only=head_only)
+            return
+        if repo.hostile == "huge":  # announces 3 GB; sends zeros for as long as anyone reads
+            self.send_response(200)
+            for key, value in (headers | {"Content-Length": str(3 * 1024**3)}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if not head_only:
+                self.hub.huge_bytes_sent = 0
+                while not self.hub.release.is_set() and self.hub.huge_bytes_sent < 3 * 1024**3:
+                    self.wfile.write(b"\0" * 65536)
+                    self.hub.huge_bytes_sent += 65536
+            return
+        # "flood": a HEAD that claims a small file, then a GET streamed without any length
+        if head_only:
+            self.send_response(200)
+            for key, value in (headers | {"Content-Length": "100"}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            return
+        self.send_response(200)
+        for key, value in (headers | {"Transfer-Encoding": "chunked"}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        chunk = b"\0" * 65536
+        for _ in range(2000):  # up to 128 MB
+            if self.hub.release.is_set():
+                break
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
 
 
 class Server(ThreadingHTTPServer):
@@ -763,3 +826,63 @@ def test_cancel_between_shards(hub: FakeHub) -> None:
     with pytest.raises(Cancelled):
         load_hub_model("org/sharded", progress=steps.append, cancel=cancel)
     assert steps[-1] == "safetensors headers 1/3"
+
+
+# -- issue 17 #4: hostile servers, through the real huggingface_hub code path ------------------------
+
+
+def cache_bytes(hub_home: Path) -> int:
+    """Bytes the library has written to its cache (blobs and half-written ``.incomplete`` files)."""
+    return sum(p.stat().st_size for p in hub_home.rglob("*") if p.is_file())
+
+
+def test_a_dripping_server_meets_the_overall_deadline(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A byte every 50 ms never trips the per-read timeout; the look-up's deadline stops it."""
+    monkeypatch.setattr(hub_module, "DEADLINE_S", 1.0)
+    started = time.monotonic()
+    message = input_error(lambda: load_hub_model("evil/drip"))
+    elapsed = time.monotonic() - started
+    assert "took longer than 1 s in all" in message, message
+    assert elapsed < 4, elapsed
+
+
+def test_a_huge_config_is_refused_before_the_cache(hub: FakeHub, tmp_path: Path) -> None:
+    """A "config.json" announced as 3 GB is refused from its headers: nothing reaches the cache."""
+    started = time.monotonic()
+    message = input_error(lambda: load_hub_model("evil/huge"))
+    assert "offers 3,221,225,472 bytes, more than the 33,554,432 RigCheck reads (config.json)" in message
+    assert time.monotonic() - started < 5
+    assert cache_bytes(tmp_path / "hf") == 0
+    assert hub.huge_bytes_sent == 0  # refused on the HEAD: the body was never even asked for
+
+
+def test_a_flood_without_a_length_is_cut_at_the_cap(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that lies in the HEAD and then streams without a length is cut at the cap."""
+    monkeypatch.setattr(hub_module, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    message = input_error(lambda: load_hub_model("evil/flood"))
+    assert "sent more than the 1,048,576 bytes RigCheck reads (config.json)" in message, message
+    assert cache_bytes(tmp_path / "hf") <= 1024 * 1024 + 65536
+
+
+def test_a_redirect_loop_is_one_line(hub: FakeHub) -> None:
+    """A redirect loop was an internal error (TooManyRedirects, exit 1)."""
+    message = input_error(lambda: load_hub_model("evil/loop"))
+    assert message == "hf:evil/loop: the hub redirected in a loop (config.json)"
+
+
+def test_a_captive_portal_counts_as_unreachable(hub: FakeHub) -> None:
+    """An HTML page instead of the API's JSON (a Wi-Fi login page) is an unreachable hub, one line."""
+    message = input_error(lambda: load_hub_model("evil/portal"))
+    assert message.startswith("hf:evil/portal: the hub answered with text/html, not JSON (repository files)")
+    assert message.endswith("config.json is not in the local cache")
+
+
+def test_guards_apply_only_inside_a_lookup(hub: FakeHub) -> None:
+    """The client's hooks do nothing for other uses of huggingface_hub in the same process."""
+    from huggingface_hub import get_session
+
+    load_hub_model("org/llama")
+    response = get_session().get(f"{hub.endpoint}/api/models/evil/portal")
+    assert response.status_code == 200 and "Wi-Fi" in response.text

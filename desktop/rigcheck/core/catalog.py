@@ -20,8 +20,8 @@ nobody published is left out, and the UI says "unknown".
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import re
 import sys
 import tomllib
@@ -678,10 +678,26 @@ def default_overlay_dir() -> Path:
 
 def parse_file(name: str, text: str) -> dict[str, list[Any]]:
     """Parse one catalog file into records by kind; every problem is an ``InputError`` naming it."""
+    return _records(name, load_toml(name, text))
+
+
+def load_toml(name: str, text: str) -> dict[str, Any]:
+    """TOML text as plain data; nesting past :data:`MAX_DEPTH` or a huge number is an ``InputError``."""
+    from rigcheck.core.fileio import check_depth
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(name, f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(name, "not valid TOML (nested too deeply)") from None
+    except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(name, f"not valid TOML ({exc})") from None
+    check_depth(data, name)
+    return data
+
+
+def _records(name: str, data: dict[str, Any]) -> dict[str, list[Any]]:
     result: dict[str, list[Any]] = {}
     for kind, entries in data.items():
         if kind not in KINDS:
@@ -894,9 +910,14 @@ def _merge(target: dict[str, dict[str, Any]], parsed: dict[str, list[Any]]) -> N
 
 
 def _parse_shipped(shipped: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    return _records_of_files((name, load_toml(name, text)) for name, text in shipped)
+
+
+def _records_of_files(files: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Records of the shipped files' parsed TOML, checked; a bad file raises (a bug, or a bad cache)."""
     merged: dict[str, dict[str, Any]] = {}
-    for name, text in shipped:
-        parsed = parse_file(name, text)  # a bad shipped file is a bug: let it raise
+    for name, data in files:
+        parsed = _records(name, data)
         for kind, records in parsed.items():
             key = KINDS[kind][1]
             clash = next((key(r) for r in records if key(r) in merged.get(kind, {})), None)
@@ -929,13 +950,15 @@ def _build(
     return _apply_overlay(_parse_shipped(shipped), overlay, problems)
 
 
-# Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
-# the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
-# bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 6  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
-# 4: GpuSpec street prices; 5: compat quotes, [[driver_branch]], torch release patches;
-# 6: ModelSpec.native_format, [[speed_factor]], [[maturity]], [[cpu_platform]]
+# Parsing ~400 kB of TOML in pure Python is most of a load (~45 ms of ~80 ms here); the shipped files'
+# parsed TOML is therefore kept in the user's cache folder as JSON, keyed by a hash of those files' bytes,
+# so any edit (or a new release) re-parses. The cache is data only (never pickle: whoever can write that
+# folder must not be able to run code in RigCheck) and is not trusted: its content goes through the same
+# record checks as a catalog file, and a cache that fails them, or cannot be read or written, is ignored.
+_CACHE_FORMAT = 7  # 7: JSON of the parsed TOML, no longer a pickle of records
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
+#: a cache file larger than this is not ours (the shipped catalog parses to ~0.4 MB of JSON)
+_CACHE_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _cache_dir() -> Path:
@@ -946,6 +969,31 @@ def _cache_dir() -> Path:
     return user_cache_path("rigcheck", appauthor=False)
 
 
+def _read_cache(path: Path, names: list[str]) -> dict[str, dict[str, Any]] | None:
+    """The records in a cache file, or None when it is missing, unreadable, or not what we wrote."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(_CACHE_MAX_BYTES + 1)
+        if len(raw) > _CACHE_MAX_BYTES:
+            return None
+        data = json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not (isinstance(data, dict) and data.get("format") == _CACHE_FORMAT):
+        return None
+    entries = data.get("files")
+    if not isinstance(entries, list):
+        return None
+    if [e[0] if isinstance(e, list) and e else None for e in entries] != names:
+        return None
+    if not all(len(e) == 2 and isinstance(e[1], dict) for e in entries):
+        return None
+    try:
+        return _records_of_files((name, content) for name, content in entries)
+    except InputError:
+        return None  # tampered with, or written by a buggy version: parse the TOML again
+
+
 def _shipped_records(use_cache: bool) -> dict[str, dict[str, Any]]:
     shipped = list(_shipped_files())
     if not use_cache:
@@ -953,25 +1001,22 @@ def _shipped_records(use_cache: bool) -> dict[str, dict[str, Any]]:
     digest = hashlib.sha256(f"{_CACHE_FORMAT} {sys.version_info[:2]}".encode())
     for name, text in shipped:
         digest.update(name.encode() + b"\0" + text.encode() + b"\0")
-    path = _cache_dir() / f"catalog-{digest.hexdigest()[:24]}.pickle"
-    try:
-        with path.open("rb") as handle:
-            cached = pickle.load(handle)  # noqa: S301 - our own file in the user's own cache folder
-        if isinstance(cached, dict):
-            return cached
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-        pass
-    merged = _parse_shipped(shipped)
+    path = _cache_dir() / f"catalog-{digest.hexdigest()[:24]}.json"
+    cached = _read_cache(path, [name for name, _ in shipped])
+    if cached is not None:
+        return cached
+    parsed = [(name, load_toml(name, text)) for name, text in shipped]
+    merged = _records_of_files(parsed)  # a bad shipped file is a bug: let it raise
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as handle:
-            pickle.dump(merged, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = {"format": _CACHE_FORMAT, "files": [[name, content] for name, content in parsed]}
+        tmp.write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
         tmp.replace(path)
-        for old in path.parent.glob("catalog-*.pickle"):
+        for old in (*path.parent.glob("catalog-*.json"), *path.parent.glob("catalog-*.pickle")):
             if old != path:
                 old.unlink(missing_ok=True)
-    except OSError:
+    except (OSError, TypeError, ValueError):
         pass  # a read-only home or a full disk costs speed, never the catalog
     return merged
 

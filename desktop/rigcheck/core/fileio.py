@@ -1,29 +1,55 @@
-"""Reading user files and writing ours safely; shared by snapshots, reports and the CLI."""
+"""Reading user files and writing ours safely; shared by snapshots, reports, the catalog and the CLI.
+
+Reading is bounded: a file is read up to a size cap (``/dev/zero`` or a 150 MB "snapshot" is refused,
+not read until memory runs out), JSON and TOML nested deeper than :data:`MAX_DEPTH` are refused before
+any recursive code walks them, and every problem is an :class:`InputError` naming the file.
+
+Writing (:func:`write_output`) honours what the path names: a regular file is replaced atomically and
+keeps its permission bits (and its hard links); a FIFO, a device or a symlink to one is written
+through; a folder or an empty name is refused.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
+import stat
 from pathlib import Path
+from typing import Any
 
 from rigcheck.core.errors import InputError
 
+#: snapshots and reports are a few kB to a few hundred kB; a fleet node with 64 GPUs stays far below this
+MAX_JSON_BYTES = 8 * 1024 * 1024
+#: deeper nesting than any file of ours has (a report is ~6 levels; a catalog entry ~4)
+MAX_DEPTH = 32
 
-def read_text_file(path: str | Path, what: str) -> str:
-    """A UTF-8 text file's contents; every problem is an ``InputError`` naming the file.
 
-    ``what`` names the kind of file in messages ("snapshot", "report").
-    """
+def read_bytes_limited(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> bytes:
+    """At most ``limit`` bytes of ``path``; a longer file (or an endless device) is an ``InputError``."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
         raise InputError(str(path), f"is a folder, not a {what} file") from None
     except OSError as exc:
         raise InputError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    if len(raw) > limit:
+        raise InputError(str(path), f"larger than {limit // (1024 * 1024)} MiB: not a {what} file")
+    return raw
+
+
+def read_text_file(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> str:
+    """A UTF-8 text file's contents; every problem is an ``InputError`` naming the file.
+
+    ``what`` names the kind of file in messages ("snapshot", "report").
+    """
+    raw = read_bytes_limited(path, what, limit)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -33,11 +59,44 @@ def read_text_file(path: str | Path, what: str) -> str:
     return text
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+def load_json(text: str | bytes, source: str) -> Any:
+    """Parse JSON that came from outside; malformed, too deep or absurd numbers are an ``InputError``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise InputError(source, f"not valid JSON (nested more than {MAX_DEPTH} levels deep)") from None
+    except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(source, f"not valid JSON ({exc})") from None
+    check_depth(data, source)
+    return data
+
+
+def check_depth(data: object, source: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse lists and objects nested deeper than ``limit`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if depth >= limit:
+            raise InputError(source, f"nested more than {limit} levels deep")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
+
+
+def write_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
 
-    On any exception (an ``OSError`` for an unwritable folder, a full disk, …) the old file is left
-    intact, the temporary file is removed and the exception propagates.
+    ``mode`` sets the new file's permission bits (else the umask decides, as ``open()`` would). On any
+    exception (an ``OSError`` for an unwritable folder, a full disk, …) the old file is left intact,
+    the temporary file is removed and the exception propagates.
     """
     path = Path(path)
     data = text.encode("utf-8")
@@ -46,6 +105,11 @@ def write_atomic(path: str | Path, text: str) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as file:
+            if mode is not None:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(file.fileno(), mode)
+                else:  # Windows: only the read-only bit exists
+                    tmp.chmod(mode)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
@@ -54,3 +118,84 @@ def write_atomic(path: str | Path, text: str) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def write_output(path: str | Path, text: str) -> None:
+    """Write ``text`` where ``path`` points, as a user giving ``-o PATH`` means it.
+
+    - a symlink is followed: its target is what gets written (``-o /dev/stdout``, a link into a share);
+    - a FIFO, a character device or a socket is opened and written through, never replaced;
+    - an existing regular file is replaced atomically and keeps its permission bits; one with other
+      hard links is rewritten in place once the new text is safely on disk beside it, so every link
+      sees it;
+    - a new file is created atomically; a folder or an empty name is refused.
+
+    Raises ``InputError`` for a folder or empty name and ``OSError`` for what the system refuses.
+    """
+    name = os.fspath(path)
+    if not name.strip():
+        raise InputError(repr(name), "an empty file name")
+    try:
+        info: os.stat_result | None = Path(name).stat()  # through any symlinks
+    except FileNotFoundError:
+        info = None
+    if name.endswith(("/", os.sep)) or (info is not None and stat.S_ISDIR(info.st_mode)):
+        raise InputError(name, "cannot write (a folder; give a file name)")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        # A FIFO, a device, /dev/stdout: write through the name itself (the real path of
+        # /dev/stdout on a pipe is /proc/<pid>/fd/pipe:[n], which cannot be opened).
+        with Path(name).open("w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    target = Path(os.path.realpath(name))  # a symlink's target is replaced, the link stays
+    mode = stat.S_IMODE(info.st_mode) if info is not None else None
+    if info is None or info.st_nlink <= 1:
+        write_atomic(target, text, mode)
+        return
+    # Hard links: a rename would detach this name from the others. Prove the text fits on disk first.
+    spare = target.with_name(f".{target.name}.{secrets.token_hex(4)}.new")
+    write_atomic(spare, text, mode)
+    try:
+        with target.open("r+b") as stream:
+            stream.write(text.encode("utf-8"))
+            stream.truncate()
+            stream.flush()
+            os.fsync(stream.fileno())
+    finally:
+        with contextlib.suppress(OSError):
+            spare.unlink()
+
+
+class LineFile:
+    """A file written whole lines at a time (``monitor --csv``), flushed after each.
+
+    A write the system refuses part-way (a full disk, EIO from a file under ``/proc``) is cut back to
+    the last whole line where the file allows it, and raised as an ``InputError`` naming the file, so
+    a full disk never leaves half a row behind.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._file = Path(path).open("wb", buffering=0)  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
+        self._good = 0
+
+    def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        try:
+            while data:
+                written = self._file.write(data)
+                if not written:
+                    raise OSError(0, "no progress writing")
+                data = data[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._file.fileno(), self._good)
+            raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
+        self._good += len(text.encode("utf-8"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()

@@ -9,6 +9,11 @@ validates: required are ``schema`` (exactly this version), ``cpu.logical_cores``
 (the key must be there; its value may be null, for unified memory or when unreadable). Everything else
 may be missing and then means unknown. Wrong types, negative sizes, unknown schema versions and
 files that are not JSON are refused with an ``InputError`` naming the file and the field.
+
+Loading also checks that every physical quantity is one a real computer can have (:data:`BOUNDS`:
+RAM 64 MiB – 64 TiB, at most 64 GPUs, 1–4096 logical cores, free memory not above total, …) and that
+every string is short, valid Unicode text on one line; ``docs/snapshot.md`` lists the bounds. A
+snapshot outside them is refused naming the field, never given a verdict.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.fileio import read_text_file, write_atomic
+from rigcheck.core.fileio import load_json, read_text_file, write_atomic
 from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
@@ -221,17 +226,127 @@ class Machine:
             )
         machine = decode(cls, data, source, where=where)
         assert isinstance(machine, Machine)
+        check_machine(machine, source, where=where)
         return machine
 
     @classmethod
     def from_json(cls, text: str, source: str = "<snapshot>") -> Machine:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        return cls.from_dict(load_json(text, source), source)
+
+
+# -- sanity bounds --------------------------------------------------------------------------------
+
+KIB, MIB, GIB, TIB = 1024, 1024**2, 1024**3, 1024**4
+
+#: (field, lowest, highest) for every physical quantity a snapshot holds; None is always allowed
+#: for the optional ones. The lowest GPU figures are 0, not 1: a driver may report 0 for what it
+#: cannot read, and whatever the probe writes must load again. docs/snapshot.md has the same table.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "memory.total_bytes": (64 * MIB, 64 * TIB),
+    "memory.available_bytes": (0, 64 * TIB),
+    "memory.swap_total_bytes": (0, 1024 * TIB),
+    "cpu.logical_cores": (1, 4096),
+    "cpu.physical_cores": (1, 4096),
+    "cpu.max_mhz": (0, 100_000),
+    "gpus": (0, 64),
+    "gpus[].memory_total_bytes": (0, 16 * TIB),
+    "gpus[].memory_free_bytes": (0, 16 * TIB),
+    "gpus[].index": (0, 4096),
+    "gpus[].cores": (0, 10_000_000),
+    "gpus[].power_limit_watts": (0, 10_000),
+    "gpus[].power_default_limit_watts": (0, 10_000),
+    "gpus[].power_max_limit_watts": (0, 10_000),
+    "gpus[].pcie_gen": (0, 16),
+    "gpus[].pcie_max_gen": (0, 16),
+    "gpus[].pcie_width": (0, 64),
+    "gpus[].pcie_max_width": (0, 64),
+    "gpus[].nvlink_links": (0, 64),
+    "disks[].total_bytes": (0, 1024**6),
+    "disks[].free_bytes": (0, 1024**6),
+    "psu.watts": (10, 100_000),
+}
+#: how many items a list or table of a snapshot may hold
+MAX_ITEMS = {"disks": 1024, "notes": 1024, "cpu.flags": 4096, "software.cuda_toolkits": 256,
+             "software.python_packages": 100_000, "software.executables": 1024}  # fmt: skip
+#: the longest string a snapshot field may hold (paths are the longest legitimate values)
+MAX_STRING = 4096
+
+
+def _bound(name: str, value: float | None, source: str, where: str) -> None:
+    if value is None:
+        return
+    low, high = BOUNDS[name]
+    if not low <= value <= high:
+        raise InputError(source, f"{where}: {value!r} is outside the sane range {low:g} to {high:g}")
+
+
+def check_machine(machine: Machine, source: str, where: str = "") -> None:
+    """Refuse a machine no computer can be (docs/snapshot.md): an ``InputError`` naming the field."""
+    from rigcheck.core.text import text_problem
+
+    def at(path: str) -> str:
+        return f"{where}.{path}" if where else path
+
+    _bound("memory.total_bytes", machine.memory.total_bytes, source, at("memory.total_bytes"))
+    _bound("memory.available_bytes", machine.memory.available_bytes, source, at("memory.available_bytes"))
+    _bound("memory.swap_total_bytes", machine.memory.swap_total_bytes, source, at("memory.swap_total_bytes"))
+    available = machine.memory.available_bytes
+    if available is not None and available > machine.memory.total_bytes:
+        raise InputError(source, f"{at('memory.available_bytes')}: {available} is above total_bytes")
+    cpu = machine.cpu
+    _bound("cpu.logical_cores", cpu.logical_cores, source, at("cpu.logical_cores"))
+    _bound("cpu.physical_cores", cpu.physical_cores, source, at("cpu.physical_cores"))
+    _bound("cpu.max_mhz", cpu.max_mhz, source, at("cpu.max_mhz"))
+    if cpu.physical_cores is not None and cpu.physical_cores > cpu.logical_cores:
+        raise InputError(source, f"{at('cpu.physical_cores')}: {cpu.physical_cores} is above logical_cores")
+    _bound("gpus", len(machine.gpus), source, at("gpus") + " (count)")
+    for i, gpu in enumerate(machine.gpus):
+        for name in ("memory_total_bytes", "memory_free_bytes", "index", "cores", "power_limit_watts",
+                     "power_default_limit_watts", "power_max_limit_watts", "pcie_gen", "pcie_max_gen",
+                     "pcie_width", "pcie_max_width", "nvlink_links"):  # fmt: skip
+            _bound(f"gpus[].{name}", getattr(gpu, name), source, at(f"gpus[{i}].{name}"))
+        total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
+        if total is not None and free is not None and free > total:
             raise InputError(
-                source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-            ) from None
-        return cls.from_dict(data, source)
+                source, f"{at(f'gpus[{i}].memory_free_bytes')}: {free} is above memory_total_bytes"
+            )
+    for i, disk in enumerate(machine.disks):
+        _bound("disks[].total_bytes", disk.total_bytes, source, at(f"disks[{i}].total_bytes"))
+        _bound("disks[].free_bytes", disk.free_bytes, source, at(f"disks[{i}].free_bytes"))
+    _bound("psu.watts", machine.psu.watts, source, at("psu.watts"))
+    sizes = {"disks": machine.disks, "notes": machine.notes, "cpu.flags": cpu.flags,
+             "software.cuda_toolkits": machine.software.cuda_toolkits,
+             "software.python_packages": machine.software.python_packages,
+             "software.executables": machine.software.executables}  # fmt: skip
+    for name, items in sizes.items():
+        if len(items) > MAX_ITEMS[name]:
+            raise InputError(source, f"{at(name)}: {len(items)} entries, more than {MAX_ITEMS[name]}")
+    for path, text in record_strings(machine):
+        multiline = path.startswith("notes[") and path.endswith(".message")
+        problem = text_problem(text, MAX_STRING, multiline=multiline)
+        if problem:
+            raise InputError(source, f"{at(path)}: {problem}")
+
+
+def record_strings(record: object) -> list[tuple[str, str]]:
+    """Every string in a record (dataclasses, dicts, lists, tuples; keys too) with its field path."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[object, str]] = [(record, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            found.append((path, value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                found.append((f"{path}.{key}", str(key)))
+                stack.append((item, f"{path}.{key}"))
+        elif isinstance(value, tuple | list):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
+        elif hasattr(value, "__dataclass_fields__"):
+            stack.extend(
+                (getattr(value, n), f"{path}.{n}" if path else n) for n in value.__dataclass_fields__
+            )
+    return found
 
 
 def now_iso() -> str:

@@ -102,11 +102,13 @@ def _decode(tp: Any, value: object, where: str, source: str, strict: bool) -> An
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             fail("a whole number")
+        _check_range(value, where, source)
         _check_sign(value, where, source)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             fail("a number")
+        _check_range(value, where, source)  # first: math.isfinite(10**400) overflows
         if not math.isfinite(value):
             fail("a finite number")
         _check_sign(value, where, source)
@@ -116,6 +118,18 @@ def _decode(tp: Any, value: object, where: str, source: str, strict: bool) -> An
             fail("a string")
         return value
     raise TypeError(f"records.py cannot decode {tp!r}")  # a programming error, not bad input
+
+
+#: no field of ours holds a number this large (a 64-bit count of bytes); beyond it arithmetic overflows
+MAX_MAGNITUDE = 2**63
+
+
+def _check_range(value: float, where: str, source: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return  # the caller refuses it as not finite
+    if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
+        shown = f"{value:.3g}" if isinstance(value, float) else f"a number of {len(str(abs(value)))} digits"
+        raise InputError(source, f"{where or 'top level'}: {shown} is out of range")
 
 
 def _check_sign(value: float, where: str, source: str) -> None:

@@ -32,6 +32,7 @@ from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
+from rigcheck.gui.widgets import esc
 from rigcheck.gui.workers import Job, report_exception, submit
 
 RECENT_LIMIT = 8
@@ -294,16 +295,16 @@ class MainWindow(QMainWindow):
     def _probe_failed(self, message: str) -> None:
         self._jobs.clear()
         self.probe_failed = True
-        self.machine_label.setText(tr("Probing failed:") + " " + message)
+        self.machine_label.setText(esc(tr("Probing failed:") + " " + message))
 
     def _machine_changed(self, machine: Machine, label: str, is_live: bool) -> None:
         gpus = len(machine.gpus)
         what = tr("GPU") if gpus == 1 else tr("GPUs")
         if is_live:
-            self.machine_label.setText(f"<b>{label}</b> · {gpus} {what}")
+            self.machine_label.setText(f"<b>{esc(label)}</b> · {gpus} {what}")
             self.machine_label.setStyleSheet("")
         else:
-            self.machine_label.setText(f"⚠ <b>{label}</b> · {gpus} {what} · {tr('not this computer')}")
+            self.machine_label.setText(f"⚠ <b>{esc(label)}</b> · {gpus} {what} · {tr('not this computer')}")
             self.machine_label.setStyleSheet("QLabel#machineLabel { color: palette(highlight); }")
         if hasattr(self, "save_action"):
             self.save_action.setEnabled(True)

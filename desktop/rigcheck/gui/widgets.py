@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QVBoxLayout, QWidget
@@ -42,8 +44,30 @@ def scroll_page(page: QWidget) -> QWidget:
     return content
 
 
+def esc(value: object) -> str:
+    """Text that is not ours (a hostname, a GPU or model name, a note) for one of our rich-text labels.
+
+    Snapshots, reports, GGUF files and the hub are anyone's text: inside our own markup it is escaped,
+    so it can neither style text, nor load an image, nor add a link (issue 17 #5).
+    """
+    return html.escape(str(value), quote=True)
+
+
+def tooltip(text: str) -> str:
+    """A tooltip showing ``text`` exactly (Qt renders a tooltip as rich text if it looks like HTML)."""
+    return f"<p style='white-space:pre-wrap'>{esc(text)}</p>" if text else ""
+
+
+def plain(text: str = "") -> QLabel:
+    """A label that shows ``text`` as the characters it is, never as rich text."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
 def heading(text: str, scale: float = 1.45) -> QLabel:
-    label = QLabel(text)
+    label = plain(text)
     font = QFont(label.font())
     font.setPointSizeF(font.pointSizeF() * scale)
     font.setBold(True)
@@ -56,8 +80,9 @@ def subheading(text: str) -> QLabel:
     return heading(text, 1.12)
 
 
-def muted(text: str) -> QLabel:
-    label = QLabel(text)
+def muted(text: str, *, rich: bool = False) -> QLabel:
+    """Secondary text; plain unless ``rich`` (then every foreign value in it must go through esc)."""
+    label = QLabel(text) if rich else plain(text)
     label.setWordWrap(True)
     palette = label.palette()
     palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))

@@ -26,6 +26,7 @@ sizes (``GGMLQuantizationType``, ``GGML_QUANT_SIZES``) and the file types (``Lla
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import mmap
@@ -39,7 +40,9 @@ from typing import Any, Final, TypeGuard
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import check_depth
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
+from rigcheck.core.text import one_line
 
 #: the safetensors header may not be longer than this (the format's own reader refuses the same)
 SAFETENSORS_MAX_HEADER: Final = 100_000_000
@@ -58,6 +61,11 @@ _MAX_DIMS = 4
 #: llama.cpp's own limit is 64 bytes (GGML_MAX_NAME); this only keeps a hostile name short
 _MAX_TENSOR_NAME = 4096
 _MAX_KEY = 65_536
+#: far above any real model (DeepSeek-V3 has 1,025 tensors, a 405B dense model ~1,140, Mixtral with
+#: per-expert tensors ~1,000), and low enough that a forged count cannot make the parse run for minutes
+_MAX_TENSORS = 65_536
+#: real files hold a few dozen metadata entries; the big ones (vocabularies) are single arrays
+_MAX_KV = 65_536
 #: strings in metadata arrays, all arrays together. Real vocabularies with merges stay near 1e6.
 _MAX_ARRAY_STRINGS = 4_000_000
 _MAX_ARRAY_DEPTH = 3
@@ -224,20 +232,34 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
         ) from error
     except RecursionError as error:
         raise InputError(source, "the header is not valid JSON (nested too deeply)") from error
+    except ValueError as error:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(source, f"the header is not valid JSON ({_first_line(error)})") from error
     if not isinstance(header, dict):
         raise InputError(source, "the header is not a JSON object")
+    check_depth(header, source)
     data_size = size - 8 - length
+    spans: list[tuple[int, int, str]] = []
     for name, entry in header.items():
         if name == "__metadata__":
             if not isinstance(entry, dict):
                 raise InputError(source, "__metadata__ is not a JSON object")
             continue
-        _st_tensor_bytes(source, name, entry, data_size)
+        n_bytes = _st_tensor_bytes(source, name, entry, data_size)
+        start = entry["data_offsets"][0]
+        spans.append((start, start + n_bytes, name))
+    _check_overlaps(spans, source)
     return header
 
 
 def read_model_folder(path: Path, *, catalog: Catalog | None = None) -> ModelInfo:
     """A model folder: config.json with safetensors weights, or GGUF files, or config.json alone."""
+    try:
+        return _read_model_folder(path, catalog)
+    except OSError as error:  # an unreadable folder (EACCES), a vanished share (ESTALE), …
+        raise InputError(str(path), f"cannot read the folder ({_os_reason(error)})") from error
+
+
+def _read_model_folder(path: Path, catalog: Catalog | None) -> ModelInfo:
     source = str(path)
     if not path.is_dir():
         raise InputError(source, "not a folder")
@@ -446,6 +468,11 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
         raise cur.fail(f"GGUF version {version} is not supported (RigCheck reads versions 2 and 3)")
     tensor_count = cur.unpack("Q", "the tensor count")
     kv_count = cur.unpack("Q", "the metadata count")
+    if tensor_count > _MAX_TENSORS or kv_count > _MAX_KV:
+        raise cur.fail(
+            f"the header claims {tensor_count:,} tensors and {kv_count:,} metadata entries, more than the "
+            f"{_MAX_TENSORS:,} of each RigCheck reads (the largest real models have a few thousand)"
+        )
     room = cur.size - cur.pos
     if tensor_count * _MIN_TENSOR + kv_count * _MIN_KV > room:
         raise cur.fail(
@@ -482,6 +509,7 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
     data_start = -(-cur.pos // alignment) * alignment
 
     tensors: list[_Tensor] = []
+    spans: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for name, dims, ggml_type, offset in raw:
         shown = _show(name)
@@ -510,7 +538,19 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
                 f"past the end of the file ({cur.size:,} bytes)"
             )
         tensors.append(_Tensor(name, dims, ggml_type, qtype.name, n_elements, n_bytes))
+        spans.append((offset, offset + n_bytes, name))
+    _check_overlaps(spans, cur.source)
     return _Header(path=path, metadata=metadata, tensors=tuple(tensors))
+
+
+def _check_overlaps(spans: list[tuple[int, int, str]], source: str) -> None:
+    """Refuse tensors whose data overlap: each byte of weights belongs to one tensor (GGUF, safetensors)."""
+    spans.sort()
+    for (_start, end, name), (next_start, next_end, next_name) in itertools.pairwise(spans):
+        if next_start < end and next_end > next_start:
+            raise InputError(
+                source, f"corrupt: the data of tensors {_show(name)} and {_show(next_name)} overlap"
+            )
 
 
 # -- GGUF: split files --------------------------------------------------------------------------------
@@ -671,6 +711,19 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
             raise InputError(source, f"metadata {arch_name}.attention.head_count is missing")
         heads = [0] * layers
     kv_heads = meta.per_layer("attention.head_count_kv", layers) or list(heads)
+    for layer, (q, kv) in enumerate(zip(heads, kv_heads, strict=True)):
+        if kv > q and q:
+            raise InputError(
+                source,
+                f"metadata {arch_name}.attention.head_count_kv ({kv}) is above head_count ({q}) "
+                f"in layer {layer}: each key/value head serves one or more query heads",
+            )
+    if arch_name not in _RECURRENT_ARCHS and not any(q and kv for q, kv in zip(heads, kv_heads, strict=True)):
+        raise InputError(
+            source,
+            f"metadata {arch_name}.attention.head_count or head_count_kv is 0 in every layer: "
+            "no attention, which a transformer needs",
+        )
     num_heads = max(heads, default=0)
     num_kv = max((kv for kv in kv_heads if kv), default=0)
     if len({kv for kv in kv_heads if kv}) > 1:
@@ -780,11 +833,12 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         layer_bytes=tuple(counts.layer_bytes) if counts.in_layers else (),
         other_bytes=counts.other_bytes if counts.in_layers else 0,
     )
-    stem = _gguf_stem(parts[0])
+    # File names and general.name are anyone's text: shown on one line, controls escaped (issue 17 #5)
+    stem = one_line(_gguf_stem(parts[0]))
     name = metadata.get("general.name")
     return ModelInfo(
         id=stem,
-        name=name.strip() if isinstance(name, str) and name.strip() else stem,
+        name=one_line(name.strip()[:200]) if isinstance(name, str) and name.strip() else stem,
         arch=arch,
         source_kind="file",
         source=source,
@@ -1267,8 +1321,11 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise InputError(source, f"not valid JSON ({error.msg}, line {error.lineno})") from error
     except RecursionError as error:
         raise InputError(source, "not valid JSON (nested too deeply)") from error
+    except ValueError as error:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise InputError(source, f"not valid JSON ({_first_line(error)})") from error
     if not isinstance(value, dict):
         raise InputError(source, "not a JSON object")
+    check_depth(value, source)
     return value
 
 

@@ -18,6 +18,13 @@ cancel check between shards, no "Parse safetensors files" tqdm bar on stderr, an
 for ``model.safetensors`` and the index (the file list already says which one the repo has). The
 bytes are counted with files.py's helpers, exactly as for a local folder.
 
+Every request of one look-up goes through the library's own HTTP client with two guards added as
+client event hooks (:func:`_guard_client`): an overall deadline (:data:`DEADLINE_S`, however slowly a
+server drips its bytes) and a size cap (:data:`MAX_RESPONSE_BYTES`) checked on the announced length
+before a body is read, and again while it streams, so an oversized file is refused before the
+library writes anything to its cache. A reply to an API call that is not JSON (a captive portal's
+login page) counts as an unreachable hub; a redirect loop is one line too.
+
 Offline (``HF_HUB_OFFLINE=1``) or with the hub unreachable, a cached ``config.json`` still gives the
 architecture; the weight headers are not cached by the library, so ``weights`` is then None and a
 note says why. Every failure is a one-line :class:`InputError` whose source is ``hf:<org/name>``.
@@ -25,8 +32,11 @@ note says why. Every failure is a one-line :class:`InputError` whose source is `
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +56,13 @@ if TYPE_CHECKING:
 TIMEOUT_S = 10.0
 #: safetensors headers fetched at once for sharded repos
 MAX_PARALLEL = 8
+#: the most one look-up may take, all requests together: a server dripping a byte every few seconds
+#: never trips the per-read TIMEOUT_S
+DEADLINE_S = 60.0
+#: the largest body accepted, announced or streamed: config.json and the index are kilobytes, the
+#: API's file list of a huge repository a few MB, a safetensors header at most 25 MB (the library's
+#: SAFETENSORS_MAX_HEADER_LENGTH)
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -87,7 +104,17 @@ def load_hub_model(
     # Imported here: huggingface_hub (and its HTTP client) cost ~0.2 s, paid only when used.
     from huggingface_hub import HfApi
 
-    api = HfApi()
+    _install_guards()
+    token = _BUDGET.set(_Budget(time.monotonic() + DEADLINE_S, MAX_RESPONSE_BYTES))
+    try:
+        return _load(HfApi(), repo_id, revision, source, step, catalog=catalog)
+    finally:
+        _BUDGET.reset(token)
+
+
+def _load(
+    api: HfApi, repo_id: str, revision: str | None, source: str, step: _Steps, *, catalog: Catalog | None
+) -> ModelInfo:
     step("repository files")
     listing, unreachable = _list_repo(api, repo_id, revision, source)
     if listing is not None and CONFIG_FILE not in listing.files:
@@ -247,8 +274,13 @@ def _fetch_headers(
     pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, total), thread_name_prefix="rigcheck-hub")
     try:
         futures: dict[Future[SafetensorsFileMetadata], str] = {
-            pool.submit(
-                api.parse_safetensors_file_metadata, repo_id, shard, revision=revision, timeout=TIMEOUT_S
+            pool.submit(  # each in a copy of this context: the look-up's deadline and size cap go along
+                contextvars.copy_context().run,
+                api.parse_safetensors_file_metadata,
+                repo_id,
+                shard,
+                revision=revision,
+                timeout=TIMEOUT_S,
             ): shard
             for shard in shards
         }
@@ -295,6 +327,8 @@ def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
         SafetensorsParsingError,
     )
 
+    if isinstance(error, _RefusedError):
+        return _Failure(error.kind, f"{error.reason} ({what})")
     # Order matters: GatedRepoError is a RepositoryNotFoundError, the HTTP errors are OSErrors.
     if isinstance(error, GatedRepoError):
         return _Failure("fatal", "gated: accept the licence on the model page and set HF_TOKEN")
@@ -318,6 +352,8 @@ def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
             "unreachable" if status is None or status == 429 or status >= 500 else "fatal"
         )
         return _Failure(kind, f"the hub answered HTTP {status} for {what}")
+    if type(error).__name__ == "TooManyRedirects":
+        return _Failure("fatal", f"the hub redirected in a loop ({what})")
     if isinstance(error, _network_errors()):
         if isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
             return _Failure("unreachable", f"no answer from the hub within {TIMEOUT_S:g} s ({what})")
@@ -415,3 +451,123 @@ def _summarise(
         raise InputError(
             source, f"malformed safetensors header in {error.source}: {error.problem}"
         ) from error
+
+
+# -- guards: an overall deadline and a size cap on every request of a look-up ----------------------
+
+
+@dataclass(frozen=True)
+class _Budget:
+    deadline: float
+    max_bytes: int
+
+    def remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _RefusedError("unreachable", f"the hub took longer than {DEADLINE_S:g} s in all")
+        return left
+
+
+#: the budget of the look-up running in this context (None outside load_hub_model)
+_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("rigcheck_hub_budget", default=None)
+_GUARDED = False
+
+
+class _RefusedError(Exception):
+    """A guard stopped a request; ``kind`` says whether the local cache may stand in."""
+
+    def __init__(self, kind: Literal["fatal", "unreachable"], reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def _install_guards() -> None:
+    """Make huggingface_hub's client (its own factory, event hooks added) enforce the budgets."""
+    global _GUARDED  # noqa: PLW0603 - once per process: the library keeps one shared client
+    if _GUARDED:
+        return
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    def factory() -> Any:
+        return _guard_client(default_client_factory())
+
+    set_client_factory(factory)
+    _GUARDED = True
+
+
+def _guard_client(client: Any) -> Any:
+    hooks = client.event_hooks
+    client.event_hooks = {
+        "request": [*hooks.get("request", []), _on_request],
+        "response": [*hooks.get("response", []), _on_response],
+    }
+    return client
+
+
+def _on_request(request: Any) -> None:
+    """Before each request (each redirect too): no per-phase timeout may run past the deadline."""
+    budget = _BUDGET.get()
+    if budget is None:
+        return
+    left = budget.remaining()
+    timeout = dict(request.extensions.get("timeout") or {})
+    for phase in ("connect", "read", "write", "pool"):
+        current = timeout.get(phase)
+        timeout[phase] = left if current is None else min(current, left)
+    request.extensions["timeout"] = timeout
+
+
+def _on_response(response: Any) -> None:
+    """After the headers, before the body: refuse a too-large or non-JSON reply; bound the stream."""
+    budget = _BUDGET.get()
+    if budget is None:
+        return
+    for header in ("content-length", "x-linked-size"):
+        announced = response.headers.get(header)
+        if announced is not None and announced.strip().isdigit() and int(announced) > budget.max_bytes:
+            response.close()
+            raise _RefusedError(
+                "fatal",
+                f"the hub offers {int(announced):,} bytes, more than the {budget.max_bytes:,} RigCheck reads",
+            )
+    kind = response.headers.get("content-type", "")
+    if response.request.url.path.startswith("/api/") and response.status_code == 200 and "json" not in kind:
+        response.close()
+        raise _RefusedError(
+            "unreachable", f"the hub answered with {_show(kind or 'no content type')}, not JSON"
+        )
+    response.stream = _bounded_stream_class(type(response).__module__.split(".")[0])(response.stream, budget)
+
+
+@functools.cache
+def _bounded_stream_class(client_module: str) -> type[Any]:
+    """A response body that stops at the size cap and at the deadline, checked between chunks.
+
+    It must subclass the HTTP client's own ``SyncByteStream`` (httpx2 for huggingface_hub 2, httpx
+    for 1), which the client checks before it iterates a body.
+    """
+    import importlib
+
+    base = importlib.import_module(client_module).SyncByteStream
+
+    class BoundedStream(base):  # type: ignore[misc,valid-type]
+        def __init__(self, inner: Any, budget: _Budget) -> None:
+            self._inner = inner
+            self._budget = budget
+
+        def __iter__(self) -> Iterator[bytes]:
+            seen = 0
+            for chunk in self._inner:
+                seen += len(chunk)
+                if seen > self._budget.max_bytes:
+                    cap = self._budget.max_bytes
+                    raise _RefusedError("fatal", f"the hub sent more than the {cap:,} bytes RigCheck reads")
+                self._budget.remaining()
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return BoundedStream

@@ -63,7 +63,11 @@ def resolve_model(
     if not text:
         raise InputError("MODEL", "empty model name")
     path = Path(text).expanduser()
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError:  # a name too long for a path (ENAMETOOLONG) is not a file: try it as an id
+        exists = False
+    if exists:
         from rigcheck.core.models.files import load_model_path
 
         return load_model_path(path)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import load_json, read_text_file
 from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
@@ -333,19 +334,24 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
     files: list[Path] = []
     existing = 0
     for path in roots:
-        if path.is_dir():
+        try:
+            kind = "folder" if path.is_dir() else "file" if path.exists() else None
+        except OSError as exc:  # ENAMETOOLONG, EACCES on a parent, …
+            problems.append(f"{path}: cannot look at it ({exc.strerror or exc})")
+            continue
+        if kind == "folder":
             existing += 1
-            files.extend(
-                sorted(
-                    (
-                        p
-                        for p in path.rglob("*.json")
-                        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                    ),
-                    key=lambda p: _natural(str(p)),
-                )
-            )
-        elif path.exists():
+            try:
+                found = [
+                    p
+                    for p in path.rglob("*.json")
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                ]
+            except OSError as exc:
+                problems.append(f"{path}: cannot read the folder ({exc.strerror or exc})")
+                continue
+            files.extend(sorted(found, key=lambda p: _natural(str(p))))
+        elif kind == "file":
             existing += 1
             files.append(path)
         else:
@@ -366,7 +372,7 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
             nodes.append(_read_node(path, catalogs))
         except InputError as exc:
             problems.append(f"{path}: {exc.problem}" if exc.source == str(path) else f"{path}: {exc}")
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
             problems.append(f"{path}: not a readable report ({type(exc).__name__}: {exc})")
     return Fleet(_unique_names(nodes), tuple(problems), len(unique))
 
@@ -385,22 +391,7 @@ def _broken(finding: Any) -> bool:
 
 def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(source, "not a text file (invalid UTF-8)") from None
-    if not text.strip():
-        raise InputError(source, "empty file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
+    data = load_json(read_text_file(path, "report"), source)
     if not isinstance(data, Mapping):
         raise InputError(source, "not a RigCheck report (expected a JSON object)")
     schema = data.get("schema")

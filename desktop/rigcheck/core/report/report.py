@@ -24,10 +24,19 @@ from typing import Any
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.compat import Finding, check_compat
 from rigcheck.core.errors import InputError
-from rigcheck.core.fileio import read_text_file
-from rigcheck.core.machine import GPU, REPORT_SCHEMA, Machine, now_iso
+from rigcheck.core.fileio import load_json, read_text_file
+from rigcheck.core.machine import (
+    GPU,
+    MAX_STRING,
+    REPORT_SCHEMA,
+    Machine,
+    check_machine,
+    now_iso,
+    record_strings,
+)
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
+from rigcheck.core.text import text_problem
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
 #: every verdict a fit may have, best first
@@ -190,8 +199,13 @@ def report_from_dict(data: object, source: str) -> Report:
             source, f'machine.schema: expected "{MACHINE_SCHEMA}", got {raw_machine.get("schema")!r}'
         )
     machine = decode(Machine, dict(raw_machine), source, where="machine")
+    check_machine(machine, source, where="machine")
     findings = _records(data, "findings", Finding, source)
     fits = _records(data, "fits", ModelFit, source)
+    for path, text in record_strings({"findings": findings, "fits": fits}):
+        problem = text_problem(text, MAX_STRING, multiline=True)
+        if problem:
+            raise InputError(source, f"{path}: {problem}")
     for i, fit in enumerate(fits):
         if fit.verdict not in VERDICTS:
             raise InputError(
@@ -203,14 +217,7 @@ def report_from_dict(data: object, source: str) -> Report:
 def load_report(path: str | Path) -> Report:
     """Read and validate a report file; every problem is an ``InputError`` naming the file."""
     path = Path(path)
-    text = read_text_file(path, "report")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            str(path), f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    return report_from_dict(data, str(path))
+    return report_from_dict(load_json(read_text_file(path, "report"), str(path)), str(path))
 
 
 # -- renderers ------------------------------------------------------------------------------------

@@ -8,8 +8,6 @@ on top with its pip command; every finding's fix (or command) is copied with one
 
 from __future__ import annotations
 
-from html import escape
-
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
@@ -38,7 +36,7 @@ from rigcheck.core.compat import (
 from rigcheck.core.machine import Machine
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import STATUS, Card, heading, muted, subheading
+from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, tooltip
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 #: root causes listed above the tree (the rest are in the tree)
@@ -135,7 +133,7 @@ class CompatPage(QWidget):
         wheel = recommend_torch(machine, catalog)
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
-            self.torch_reason.setText(f"{glyph} <b>{wheel.label}</b> — {escape(wheel.reason)}")
+            self.torch_reason.setText(f"{glyph} <b>{esc(wheel.label)}</b> — {esc(wheel.reason)}")
             self.torch_command.setText(wheel.command)
         else:
             self.torch_reason.setText(
@@ -206,16 +204,17 @@ class CompatPage(QWidget):
         else:
             item.setForeground(0, QColor(colour))
         item.setData(0, Qt.ItemDataRole.UserRole, where)
-        item.setToolTip(3, finding.reason)
-        extra = f"\n\n{finding.side_effect}" if finding.side_effect else ""
-        source = f"\n\n{tr('Source')}: {finding.source}" if finding.source else ""
-        item.setToolTip(4, (finding.fix or "") + extra + source)
+        item.setToolTip(3, tooltip(finding.reason))
+        source = f"{tr('Source')}: {finding.source}" if finding.source else ""
+        parts = (finding.fix or "", finding.side_effect or "", source)
+        item.setToolTip(4, tooltip("\n\n".join(t for t in parts if t)))
+        item.setData(4, Qt.ItemDataRole.UserRole, source)
         group.addChild(item)
         text = finding.command or finding.fix
         if text:
             button = QToolButton()
             button.setText(tr("Copy"))
-            button.setToolTip(tr("Copy") + ": " + text)
+            button.setToolTip(tooltip(tr("Copy") + ": " + text))
             button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
             button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
             self.tree.setItemWidget(item, 5, button)
@@ -225,11 +224,11 @@ class CompatPage(QWidget):
         if item is None or item.parent() is None:
             self.details.clear()
             return
-        source = item.toolTip(4).split("\n\n")[-1] if "\n\n" in item.toolTip(4) else ""
+        source = item.data(4, Qt.ItemDataRole.UserRole) or ""
         self.details.setText(
-            f"<b>{escape(item.text(1))}</b> · {escape(item.text(2))}<br>{escape(item.text(3))}"
-            + (f"<br><b>{tr('Fix')}:</b> {escape(item.text(4))}" if item.text(4) else "")
-            + (f"<br><small>{escape(source)}</small>" if source else "")
+            f"<b>{esc(item.text(1))}</b> · {esc(item.text(2))}<br>{esc(item.text(3))}"
+            + (f"<br><b>{tr('Fix')}:</b> {esc(item.text(4))}" if item.text(4) else "")
+            + (f"<br><small>{esc(source)}</small>" if source else "")
         )
 
     def copy(self, text: str) -> None:

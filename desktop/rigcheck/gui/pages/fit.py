@@ -52,7 +52,7 @@ from rigcheck.core.units import fmt_bytes
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import Card, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading
 
 QUANTS = (
     "bf16",
@@ -355,7 +355,9 @@ class FitPage(QWidget):
         self.why_button.setArrowType(Qt.ArrowType.RightArrow)
         self.why = QTextBrowser()
         self.why.setAccessibleName(tr("Formulas and sources"))
-        self.why.setOpenExternalLinks(True)
+        # Model notes and sources come from files and the hub: shown escaped, and no link is followed.
+        self.why.setOpenExternalLinks(False)
+        self.why.setOpenLinks(False)
         self.why.setVisible(False)
         self.why.setMinimumHeight(240)
         self.why_button.toggled.connect(self._toggle_why)
@@ -532,7 +534,7 @@ class FitPage(QWidget):
                 advise=False,
             )
         except InputError as exc:
-            self.verdict.setText(f"✘ {exc}")
+            self.verdict.setText(f"✘ {esc(exc)}")
             self.result = None
             return
         if self._bench is not None:
@@ -565,7 +567,7 @@ class FitPage(QWidget):
         est = result.estimate
         self.verdict.setText(
             f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
-            f"<br>{est.quant_name} · {est.context:,} {tr('tokens')} · "
+            f"<br>{esc(est.quant_name)} · {est.context:,} {tr('tokens')} · "
             f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
         )
         machine = self.state.machine
@@ -583,7 +585,7 @@ class FitPage(QWidget):
                 if est.total(category)  # type: ignore[arg-type]
             )
         )
-        items = "".join(f"<li>{r}</li>" for r in result.reasons)
+        items = "".join(f"<li>{esc(r)}</li>" for r in result.reasons)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
         speed = result.speed
         lines = []
@@ -599,19 +601,19 @@ class FitPage(QWidget):
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
             lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [f"<span style='color:gray'>{e}</span>" for e in speed.explanation]
+        lines += [f"<span style='color:gray'>{esc(e)}</span>" for e in speed.explanation]
         self.speed.setText("<br>".join(lines))
         self._fill_why(result)
 
     def _fill_why(self, result: FitResult) -> None:
         est = result.estimate
         rows = "".join(
-            f"<tr><td><b>{t.name}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td><td>{t.provenance}</td>"
-            f"<td>{t.formula}<br><small>{t.source}</small></td></tr>"
+            f"<tr><td><b>{esc(t.name)}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td>"
+            f"<td>{esc(t.provenance)}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
             for t in est.terms
         )
-        notes = "".join(f"<li>{n}</li>" for n in (*est.model.notes, *est.notes))
-        assumed = ", ".join(est.model.arch.assumed)
+        notes = "".join(f"<li>{esc(n)}</li>" for n in (*est.model.notes, *est.notes))
+        assumed = esc(", ".join(est.model.arch.assumed))
         self.why.setHtml(
             f"<table cellspacing='6'><tr><th align='left'>{tr('part')}</th><th>{tr('bytes')}</th>"
             f"<th align='left'>{tr('from')}</th><th align='left'>{tr('formula and source')}</th></tr>"

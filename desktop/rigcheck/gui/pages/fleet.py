@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.report.fleet import Fleet, Node, load_fleet
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, heading, muted, subheading
+from rigcheck.gui.widgets import VERDICTS, esc, heading, muted, subheading, tooltip
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
@@ -92,7 +92,7 @@ class FleetPage(QWidget):
         self.drift_text.setWordWrap(True)
         self.drift_text.setAccessibleName(tr("Drift"))
         page.addWidget(self.drift_text)
-        self.problems = muted("")
+        self.problems = muted("", rich=True)
         page.addWidget(self.problems)
         page.addWidget(muted(tr("Double-click a machine to show it on the other pages.")))
 
@@ -118,7 +118,7 @@ class FleetPage(QWidget):
         self.fleet = fleet
         self.verdicts = {}
         self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
-        skipped = "<br>".join(fleet.problems)
+        skipped = "<br>".join(esc(p) for p in fleet.problems)
         self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
         self._fill()
 
@@ -150,7 +150,7 @@ class FleetPage(QWidget):
                 item = QTableWidgetItem(("▲ " + text) if note else text)
                 if note:
                     item.setFont(bold)
-                    item.setToolTip(note)
+                    item.setToolTip(tooltip(note))
                 if key == "failing" and text not in ("", "0"):
                     item.setText(f"✘ {text}")
                 item.setData(Qt.ItemDataRole.UserRole, node.name)
@@ -159,8 +159,8 @@ class FleetPage(QWidget):
             self.table.setItem(r, len(COLUMNS), QTableWidgetItem(_verdict_text(verdict)))
         self.table.setSortingEnabled(True)
         lines = [
-            f"▲ <b>{d.field}</b>: {tr('majority')} {d.majority}; "
-            + ", ".join(f"{n} = {v}" for n, v in zip(d.nodes, d.values, strict=True))
+            f"▲ <b>{esc(d.field)}</b>: {tr('majority')} {esc(d.majority)}; "
+            + ", ".join(f"{esc(n)} = {esc(v)}" for n, v in zip(d.nodes, d.values, strict=True))
             for d in drift
         ]
         self.drift_text.setText("<br>".join(lines) if lines else f"✔ {tr('No drift: every machine agrees.')}")

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.monitor import Alert, History, Sample, alerts, columns, row
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import heading, muted
+from rigcheck.gui.widgets import esc, heading, muted
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
 PENS = ("#4f7fd9", "#d9913c", "#3aa889", "#b35cc4", "#d45b6a", "#8c8f96", "#c9b22e", "#4fb6d9")
@@ -316,7 +316,7 @@ class MonitorPage(QWidget):
             self.alert_label.setText(f"✔ {tr('No alerts')}")
             return
         self.alert_label.setText(
-            "<br>".join(f"▲ <b>{tr(a.kind.replace('_', ' '))}</b>: {a.message}" for a in self.alerts)
+            "<br>".join(f"▲ <b>{tr(a.kind.replace('_', ' '))}</b>: {esc(a.message)}" for a in self.alerts)
         )
         window = self.window()
         for alert in self.alerts:
@@ -332,7 +332,7 @@ class MonitorPage(QWidget):
 
     @Slot(str)
     def _failed(self, message: str) -> None:
-        self.alert_label.setText(f"✘ {tr('Sampling failed')}: {message}")
+        self.alert_label.setText(f"✘ {tr('Sampling failed')}: {esc(message)}")
 
     # -- controls --------------------------------------------------------------------------------
 
@@ -379,7 +379,7 @@ class MonitorPage(QWidget):
         try:
             handle = path.open("w", newline="", encoding="utf-8")
         except OSError as exc:
-            self.alert_label.setText(f"✘ {path}: {exc.strerror or exc}")
+            self.alert_label.setText(esc(f"✘ {path}: {exc.strerror or exc}"))
             self.record_button.setChecked(False)
             return
         names = columns(latest) if latest is not None else ["time", "wall", "cpu_percent", "ram_used_bytes"]

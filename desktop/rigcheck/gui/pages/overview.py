@@ -31,10 +31,13 @@ from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     Card,
     FlowLayout,
+    esc,
     heading,
     muted,
+    plain,
     scroll_page,
     subheading,
+    tooltip,
 )
 
 #: the models the "what you can run" cards show, small to large
@@ -113,7 +116,7 @@ class OverviewPage(QWidget):
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
             notes = Card()
             for note in machine.notes:
-                line = QLabel(f"<b>{note.probe}</b> ({tr(note.level)}): {note.message}")
+                line = QLabel(f"<b>{esc(note.probe)}</b> ({tr(note.level)}): {esc(note.message)}")
                 line.setWordWrap(True)
                 line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 notes.body.addWidget(line)
@@ -149,12 +152,12 @@ class OverviewPage(QWidget):
         form.setHorizontalSpacing(16)
         drivers = machine.drivers
         if gpu.vendor == "nvidia":
-            form.addRow(tr("Driver"), QLabel(drivers.nvidia or tr("unknown")))
-            form.addRow(tr("CUDA (driver)"), QLabel(drivers.cuda_driver or tr("unknown")))
-            form.addRow(tr("Compute capability"), QLabel(gpu.compute_capability or tr("unknown")))
+            form.addRow(tr("Driver"), plain(drivers.nvidia or tr("unknown")))
+            form.addRow(tr("CUDA (driver)"), plain(drivers.cuda_driver or tr("unknown")))
+            form.addRow(tr("Compute capability"), plain(gpu.compute_capability or tr("unknown")))
         elif gpu.vendor == "amd":
-            form.addRow(tr("ROCm"), QLabel(drivers.rocm or tr("not installed")))
-            form.addRow(tr("gfx target"), QLabel(gpu.gfx_target or tr("unknown")))
+            form.addRow(tr("ROCm"), plain(drivers.rocm or tr("not installed")))
+            form.addRow(tr("gfx target"), plain(gpu.gfx_target or tr("unknown")))
         elif gpu.unified_memory:
             form.addRow(tr("Memory"), QLabel(tr("unified, shared with the CPU")))
         power = fmt_watts(gpu.power_limit_watts, tr("not readable"))
@@ -177,7 +180,7 @@ class OverviewPage(QWidget):
             f", {cpu.physical_cores} {tr('physical')}" if cpu.physical_cores else ""
         )
         form.addRow(tr("Cores"), QLabel(cores))
-        flags = QLabel(" ".join(cpu.flags) or tr("none of note"))
+        flags = plain(" ".join(cpu.flags) or tr("none of note"))
         flags.setWordWrap(True)
         form.addRow(tr("Instruction sets"), flags)
         ram = QProgressBar()
@@ -195,8 +198,8 @@ class OverviewPage(QWidget):
         form.addRow(tr("Memory bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
-                tr("Disk") + f" ({disk.purpose or ''})",
-                QLabel(f"{fmt_bytes(disk.free_bytes)} {tr('free')} · {disk.path}"),
+                plain(tr("Disk") + f" ({disk.purpose or ''})"),
+                plain(f"{fmt_bytes(disk.free_bytes)} {tr('free')} · {disk.path}"),
             )
         card.body.addLayout(form)
         return card
@@ -249,7 +252,7 @@ class OverviewPage(QWidget):
         row.addWidget(self.psu)
         row.addStretch(1)
         card.body.addLayout(row)
-        self.power_text = muted("")
+        self.power_text = muted("", rich=True)
         card.body.addWidget(self.power_text)
         self.psu.valueChanged.connect(lambda watts: self._psu_changed(machine, watts))
         self._psu_changed(machine, self.psu.value(), save=False)
@@ -269,11 +272,11 @@ class OverviewPage(QWidget):
                 else ""
             )
         ]
-        lines += [f"• {item.name}: {item.formula}" for item in budget.items]
-        lines += [f"{r}" for r in budget.reasons]
-        lines += [f"→ {a}" for a in budget.advice]
+        lines += [f"• {esc(item.name)}: {esc(item.formula)}" for item in budget.items]
+        lines += [esc(r) for r in budget.reasons]
+        lines += [f"→ {esc(a)}" for a in budget.advice]
         self.power_text.setText("<br>".join(lines))
-        self.power_text.setToolTip("\n".join(f"{i.name}: {i.source}" for i in budget.items))
+        self.power_text.setToolTip(tooltip("\n".join(f"{i.name}: {i.source}" for i in budget.items)))
 
 
 class ModelCard(Card):
@@ -309,7 +312,7 @@ class ModelCard(Card):
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
             detail += f" · ~{speed:.0f} {tr('tokens/s')}"
-        self.body.addWidget(QLabel(detail))
+        self.body.addWidget(plain(detail))
         self.setToolTip(tr("Open in Fit"))
         self.setAccessibleName(f"{spec.name}: {tr(words)}, {detail}")
 

@@ -37,7 +37,17 @@ from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import POWER_VERDICTS, VERDICTS, Card, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import (
+    POWER_VERDICTS,
+    VERDICTS,
+    Card,
+    esc,
+    heading,
+    muted,
+    scroll_page,
+    subheading,
+    tooltip,
+)
 
 GIB = 1024**3
 WORKLOADS = (
@@ -392,7 +402,7 @@ class UpgradePage(QWidget):
                 f"{tr('headroom')} {room}"
             )
 
-        advice = "".join(f"<br>→ {a}" for a in report.power_after.advice)
+        advice = "".join(f"<br>→ {esc(a)}" for a in report.power_after.advice)
         self.power_text.setText(
             line(tr("Now"), report.power_before) + "<br>" + line(tr("Candidate"), report.power_after) + advice
         )
@@ -406,18 +416,18 @@ class UpgradePage(QWidget):
         lines = []
         prices = self.prices()
         for cost in report.costs:
-            parts = [f"<b>{cost.name}</b>"]
+            parts = [f"<b>{esc(cost.name)}</b>"]
             if cost.purchase:
                 parts.append(
                     f"{tr('buy')} ${cost.purchase.usd:,.0f} "
-                    f"({cost.purchase.date or tr('undated')}, {cost.purchase.source})"
+                    f"({esc(cost.purchase.date or tr('undated'))}, {esc(cost.purchase.source)})"
                 )
             else:
                 parts.append(tr("purchase price unknown"))
             if cost.rent_per_hour:
                 parts.append(
                     f"{tr('rent')} ${cost.rent_per_hour.usd:.2f}/h "
-                    f"({cost.rent_per_hour.date or tr('undated')})"
+                    f"({esc(cost.rent_per_hour.date or tr('undated'))})"
                 )
             if cost.usd_per_tflop_hour is not None:
                 parts.append(f"${cost.usd_per_tflop_hour:.4f} / FP16 TFLOP-h")
@@ -428,9 +438,9 @@ class UpgradePage(QWidget):
             if cost.breakeven_months is not None:
                 parts.append(f"{tr('break-even')} {cost.breakeven_months:,.1f} {tr('months')}")
             lines.append(" · ".join(parts))
-            lines += [f"<small>{n}</small>" for n in cost.notes]
+            lines += [f"<small>{esc(n)}</small>" for n in cost.notes]
         self.cost_text.setText("<br>".join(lines))
-        self.cost_text.setToolTip("\n".join(f for c in report.costs for f in c.formulas))
+        self.cost_text.setToolTip(tooltip("\n".join(f for c in report.costs for f in c.formulas)))
         chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
         if chartable is None:
             self.rent_curve.setData([], [])
@@ -459,12 +469,14 @@ class UpgradePage(QWidget):
             price = f"${option.purchase_usd:,.0f}" if option.purchase_usd is not None else tr("price unknown")
             speed = f"~{option.tokens_per_s:,.0f} {tr('tokens/s')}" if option.tokens_per_s else ""
             rent = f" · {tr('or rent')} ${option.rent_usd_hour:.2f}/h" if option.rent_usd_hour else ""
-            rows.append(f"• <b>{option.description}</b>: {price} · {speed}{rent}")
+            rows.append(f"• <b>{esc(option.description)}</b>: {price} · {speed}{rent}")
         self.suggestions.setText("<br>".join(rows))
 
 
 def _machine_text(machine: Machine, psu: float | None) -> str:
-    gpus = "<br>".join(f"GPU {g.index}: {g.name} · {fmt_bytes(g.memory_total_bytes)}" for g in machine.gpus)
+    gpus = "<br>".join(
+        f"GPU {g.index}: {esc(g.name)} · {fmt_bytes(g.memory_total_bytes)}" for g in machine.gpus
+    )
     watts = psu or machine.psu.watts
     return (
         (gpus or tr("No GPU"))

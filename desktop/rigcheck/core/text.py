@@ -1,0 +1,66 @@
+"""Untrusted text made safe to show: control characters escaped for the terminal, checks for loaders.
+
+Strings from snapshots, reports, GGUF metadata, config.json files and the hub may hold ESC/OSC
+sequences (which retitle or repaint a terminal), BEL, CR or LF (which forge table rows), C1 controls,
+bidirectional overrides (which reorder what is shown) and lone surrogates (which no encoder writes).
+:func:`terminal_safe` replaces each with a visible escape such as ``\\x1b``; the Qt side shows such
+strings as plain text only (``rigcheck.gui``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+# DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates, lone surrogates
+_OTHER = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_RE = re.compile(f"[\x00-\x1f{_OTHER}]")
+#: the same but newline and tab, which a multi-line text may hold
+_UNSAFE_KEEP_LINES_RE = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    # \xNN for C0 controls; \uNNNN above, which is also a valid escape inside a JSON string, so
+    # JSON output stays valid JSON (and still round-trips) when it passes through terminal_safe.
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (CR and LF too) shown as an escape: safe in a table cell."""
+    return _UNSAFE_RE.sub(_escape, text)
+
+
+def terminal_safe(text: str) -> str:
+    """Whole output for a terminal: every control character escaped except newline and tab."""
+    return _UNSAFE_KEEP_LINES_RE.sub(_escape, text)
+
+
+def text_problem(text: str, max_length: int, *, multiline: bool = False) -> str | None:
+    """Why ``text`` is not acceptable in a loaded record (too long, controls, lone surrogates), or None."""
+    if len(text) > max_length:
+        return f"a string of {len(text)} characters, more than {max_length}"
+    pattern = _UNSAFE_KEEP_LINES_RE if multiline else _UNSAFE_RE
+    found = pattern.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return "not valid Unicode text (a lone surrogate)"
+    return f"contains the control character {_escape(found)} at position {found.start()}"
+
+
+class SafeStream:
+    """A text stream that passes everything written through :func:`terminal_safe` (the CLI's stdout)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_safe(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -1,0 +1,389 @@
+"""Issue 17: hostile reports, files and outputs — nothing crashes, nothing is clobbered, nothing runs.
+
+Each test names the defect of issue 17 it pins down; every one failed before the fix.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.cli import one_error_line, run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures" / "machines"
+BOX = FIXTURES / "rtx4090-64gb.json"
+GIB = 1024**3
+
+
+def snapshot(tmp_path: Path, name: str, change: Any = None, raw: str | None = None) -> Path:
+    data = json.loads(BOX.read_text())
+    if change is not None:
+        change(data)
+    path = tmp_path / f"{name}.json"
+    path.write_text(raw if raw is not None else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def report_of(tmp_path: Path, name: str, change: Any) -> Path:
+    """A rigcheck.report/1 file from the fixture, with ``change`` applied to its machine."""
+    code, _ = run_cli(
+        "audit",
+        "--machine",
+        str(BOX),
+        "--format",
+        "json",
+        "--models",
+        "qwen3-4b",
+        "-o",
+        str(tmp_path / "r.json"),
+    )
+    assert code == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    change(data["machine"])
+    data["machine"]["host"]["hostname"] = data["machine"]["host"].get("hostname") or name
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "r.json").unlink()
+    return path
+
+
+def set_in(path: str, value: Any) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        *parents, leaf = path.split(".")
+        target: Any = data
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[int(leaf) if leaf.isdigit() else leaf] = value
+
+    return change
+
+
+HOSTILE = {
+    "5000-digit version": (set_in("drivers.nvidia", "5" * 5000), "drivers.nvidia"),
+    "1e400 bytes": (set_in("memory.total_bytes", 10**400), "memory.total_bytes"),
+    "lone surrogate hostname": (set_in("host.hostname", "node\ud800"), "host.hostname"),
+    "escape in a GPU name": (set_in("gpus.0.name", "\x1b]0;pwned\x07RTX\r\nforged row"), "gpus[0].name"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+@pytest.mark.parametrize("command", ["compat", "audit-md", "fit"])
+def test_hostile_snapshot_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, command: str
+) -> None:
+    """#1: the strings that aborted compat and audit --format are one line naming file and field."""
+    change, field = HOSTILE[case]
+    path = snapshot(tmp_path, "bad", change)
+    argv = {
+        "compat": ("compat", "--machine", str(path)),
+        "audit-md": ("audit", "--machine", str(path), "--format", "markdown", "--models", "qwen3-4b"),
+        "fit": ("fit", "qwen3-4b", "--machine", str(path)),
+    }[command]
+    code, out = run_cli(*argv)
+    line = one_error_line(capsys)
+    assert code == 2 and out == ""
+    assert str(path) in line and field in line
+
+
+def test_deeply_nested_snapshot_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#1: a deeply nested JSON was a RecursionError (exit 1)."""
+    path = snapshot(
+        tmp_path, "deep", raw='{"schema": "rigcheck.machine/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    )
+    code, _ = run_cli("compat", "--machine", str(path))
+    assert code == 2 and "nested" in one_error_line(capsys)
+    path = snapshot(
+        tmp_path, "deep2", raw='{"schema": "rigcheck.machine/1", "x": ' + "[" * 200 + "]" * 200 + "}"
+    )
+    code, _ = run_cli("compat", "--machine", str(path))
+    assert code == 2 and "nested more than" in one_error_line(capsys)
+
+
+def test_one_bad_report_never_aborts_a_fleet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#1: docs/fleet.md promises bad files are listed and skipped; each of these aborted the fleet."""
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    good = report_of(folder, "good-node", lambda m: None)
+    bad = [report_of(folder, f"bad{i}", change) for i, (change, _field) in enumerate(HOSTILE.values())]
+    (folder / "deep.json").write_text(
+        '{"schema": "rigcheck.report/1", "x": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    )
+    code, out = run_cli("fleet", str(folder))
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "1 machines from 6 files (5 skipped)" in out
+    skipped = [line for line in err.splitlines() if line.startswith("rigcheck: warning: skipped ")]
+    assert len(skipped) == len(bad) + 1, err
+    assert str(good) not in err
+    assert "Traceback" not in err and "\x1b" not in err + out and "\ud800" not in err + out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("fleet", "/dev/zero"), ("audit", "--machine", "/dev/zero"), ("compat", "--machine", "/dev/zero")],
+)
+def test_endless_files_are_refused_quickly(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
+    """#1: `fleet /dev/zero` read until MemoryError and `audit --machine /dev/zero` hung."""
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero here")
+    code, _ = run_cli(*argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "/dev/zero: larger than 8 MiB" in err and "Traceback" not in err
+
+
+def test_oversized_snapshot_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#10: snapshots had no size cap (150 MB accepted)."""
+    data = json.loads(BOX.read_text())
+    data["notes"] = [{"probe": "x", "level": "info", "message": "y" * 4000}] * 2500  # ~10 MB
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(data))
+    code, _ = run_cli("compat", "--machine", str(path))
+    assert code == 2 and "larger than 8 MiB" in one_error_line(capsys)
+
+
+# -- #9: sanity bounds --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (set_in("memory.total_bytes", 0), "memory.total_bytes"),
+        (set_in("memory.total_bytes", 10**30), "memory.total_bytes"),
+        (set_in("memory.available_bytes", 128 * GIB), "memory.available_bytes"),
+        (set_in("cpu.logical_cores", 0), "cpu.logical_cores"),
+        (set_in("cpu.logical_cores", 5000), "cpu.logical_cores"),
+        (set_in("gpus.0.memory_free_bytes", 48 * GIB), "gpus[0].memory_free_bytes"),
+        (set_in("gpus.0.memory_total_bytes", 10**30), "gpus[0].memory_total_bytes"),
+        (lambda d: d.__setitem__("gpus", d["gpus"] * 65), "gpus (count)"),
+        (set_in("psu", {"watts": 1e-300}), "psu.watts"),
+    ],
+)
+def test_nonsense_machines_are_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, field: str
+) -> None:
+    """#9: RAM of 0 bytes got FITS ("keeping 2.0 GiB for the system = -2.0 GiB"); 1e30-byte memories."""
+    path = snapshot(tmp_path, "nonsense", change)
+    code, out = run_cli("fit", "qwen3-4b", "--machine", str(path))
+    line = one_error_line(capsys)
+    assert code == 2 and out == ""
+    assert str(path) in line and field in line
+
+
+# -- #8: exit 2 for bad input -------------------------------------------------------------------
+
+
+def test_unreadable_model_folder_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#8: a model folder that cannot be read was an internal error (PermissionError, exit 1)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    real_is_file = Path.is_file
+
+    def refuse(self: Path) -> bool:
+        if self.parent == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", refuse)  # as root, chmod 000 would not stop us
+    code, _ = run_cli("estimate", str(folder))
+    line = one_error_line(capsys)
+    assert code == 2 and str(folder) in line and "Permission denied" in line
+
+
+class _FailingSampler:
+    """Samples forever; used to write CSV rows to a file that fails."""
+
+    notes = ()
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sample(self) -> Any:
+        from rigcheck.core.monitor import Sample
+
+        self.now += 1.0
+        return Sample(self.now, 1_795_000_000.0 + self.now, (), 5.0, GIB, 2 * GIB)
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def close(self) -> None:
+        pass
+
+
+def test_monitor_csv_write_failure_is_exit_2_without_half_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#8: EIO (`--csv /proc/version`) or ENOSPC mid-row was exit 1 and left half a row."""
+    from rigcheck.core import fileio, monitor
+
+    monkeypatch.setattr(monitor, "create_sampler", _FailingSampler)
+    target = tmp_path / "rows.csv"
+    calls = {"n": 0}
+    real_write = io.FileIO.write
+
+    class FullDisk(io.FileIO):
+        def write(self, data: Any) -> int:
+            calls["n"] += 1
+            if calls["n"] == 3:  # the third row: half of it goes, then the disk is full
+                real_write(self, bytes(data)[: len(data) // 2])
+                raise OSError(28, "No space left on device")
+            return real_write(self, data)
+
+    real_open = Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        return FullDisk(str(self), "wb") if self == target else real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(fileio.Path, "open", open_)
+    code, _ = run_cli("monitor", "--interval", "1", "--duration", "10", "--csv", str(target))
+    line = one_error_line(capsys)
+    assert code == 2 and str(target) in line and "No space left" in line
+    monkeypatch.undo()
+    data = target.read_bytes()
+    assert data.endswith(b"\r\n") and data.count(b"\r\n") == 3  # header + 2 whole rows, no half row
+
+
+@pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs /proc")
+def test_monitor_csv_to_proc_is_exit_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#8: `monitor --csv /proc/version` (EIO or EACCES) was exit 1."""
+    from rigcheck.core import monitor
+
+    monkeypatch.setattr(monitor, "create_sampler", _FailingSampler)
+    code, _ = run_cli("monitor", "--duration", "3", "--csv", "/proc/version")
+    assert code == 2 and "/proc/version" in one_error_line(capsys)
+
+
+# -- #2: -o writes to what the path names -------------------------------------------------------
+
+
+def _report_args(output: str) -> tuple[str, ...]:
+    return ("audit", "--machine", str(BOX), "--format", "markdown", "--models", "qwen3-4b", "-o", output)
+
+
+def test_output_keeps_mode_and_hard_links(tmp_path: Path) -> None:
+    """#2: a 0600 file became 0644 and hard links broke."""
+    target = tmp_path / "report.md"
+    target.write_text("old")
+    target.chmod(0o600)
+    link = tmp_path / "link.md"
+    os.link(target, link)
+    assert run_cli(*_report_args(str(target)))[0] == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text().startswith("#") and link.read_text() == target.read_text()
+    assert target.stat().st_ino == link.stat().st_ino
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.md", "report.md"]
+
+
+def test_output_through_a_symlink_writes_the_target(tmp_path: Path) -> None:
+    """#2: a symlink became a regular file."""
+    real = tmp_path / "real.md"
+    real.write_text("old")
+    link = tmp_path / "via.md"
+    link.symlink_to(real)
+    assert run_cli(*_report_args(str(link)))[0] == 0
+    assert link.is_symlink() and real.read_text().startswith("#")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_output_to_a_fifo_writes_through(tmp_path: Path) -> None:
+    """#2: a FIFO (and a device such as /dev/stdout) became a regular file."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert run_cli(*_report_args(str(fifo)))[0] == 0
+    reader.join(10)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert got and got[0].startswith(b"#")
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_output_empty_name_is_exit_2(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """#2: `-o ""` was an internal error."""
+    code, _ = run_cli(*_report_args(name))
+    assert code == 2 and "empty file name" in one_error_line(capsys)
+
+
+def test_output_stays_atomic_for_regular_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#2: a failure while writing leaves the old file whole and no temporary file behind."""
+    target = tmp_path / "report.md"
+    target.write_text("precious")
+
+    def crash(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    code, _ = run_cli(*_report_args(str(target)))
+    assert code == 2
+    assert target.read_text() == "precious" and [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
+# -- #5: the terminal -------------------------------------------------------------------------
+
+
+def test_terminal_output_escapes_control_characters() -> None:
+    """#5: ESC/OSC/BEL/CR and C1 controls from any string were printed raw; JSON stays valid JSON."""
+    out = io.StringIO()
+    from rigcheck.core.text import SafeStream, one_line, terminal_safe
+
+    stream = SafeStream(out)
+    stream.write("name \x1b]0;pwned\x07 \r\x9b2J\u202e\n")
+    assert out.getvalue() == "name \\x1b]0;pwned\\x07 \\x0d\\u009b2J\\u202e\n"
+    hostile = {"name": "\x9bX\u202e\ud800\x7f"}
+    text = terminal_safe(json.dumps(hostile, ensure_ascii=False))
+    assert json.loads(text) == hostile and all(ord(c) < 0x7F or ord(c) > 0x9F for c in text)
+    assert one_line("a\nb\rc") == "a\\x0ab\\x0dc"
+
+
+def test_error_lines_stay_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#5: a newline in a file name or problem never makes a second, forged line on stderr."""
+    path = tmp_path / "evil\nrigcheck: error: forged.json"
+    path.write_text("{")
+    code, _ = run_cli("compat", "--machine", str(path))
+    assert code == 2 and "\\x0a" in one_error_line(capsys)
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="needs /dev/stdout")
+def test_output_to_dev_stdout_on_a_pipe() -> None:
+    """#2: `-o /dev/stdout` (a symlink to the pipe the caller reads) is written through, not replaced."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rigcheck", "audit", "--machine", str(BOX), "-o", "/dev/stdout"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("RigCheck audit of workstation")
+
+
+@pytest.mark.parametrize("command", ["estimate", "fleet"])
+def test_a_name_too_long_for_a_path_is_not_a_crash(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """Found by the fuzz suite: ENAMETOOLONG from Path.exists/is_dir was an internal error (exit 1)."""
+    name = "9" * 5000
+    argv = ("estimate", name) if command == "estimate" else ("fleet", name, str(FIXTURES))
+    code, _ = run_cli(*argv)
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "internal error" not in err and "Traceback" not in err
+    if command == "fleet":
+        assert code == 0 and "cannot look at it (File name too long)" in err
