@@ -32,7 +32,7 @@ from rigcheck.core.estimate.fit import FitResult, best_quant, fit, max_context
 from rigcheck.core.estimate.memory import Request, resolve_quant
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, scroll_page, subheading
@@ -108,7 +108,7 @@ class MemoryChart(QWidget):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         devices = len(self.device_names) + 1  # and RAM
-        return QSize(600, 6 + 34 + 30 * devices + 24)
+        return QSize(600, 6 + 34 + 30 * devices)
 
     def show_result(self, result: FitResult, device_names: list[str]) -> None:
         self.result = result
@@ -133,7 +133,6 @@ class MemoryChart(QWidget):
         label_width = 150
         width = self.width() - label_width - 12
         budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
-        scale = max([est.total_bytes, *budgets, 1])
         metrics = QFontMetrics(self.font())
         y = 6.0
         row_height = 24.0
@@ -144,13 +143,15 @@ class MemoryChart(QWidget):
                 QRectF(0, row_y, label_width - 8, row_height), Qt.AlignmentFlag.AlignVCenter, words
             )
 
+        # What the model needs, as a whole: its own scale (the full width is the total).
         label(y, tr("Needs") + f" {fmt_bytes(est.total_bytes)}")
         x = float(label_width)
+        total = max(est.total_bytes, 1)
         for category, colour in CATEGORY_COLOURS.items():
             part = est.total(category)  # type: ignore[arg-type]
             if not part:
                 continue
-            w = width * part / scale
+            w = width * part / total
             painter.fillRect(QRectF(x, y, w, row_height), QColor(colour))
             name = tr(CATEGORY_NAMES[category])
             if metrics.horizontalAdvance(name) + 8 < w:
@@ -159,30 +160,26 @@ class MemoryChart(QWidget):
             x += w
         y += row_height + 10
 
+        # Each device against its own capacity: the full width is what it may use, so a 24 GiB GPU
+        # is not a sliver next to 1.5 TiB of RAM.
         placed = [*list(result.placement.gpu_bytes), result.placement.cpu_bytes]
         names = [*self.device_names, tr("RAM")]
         for name, budget, used in zip(names, budgets, placed, strict=False):
             label(y, name)
-            outline = QRectF(label_width, y, max(width * budget / scale, 1), row_height)
+            outline = QRectF(label_width, y, width, row_height)
             fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
             fill_colour.setAlpha(200)
-            painter.fillRect(
-                QRectF(label_width, y, width * min(used, budget) / scale, row_height), fill_colour
-            )
+            share = min(used, budget) / budget if budget > 0 else 0.0
+            painter.fillRect(QRectF(label_width, y, width * share, row_height), fill_colour)
             painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
             painter.drawRect(outline)
             painter.setPen(text)
-            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}"
+            percent = f" ({used / budget:.0%})" if budget > 0 else ""
+            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{percent}"
             painter.drawText(
                 QRectF(label_width + 6, y, width - 6, row_height), Qt.AlignmentFlag.AlignVCenter, words
             )
             y += row_height + 6
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        painter.drawText(
-            QRectF(label_width, y, width, 18),
-            Qt.AlignmentFlag.AlignLeft,
-            tr("filled: placed there · dashed outline: what it may use"),
-        )
         painter.end()
 
 
@@ -210,7 +207,8 @@ class FitPage(QWidget):
         form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
-        self.quant = self._combo(tr("Weight format"), [(q, q.upper() if "_" in q else q) for q in QUANTS])
+        # the catalog's names, as the verdict and every other page print them ("BF16", "Q4_K_M")
+        self.quant = self._combo(tr("Weight format"), [(q, _quant_name(state, q)) for q in QUANTS])
         self.context = QSlider(Qt.Orientation.Horizontal)
         self.context.setRange(0, SLIDER_STEPS)
         self.context.setAccessibleName(tr("Context length"))
@@ -225,7 +223,7 @@ class FitPage(QWidget):
         self.batch = QSpinBox()
         self.batch.setRange(1, 1024)
         self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
-        self.kv = self._combo(tr("KV cache type"), [(k, k) for k in KV_TYPES])
+        self.kv = self._combo(tr("KV cache type"), [(k, k.upper()) for k in KV_TYPES])
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
@@ -338,16 +336,19 @@ class FitPage(QWidget):
             self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
         elif model.weights is None and file_index >= 0:
             self.quant.removeItem(file_index)
-        if model.weights is not None:
+        requested, self.state.requested = self.state.requested, None
+        quant_asked, context_asked = requested or (None, None)
+        if model.weights is not None and quant_asked is None:
             self.quant.setCurrentIndex(0)
         else:
-            wanted = str(self.state.settings.value("fit/quant", "q4_k_m")).lower()
+            wanted = (quant_asked or str(self.state.settings.value("fit/quant", "q4_k_m"))).lower()
             index = self.quant.findData(wanted)
             if index >= 0:
                 self.quant.setCurrentIndex(index)
         maximum = model.arch.max_context or 131072
         self.context_value.setMaximum(maximum)
-        self.context_value.setValue(min(self.context_value.value(), maximum))
+        # a card's own context when it asked for one (the card was judged at it), else the last used
+        self.context_value.setValue(min(context_asked or self.context_value.value(), maximum))
         self._sync_slider()
         self._busy = False
         self.recompute()
@@ -451,19 +452,27 @@ class FitPage(QWidget):
                 for category, colour in CATEGORY_COLOURS.items()
                 if est.total(category)  # type: ignore[arg-type]
             )
+            + "<br><span style='color:gray'>"
+            + tr("Each bar is one device's own capacity; the filled part is what is placed there.")
+            + "</span>"
         )
         items = "".join(f"<li>{r}</li>" for r in result.reasons)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
         speed = result.speed
         lines = []
         if speed.decode_tokens_per_s is not None:
-            lines.append(f"<b>{tr('Generation')}</b>: ~{speed.decode_tokens_per_s:,.1f} {tr('tokens/s')}")
+            lines.append(
+                f"<b>{tr('Generation')}</b>: ~{approx_speed(speed.decode_tokens_per_s)} {tr('tokens/s')}"
+            )
         if speed.prefill_tokens_per_s is not None:
             lines.append(
-                f"<b>{tr('Prompt processing')}</b>: ~{speed.prefill_tokens_per_s:,.0f} {tr('tokens/s')}"
+                f"<b>{tr('Prompt processing')}</b>: ~{approx_speed(speed.prefill_tokens_per_s)} "
+                f"{tr('tokens/s')}"
             )
         if speed.train_tokens_per_s is not None:
-            lines.append(f"<b>{tr('Training')}</b>: ~{speed.train_tokens_per_s:,.0f} {tr('tokens/s')}")
+            lines.append(
+                f"<b>{tr('Training')}</b>: ~{approx_speed(speed.train_tokens_per_s)} {tr('tokens/s')}"
+            )
         if speed.bound_by:
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
@@ -527,6 +536,13 @@ class FitPage(QWidget):
                 self.quant.setCurrentIndex(index)
                 break
         self.solver_text.setText(f"{name} {tr('fits with')} {fmt_bytes(spare)} {tr('to spare')}")
+
+
+def _quant_name(state: AppState, quant: str) -> str:
+    try:
+        return resolve_quant(state.catalog, quant).name
+    except InputError:
+        return quant.upper()
 
 
 def _short_name(index: int, name: str) -> str:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, Node, load_fleet, version_key
+from rigcheck.core.units import approx_speed
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, subheading
@@ -313,4 +314,4 @@ def _verdict_text(verdict: tuple[str, float | None] | None) -> str:
         return ""
     name, speed = verdict
     glyph, words, _colour = VERDICTS.get(name, ("?", name, ""))
-    return f"{glyph} {tr(words)}" + (f" · ~{speed:,.0f} {tr('tokens/s')}" if speed else "")
+    return f"{glyph} {tr(words)}" + (f" · ~{approx_speed(speed)} {tr('tokens/s')}" if speed else "")

@@ -257,6 +257,8 @@ class ModelCard(Card):
         result = fit(model, machine, Request(quant=quant), state.catalog, live=is_live, advise=False)
         self.verdict = result.verdict
         self.quant = quant
+        #: the context the card was judged at: Fit opens with it, not with its last-used one
+        self.context = result.estimate.context
         glyph, words, colour = VERDICTS[result.verdict]
         if result.verdict == "fits_with_offload" and not machine.gpus:
             words = "Runs on the CPU"
@@ -296,8 +298,7 @@ class ModelCard(Card):
             super().keyPressEvent(event)  # type: ignore[arg-type]
 
     def open(self) -> None:
-        self.state.settings.setValue("fit/quant", self.quant)
-        self.state.choose_model(from_catalog(self.spec))
+        self.state.choose_model(from_catalog(self.spec), quant=self.quant, context=self.context)
 
 
 def _popular(state: AppState) -> list[ModelSpec]:

@@ -36,7 +36,7 @@ from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
 from rigcheck.core.machine import Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
@@ -59,7 +59,7 @@ def _outcome_text(outcome: Outcome) -> str:
         parts.append(outcome.quant)
     speed = outcome.decode_tokens_per_s or outcome.train_tokens_per_s
     if speed:
-        parts.append(f"~{speed:,.0f} {tr('tokens/s')}")
+        parts.append(f"~{approx_speed(speed)} {tr('tokens/s')}")
     return " · ".join(parts)
 
 
@@ -540,7 +540,7 @@ class UpgradePage(QWidget):
                 price = f"${option.purchase_usd:,.0f}"
             else:
                 price = tr("price unknown")
-            speed = f"~{option.tokens_per_s:,.0f} {tr('tokens/s')}" if option.tokens_per_s else ""
+            speed = f"~{approx_speed(option.tokens_per_s)} {tr('tokens/s')}" if option.tokens_per_s else ""
             rent = f" · {tr('or rent')} ${option.rent_usd_hour:.2f}/h" if option.rent_usd_hour else ""
             needs = [n.removeprefix("also needs ") for n in option.notes if n.startswith("also needs ")]
             extra = (
