@@ -121,15 +121,18 @@ def settle(window: MainWindow, timeout_s: float = SETTLE_TIMEOUT_S) -> bool:
     return False
 
 
-def screenshots(window: MainWindow, folder: Path, page: str | None = None) -> list[Path]:
-    """Render each page (or one) at 1280×800 to ``folder/<page>.png`` once its work has finished.
+def screenshots(
+    window: MainWindow, folder: Path, page: str | None = None, size: tuple[int, int] | None = None
+) -> list[Path]:
+    """Render each page (or one) at ``size`` (1280×800) to ``folder/<page>.png`` once its work has finished.
 
     Each PNG carries the key of the page actually on screen (text chunk ``rigcheck-page``), so a test
     can tell a wrong page from the right one. A page that fails to build or never settles raises
     :class:`ScreenshotError` after the others are written.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    window.resize(SCREENSHOT_SIZE)
+    window.setMinimumSize(0, 0)  # a requested size below the everyday minimum is still honoured
+    window.resize(QSize(*size) if size else SCREENSHOT_SIZE)
     window.show()
     settle(window)
     written, problems = [], []
@@ -164,7 +167,8 @@ def _install_excepthook(debug: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page: str | None = None,
-         screenshot: Path | None = None, debug: bool = False) -> int:  # fmt: skip
+         screenshot: Path | None = None, size: tuple[int, int] | None = None,
+         debug: bool = False) -> int:  # fmt: skip
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = application(argv or ())
     _install_excepthook(debug)
@@ -182,7 +186,7 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
             raise ValueError(f"unknown page {page!r} (pages: {', '.join(window.pages)})")
         if screenshot is not None:
             try:
-                for path in screenshots(window, screenshot, page):
+                for path in screenshots(window, screenshot, page, size):
                     print(path)
             except ScreenshotError as exc:
                 sys.stderr.write(f"rigcheck: error: screenshot: {exc}\n")

@@ -198,9 +198,7 @@ class Fleet:
         for name in DRIFT_FIELDS:
             if name not in VERSION_FIELDS:
                 continue
-            counts = Counter(
-                v for n in self.nodes if isinstance(v := _field_value(name, n.machine), str)
-            )
+            counts = Counter(v for n in self.nodes if isinstance(v := _field_value(name, n.machine), str))
             if len(counts) > 1:
                 ordered = sorted(counts, key=lambda v: (version_key(v), v))
                 found.append(Spread(name, tuple((v, counts[v]) for v in ordered)))

@@ -105,7 +105,7 @@ class UpgradePage(QWidget):
         self.catalog_list = QTableWidget(0, 4)
         self.catalog_list.setHorizontalHeaderLabels([tr("GPU"), tr("Memory"), tr("Price"), "$/GiB"])
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
-        self.catalog_list.setMinimumHeight(150)
+        self.catalog_list.setMinimumHeight(190)
         self.catalog_list.verticalHeader().setVisible(False)
         self.catalog_list.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.catalog_list.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -132,9 +132,12 @@ class UpgradePage(QWidget):
         buttons.addStretch(1)
         self.candidate_list = QListWidget()
         self.candidate_list.setAccessibleName(tr("The candidate's GPUs"))
-        picker.addLayout(left, 3)
+        # the catalog table takes the card's whole width (four columns need it at 1024 px); the buttons
+        # and the candidate's GPUs go below it
+        self.candidate_list.setMaximumHeight(110)
+        candidate.body.addLayout(left)
         picker.addLayout(buttons)
-        picker.addWidget(self.candidate_list, 2)
+        picker.addWidget(self.candidate_list, 1)
         candidate.body.addLayout(picker)
         form = QFormLayout()
         self.ram = QSpinBox()
