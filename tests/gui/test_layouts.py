@@ -28,7 +28,11 @@ def clipped(page: QWidget) -> list[str]:
             continue
         if isinstance(widget, QLabel):
             text = widget.text()
-            if not text or widget.wordWrap() or widget.pixmap() is not None and not widget.pixmap().isNull():
+            if (
+                not text
+                or widget.wordWrap()
+                or (widget.pixmap() is not None and not widget.pixmap().isNull())
+            ):
                 continue
             need = widget.minimumSizeHint().width()
         elif isinstance(widget, QAbstractButton):
