@@ -91,7 +91,8 @@ def test_before_a_folder_is_opened_the_page_says_what_to_do(qtbot: QtBot, tmp_pa
     window.show_page("fleet")
     page = window.pages["fleet"]
     assert isinstance(page, FleetPage)
-    assert page.stack.currentWidget() is page.empty and page.empty.isVisible()
+    assert page.stack.currentIndex() == 0 and page.empty.isVisible()
+    assert not page.open_button.isVisible()  # one way to open a folder, in the empty state
     assert not page.table.isVisible() and not page.model_box.isVisible()
     text = " ".join(label.text() for label in page.empty.findChildren(QLabel))
     assert "rigcheck audit --format json" in text and "folder" in text

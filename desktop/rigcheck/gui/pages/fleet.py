@@ -94,7 +94,11 @@ class FleetPage(QWidget):
         )
         row.addWidget(self.open_button)
         row.addWidget(self.status, 1)
-        page.addLayout(row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.top_row = QWidget()
+        self.top_row.setLayout(row)
+        self.top_row.setVisible(False)  # the empty state says it all until a folder is open
+        page.addWidget(self.top_row)
 
         self.table = QTableWidget(0, len(COLUMNS) + 1)
         self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
@@ -126,9 +130,13 @@ class FleetPage(QWidget):
         self.empty_button = QPushButton(tr("Open a folder of reports…"))
         self.empty_button.clicked.connect(self._choose_folder)
         self.empty.body.addWidget(self.empty_button, 0, Qt.AlignmentFlag.AlignLeft)
-        self.empty.body.addStretch(1)
+        empty_page = QWidget()
+        empty_column = QVBoxLayout(empty_page)
+        empty_column.setContentsMargins(0, 0, 0, 0)
+        empty_column.addWidget(self.empty)
+        empty_column.addStretch(1)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.empty)
+        self.stack.addWidget(empty_page)
         self.stack.addWidget(self.table)
         page.addWidget(self.stack, 1)
 
@@ -177,6 +185,7 @@ class FleetPage(QWidget):
             self.open_folder(Path(folder))
 
     def open_folder(self, folder: Path) -> None:
+        self.top_row.setVisible(True)
         self.status.setText(tr("Reading") + f" {folder}…")
         self._jobs.add(submit(self.state.pool, lambda: load_fleet([folder]), self._loaded, self._failed))
 
@@ -187,7 +196,8 @@ class FleetPage(QWidget):
         self.verdicts = {}
         self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
         has_nodes = bool(fleet.nodes)
-        self.stack.setCurrentWidget(self.table if has_nodes else self.empty)
+        self.stack.setCurrentIndex(1 if has_nodes else 0)
+        self.top_row.setVisible(True)
         self.model_box.setVisible(has_nodes)
         self.hint.setVisible(has_nodes)
         skipped = "<br>".join(fleet.problems)
