@@ -201,7 +201,9 @@ class TimeChart(QWidget):
         for series in self.series:
             path = self._path(rect, series.x, series.y)
             if path is not None:
-                painter.setPen(QPen(QColor(series.colour), series.width))
+                pen = QPen(QColor(series.colour), series.width)
+                pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+                painter.setPen(pen)
                 painter.drawPath(path)
 
         if self.cursor_x is not None and -self.window_s <= self.cursor_x <= 0:
@@ -228,6 +230,7 @@ class TimeChart(QWidget):
                 path.lineTo(xi, yi)
             else:
                 path.moveTo(xi, yi)
+                path.lineTo(xi + 0.5, yi)  # a lone reading (the first tick, one between gaps) shows as a dot
                 pen_down = True
         return path
 
