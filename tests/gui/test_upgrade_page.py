@@ -59,6 +59,7 @@ def test_unchanged_candidate_changes_nothing(page: UpgradePage) -> None:
     assert page.report is not None
     assert not any(change.newly_runnable for change in page.report.models)
     assert all(before == after for before, after in rows(page).values())
+    assert "changes nothing yet" in page.summary.text()
     assert page.candidate_list.count() == 1
 
 
@@ -126,6 +127,8 @@ def test_newly_runnable_models_come_first(qtbot: QtBot, page: UpgradePage) -> No
     names = [page.table.item(r, 0).text() for r in range(page.table.rowCount())]
     starred = [n.startswith("★") for n in names]
     assert any(starred) and starred == sorted(starred, reverse=True)  # every ★ row above the others
+    # and the answer above the controls, where a 1024x700 window shows it
+    assert "newly runnable" in page.summary.text() and names[0].removeprefix("★ ") in page.summary.text()
 
 
 def test_an_hgx_server_lists_sxm_and_draws_the_break_even_chart(qtbot: QtBot, tmp_path: Path) -> None:

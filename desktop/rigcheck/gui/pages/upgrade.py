@@ -83,6 +83,12 @@ class UpgradePage(QWidget):
         page.addWidget(
             muted(tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines."))
         )
+        # the answer first: what the candidate changes, above the controls (the table is further down)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setAccessibleName(tr("What the candidate changes"))
+        page.addWidget(self.summary)
 
         top = QGridLayout()
         top.setHorizontalSpacing(12)
@@ -433,9 +439,30 @@ class UpgradePage(QWidget):
         report = compare(machine, after, self.state.catalog, workload=self.workload.currentData(),
                          prices=self.prices(), live_before=self.state.is_live)  # fmt: skip
         self.report = report
+        self._fill_summary(report)
         self._fill_table(report)
         self._fill_power(report)
         self._fill_costs(report)
+
+    def _fill_summary(self, report: UpgradeReport) -> None:
+        newly = [c.name for c in report.models if c.newly_runnable]
+        changed = [
+            c.name
+            for c in report.models
+            if not c.newly_runnable and _outcome_text(c.before) != _outcome_text(c.after)
+        ]
+        if not newly and not changed:
+            self.summary.setText(
+                tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
+            )
+            return
+        parts = []
+        if newly:
+            names = ", ".join(html.escape(n) for n in newly[:4]) + (" …" if len(newly) > 4 else "")
+            parts.append(f"<b>★ {len(newly)} {tr('newly runnable')}</b>: {names}")
+        if changed:
+            parts.append(f"{len(changed)} {tr('more change speed or format')}")
+        self.summary.setText(" · ".join(parts))
 
     def _fill_table(self, report: UpgradeReport) -> None:
         self.table.setRowCount(len(report.models))
