@@ -12,7 +12,8 @@ from rigcheck.core.compat import FRAMEWORKS
 from rigcheck.core.machine import CPU, GPU, Drivers, Host, Machine, Memory, Software, save_machine
 
 GIB = 1024**3
-KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command"}
+KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed", "cause",
+        "actions", "side_effect", "bucket"}  # fmt: skip
 
 
 @pytest.fixture
@@ -34,16 +35,20 @@ def test_json_contract(rtx5090: Path) -> None:
     code, out = run_cli("compat", "--machine", str(rtx5090), "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"findings"}
+    assert set(data) == {"findings", "root_causes", "summary"}
     findings = data["findings"]
     assert findings and all(set(f) == KEYS for f in findings)
     assert all(f["framework"] in FRAMEWORKS for f in findings)
     torch_gpu = next(f for f in findings if f["framework"] == "pytorch" and f["gpu_index"] == 0)
     # torch 2.5 cu124 has no sm_120 cubin (moi90/pytorch_compute_capabilities); cu128 is the first with it
-    assert torch_gpu["status"] == "fail"
+    assert torch_gpu["status"] == "fail" and torch_gpu["cause"] == "wheel-cuda-mismatch"
+    # the newest wheel with sm_120 (2.14.1+cu130) and the driver branch that runs it fully (R580)
     assert (
-        torch_gpu["command"] == "pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128"
+        torch_gpu["command"] == "pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu130"
     )
+    assert torch_gpu["actions"] == ["driver:580.65.06", "torch:2.14.1+cu130"]
+    assert data["summary"]["actions"] == ["driver:580.65.06", "torch:2.14.1+cu130"]
+    assert any(g["cause"] == "wheel-cuda-mismatch" for g in data["root_causes"])
 
 
 def test_text_groups_by_gpu_failures_first(rtx5090: Path) -> None:
@@ -53,7 +58,8 @@ def test_text_groups_by_gpu_failures_first(rtx5090: Path) -> None:
     assert "This machine" in out and "GPU 0 · NVIDIA GeForce RTX 5090 (CC 12.0)" in out
     gpu_part = out.split("GPU 0 ·", 1)[1]
     assert gpu_part.index("FAIL") < gpu_part.index(" ok ")
-    assert "$ pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128" in out
+    assert "$ pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu130" in out
+    assert "Root causes" in out and out.index("Root causes") < out.index("This machine")
 
 
 def test_this_machine_runs() -> None:

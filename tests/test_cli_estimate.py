@@ -168,3 +168,26 @@ def test_fit_megatrain_from_the_command_line(cpu_only: Machine) -> None:
     assert data["placement"]["offload"] == "full"
     assert data["speed"]["train_tokens_per_s"] > 0
     assert data["speed"]["bound_by"] in ("compute", "pcie", "cpu_optimizer")
+
+
+def test_fit_defaults_to_the_released_format(cpu_only: Machine) -> None:
+    """gpt-oss ships in MXFP4: without --quant it is sized so, and fits one H100."""
+    code, out = run_cli("fit", "gpt-oss-120b", "--gpu", "nvidia-h100-sxm5", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["estimate"]["quant"] == "MXFP4"
+    assert data["verdict"] == "fits"
+
+
+def test_fit_expert_offload_from_the_command_line(cpu_only: Machine) -> None:
+    code, out = run_cli(
+        "fit", "gpt-oss-120b", "--gpu", "nvidia-geforce-rtx-3090", "--ram-gb", "64",
+        "--offload", "experts", "--n-cpu-moe", "30", "--json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "fits_with_offload"
+    assert data["placement"]["offload"] == "experts"
+    assert data["placement"]["cpu_expert_layers"] == 30
+    code, _ = run_cli("fit", "gpt-oss-120b", "--n-cpu-moe", "30")
+    assert code == 2  # --n-cpu-moe without --offload experts

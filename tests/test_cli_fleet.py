@@ -52,7 +52,8 @@ def test_table_answers_which_nodes_run_a_70b(audits: Path, capsys: pytest.Captur
     assert code == 0
     assert out.startswith("Fleet: 3 machines from 4 files (1 skipped)")
     assert "node" in out and "failing" in out and "RTX 3090 + RTX 4090" in out
-    assert "Llama 3.1 70B at Q4_K_M:" in out
+    assert "Llama 3.1 70B at each machine's recommended format:" in out
+    assert "(Q4_K_M)" in out  # each cell names its format
     assert "fits on the GPUs: 2 of 3:" in out
     assert "runs with layers offloaded to RAM: 1 of 3: workstation" in out
     assert "broken.json: not valid JSON" in out
@@ -292,5 +293,5 @@ def test_fleet_as_a_subprocess(audits: Path) -> None:
         capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Llama 3.1 70B at Q4_K_M:" in done.stdout
+    assert "Llama 3.1 70B at each machine's recommended format:" in done.stdout
     assert done.stderr.count("rigcheck: warning: skipped") == 1

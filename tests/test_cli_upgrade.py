@@ -72,7 +72,7 @@ def test_upgrade_json_contract(this_machine: Machine) -> None:
     assert data["before"]["schema"] == data["after"]["schema"] == "rigcheck.machine/1"
     assert len(data["before"]["gpus"]) == 1 and len(data["after"]["gpus"]) == 2
     assert data["workload"] == "inference" and data["context"] == 8192
-    small, big = data["models"]
+    big, small = data["models"]  # newly runnable first
     assert small["model_id"] == "llama-3.2-1b" and big["model_id"] == "llama-3.3-70b"
     assert set(big["before"]) >= OUTCOME_KEYS and set(big["after"]) >= OUTCOME_KEYS
     assert big["before"]["verdict"] == "fits_with_offload"

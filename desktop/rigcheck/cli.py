@@ -15,7 +15,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -83,7 +83,8 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quant",
         metavar="Q",
-        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, …",
+        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, … "
+        "(default: the format the model is released in, e.g. MXFP4 for gpt-oss)",
     )
     parser.add_argument(
         "--context",
@@ -106,6 +107,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("llama.cpp", "vllm", "transformers"),
         default="llama.cpp",
         help="inference engine whose overheads to use",
+    )
+    parser.add_argument(
+        "--rope-scaling",
+        action="store_true",
+        help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
@@ -184,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--machine", metavar="FILE", type=Path, help="read a saved snapshot instead of probing this machine"
     )
+    audit.add_argument(
+        "--measure",
+        action="store_true",
+        help="run a short (about 1 s) multi-threaded memory copy test and record the host bandwidth",
+    )
     audit.set_defaults(handler=_cmd_audit)
 
     gpus = commands.add_parser(
@@ -226,16 +237,44 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ram-gb", metavar="N", type=_positive_number, help="replace the RAM with N GiB")
     fit.add_argument(
         "--offload",
-        choices=("auto", "none", "layers", "optimizer", "full"),
+        choices=("auto", "none", "layers", "experts", "optimizer", "params", "full"),
         default="auto",
-        help="where model parts may live: layers (llama.cpp -ngl), optimizer (ZeRO-Offload), "
-        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits",
+        help="where model parts may live: layers (llama.cpp -ngl), experts (MoE routed experts in RAM, "
+        "llama.cpp --n-cpu-moe), optimizer (ZeRO-Offload), params (ZeRO-3 offload of parameters too), "
+        "full (MegaTrain: everything in RAM, layers streamed); auto picks the least that fits, "
+        "and for inference the faster of layer and expert offload",
     )
     fit.add_argument(
         "--split",
         choices=("layer", "tensor"),
         default="layer",
         help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.add_argument(
+        "--n-cpu-moe",
+        metavar="N",
+        type=_positive_int,
+        help="with --offload experts: keep the routed experts of the first N layers in RAM "
+        "(llama.cpp --n-cpu-moe N; default: the fewest that let the rest fit)",
+    )
+    fit.add_argument(
+        "--measured",
+        metavar="FILE",
+        type=Path,
+        help="your own 'llama-bench -o json' results: where they cover this model, format and machine, "
+        "the measured speed is shown beside the estimate and used",
+    )
+    fit.add_argument(
+        "--backend",
+        choices=("cuda", "rocm", "metal", "vulkan", "sycl", "cpu"),
+        help="GPU backend llama.cpp runs, for its speed factors (default: the vendor's usual one)",
+    )
+    fit.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
+        "fastest (docs/recommendation.md)",
     )
     fit.set_defaults(handler=_cmd_fit)
 
@@ -282,6 +321,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_positive_int,
         help="tokens of context (default 8192 or the model's maximum if smaller)",
+    )
+    upgrade.add_argument(
+        "--prefer",
+        choices=("quality", "speed"),
+        default="quality",
+        help="how each model's format is chosen, as for 'fit' (docs/recommendation.md)",
     )
     upgrade.add_argument("--json", action="store_true", help="print the whole report as JSON")
     upgrade.set_defaults(handler=_cmd_upgrade)
@@ -341,7 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a catalog model id to check on every machine (repeatable, or comma-separated)",
     )
     fleet.add_argument(
-        "--quant", metavar="Q", default="Q4_K_M", help="weight format for --model (default Q4_K_M)"
+        "--quant",
+        metavar="Q",
+        help="weight format for --model (default: the recommended format on each machine, as 'fit' gives)",
     )
     fleet.add_argument(
         "--context",
@@ -388,6 +435,10 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.machine is not None and args.python:
         raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
     _check_interpreters(args.python)
+    if args.machine is not None and args.measure:
+        raise UsageError(
+            "--measure and --machine cannot be combined: a snapshot's memory is not here to test"
+        )
     if args.format is not None:
         if args.json:
             raise UsageError(
@@ -402,7 +453,8 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     if args.redact:
         machine = machine.redacted()
     text = machine.to_json() if args.json else summarise(machine)
@@ -438,7 +490,8 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
         if args.psu_watts is not None:
             machine = machine.with_psu(args.psu_watts)
     else:
-        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python))
+        measure = {"measure_bandwidth": True} if args.measure else {}
+        machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     report = reports.build_report(machine, catalog, models=models)
     if args.redact:
         report = reports.redact_report(report)
@@ -495,11 +548,13 @@ def _request(args: argparse.Namespace) -> Request:
 
 def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.estimate.memory import estimate_memory
+    from rigcheck.core.estimate.recommend import check_context
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.report.estimate import estimate_json, estimate_text
 
     catalog = _load_catalog()
     model = resolve_model(args.model, catalog)
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
     est = estimate_memory(model, _request(args), catalog)
     if args.json:
         _emit_json(estimate_json(est), out)
@@ -509,11 +564,14 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.estimate.commands import commands_for
     from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.recommend import Rung, check_context, display_quant, recommend, where_of
     from rigcheck.core.machine import load_machine
     from rigcheck.core.models.resolve import resolve_model
     from rigcheck.core.probe import probe_machine
-    from rigcheck.core.report.estimate import fit_json, fit_text
+    from rigcheck.core.report.estimate import fit_text
+    from rigcheck.core.report.recommend import recommendation_json, recommendation_text
     from rigcheck.core.whatif import simulate
 
     catalog = _load_catalog()
@@ -532,11 +590,35 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
-    result = fit(model, machine, _request(args), catalog, offload=args.offload, live=live, split=args.split)
+    req = replace(_request(args), backend=args.backend)
+    if args.n_cpu_moe is not None and args.offload != "experts":
+        raise UsageError("--n-cpu-moe needs --offload experts")
+    check_context(model, args.context, rope_scaling=args.rope_scaling)
+    rec = recommend(
+        model, machine, req.workload, catalog, context=args.context, engine=req.engine, prefer=args.prefer,
+        live=live, request=req, rope_scaling=True, split=args.split,
+    )  # fmt: skip
+    pinned = None
+    if args.quant or args.offload != "auto":
+        pinned = fit(
+            model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
+            cpu_expert_layers=args.n_cpu_moe,
+        )  # fmt: skip
+        result = pinned
+    else:  # the recommended format again, now with advice
+        chosen = rec.best.quant_id if rec.best else rec.ladder[-1].quant_id
+        result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=args.split)
+    rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
+    commands = commands_for(rec, machine, catalog, live=live, rung=rung)
+    if args.measured is not None:
+        from rigcheck.core.estimate.measured import apply_measured, load_llama_bench
+
+        result = apply_measured(result, load_llama_bench(args.measured), machine, str(args.measured))
     if args.json:
-        _emit_json(fit_json(result), out)
+        _emit_json(recommendation_json(rec, commands, result=result, pinned=pinned is not None), out)
     else:
-        out.write(fit_text(result, machine) + "\n")
+        text = recommendation_text(rec, commands, pinned=pinned)
+        out.write(text + "\n\n" + fit_text(result, machine) + "\n")
     return EXIT_OK
 
 
@@ -568,7 +650,10 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
     if machine.psu.watts is None and args.psu_watts is not None:
         machine = machine.with_psu(args.psu_watts)
     after = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb, psu_watts=args.psu_watts)
-    report = compare(machine, after, catalog, models=models, workload=args.workload, context=args.context)
+    report = compare(
+        machine, after, catalog, models=models, workload=args.workload, context=args.context,
+        prefer=args.prefer,
+    )  # fmt: skip
     if args.json:
         _emit_json(upgrade_json(report), out)
     else:
@@ -577,7 +662,7 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
-    from rigcheck.core.compat import check_compat, findings_json
+    from rigcheck.core.compat import check_compat, findings_json, summarize
     from rigcheck.core.machine import load_machine
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.compat import compat_text
@@ -585,10 +670,11 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     catalog = _load_catalog()
     findings = check_compat(machine, catalog)
+    summary = summarize(machine, catalog, findings)
     if args.json:
-        _emit_json(findings_json(findings), out)
+        _emit_json(findings_json(findings, summary), out)
     else:
-        out.write(compat_text(findings, machine) + "\n")
+        out.write(compat_text(findings, machine, summary) + "\n")
     return EXIT_OK
 
 

@@ -129,7 +129,7 @@ CASES = [
         "pytorch",
         None,
         "warn",
-    ),  # newest fit is cu126 (P5): 12.6 > 12.2, minor-version compat (C5)
+    ),  # newest fit 2.14.1+cu126 (Pascal only in cu126, P5) needs driver 560+: advice R580, Pascal's last branch
     (GTX_1080TI_535, "bf16", 0, "fail"),  # BF16 needs CC >= 8.0 (A1)
     (GTX_1080TI_535, "fp8", 0, "fail"),  # FP8 needs CC >= 8.9 (A1)
     (GTX_1080TI_535, "flash-attn-2", 0, "fail"),  # Ampere or newer (F1)
@@ -141,16 +141,21 @@ CASES = [
         0,
         "warn",
     ),  # CUDA path needs driver >= 550, >= 570 for CC 5.0-6.2 (F8); Vulkan remains
-    (GTX_1080TI_535, "unsloth", 0, "fail"),  # minimum CC 7.0 (F13)
-    (GTX_1080TI_535, "tensorrt-llm", 0, "warn"),  # not an officially supported GPU: community only (A2)
+    (GTX_1080TI_535, "unsloth", 0, "warn"),  # "GTX 1070, 1080 works, but is slow" (F13)
+    (GTX_1080TI_535, "tensorrt-llm", 0, "fail"),  # wheels carry sm_80+ kernels only (A2, issue 16 audit)
     (GTX_1080TI_535, "llama.cpp", 0, "ok"),  # CUDA backend from CC 5.0 (K2)
     # RTX 5090 (Blackwell 12.0) with torch 2.5.1+cu124
     (RTX_5090_OLD_TORCH, "pytorch", 0, "fail"),  # 2.5 cu124 has sm_50..sm_90a, no sm_120 and no PTX (P3)
     (RTX_5090_OLD_TORCH, "pytorch", None, "ok"),  # driver 570 reports CUDA 12.8 >= 12.4
     (RTX_5090_OLD_TORCH, "fp4", 0, "ok"),  # FP4 tensor cores on 12.0 (K2)
     (RTX_5090_OLD_TORCH, "bf16", 0, "ok"),  # CC >= 8.0 (A1)
-    (RTX_5090_OLD_TORCH, "vllm", 0, "ok"),  # CC >= 7.5 and CUDA >= 12.8 (F6)
-    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "unknown"),  # the FA2 README does not list Blackwell (F1)
+    (
+        RTX_5090_OLD_TORCH,
+        "vllm",
+        0,
+        "fail",
+    ),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
+    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "ok"),  # setup.py@ea6443c builds sm_120 with CUDA >= 12.8
     (RTX_5090_OLD_TORCH, "flash-attn-3", 0, "fail"),  # H100/H800 only (F1)
     # driver 470 (CUDA 11.4) with a CUDA 12 wheel
     (DRIVER_470_CU12, "pytorch", None, "fail"),  # CUDA 12 needs driver >= 525.60.13 (C1)
@@ -165,7 +170,7 @@ CASES = [
     (H100, "fp8", 0, "ok"),  # Hopper FP8 (A1)
     (H100, "fp4", 0, "fail"),  # no FP4 on Hopper (A1)
     (H100, "sglang", 0, "fail"),  # current SGLang requires CUDA 13 (F7); the driver reports 12.4
-    (H100, "tensorrt-llm", 0, "ok"),  # H100 is officially supported (A2)
+    (H100, "tensorrt-llm", 0, "fail"),  # official GPU, but the 1.2 wheels are CUDA 13 builds; driver 550 (A3)
     # MI300X on ROCm 6.2 with torch 2.5.1+rocm6.2
     (MI300X, "rocm", 0, "ok"),  # gfx942 is official in 6.0-6.3 (R3)
     (MI300X, "pytorch", 0, "ok"),  # same list for the rocm6.2 wheel
@@ -176,7 +181,9 @@ CASES = [
     # RX 7900 XTX on ROCm 6.2
     (RX_7900_XTX, "rocm", 0, "ok"),  # gfx1100 official from 6.0 (R2, R3)
     (RX_7900_XTX, "pytorch", None, "ok"),  # rocm7.2 wheel of 2.13; 7.2 lists gfx1100 (R7)
-    (RX_7900_XTX, "bf16", 0, "unknown"),  # RDNA3 precision flags were not collected
+    (RX_7900_XTX, "bf16", 0, "ok"),  # RDNA 3 WMMA has V_WMMA_F32_16X16X16_BF16 (RDNA 3 ISA guide)
+    (RX_7900_XTX, "fp8", 0, "fail"),  # no FP8 on RDNA 3 (FP8 WMMA arrives with RDNA 4)
+    (RX_7900_XTX, "tensorrt-llm", 0, "fail"),  # NVIDIA-only (A2)
     (RX_7900_XTX, "ollama", 0, "ok"),  # gfx1100 on Ollama's list (F8)
     # RX 6700 XT (gfx1031): not official, documented override
     (RX_6700_XT, "rocm", 0, "warn"),  # HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353)
@@ -192,14 +199,15 @@ CASES = [
     (CPU_LAPTOP, "vllm", None, "warn"),  # avx512f recommended, avx2 limited (F6)
     (CPU_LAPTOP, "llama.cpp", None, "ok"),  # CPU backend, no flag required
     (CPU_LAPTOP, "ollama", None, "ok"),  # runs on the CPU (F8)
-    (CPU_LAPTOP, "flash-attn-2", None, "unknown"),  # no CPU rule in the catalog
+    (CPU_LAPTOP, "flash-attn-2", None, "fail"),  # GPU-only: CUDA and ROCm backends (F1)
+    (CPU_LAPTOP, "tensorrt-llm", None, "fail"),  # NVIDIA GPUs only (A2)
     # WSL and Windows with an RTX 4090 on a Windows-numbered driver
     (
         WSL_4090,
         "vllm",
         0,
-        "warn",
-    ),  # WSL is Linux to vLLM (F6); CUDA 12.8 wants Windows driver 570.65 (C1): minor compat
+        "unknown",
+    ),  # WSL is Linux to vLLM (F6); CUDA 13's Windows driver floor is N/A in the release notes (C1)
     (WINDOWS_4090, "vllm", 0, "fail"),  # Linux only (F6)
     (WSL_4090, "pytorch", None, "ok"),  # cu126 needs Windows driver 560.76 (C1 Table 3)
     # missing facts
@@ -214,8 +222,8 @@ CASES = [
     (B300, "cuda-toolkit", 0, "unknown"),  # no source for the first toolkit that targets CC 10.3
     # Ollama's CC 5.0-6.2 driver floor
     (PASCAL_575, "ollama", 0, "ok"),  # >= 570 (F8)
-    # an installed version outside every rule's range
-    (OLD_BNB, "bitsandbytes", 0, "unknown"),  # rules cover >=0.50 only (F4)
+    # an installed version the pre-0.50 rules cover
+    (OLD_BNB, "bitsandbytes", 0, "ok"),  # 0.43-era docs: CUDA 11.0-12.3, no Kepler; LLM.int8() on Turing+
 ]
 
 
@@ -250,12 +258,13 @@ def test_failures_come_first_within_each_gpu(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("machine", "pin", "index"),
     [
-        (RTX_5090_OLD_TORCH, "2.11.0", "cu128"),  # sm_120 from cu128 (P4); cu130/cu132 need a CUDA 13 driver
-        (GTX_1080TI_535, "2.13.0", "cu126"),  # Pascal only in cu126 from 2.8 (P5); 2.14 has no release date
-        (DRIVER_470_CU12, "2.7.0", "cu118"),  # the newest cu118 wheel with a known arch list (P4)
-        (H100, "2.13.0", "cu126"),  # the driver reports 12.4: cu126 through minor-version compat; 13.x fails
-        (RX_7900_XTX, "2.13.0", "rocm7.2"),
-        (CPU_LAPTOP, "2.13.0", "cpu"),
+        # the newest release (2.14.1; 2.15.0 lists no CUDA wheels yet) with the driver it takes: R580
+        (RTX_5090_OLD_TORCH, "2.14.1", "cu130"),  # sm_120 in cu130; R580 runs CUDA 13.0 fully
+        (GTX_1080TI_535, "2.14.1", "cu126"),  # Pascal only in cu126 from 2.8 (P5); R580 is its last branch
+        (DRIVER_470_CU12, "2.14.1", "cu130"),
+        (H100, "2.14.1", "cu130"),
+        (RX_7900_XTX, "2.13.0", "rocm7.2"),  # 2.14's ROCm wheel is not catalogued (uncertain '7.14')
+        (CPU_LAPTOP, "2.15.0", "cpu"),  # PyPI: torch 2.15.0, 2026-10-28
     ],
 )
 def test_recommended_wheel(catalog: Catalog, machine: Machine, pin: str, index: str) -> None:
@@ -267,12 +276,14 @@ def test_recommended_wheel(catalog: Catalog, machine: Machine, pin: str, index: 
 def test_failing_torch_build_recommends_the_wheel(catalog: Catalog) -> None:
     finding = find(check_compat(RTX_5090_OLD_TORCH, catalog), "pytorch", 0)
     assert "sm_120" in finding.reason
-    assert finding.command == "pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128"
+    assert finding.command == "pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu130"
+    assert finding.actions == ("driver:580.65.06", "torch:2.14.1+cu130")
+    assert finding.cause == "wheel-cuda-mismatch" and finding.installed is True
 
 
 def test_macos_gets_plain_pip_install(catalog: Catalog) -> None:
     wheel = recommend_torch(M2_ULTRA, catalog)
-    assert wheel is not None and wheel.command == "pip install torch==2.13.0"
+    assert wheel is not None and wheel.command == "pip install torch==2.15.0"
     assert "mps" in wheel.reason
 
 
@@ -312,8 +323,10 @@ def test_vllm_on_windows_says_wsl(catalog: Catalog) -> None:
 
 def test_json_has_every_field(catalog: Catalog) -> None:
     data = findings_json(check_compat(H100, catalog))
-    keys = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command"}
+    keys = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed",
+            "cause", "actions", "side_effect", "bucket"}  # fmt: skip
     assert data["findings"] and all(set(f) == keys for f in data["findings"])
+    assert set(data) == {"findings", "root_causes", "summary"}
 
 
 def test_every_framework_rule_evaluates(catalog: Catalog) -> None:

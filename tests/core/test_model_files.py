@@ -880,3 +880,26 @@ def test_layer_numbers_skip_towers_and_prediction_heads() -> None:
     assert _st_layer("model.layers.3.self_attn.q_proj.weight") == 3
     assert _st_layer("model.visual.blocks.2.attn.qkv.weight") is None
     assert _st_layer("mtp.layers.0.mlp.gate.weight") is None  # Qwen3-Next multi-token prediction
+
+
+# -- reading JSON without the 64 MiB allocation ----------------------------------------------------
+
+
+def test_json_reads_the_file_not_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rigcheck.core.models import files as files_module
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"pad": "x" * 3000, "model_type": "llama"}), encoding="utf-8")
+    with config.open("rb") as handle:
+        assert files_module._read_at_most(handle, 10**9) == config.read_bytes()
+    # no size to go by (a pipe): chunk by chunk, still capped
+    monkeypatch.setattr(files_module, "_READ_CHUNK", 7)
+    stream = io.BytesIO(b"y" * 100)
+    assert files_module._read_at_most(stream, 50) == b"y" * 50
+    assert files_module._read_at_most(io.BytesIO(b"z" * 20), 50) == b"z" * 20
+    # over the cap: one line naming the file
+    monkeypatch.setattr(files_module, "MAX_JSON_BYTES", 1000)
+    with pytest.raises(InputError, match="over 0 MB"):
+        files_module._read_json_object(config)

@@ -225,6 +225,7 @@ def test_apu_carve_out(tmp_path: Path) -> None:
     assert gpu.pci_bus_id == "0000:13:00.0"  # from the symlink's target; there is no uevent
     assert gpu.name == "AMD Granite Ridge [Radeon Graphics]"
     assert (gpu.memory_total_bytes, gpu.unified_memory) == (536870912, True)
+    assert gpu.memory_shared_bytes == 16360906752  # the GTT pool, which the estimator adds to the carve-out
     assert (gpu.gfx_target, gpu.cores) == ("gfx1036", 2)
     assert gpu.pcie_gen is None
     assert (

@@ -265,8 +265,8 @@ def test_markdown_escapes_hostile_strings_and_pipes(catalog: Catalog) -> None:
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     models = next(i for i, line in enumerate(rows) if line.startswith("| Model |"))
     for row in rows[models : models + 2]:
-        # Five cells: six pipes that are not escaped.
-        assert len(re.findall(r"(?<!\\)\|", row)) == 6, row
+        # Six cells: seven pipes that are not escaped.
+        assert len(re.findall(r"(?<!\\)\|", row)) == 7, row
     gpus = next(line for line in rows if line.startswith("| 0 |"))
     assert len(re.findall(r"(?<!\\)\|", gpus)) == 8, gpus
 
@@ -292,7 +292,8 @@ def test_html_is_self_contained_and_shows_everything(report: Report) -> None:
     assert "Content-Security-Policy" in page and "default-src &#x27;none&#x27;" in page
     assert "NVIDIA GeForce RTX 4090" in page and "AMD Radeon RX 7900 XTX" in page
     assert "1.5 GiB used of 24.0 GiB" in page  # the memory bar's words
-    assert "✓ fits" in page and "◐ fits with offload" in page  # glyph and words, not colour alone
+    assert "✓ runs on the GPU" in page and "◐ runs on GPU + RAM" in page  # glyph and words, not colour
+    assert "llama-server " in page and "-fa on" in page  # the command that runs each
     assert "✗ fail" in page or "⚠ warn" in page
     assert "Llama 3.3 70B Instruct" in page and "Q4_K_M" in page
     assert "power draw not supported on GPU 1" in page
@@ -314,7 +315,7 @@ def test_markdown_shows_the_report(report: Report) -> None:
     assert text.startswith("# RigCheck report: lab-7\n")
     for heading in ("## Machine", "## GPUs", "## Models", "## Compatibility", "## Disks", "## Notes"):
         assert f"\n{heading}\n" in text
-    assert "| Llama 3.3 70B Instruct | llama-3.3-70b | ✓ fits | Q4_K_M |" in text
+    assert "| Llama 3.3 70B Instruct | llama-3.3-70b | ✓ runs on the GPU | Q4_K_M |" in text
 
 
 # -- atomic writes -------------------------------------------------------------------------------

@@ -14,17 +14,30 @@ from pytestqt.qtbot import QtBot
 
 from rigcheck.core.catalog import ModelSpec, load_catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.recommend import recommend
+from rigcheck.core.machine import load_machine
 from rigcheck.core.models.hub import Cancelled
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui import i18n
 from rigcheck.gui.pages import models as models_page
-from rigcheck.gui.pages.models import CONTEXT, FAMILY, HF_ID, NAME, PARAMS, ModelsPage, billions, tokens
+from rigcheck.gui.pages.models import (
+    CONTEXT,
+    FAMILY,
+    FIT,
+    HF_ID,
+    NAME,
+    PARAMS,
+    ModelsPage,
+    billions,
+    tokens,
+)
 from rigcheck.gui.state import AppState
 
 pytestmark = pytest.mark.gui
 
 Load = Callable[..., ModelInfo]
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "machines"
 
 
 @pytest.fixture(autouse=True)
@@ -325,13 +338,45 @@ def test_an_empty_hub_id_is_explained_not_looked_up(
     assert idle(page) and not calls
 
 
+# -- this machine's answer -------------------------------------------------------------------------
+
+
+def test_fit_column_is_the_recommendation_sortable_and_filterable(
+    qtbot: QtBot, state: AppState, page: ModelsPage
+) -> None:
+    machine = load_machine(FIXTURES / "rtx4090-64gb.json")
+    state.set_machine(machine, "RTX 4090", False)
+    qtbot.waitUntil(lambda: page.source.fit(state.catalog.models[0]) is not None, timeout=20000)
+    spec = state.catalog.model("llama-3.1-8b")
+    assert spec is not None
+    rec = recommend(from_catalog(spec), machine, "inference", state.catalog)
+    assert rec.best is not None
+    cell = page.proxy.index(row_of(page, "llama-3.1-8b"), FIT).data()
+    speed = f"~{rec.best.tokens_per_s:,.0f} tok/s"
+    assert cell == f"✔ On the GPU · {rec.best.quant} · {speed}"  # glyph + words + format + speed
+    page.table.sortByColumn(FIT, Qt.SortOrder.AscendingOrder)
+    views = [page.source.fit(s) for s in shown(page)]
+    assert all(v is not None for v in views)
+    keys = [v.sort_key() for v in views if v is not None]
+    assert keys == sorted(keys)  # on the GPU first, fastest first, "does not fit" last
+    assert views[0] is not None and views[0].where == "gpu"
+    assert views[-1] is not None and views[-1].where is None  # e.g. a 671B model on 24 GB + 64 GB
+    page.gpu_only.setChecked(True)
+    kept = shown(page)
+    assert kept and all((v := page.source.fit(s)) is not None and v.where == "gpu" for s in kept)
+    assert "deepseek-v3" not in {s.id for s in kept}
+    assert page.count.text() == f"{len(kept)} of {len(state.catalog.models)} models"
+
+
 # -- keyboard, accessibility, language -------------------------------------------------------------
 
 
 def test_tab_order_and_accessible_names(page: ModelsPage) -> None:
-    expected = [page.search, page.family, page.moe_only, page.table, page.hub_id, page.lookup_button]
+    expected = [
+        page.search, page.family, page.moe_only, page.gpu_only, page.table, page.hub_id, page.lookup_button,
+    ]  # fmt: skip
     page.table.selectRow(0)  # so the Fit button takes part, between the table and the hub field
-    expected.insert(4, page.fit_button)
+    expected.insert(5, page.fit_button)
     chain: list[QWidget] = []
     widget: QWidget = page.search
     for _ in range(200):

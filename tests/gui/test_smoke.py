@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -107,7 +108,7 @@ def test_a_card_opens_fit_with_its_own_settings(qtbot: QtBot, window: MainWindow
     assert fit_page.result is not None
     assert fit_page.context_value.value() == card.context == fit_page.result.estimate.context
     assert fit_page.result.verdict == card.verdict
-    assert fit_page.quant.currentData() == card.quant.lower()
+    assert fit_page.quant.currentIndex() == fit_page._quant_index(card.quant)
 
 
 def test_fit_speaks_plainly(qtbot: QtBot, window: MainWindow) -> None:
@@ -126,6 +127,51 @@ def test_fit_speaks_plainly(qtbot: QtBot, window: MainWindow) -> None:
     assert shown is not None
     digits = shown.group(1).replace(",", "").replace(".", "").rstrip("0")
     assert len(digits) <= 2  # two significant figures: "~120", never "~124.5"
+
+
+def test_overview_shows_and_edits_the_host_bandwidth(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["overview"]
+    assert page.bandwidth.value() > 0  # type: ignore[attr-defined]
+    assert page.bandwidth_source.text()  # type: ignore[attr-defined]
+    page.bandwidth.setValue(321)  # type: ignore[attr-defined]
+    page.bandwidth.editingFinished.emit()  # type: ignore[attr-defined]
+    machine = window.state.machine
+    assert machine is not None
+    assert (machine.memory.bandwidth_bytes_per_s, machine.memory.bandwidth_source) == (
+        321 * 10**9,
+        "measured",
+    )
+    assert page.bandwidth_source.text() == "measured or entered"  # type: ignore[attr-defined]
+
+
+def test_fit_page_imports_llama_bench_results(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("llama-3.1-8b")))  # type: ignore[arg-type]
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    bench = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "llama-bench" / "rtx4090-llama3-8b-q4km.json"
+    )
+    page.import_bench(str(bench))
+    assert page.result is not None and page.result.speed.decode_tokens_per_s == 130.58
+    assert page.result.speed.measured_from == bench.name
+    page.import_bench(str(bench.parent / "README.md"))  # not JSON: a message, no traceback
+    assert "not llama-bench JSON" in page.solver_text.text()
+
+
+def test_fit_page_defaults_to_the_released_format(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-20b")))  # type: ignore[arg-type]
+    assert page.quant.currentData() == "mxfp4"
+    assert page.result is not None and page.result.verdict == "fits"
 
 
 def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> None:
@@ -160,13 +206,46 @@ def test_fit_solvers(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     page = window.pages["fit"]
     assert isinstance(page, FitPage)
+    page.quant.setCurrentIndex(page.quant.findData("bf16"))
     page.context_value.setValue(131072)
-    page.fit_max_context()
+    page.fit_max_context()  # with RAM allowed (Automatic), the whole trained context runs
+    assert page.context_value.value() == 131072
+    assert "Longest context that runs: 131,072" in page.solver_text.text()
+    assert "entirely on the GPU" in page.solver_text.text()
+    page.offload.setCurrentIndex(page.offload.findData("none"))
+    page.fit_max_context()  # GPU only: shorter, and it fits
     assert page.context_value.value() < 131072
     assert page.result is not None and page.result.verdict == "fits"
+    page.offload.setCurrentIndex(page.offload.findData("auto"))
     page.context_value.setValue(8192)
-    page.fit_best_quant()
-    assert "fits with" in page.solver_text.text()
+    page.quant.setCurrentIndex(page.quant.findData("q2_k"))
+    page.fit_best_quant()  # back to the recommendation, with why
+    rec = page.recommendation
+    assert rec is not None and rec.best is not None
+    assert page.result.estimate.quant_name.removesuffix(" (file mix)") == rec.best.quant
+    assert "highest-quality format" in page.solver_text.text()
+
+
+def test_fit_page_ladder_and_command(qtbot: QtBot, window: MainWindow) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-120b")))  # type: ignore[arg-type]
+    rec = page.recommendation
+    assert rec is not None and rec.best is not None
+    assert page.quant.currentData() == "mxfp4"  # the recommendation is the default
+    assert page.ladder.rowCount() == len(rec.ladder)
+    assert page.ladder.item(0, 0).text() == "▶ MXFP4"
+    page.command_engine.setCurrentIndex(page.command_engine.findText("llama.cpp"))
+    command = page.command.text()
+    placement = rec.best.result.placement
+    assert f"--n-cpu-moe {placement.cpu_expert_layers}" in command and "-fa on" in command
+    page.copy_button.click()
+    assert QGuiApplication.clipboard().text() == command
+    page._ladder_chosen(len(rec.ladder) - 1, 0)  # double-click the last row: try that format
+    assert page.result is not None and page.result.estimate.quant_name.startswith(rec.ladder[-1].quant)
 
 
 def test_dropping_a_config_json_opens_it_in_fit(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
@@ -307,11 +386,13 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     page = window.pages["compat"]
     assert isinstance(page, CompatPage)
     groups = [page.tree.topLevelItem(i).text(0) for i in range(page.tree.topLevelItemCount())]
-    assert groups[0] == "This machine"
+    assert groups[0].startswith("This machine")
     assert groups[1].startswith("GPU 0: GeForce RTX 3090") and groups[2].startswith("GPU 1: GeForce RTX 4090")
     first_gpu = page.tree.topLevelItem(1)
     statuses = [first_gpu.child(i).text(0) for i in range(first_gpu.childCount())]
-    assert statuses[0].startswith("✘") and statuses[-1].startswith("✔")  # failures first
+    # what does not run here and is not installed is muted ("–"), never a red failure, and comes before OK
+    assert "– Would not work here" in statuses and statuses[-1].startswith("✔")
+    assert not any(s.startswith("✘") for s in statuses)  # nothing installed on this GPU is broken
     assert page.torch_command.text().startswith("pip install torch==")
     qtbot.mouseClick(page.copy_torch, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == page.torch_command.text()
@@ -350,3 +431,22 @@ def test_dropping_a_gguf_file_opens_it_in_fit(qtbot: QtBot, window: MainWindow, 
     assert page.model.weights.total_bytes == model.total_bytes()
     assert page.quant.currentData() == "file"  # the file's own tensor types are used
     assert page.result is not None and page.result.estimate.terms[0].provenance == "file"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_error_in_a_slot_is_one_line_unless_debug(
+    debug: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from rigcheck.gui.app import _install_excepthook
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    _install_excepthook(debug)
+    try:
+        raise ValueError("a slot broke")
+    except ValueError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "rigcheck: error: internal error in the app: ValueError: a slot broke" in err
+    assert ("Traceback" in err) is debug

@@ -135,6 +135,10 @@ class ModelSpec:
     #: the exact published count, e.g. the hub's safetensors total
     params_exact: int | None = None
     gguf_repos: tuple[str, ...] = ()
+    #: the weight format the checkpoint is released in, a quant id ("mxfp4", "fp8-e4m3", "bf16"); when
+    #: absent, read from the config (quantization_config.quant_method, else torch_dtype)
+    native_format: str | None = None
+    native_format_source: str | None = None
     tags: tuple[str, ...] = ()
     #: further sources for individual facts (a model card table, a mirror of the config)
     sources: tuple[str, ...] = ()
@@ -201,6 +205,8 @@ class CudaRelease:
     label: str | None = None
     min_linux_driver: str | None = None
     min_windows_driver: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -218,6 +224,8 @@ class CudaMajor:
     #: lowest and highest compute capability the major's compilers can target
     min_cc: str | None = None
     max_cc: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -242,6 +250,10 @@ class Arch:
     #: compute capability -> the first CUDA toolkit that can build for it, e.g. {"8.9" = "11.8"}; a CC of
     #: this architecture missing here is unknown (when the table is empty: nothing beyond ``[[cuda_major]]``)
     min_cuda: dict[str, str] = field(default_factory=dict)
+    #: the newest NVIDIA driver branch that supports the architecture ("580"); None: still in current branches
+    last_driver_branch: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -259,6 +271,14 @@ class TorchRelease:
     #: the variant ``pip install torch`` gets from PyPI on Linux x86_64
     default_variant: str | None = None
     release_year: int | None = None
+    #: the newest patch release of this series ("2.7.1"); pins use it
+    latest_patch: str | None = None
+    #: "YYYY-MM-DD" of the series' first release (its .0)
+    released: str | None = None
+    #: announced but not released: the recommendation skips it, and says so
+    prerelease: bool = False
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -277,6 +297,8 @@ class TorchVariant:
     #: "sm_50", "sm_90a", … or "gfx90a", …
     archs: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -290,6 +312,8 @@ class RocmRelease:
     gfx_targets: tuple[str, ...] = ()
     os: tuple[str, ...] = ()
     windows: bool | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
@@ -330,8 +354,42 @@ class FrameworkRule:
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
     feature: str | None = None
+    #: the source calls this backend experimental: it runs, as a warning ("limited"), whatever else holds
+    experimental: bool = False
+    #: False: the framework has no build for this backend at all (TensorRT-LLM on ROCm, FlashAttention-3 on
+    #: a CPU)
+    available: bool = True
+    #: GPU name fragments the source names as officially supported ("H100", "L40S"); others: community support
+    official_gpus: tuple[str, ...] = ()
+    #: the newest release the rule describes, and the torch it installs (a pin or the highest allowed)
+    latest: str | None = None
+    torch_pin: str | None = None
+    #: the download.pytorch.org variant its docs install that torch from ("cu130"); None: PyPI's default wheel
+    torch_variant: str | None = None
+    #: a container image that ships a working set, for where pip cannot work
+    container: str | None = None
     fix: str | None = None
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    """An NVIDIA driver branch ("R580") with its support designation and end of life."""
+
+    branch: str
+    source: str
+    #: "ltsb" (long-term support), "pb" (production), "nfb" (new feature: short-lived, no end-of-life date)
+    designation: Literal["ltsb", "pb", "nfb", "legacy"]
+    #: "YYYY-MM" after which NVIDIA no longer supports the branch; None for a new feature branch
+    eol: str | None = None
+    #: the newest CUDA major the branch runs without the forward-compatibility package
+    max_cuda_major: int | None = None
+    quote: str | None = None
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
@@ -349,6 +407,8 @@ class GfxOverride:
     source: str
     #: where the override works (the variable is read by the Linux ROCm runtime)
     os: tuple[str, ...] = ("linux",)
+    #: the exact words (or table line) of ``source`` that support this entry, short
+    quote: str | None = None
     #: further sources for individual facts
     sources: tuple[str, ...] = ()
     confidence: Confidence = "secondary"
@@ -379,6 +439,96 @@ class PowerFactor:
     notes: str | None = None
 
 
+Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu"]
+
+
+@dataclass(frozen=True)
+class SpeedFactor:
+    """How close one class of hardware, with one backend, gets to its peaks: fitted on cited measurements.
+
+    Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
+    (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
+    prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency``). See docs/catalog.md#speed.
+    """
+
+    id: str
+    #: "nvidia-consumer", "nvidia-datacenter", "nvidia-soc", "amd-consumer", "amd-datacenter", "amd-apu",
+    #: "apple-base", "apple-pro", "apple-max", "intel", "cpu" (core/estimate/speed.py hardware_class)
+    hw_class: str
+    backend: Backend
+    decode_bandwidth_efficiency: float
+    source: str
+    per_layer_us: float = 0.0
+    per_gpu_us: float = 0.0
+    decode_compute_efficiency: float = 0.5
+    prefill_compute_efficiency: float | None = None
+    #: the backend this class runs when none is asked for
+    default: bool = False
+    #: what the factors were fitted on and how well they do there, in words
+    measured: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class Maturity:
+    """An engine that runs one architecture below (or above) what its hardware class reaches elsewhere."""
+
+    id: str
+    engine: str
+    #: config.json model_type, e.g. "qwen3_next"
+    model_type: str
+    source: str
+    decode_factor: float = 1.0
+    prefill_factor: float = 1.0
+    measured: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "secondary"
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class CpuPlatform:
+    """A CPU family's memory system: channels × transfer rate × 8 bytes = peak host bandwidth."""
+
+    id: str
+    name: str
+    #: case-insensitive regular expressions matched against the CPU model string the probe reads
+    match: tuple[str, ...]
+    channels: int
+    #: the fastest memory the platform officially supports, MT/s
+    mt_per_s: int
+    source: str
+    #: bytes per channel per transfer (8 for DDR4/DDR5 DIMM channels; LPDDR buses given as 64-bit channels)
+    bytes_per_transfer: int = 8
+    memory_type: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+    @property
+    def bandwidth_bytes_per_s(self) -> int:
+        return self.channels * self.mt_per_s * 10**6 * self.bytes_per_transfer
+
+
+@dataclass(frozen=True)
+class QualityMeasurement:
+    """A weight format's measured perplexity change against 16-bit weights, on the model measured."""
+
+    #: a quant id or a name ``resolve_quant`` accepts ("q4_k_m")
+    quant: str
+    #: perplexity increase (negative: lower) measured on ``measured_on``
+    ppl_delta: float
+    measured_on: str
+    source: str
+    #: mean KL divergence against the 16-bit model, where measured
+    kld: float | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
 #: TOML array name -> (record class, key of an entry, what a person calls it)
 KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gpu": (GpuSpec, lambda r: r.id),
@@ -393,7 +543,12 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),
+    "driver_branch": (DriverBranch, lambda r: r.branch),
     "power_factor": (PowerFactor, lambda r: r.id),
+    "speed_factor": (SpeedFactor, lambda r: r.id),
+    "maturity": (Maturity, lambda r: r.id),
+    "cpu_platform": (CpuPlatform, lambda r: r.id),
+    "quality": (QualityMeasurement, lambda r: r.quant),
 }
 
 
@@ -414,7 +569,12 @@ class Catalog:
     rocm_releases: tuple[RocmRelease, ...] = ()
     frameworks: tuple[FrameworkRule, ...] = ()
     gfx_overrides: tuple[GfxOverride, ...] = ()
+    driver_branches: tuple[DriverBranch, ...] = ()
     power_factors: tuple[PowerFactor, ...] = ()
+    speed_factors: tuple[SpeedFactor, ...] = ()
+    maturities: tuple[Maturity, ...] = ()
+    cpu_platforms: tuple[CpuPlatform, ...] = ()
+    qualities: tuple[QualityMeasurement, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -506,6 +666,11 @@ _FIELDS = {
     "framework": "frameworks",
     "gfx_override": "gfx_overrides",
     "power_factor": "power_factors",
+    "driver_branch": "driver_branches",
+    "speed_factor": "speed_factors",
+    "maturity": "maturities",
+    "cpu_platform": "cpu_platforms",
+    "quality": "qualities",
 }
 
 
@@ -553,14 +718,21 @@ def parse_file(name: str, text: str) -> dict[str, list[Any]]:
 
 def _entry_label(kind: str, entry: object, position: int) -> str:
     if isinstance(entry, dict):
-        for key in ("id", "version", "major", "gfx_target"):
+        for key in ("id", "version", "major", "gfx_target", "branch"):
             if key in entry:
                 return f"{kind} {str(entry[key])!r}"
     return f"{kind} #{position}"
 
 
 def _check(kind: str, record: Any) -> str | None:
-    """Checks beyond types: ids, formats, and what each kind must have."""
+    """Checks beyond types: ids, formats, and what each kind must have (compat entries: a quote too)."""
+    problem = _check_format(kind, record)
+    if problem is None and kind in COMPAT_KINDS:
+        problem = _check_compat(kind, record)
+    return problem
+
+
+def _check_format(kind: str, record: Any) -> str | None:
     if hasattr(record, "id") and not _ID.fullmatch(record.id):
         return f"id: {record.id!r} is not a lower-case id (letters, digits, . _ + -)"
     if not record.source.strip():
@@ -587,6 +759,28 @@ def _check(kind: str, record: Any) -> str | None:
         bad = [cc for cc, cuda in record.min_cuda.items() if not (_CC.fullmatch(cc) and _CC.match(cuda))]
         if bad:
             return f"min_cuda: {bad[0]!r} = {record.min_cuda[bad[0]]!r} is not like '8.9' = '11.8'"
+    if kind == "speed_factor":
+        for name in ("decode_bandwidth_efficiency", "decode_compute_efficiency"):
+            value = getattr(record, name)
+            if not 0.0 < value <= 1.0:
+                return f"{name}: {value!r} is not a share of the peak (above 0, at most 1)"
+        # Prefill is measured against the catalog's FP16/BF16 tensor figure with FP32 accumulate; GeForce
+        # cards run llama.cpp's int8/FP16-accumulate kernels at up to twice that (docs/catalog.md#speed).
+        value = record.prefill_compute_efficiency
+        if value is not None and not 0.0 < value <= 2.0:
+            return f"prefill_compute_efficiency: {value!r} is not between 0 and 2 times the listed peak"
+        if record.per_layer_us < 0 or record.per_gpu_us < 0:
+            return "per_layer_us, per_gpu_us: must not be negative"
+    if kind == "maturity" and not (0.0 < record.decode_factor <= 2.0 and 0.0 < record.prefill_factor <= 2.0):
+        return "decode_factor, prefill_factor: must be above 0 and at most 2"
+    if kind == "cpu_platform":
+        if not (0 < record.channels <= 32 and 0 < record.mt_per_s <= 20000):
+            return "channels, mt_per_s: out of range (1-32 channels, at most 20000 MT/s)"
+        for pattern in record.match:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                return f"match: {pattern!r} is not a regular expression ({exc})"
     if kind == "power_factor" and not 1.0 <= record.factor <= 3.0:
         # PCIe CEM 5.0 lets a card exceed its sustained power by at most 3× (for 100 µs): docs/catalog.md#psu
         return f"factor: {record.factor!r} is not between 1.0 and 3.0"
@@ -596,6 +790,43 @@ def _check(kind: str, record: Any) -> str | None:
                 return f"{name}: {getattr(record, name)!r} is not like 'gfx1030'"
         if not re.fullmatch(r"\d+\.\d+\.\d+", record.override):
             return f"override: {record.override!r} is not like '10.3.0'"
+    return None
+
+
+#: the compatibility tables: each entry quotes its source and names it so a reader can follow it
+COMPAT_KINDS = frozenset(
+    {"cuda_release", "cuda_major", "arch", "torch_release", "torch_variant", "rocm_release", "framework",
+     "gfx_override", "driver_branch"}
+)  # fmt: skip
+_FOLLOWABLE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+/\S+@[\w.-]+")
+_INTERNAL = re.compile(r"search-index|file id", re.IGNORECASE)
+_DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
+
+
+def _check_compat(kind: str, record: Any) -> str | None:
+    """What the compatibility rules need of every entry (docs/catalog.md#compat)."""
+    for text in (record.source, *record.sources):
+        if _INTERNAL.search(text) or not _FOLLOWABLE.fullmatch(text.strip()):
+            return f"source: {text!r} is not a URL or repo/path@commit a reader can follow"
+    if not (record.quote and record.quote.strip()):
+        return "quote: required, the source's own words (or table line) that support this entry"
+    if len(record.quote) > 300:
+        return "quote: keep it short (300 characters at most)"
+    if kind == "torch_release" and not record.prerelease:
+        if not (record.latest_patch and record.released and record.variants):
+            return (
+                "latest_patch, released, variants: required for a released series (or set prerelease = true)"
+            )
+        if not _DATE.fullmatch(record.released):
+            return f"released: {record.released!r} is not like '2025-04-23'"
+        if not record.latest_patch.startswith(record.version + ".") and record.latest_patch != record.version:
+            return f"latest_patch: {record.latest_patch!r} is not a release of {record.version}"
+    if (
+        kind == "driver_branch"
+        and record.eol is not None
+        and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", record.eol)
+    ):
+        return f"eol: {record.eol!r} is not like '2028-06'"
     return None
 
 
@@ -708,8 +939,9 @@ def _build(
 # Parsing ~400 kB of TOML in pure Python takes most of a load (~150 ms here); the records parsed from
 # the shipped files are therefore kept in the user's cache folder, keyed by a hash of those files'
 # bytes, so any edit (or a new release) re-parses. A cache that cannot be read or written is ignored.
-_CACHE_FORMAT = 4  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
-# 4: GpuSpec street prices
+_CACHE_FORMAT = 6  # 2: Arch.min_cuda, FrameworkRule conditions, [[gfx_override]]; 3: [[power_factor]];
+# 4: GpuSpec street prices; 5: compat quotes, [[driver_branch]], torch release patches;
+# 6: ModelSpec.native_format, [[speed_factor]], [[maturity]], [[cpu_platform]]
 CACHE_ENV = "RIGCHECK_CACHE_DIR"
 
 

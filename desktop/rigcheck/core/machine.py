@@ -61,6 +61,10 @@ class Memory:
     total_bytes: int
     available_bytes: int | None = None
     swap_total_bytes: int | None = None
+    #: host memory bandwidth, bytes/s, and where it came from: a copy test (``audit --measure``), the
+    #: CPU platform catalog (channels × speed), a default, or typed in by the user (``measured``)
+    bandwidth_bytes_per_s: int | None = None
+    bandwidth_source: Literal["measured", "catalog", "default"] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ class GPU:
     pci_id: str | None = None
     memory_free_bytes: int | None = None
     unified_memory: bool | None = None
+    #: system RAM the GPU may map besides its own memory (AMD APUs: the GTT pool), where read
+    memory_shared_bytes: int | None = None
     compute_capability: str | None = None
     gfx_target: str | None = None
     #: GPU cores (Apple) or compute units (AMD) where the source reports them

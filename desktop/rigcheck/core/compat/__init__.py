@@ -22,33 +22,62 @@ from dataclasses import asdict
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
-from rigcheck.core.compat._base import DISPLAY_RANK, Check, Facts, Finding, Status, combine
+from rigcheck.core.compat._base import (
+    CAUSES,
+    DISPLAY_RANK,
+    HARDWARE_CAUSES,
+    Check,
+    Facts,
+    Finding,
+    Status,
+    combine,
+)
 from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
 from rigcheck.core.compat._precision import PRECISIONS, precision_findings
 from rigcheck.core.compat._rocm import rocm_findings
 from rigcheck.core.compat._rules import evaluate_rule, framework_finding
+from rigcheck.core.compat._summary import (
+    BUCKETS,
+    CauseGroup,
+    Summary,
+    apply_actions,
+    bucket,
+    describe_action,
+    root_causes,
+    summarize,
+)
 from rigcheck.core.compat._torch import TorchWheel, recommend, torch_findings
 from rigcheck.core.machine import GPU, Machine
 
 #: every framework id the checks report under, in the order reports list them
 FRAMEWORKS = (
-    "nvidia-driver", "cuda-toolkit", "rocm", "pytorch", "flash-attn-2", "flash-attn-3", "xformers",
-    "bitsandbytes", "vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama", "exllamav2", "deepspeed",
-    "unsloth", "bf16", "fp8", "fp4",
+    "nvidia-driver", "cuda-toolkit", "rocm", "pytorch", "flash-attn-2", "flash-attn-3", "flash-attn-4",
+    "xformers", "bitsandbytes", "vllm", "sglang", "tensorrt-llm", "transformer-engine", "llama.cpp", "ollama",
+    "exllamav2", "deepspeed", "unsloth", "containers", "bf16", "fp8", "fp4",
 )  # fmt: skip
 
 #: frameworks with their own evaluator; every other [[framework]] id goes through the generic one
 _SPECIAL = frozenset({"pytorch", "cuda-toolkit", *PRECISIONS})
 
 __all__ = [
+    "BUCKETS",
+    "CAUSES",
     "DISPLAY_RANK",
     "FRAMEWORKS",
+    "HARDWARE_CAUSES",
+    "CauseGroup",
     "Finding",
     "Status",
+    "Summary",
     "TorchWheel",
+    "apply_actions",
+    "bucket",
     "check_compat",
+    "describe_action",
     "findings_json",
     "recommend_torch",
+    "root_causes",
+    "summarize",
 ]
 
 
@@ -82,6 +111,9 @@ def _toolkit_on_gpu(facts: Facts, toolkit: str, index: int, gpu: GPU) -> Finding
         check.fix,
         check.source,
         check.command,
+        installed=True,
+        cause=check.cause,
+        actions=check.actions,
     )
 
 
@@ -110,6 +142,7 @@ def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
             findings,
             key=lambda f: (
                 -1 if f.gpu_index is None else f.gpu_index,
+                BUCKETS.index(bucket(f)),
                 DISPLAY_RANK[f.status],
                 _order(f.framework),
             ),
@@ -122,6 +155,15 @@ def recommend_torch(machine: Machine, catalog: Catalog) -> TorchWheel | None:
     return recommend(Facts(machine, catalog))
 
 
-def findings_json(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, Any]:
-    """``{"findings": [...]}``, every field of every finding (``command`` is null when there is none)."""
-    return {"findings": [asdict(f) for f in findings]}
+def findings_json(
+    findings: tuple[Finding, ...] | list[Finding], summary: Summary | None = None
+) -> dict[str, Any]:
+    """``{"findings": [...], "root_causes": [...], "summary": ...}``: every field of every finding
+    (``command`` is null when there is none) with its display bucket, the findings grouped by cause, and the
+    one change that fixes the most."""
+    groups = summary.groups if summary is not None else root_causes(findings)
+    return {
+        "findings": [{**asdict(f), "bucket": bucket(f)} for f in findings],
+        "root_causes": [group.json() for group in groups],
+        "summary": summary.json() if summary is not None else None,
+    }

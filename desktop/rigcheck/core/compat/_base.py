@@ -36,6 +36,17 @@ class Finding:
     source: str | None = None
     #: a copyable shell command, when there is one
     command: str | None = None
+    #: True / False: whether the software is on this machine; None: not something one installs (a driver,
+    #: a GPU's precision support)
+    installed: bool | None = None
+    #: why it is not ok, one of :data:`CAUSES` (None when ok)
+    cause: str | None = None
+    #: the changes that make it ok, machine-readable: "driver:580.65.06", "torch:2.14.1+cu126", "rocm:6.3",
+    #: "python:3.12"
+    #: (empty when nothing on this machine can fix it); ``rigcheck.core.compat.apply_actions`` applies them
+    actions: tuple[str, ...] = ()
+    #: what following the fix also changes ("replaces torch 2.6.0+cu124 with torch 2.13.0")
+    side_effect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,30 +58,98 @@ class Check:
     fix: str | None = None
     source: str | None = None
     command: str | None = None
+    cause: str | None = None
+    actions: tuple[str, ...] = ()
 
 
 def worst(statuses: Iterable[Status]) -> Status:
     return min(statuses, key=STATUS_RANK.__getitem__, default="ok")
 
 
+#: the stable cause ids, most fundamental first: when several requirements fail, the first of these names the
+#: finding's cause (a GPU that lacks the architecture is the story, not the old driver next to it)
+CAUSES = (
+    "no-gpu",  # GPU-only software on a machine without a suitable GPU
+    "vendor-only",  # software for another vendor's GPUs (TensorRT-LLM on AMD)
+    "arch-unsupported",  # the GPU's architecture (CC, gfx target) lacks it; no update changes that
+    "os-unsupported",
+    "driver-unsupported",  # the fix needs a driver branch this GPU cannot run
+    "driver-too-old",
+    "driver-eol",  # the driver branch is past its end of life
+    "no-driver",
+    "rocm-too-old",
+    "rocm-missing",
+    "python-unsupported",
+    "cpu-unsupported",
+    "toolkit-too-old",
+    "torch-too-old",
+    "wheel-cuda-mismatch",  # the installed wheel has no kernels for this GPU or needs a newer driver
+    "arch-unofficial",  # runs only through an unofficial override
+    "not-official",  # runs, with community support only
+    "limited",  # runs, without a feature
+    "missing-fact",  # no documented answer: the reason names the missing fact
+)
+_CAUSE_RANK = {cause: rank for rank, cause in enumerate(CAUSES)}
+#: causes no software change on this machine can fix
+HARDWARE_CAUSES = frozenset(
+    {"no-gpu", "vendor-only", "arch-unsupported", "os-unsupported", "driver-unsupported"}
+)
+
+
 def combine(checks: Sequence[Check]) -> Check:
-    """One check from several: the worst status; its reasons (all of them when everything is ok)."""
+    """One check from several: the worst status; its reasons (all of them when everything is ok).
+
+    The cause is the most fundamental one among the worst checks; the actions are every failing check's,
+    unless the cause is one no change can fix (then nothing is proposed)."""
     if not checks:
         return Check("ok", "no requirement applies")
     status = worst(c.status for c in checks)
     shown = checks if status == "ok" else sorted((c for c in checks if c.status != "ok"), key=_rank)
-    leading = [c for c in shown if c.status == status]
+    leading = sorted((c for c in shown if c.status == status), key=_cause_rank)
+    cause = next((c.cause for c in leading if c.cause), None) if status != "ok" else None
+    if status == "unknown" and cause is None:
+        cause = "missing-fact"
+    actions: tuple[str, ...] = ()
+    if cause in HARDWARE_CAUSES:
+        # the hardware is the story: an old driver next to it changes nothing, so it is not mentioned
+        shown = leading = [c for c in leading if c.cause in HARDWARE_CAUSES]
+    fix = next((c.fix for c in leading if c.fix), None)
+    if cause not in HARDWARE_CAUSES and status != "ok":
+        actions = merge_actions(a for c in shown for a in c.actions)
+        # every change the actions take, in words: the driver update and the torch to install, say
+        fixes = [c.fix for c in sorted(shown, key=_cause_rank) if c.fix and c.actions]
+        if len(dict.fromkeys(fixes)) > 1:
+            fix = " ".join(dict.fromkeys(fixes))
     return Check(
         status,
         "; ".join(dict.fromkeys(c.reason for c in shown)),
-        fix=next((c.fix for c in leading if c.fix), None),
+        fix=fix,
         source=next((c.source for c in leading if c.source), None),
         command=next((c.command for c in leading if c.command), None),
+        cause=cause,
+        actions=actions,
     )
+
+
+def merge_actions(actions: Iterable[str]) -> tuple[str, ...]:
+    """Actions without duplicates; of two driver floors only the higher one."""
+    result: dict[str, str] = {}
+    for action in actions:
+        kind, _, value = action.partition(":")
+        if kind == "driver" and kind in result:
+            old, new = version(result[kind].partition(":")[2]), version(value)
+            if old is not None and new is not None and new <= old:
+                continue
+        result[kind] = action
+    return tuple(result.values())
 
 
 def _rank(check: Check) -> int:
     return STATUS_RANK[check.status]
+
+
+def _cause_rank(check: Check) -> int:
+    return _CAUSE_RANK.get(check.cause or "", len(CAUSES))
 
 
 # -- versions --------------------------------------------------------------------------------------
@@ -134,6 +213,10 @@ class Facts:
         self.torch_text = self.packages.get("torch")
         self.torch = version(self.torch_text)
         self.cpu_flags = frozenset(machine.cpu.flags)
+        #: "YYYY-MM" of the snapshot: lifecycles are judged as of the day the machine was described
+        self.month: str | None = (
+            machine.taken_at[:7] if machine.taken_at and len(machine.taken_at) >= 7 else None
+        )
         arch = (machine.cpu.arch or "").lower()
         #: True / False when the CPU architecture is known, None otherwise
         self.x86: bool | None = arch in ("x86_64", "amd64", "x64") if arch else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from packaging.version import Version
 
 from rigcheck.core.catalog import CudaMajor, CudaRelease
@@ -36,17 +38,35 @@ def major_floor(facts: Facts, major: int) -> str | None:
     return _driver_of(record, facts.driver_platform) if record and facts.driver_platform else None
 
 
-def _update_driver(floor: str | None, what: str) -> str:
-    if floor:
-        return f"Update the NVIDIA driver to {floor} or newer ({what})."
-    return f"Update the NVIDIA driver to one that supports {what}."
+def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> Check:
+    """``check`` with the advice to update the driver to ``floor`` — or, where no branch this GPU can run
+    reaches it, with the cause "driver-unsupported" and no driver advice at all."""
+    from rigcheck.core.compat._lifecycle import advise, last_branch
+
+    if floor is None:
+        return replace(
+            check, fix=f"Update the NVIDIA driver to one that supports {what}.", cause="driver-too-old"
+        )
+    advice = advise(facts, floor)
+    if advice is None:
+        limit = last_branch(facts)
+        where = (
+            f"R{limit[0]} is the last driver branch for {limit[1]}" if limit else "no supported branch has it"
+        )
+        return replace(
+            check,
+            reason=f"{check.reason}; {what} needs driver {floor} or newer, and {where}",
+            fix=None,
+            cause="driver-unsupported",
+        )
+    return replace(check, fix=advice.text, cause="driver-too-old", actions=(f"driver:{advice.version}",))
 
 
 def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     """Can the driver run software built with CUDA ``cuda_text``? ``what`` names that software."""
     cuda = minor(cuda_text)
     if cuda is None:
-        return Check("unknown", f"{what}: CUDA version {cuda_text!r} is not readable")
+        return Check("unknown", f"{what}: CUDA version {cuda_text!r} is not readable", cause="missing-fact")
     need = toolkit_driver(facts, cuda)
     floor = major_floor(facts, cuda[0])
     major = major_of(facts, cuda[0])
@@ -56,25 +76,28 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
         if cuda <= facts.cuda_driver:
             return Check("ok", f"the driver supports CUDA {reported} ≥ {dotted(cuda)} ({what})")
         if cuda[0] == facts.cuda_driver[0]:
-            return Check(
+            check = Check(
                 "warn",
                 f"the driver supports CUDA {reported}, older than {what}'s {dotted(cuda)}: it runs through "
                 "CUDA minor-version compatibility (features that need a newer driver, such as JIT of newer "
                 "PTX, fail)",
-                fix=_update_driver(need[0] if need else None, f"full CUDA {dotted(cuda)} support"),
                 source=MINOR_COMPAT,
             )
-        return Check(
+            return _update_driver(
+                facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check
+            )
+        check = Check(
             "fail",
             f"the driver supports CUDA {reported}; {what} needs a CUDA {cuda[0]} driver",
-            fix=_update_driver(floor, f"CUDA {cuda[0]}.x"),
             source=major_source,
         )
+        return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
     if facts.driver is None:
         return Check(
             "unknown",
             f"{what} needs a driver for CUDA {dotted(cuda)}, and the NVIDIA driver version is not known",
             fix="Install the NVIDIA driver, or check that nvidia-smi works, then run the check again.",
+            cause="no-driver",
         )
     if facts.driver_platform is None:
         return Check(
@@ -85,26 +108,32 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     floor_version = version(floor)
     if floor_version is not None and facts.driver >= floor_version:
         needed = f" (CUDA {dotted(cuda)} itself ships with {need[0]})" if need else ""
-        return Check(
+        check = Check(
             "warn",
             f"driver {facts.driver_text} is older than CUDA {dotted(cuda)}'s{needed}: {what} runs through "
             f"CUDA minor-version compatibility (≥ {floor}), without features that need a newer driver",
-            fix=_update_driver(need[0] if need else None, f"full CUDA {dotted(cuda)} support"),
             source=MINOR_COMPAT,
         )
+        return _update_driver(facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check)
     if floor is None:
-        return Check("unknown", f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})")
-    return Check(
+        return Check(
+            "unknown",
+            f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})",
+            cause="missing-fact",
+        )
+    check = Check(
         "fail",
         f"driver {facts.driver_text} is older than {floor}, the least any CUDA {cuda[0]} software needs "
         f"({what})",
-        fix=_update_driver(floor, f"CUDA {cuda[0]}.x"),
         source=major_source,
     )
+    return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
 
 
 def driver_findings(facts: Facts) -> list[Finding]:
-    """The NVIDIA driver itself: readable, and which CUDA majors it can run."""
+    """The NVIDIA driver itself: readable, which CUDA majors it can run, and its branch's lifecycle."""
+    from rigcheck.core.compat._lifecycle import branch_status
+
     if not facts.gpus_of("nvidia") and facts.driver_text is None:
         return []
     subject = f"NVIDIA driver {facts.driver_text}" if facts.driver_text else "NVIDIA driver"
@@ -120,6 +149,7 @@ def driver_findings(facts: Facts) -> list[Finding]:
                 fix="Check that the NVIDIA driver is installed and that nvidia-smi works"
                 + (hint if facts.in_container else "")
                 + ".",
+                cause="missing-fact",
             )
         ]
     met: list[str] = []
@@ -140,27 +170,58 @@ def driver_findings(facts: Facts) -> list[Finding]:
     if missing:
         parts.append("; ".join(f"CUDA {m} software needs ≥ {f}" for m, f in missing))
     source = facts.catalog.cuda_majors[0].source if facts.catalog.cuda_majors else MINOR_COMPAT
+    checks: list[Check] = []
     if facts.driver is not None and facts.driver_platform is not None and not met:
         first = missing[0] if missing else None
-        return [
-            Finding(
-                "nvidia-driver",
-                subject,
-                None,
-                "warn",
-                "older than every CUDA major in the catalog: " + "; ".join(parts),
-                fix=_update_driver(first[1] if first else None, f"CUDA {first[0]}.x" if first else "CUDA"),
-                source=source,
+        check = Check(
+            "warn", "older than every CUDA major in the catalog: " + "; ".join(parts), source=source
+        )
+        checks.append(
+            _update_driver(
+                facts, first[1] if first else None, f"CUDA {first[0]}.x" if first else "CUDA", check
             )
-        ]
-    status: Status = "ok" if met or facts.cuda_driver else "unknown"
-    newest_major = max((m.major for m in facts.catalog.cuda_majors), default=0)
-    if any(major < newest_major for major, _ in missing):
-        status = "warn"  # it misses more than the newest major: most current wheels need a newer driver
-    reason = ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
-    newest = missing[-1] if missing else None
-    fix = _update_driver(newest[1], f"CUDA {newest[0]}.x software") if newest and status == "warn" else None
-    return [Finding("nvidia-driver", subject, None, status, reason, fix=fix, source=source)]
+        )
+    else:
+        status: Status = "ok" if met or facts.cuda_driver else "unknown"
+        newest_major = max((m.major for m in facts.catalog.cuda_majors), default=0)
+        if any(major < newest_major for major, _ in missing):
+            status = "warn"  # it misses more than the newest major: most current wheels need a newer driver
+        reason = (
+            ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
+        )
+        check = Check(status, reason, source=source, cause="missing-fact" if status == "unknown" else None)
+        newest = missing[-1] if missing else None
+        if newest and status == "warn":
+            check = _update_driver(facts, newest[1], f"CUDA {newest[0]}.x software", check)
+        checks.append(check)
+    lifecycle = branch_status(facts)
+    if lifecycle is not None:
+        status_, reason_, advice = lifecycle
+        branch = next((b for b in facts.catalog.driver_branches if b.designation != "legacy"), None)
+        checks.append(
+            Check(
+                "warn" if status_ == "warn" else "ok",
+                reason_,
+                fix=advice.text if advice else None,
+                source=branch.source if branch else None,
+                cause="driver-eol" if status_ == "warn" else None,
+                actions=(f"driver:{advice.version}",) if advice and status_ == "warn" else (),
+            )
+        )
+    check = combine(checks)
+    return [
+        Finding(
+            "nvidia-driver",
+            subject,
+            None,
+            check.status,
+            check.reason,
+            fix=check.fix,
+            source=check.source,
+            cause=check.cause,
+            actions=check.actions,
+        )
+    ]
 
 
 def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
@@ -169,11 +230,15 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
 
     cc, have = minor(gpu.compute_capability), minor(toolkit)
     if cc is None or have is None:
-        return Check("unknown", "the GPU's compute capability is not known")
+        return Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")
     arch = arch_of(facts.catalog, gpu)
     need = minor(arch.min_cuda.get(dotted(cc))) if arch else None
     if arch is None or need is None:
-        return Check("unknown", f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}")
+        return Check(
+            "unknown",
+            f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}",
+            cause="missing-fact",
+        )
     if have < need:
         return Check(
             "fail",
@@ -181,6 +246,7 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
             f"{dotted(need)} or newer",
             fix=f"Install CUDA {dotted(need)} or newer to compile for this GPU.",
             source=arch.source,
+            cause="toolkit-too-old",
         )
     return Check("ok", f"CUDA {dotted(have)} builds for CC {dotted(cc)} (needs ≥ {dotted(need)})")
 
@@ -196,8 +262,20 @@ def toolkit_driver_finding(facts: Facts, toolkit: str) -> Finding:
             "warn",
             "no NVIDIA GPU or driver was found, so nothing built with this toolkit can run here",
             fix="Nothing to do unless you add an NVIDIA GPU and its driver." + hint,
+            installed=True,
+            cause="no-gpu",
         )
     check = combine([driver_supports(facts, toolkit, f"the CUDA {toolkit} toolkit")])
     return Finding(
-        "cuda-toolkit", subject, None, check.status, check.reason, check.fix, check.source, check.command
+        "cuda-toolkit",
+        subject,
+        None,
+        check.status,
+        check.reason,
+        check.fix,
+        check.source,
+        check.command,
+        installed=True,
+        cause=check.cause,
+        actions=check.actions,
     )

@@ -39,6 +39,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     index,
                     "unknown",
                     f"the catalog has no architecture entry for this GPU ({what})",
+                    cause="missing-fact",
                 )
             )
             continue
@@ -52,6 +53,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     "unknown",
                     f"no source in the catalog says whether {arch.name} runs {precision} natively",
                     source=arch.source,
+                    cause="missing-fact",
                 )
             )
         elif flag:
@@ -80,9 +82,10 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "fail",
-                    f"{arch.name} has no native {precision}",
+                    f"{arch.name} has no native {precision}: it would not work here",
                     fix=rule.fix if rule else None,
                     source=arch.source,
+                    cause="arch-unsupported",
                 )
             )
     return findings

@@ -29,6 +29,7 @@ def override_check(facts: Facts, gfx: str, official: Collection[str], where: str
         "does not support it).",
         source=entry.source,
         command=f"export HSA_OVERRIDE_GFX_VERSION={entry.override}",
+        cause="arch-unofficial",
     )
 
 
@@ -51,14 +52,15 @@ def _span(releases: list[RocmRelease]) -> str:
 def gfx_check(facts: Facts, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known")
+        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
     if facts.os is None:
-        return Check("unknown", "the OS is not known (ROCm's support lists are per OS)")
+        return Check("unknown", "the OS is not known (ROCm's support lists are per OS)", cause="missing-fact")
     if facts.os != "linux":
         return Check(
             "unknown",
             "the catalog's ROCm support lists are for Linux; on Windows AMD ships the HIP SDK for some "
             "Radeon cards",
+            cause="missing-fact",
         )
     supporting = _supporting(facts, gfx)
     newest = supporting[-1] if supporting else None
@@ -66,20 +68,29 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
         if newest is not None:
             return Check(
                 "warn",
-                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}",
-                fix=f"Install ROCm {newest.version} (amdgpu-install) to use this GPU with ROCm software.",
+                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}. PyTorch's "
+                "ROCm wheels and ROCm containers bring their own ROCm runtime and need only the amdgpu "
+                "kernel driver; software built against the host ROCm (llama.cpp's HIP build, source "
+                "builds) needs ROCm installed",
+                fix=f"Install ROCm {newest.version} (amdgpu-install) for software built against the host "
+                "ROCm.",
                 source=newest.source,
+                cause="rocm-missing",
+                actions=(f"rocm:{newest.version}",),
             )
         every = {t for r in facts.catalog.rocm_releases for t in r.gfx_targets}
         return override_check(facts, gfx, every, "any catalogued ROCm release's list") or Check(
             "fail",
             f"ROCm was not found, and no catalogued ROCm release supports {gfx}",
             fix="Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
+            cause="arch-unsupported",
         )
     release = rocm_release(facts, facts.rocm_text)
     if release is None:
         known = ", ".join(r.version for r in facts.catalog.rocm_releases)
-        return Check("unknown", f"ROCm {facts.rocm_text} is not in the catalog (known: {known})")
+        return Check(
+            "unknown", f"ROCm {facts.rocm_text} is not in the catalog (known: {known})", cause="missing-fact"
+        )
     if gfx in release.gfx_targets:
         return Check("ok", f"{gfx} is an official target of ROCm {release.version}", source=release.source)
     later = [r for r in supporting if (minor(r.version) or (0, 0)) > (facts.rocm or (0, 0))]
@@ -92,6 +103,8 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
                 fix=f"Upgrade to ROCm {later[0].version}, which supports {gfx} officially; or: {found.fix}",
                 source=found.source,
                 command=found.command,
+                cause="arch-unofficial",
+                actions=(f"rocm:{later[0].version}",),
             )
         return found
     return Check(
@@ -101,6 +114,8 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
         if later
         else "Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
         source=release.source,
+        cause="rocm-too-old" if later else "arch-unsupported",
+        actions=(f"rocm:{later[0].version}",) if later else (),
     )
 
 
@@ -111,7 +126,17 @@ def rocm_findings(facts: Facts) -> list[Finding]:
         subject = f"ROCm {facts.rocm_text}" if facts.rocm_text else "ROCm (not found)"
         findings.append(
             Finding(
-                "rocm", subject, index, check.status, check.reason, check.fix, check.source, check.command
+                "rocm",
+                subject,
+                index,
+                check.status,
+                check.reason,
+                check.fix,
+                check.source,
+                check.command,
+                installed=facts.rocm_text is not None,
+                cause=check.cause,
+                actions=check.actions,
             )
         )
     return findings

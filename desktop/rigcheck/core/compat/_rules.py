@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from rigcheck.core.catalog import FrameworkRule
 from rigcheck.core.compat._base import (
+    HARDWARE_CAUSES,
     OS_NAMES,
     Check,
     Facts,
@@ -84,11 +86,13 @@ def installed(facts: Facts, framework: str) -> Installed | None:
 
 def _os_check(rule: FrameworkRule, facts: Facts) -> Check:
     if facts.os is None:
-        return Check("unknown", "the OS is not known")
+        return Check("unknown", "the OS is not known", cause="missing-fact")
     names = "/".join(OS_NAMES.get(o, o) for o in rule.os)
     if facts.os in rule.os:
         return Check("ok", f"runs on {OS_NAMES.get(facts.os, facts.os)}" + (" (WSL)" if facts.wsl else ""))
-    return Check("fail", f"runs on {names} only, not {OS_NAMES.get(facts.os, facts.os)}")
+    return Check(
+        "fail", f"runs on {names} only, not {OS_NAMES.get(facts.os, facts.os)}", cause="os-unsupported"
+    )
 
 
 def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
@@ -96,30 +100,43 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
         return []
     cc = minor(gpu.compute_capability)
     if cc is None:
-        return [Check("unknown", "the GPU's compute capability is not known")]
+        return [Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")]
     checks = []
     low, high, listed = minor(rule.min_cc), minor(rule.max_cc), minor(rule.listed_max_cc)
     if low is not None:
         ok = cc >= low
         checks.append(
-            Check("ok" if ok else "fail", f"CC {dotted(cc)} {'≥' if ok else '<'} {rule.min_cc} needed")
+            Check(
+                "ok" if ok else "fail",
+                f"CC {dotted(cc)} {'≥' if ok else '<'} {rule.min_cc} needed",
+                cause=None if ok else "arch-unsupported",
+            )
         )
     if high is not None:
         ok = cc <= high
         checks.append(
-            Check("ok" if ok else "fail", f"CC {dotted(cc)} {'≤' if ok else '>'} {rule.max_cc} supported")
+            Check(
+                "ok" if ok else "fail",
+                f"CC {dotted(cc)} {'≤' if ok else '>'} {rule.max_cc} supported",
+                cause=None if ok else "arch-unsupported",
+            )
         )
     if rule.cc_list:
         ok = dotted(cc) in rule.cc_list
         text = "is" if ok else "is not"
         checks.append(
-            Check("ok" if ok else "fail", f"CC {dotted(cc)} {text} one of {', '.join(rule.cc_list)}")
+            Check(
+                "ok" if ok else "fail",
+                f"CC {dotted(cc)} {text} one of {', '.join(rule.cc_list)}",
+                cause=None if ok else "arch-unsupported",
+            )
         )
     if listed is not None and cc > listed:
         checks.append(
             Check(
                 "unknown",
                 f"the source names GPUs up to CC {rule.listed_max_cc}; CC {dotted(cc)} is not covered",
+                cause="missing-fact",
             )
         )
     return checks
@@ -128,22 +145,34 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
 def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known")
+        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
     if gfx in rule.gfx_targets:
         return Check("ok", f"{gfx} is supported")
     return override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list") or Check(
-        "fail", f"{gfx} is not among its supported targets"
+        "fail", f"{gfx} is not among its supported targets", cause="arch-unsupported"
     )
 
 
-def _floor_check(name: str, have: Version | None, need: str, missing: str, shown: str | None = None) -> Check:
+def _floor_check(
+    name: str,
+    have: Version | None,
+    need: str,
+    missing: str,
+    *,
+    shown: str | None = None,
+    cause: str | None = None,
+) -> Check:
     wanted = version(need)
     if wanted is None:
-        return Check("unknown", f"the catalog's {name} floor {need!r} is not a version")
+        return Check("unknown", f"the catalog's {name} floor {need!r} is not a version", cause="missing-fact")
     if have is None:
-        return Check("unknown", f"needs {name} ≥ {need}; {missing}")
+        return Check("unknown", f"needs {name} ≥ {need}; {missing}", cause="missing-fact")
     ok = have >= wanted
-    return Check("ok" if ok else "fail", f"{name} {shown or have} {'≥' if ok else '<'} {need} needed")
+    return Check(
+        "ok" if ok else "fail",
+        f"{name} {shown or have} {'≥' if ok else '<'} {need} needed",
+        cause=None if ok else cause,
+    )
 
 
 def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
@@ -151,7 +180,23 @@ def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
         return Check(
             "ok", f"needs PyTorch ≥ {rule.min_torch} (not installed; pip installs it with the package)"
         )
-    return _floor_check("PyTorch", facts.torch, rule.min_torch or "", "its version is not readable")
+    check = _floor_check(
+        "PyTorch", facts.torch, rule.min_torch or "", "its version is not readable", cause="torch-too-old"
+    )
+    if check.status == "fail":
+        from rigcheck.core.compat._torch import recommend
+
+        wheel = recommend(facts)
+        if wheel is not None and (version(wheel.version) or Version("0")) >= (
+            version(rule.min_torch) or Version("0")
+        ):
+            check = replace(
+                check,
+                fix=f"Install {wheel.label}, the newest PyTorch that fits this machine.",
+                command=wheel.command,
+                actions=wheel.actions,
+            )
+    return check
 
 
 def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
@@ -162,25 +207,96 @@ def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
     else:
         span = f"≥ {rule.python_min}" if rule.python_min else f"≤ {rule.python_max}"
     if facts.python is None:
-        return Check("unknown", f"needs Python {span}; the Python version is not known")
+        return Check("unknown", f"needs Python {span}; the Python version is not known", cause="missing-fact")
     low, high = minor(rule.python_min), minor(rule.python_max)
     ok = (low is None or facts.python >= low) and (high is None or facts.python <= high)
+    if ok:
+        return Check("ok", f"Python {dotted(facts.python)} fits {span}")
+    target = rule.python_min if low is not None and facts.python < low else rule.python_max
     return Check(
-        "ok" if ok else "fail", f"Python {dotted(facts.python)} {'fits' if ok else 'outside'} {span}"
+        "fail",
+        f"Python {dotted(facts.python)} outside {span}",
+        fix=f"Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).",
+        cause="python-unsupported",
+        actions=(f"python:{target}",),
     )
 
 
 def _cpu_check(rule: FrameworkRule, facts: Facts) -> Check:
     if not facts.cpu_flags:
-        return Check("unknown", f"needs CPU flags {', '.join(rule.cpu_flags)}; the CPU's flags are not known")
+        return Check(
+            "unknown",
+            f"needs CPU flags {', '.join(rule.cpu_flags)}; the CPU's flags are not known",
+            cause="missing-fact",
+        )
     missing = [f for f in rule.cpu_flags if f not in facts.cpu_flags]
     if missing:
-        return Check("fail", f"the CPU lacks {', '.join(missing)}")
+        return Check("fail", f"the CPU lacks {', '.join(missing)}", cause="cpu-unsupported")
     return Check("ok", f"the CPU has {', '.join(rule.cpu_flags)}")
+
+
+def _driver_floor(need: str, facts: Facts) -> Check:
+    from rigcheck.core.compat._cuda import _update_driver
+
+    check = _floor_check(
+        "NVIDIA driver",
+        facts.driver,
+        need,
+        "the driver version is not known",
+        shown=facts.driver_text,
+        cause="driver-too-old",
+    )
+    return _update_driver(facts, need, f"driver {need}", check) if check.status == "fail" else check
+
+
+def _rocm_floor(rule: FrameworkRule, have: Version | None) -> Check:
+    need = rule.min_rocm or ""
+    if have is None:
+        return Check(
+            "fail",
+            f"needs ROCm ≥ {need}; ROCm was not found",
+            fix=f"Install ROCm {need} or newer (amdgpu-install)"
+            + (
+                f", or use the {rule.container} container, which brings its own ROCm."
+                if rule.container
+                else "."
+            ),
+            cause="rocm-missing",
+            actions=(f"rocm:{need}",),
+        )
+    check = _floor_check("ROCm", have, need, "ROCm was not found", cause="rocm-too-old")
+    if check.status != "fail":
+        return check
+    route = f", or use the {rule.container} container, which brings its own ROCm" if rule.container else ""
+    return replace(check, fix=f"Upgrade ROCm to {need} or newer{route}.", actions=(f"rocm:{need}",))
+
+
+def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
+    name = gpu.name.upper()
+    hit = next((g for g in rule.official_gpus if g.upper() in name), None)
+    if hit is not None:
+        return Check("ok", f"the {hit} is officially supported")
+    return Check(
+        "fail", f"the {gpu.name} is not on the official list (community support only)", cause="not-official"
+    )
+
+
+def _unavailable(rule: FrameworkRule) -> Check:
+    if rule.backend == "cpu":
+        return Check("fail", "it needs a GPU; this machine has none it can use", fix=rule.fix, cause="no-gpu")
+    backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
+    return Check(
+        "fail",
+        f"it has no {backend} build: it runs on other vendors' GPUs only",
+        fix=rule.fix,
+        cause="vendor-only",
+    )
 
 
 def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Check]:
     """Every requirement of one rule, each checked on its own."""
+    if not rule.available:
+        return [_unavailable(rule)]
     checks: list[Check] = []
     if rule.os:
         checks.append(_os_check(rule, facts))
@@ -188,21 +304,18 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
         checks += _cc_checks(rule, gpu)
         if rule.gfx_targets:
             checks.append(_gfx_check(rule, facts, gpu))
+        if rule.official_gpus:
+            checks.append(_official_check(rule, gpu))
+    if rule.experimental:
+        backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
+        checks.append(Check("warn", f"its {backend} support is experimental", fix=rule.fix, cause="limited"))
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
     if rule.min_driver:
-        checks.append(
-            _floor_check(
-                "NVIDIA driver",
-                facts.driver,
-                rule.min_driver,
-                "the driver version is not known",
-                facts.driver_text,
-            )
-        )
+        checks.append(_driver_floor(rule.min_driver, facts))
     if rule.min_rocm:
         have = version(dotted(facts.rocm)) if facts.rocm else None
-        checks.append(_floor_check("ROCm", have, rule.min_rocm, "ROCm was not found"))
+        checks.append(_rocm_floor(rule, have))
     if rule.min_torch:
         checks.append(_torch_check(rule, facts))
     if rule.python_min or rule.python_max:
@@ -231,13 +344,23 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     if applies is False:
         return None
     if applies is None:
-        checks = [Check("unknown", f"rule {rule.id} depends on the compute capability, which is not known")]
+        checks = [
+            Check(
+                "unknown",
+                f"rule {rule.id} depends on the compute capability, which is not known",
+                cause="missing-fact",
+            )
+        ]
     else:
         checks = rule_checks(rule, facts, gpu) or [
             Check("ok", _NOTHING.get(rule.backend, "no special requirement"))
         ]
     check = combine(checks)
-    status = "warn" if check.status == "fail" and rule.severity == "warn" else check.status
+    softened = check.status == "fail" and rule.severity == "warn"
+    status = "warn" if softened else check.status
+    cause = check.cause
+    if softened and cause in HARDWARE_CAUSES:
+        cause = "limited"  # the feature is missing, the framework still runs
     reason = f"{rule.feature}: {check.reason}" if rule.feature else check.reason
     return Check(
         status,
@@ -245,16 +368,32 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
         fix=check.fix or (rule.fix if status != "ok" else None),
         source=check.source or rule.source,
         command=check.command,
+        cause=cause,
+        actions=check.actions,
     )
+
+
+def _legacy(rule: FrameworkRule) -> bool:
+    """A rule for older releases only (its range has an upper bound): not what a new install gets."""
+    try:
+        return any(s.operator in ("<", "<=", "==", "~=", "===") for s in SpecifierSet(rule.versions))
+    except InvalidSpecifier:
+        return False
 
 
 def _rules_check(rules: list[FrameworkRule], facts: Facts, gpu: GPU | None, have: Installed | None) -> Check:
     applicable = rules
-    if have is not None and have.version is not None:
+    if have is None:
+        applicable = [r for r in rules if not _legacy(r)]  # not installed: judged as its newest release
+    elif have.version is not None:
         applicable = [r for r in rules if in_range(r.versions, have.version)]
         if not applicable:
             ranges = ", ".join(sorted({r.versions for r in rules if r.versions})) or "all"
-            return Check("unknown", f"the catalog has no rule for {have.label} (its rules cover {ranges})")
+            return Check(
+                "unknown",
+                f"the catalog has no requirements for {have.label} (its rules cover {ranges})",
+                cause="missing-fact",
+            )
     checks = [c for r in applicable if (c := evaluate_rule(r, facts, gpu)) is not None]
     return combine(checks)
 
@@ -282,24 +421,72 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "unknown",
             f"the catalog has no rule for {framework} {where} "
             f"(its rules cover: {', '.join(known) or 'nothing'})",
+            installed=have is not None,
+            cause="missing-fact",
         )
     backend, check = results[0]
     fallback = next(((b, c) for b, c in results[1:] if c.status in ("ok", "warn")), None)
     if check.status == "fail" and fallback is not None:
-        check = Check(
-            "warn",
-            f"not through {_BACKEND_NAMES[backend]} ({check.reason}); it runs through its "
+        check = replace(
+            check,
+            status="warn",
+            reason=f"not through {_BACKEND_NAMES[backend]} ({check.reason}); it runs through its "
             f"{_BACKEND_NAMES[fallback[0]]} backend",
-            fix=check.fix,
-            source=check.source,
-            command=check.command,
         )
     reason = check.reason
     if have is None and check.status in ("ok", "warn", "fail"):
         verdict = {
-            "fail": "would not work if installed",
+            "fail": "would not work here"
+            if check.cause in HARDWARE_CAUSES
+            else "would not work as things are",
             "warn": "would work, with limits, if installed",
             "ok": "would work if installed",
         }[check.status]
         reason = f"{verdict}: {reason}"
-    return Finding(framework, subject, index, check.status, reason, check.fix, check.source, check.command)
+    chosen = [r for r in rules if r.backend in (backend, "any")]
+    side_effect, command = _side_effect(facts, chosen, framework, have, check)
+    new_torch = next((a.partition(":")[2] for a in check.actions if a.startswith("torch:")), None)
+    if side_effect is None and new_torch and facts.torch_text and new_torch != facts.torch_text:
+        side_effect = f"Following this fix replaces torch {facts.torch_text} with torch {new_torch}."
+
+    fix = check.fix
+    if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
+        route = next((r.container for r in chosen if r.container), None)
+        if route and fix and "container" not in fix:
+            fix = f"{fix} Or run the {route} container, which ships a working set."
+    return Finding(
+        framework,
+        subject,
+        index,
+        check.status,
+        reason,
+        fix,
+        check.source,
+        check.command or command,
+        installed=have is not None,
+        cause=check.cause,
+        actions=check.actions,
+        side_effect=side_effect,
+    )
+
+
+def _side_effect(
+    facts: Facts, rules: list[FrameworkRule], framework: str, have: Installed | None, check: Check
+) -> tuple[str | None, str | None]:
+    """What installing the newest release does to the installed torch, and a command pinning a working set."""
+    from rigcheck.core.compat._torch import pinned_install
+
+    rule = next((r for r in rules if r.torch_pin and r.latest), None)
+    if rule is None or rule.latest is None or rule.torch_pin is None or check.status == "fail":
+        return None, None
+    if have is not None and have.version is not None and str(have.version) == rule.latest:
+        return None, None
+    package = PACKAGES.get(framework, (framework,))[0]
+    plan = pinned_install(facts, package, rule.latest, rule.torch_pin, rule.torch_variant)
+    if plan is None:
+        return None, None
+    replaced, command = plan
+    effect = None
+    if replaced is not None:
+        effect = f"Installing {package} {rule.latest} replaces torch {facts.torch_text} with {replaced}."
+    return effect, command

@@ -9,7 +9,9 @@ arch-specific ``sm_XYa`` cubins, which run only on X.Y; PTX ``compute_XY`` is JI
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from packaging.version import Version
 
 from rigcheck.core.catalog import FrameworkRule, TorchRelease, TorchVariant
 from rigcheck.core.compat._base import (
@@ -28,6 +30,8 @@ from rigcheck.core.compat._rocm import override_check, rocm_release, rocm_varian
 from rigcheck.core.machine import GPU
 
 INDEX = "https://download.pytorch.org/whl"
+#: packages download.pytorch.org builds per CUDA variant (xformers' README installs it from there)
+ON_PYTORCH_INDEX = frozenset({"xformers"})
 _SM = re.compile(r"(sm|compute)_(\d+)(\d)([a-z]?)")
 
 
@@ -59,10 +63,19 @@ class TorchWheel:
     reason: str
     command: str
     source: str
+    #: the NVIDIA driver the wheel needs and this machine lacks (advice already in ``reason``), else None
+    driver: str | None = None
+    driver_advice: str | None = None
 
     @property
     def label(self) -> str:
         return f"torch {self.version}+{self.variant}" if self.variant else f"torch {self.version}"
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """What installing it takes: a driver update first where one is needed, then the wheel."""
+        torch = f"torch:{self.version}+{self.variant}" if self.variant else f"torch:{self.version}"
+        return ((f"driver:{self.driver}",) if self.driver else ()) + (torch,)
 
 
 def cuda_of_variant(variant: str) -> str | None:
@@ -97,7 +110,7 @@ def arch_check(entry: TorchVariant, gpu: GPU) -> Check:
     label = f"torch {entry.release}+{entry.variant}"
     cc = minor(gpu.compute_capability)
     if cc is None:
-        return Check("unknown", "the GPU's compute capability is not known")
+        return Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")
     for arch in entry.archs:
         match = _SM.fullmatch(arch)
         if match is None:
@@ -115,12 +128,14 @@ def arch_check(entry: TorchVariant, gpu: GPU) -> Check:
                 f"{label} has no cubin for CC {dotted(cc)}, only {ptx} PTX: it is JIT-compiled on the first "
                 "run (minutes; cached afterwards)",
                 source=entry.source,
+                cause="limited",
             )
     built_for = ", ".join(entry.archs + entry.ptx)
     return Check(
         "fail",
         f"{label} has no kernels for CC {dotted(cc)} (sm_{cc[0]}{cc[1]}); it is built for {built_for}",
         source=entry.source,
+        cause="wheel-cuda-mismatch",
     )
 
 
@@ -129,16 +144,25 @@ def _rocm_gfx_check(facts: Facts, variant: str, gpu: GPU) -> Check:
     release = rocm_release(facts, dotted(wanted)) if wanted else None
     gfx = gpu.gfx_target
     if release is None:
-        return Check("unknown", f"the catalog has no support list for ROCm {variant.removeprefix('rocm')}")
+        return Check(
+            "unknown",
+            f"the catalog has no support list for ROCm {variant.removeprefix('rocm')}",
+            cause="missing-fact",
+        )
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known")
+        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
     if gfx in release.gfx_targets:
         return Check(
             "ok", f"{gfx} is an official target of ROCm {release.version} ({variant})", source=release.source
         )
     return override_check(
         facts, gfx, release.gfx_targets, f"ROCm {release.version}'s official list"
-    ) or Check("fail", f"{gfx} is not a target of ROCm {release.version} ({variant})", source=release.source)
+    ) or Check(
+        "fail",
+        f"{gfx} is not a target of ROCm {release.version} ({variant})",
+        source=release.source,
+        cause="wheel-cuda-mismatch",
+    )
 
 
 # -- the recommendation ----------------------------------------------------------------------------
@@ -148,7 +172,7 @@ def _released(facts: Facts) -> list[TorchRelease]:
     """Released entries (those with a release year), newest first, one per minor series."""
     seen: set[tuple[int, int] | None] = set()
     result = []
-    entries = [r for r in facts.catalog.torch_releases if r.release_year is not None and version(r.version)]
+    entries = [r for r in facts.catalog.torch_releases if not r.prerelease and version(r.version)]
     for entry in sorted(entries, key=lambda r: version(r.version) or 0, reverse=True):
         if minor(entry.version) not in seen:
             seen.add(minor(entry.version))
@@ -164,6 +188,9 @@ def _python_ok(facts: Facts, release: TorchRelease) -> bool:
 
 
 def _pin(release: TorchRelease) -> str:
+    """The release to install: the series' newest patch ("2.7" -> "2.7.1")."""
+    if release.latest_patch:
+        return release.latest_patch
     return release.version if release.version.count(".") >= 2 else f"{release.version}.0"
 
 
@@ -187,31 +214,137 @@ def _wheel(release: TorchRelease, variant: str, check: Check, lead: str) -> Torc
     )
 
 
-def _recommend_cuda(facts: Facts) -> TorchWheel | None:
+def _cuda_candidates(facts: Facts, release: TorchRelease) -> list[tuple[Check, Check, str, float]]:
+    """(kernels check, driver check, variant, CUDA) per CUDA variant with kernels for every NVIDIA GPU."""
     gpus = [g for _, g in facts.gpus_of("nvidia")]
+    found = []
+    for name in release.variants:
+        entry = variant_entry(facts, release.version, name)
+        cuda = cuda_of_variant(name)
+        if entry is None or cuda is None:
+            continue
+        kernels = combine([arch_check(entry, g) for g in gpus])
+        if kernels.status == "fail":
+            continue
+        found.append((kernels, driver_supports(facts, cuda, f"the {name} wheel"), name, float(cuda)))
+    return found
+
+
+def _skipped(facts: Facts, chosen: TorchRelease) -> str:
+    """Why a newer catalogued release was not chosen, when one exists."""
+    newer = [
+        r
+        for r in _released(facts)
+        if (version(r.version) or Version("0")) > (version(chosen.version) or Version("0"))
+    ]
+    if not newer:
+        return ""
+    names = ", ".join(_pin(r) for r in newer)
+    return f" ({names} is newer, but the catalog lists no CUDA wheel of it that fits)"
+
+
+def _recommend_cuda(facts: Facts) -> TorchWheel | None:
+    """The newest release with kernels for every GPU: a variant this driver runs fully if there is one; else
+    the variant needing the least driver, with the driver update it takes (never a branch the GPU cannot
+    run)."""
+    from rigcheck.core.compat._lifecycle import advise
+
     for release in _released(facts):
         if not _python_ok(facts, release):
             continue
-        candidates = []
-        for name in release.variants:
-            entry = variant_entry(facts, release.version, name)
-            cuda = cuda_of_variant(name)
-            if entry is None or cuda is None:
-                continue
-            check = combine(
-                [arch_check(entry, g) for g in gpus] + [driver_supports(facts, cuda, f"the {name} wheel")]
-            )
-            if check.status != "fail":
-                candidates.append((check, name, float(cuda)))
-        best = _best(candidates, release.default_variant)
+        candidates = _cuda_candidates(facts, release)
+        if not candidates:
+            continue
+        lead = "the newest release with kernels for every GPU here" + _skipped(facts, release)
+        ready = [(combine([k, d]), name, cuda) for k, d, name, cuda in candidates if d.status == "ok"]
+        best = _best(ready, release.default_variant)
         if best is not None:
-            check = best[0]
-            if facts.x86 is False:
-                check = Check(
-                    "unknown", check.reason + "; the catalog's arch lists are those of x86-64 wheels"
-                )
-            return _wheel(release, best[1], check, "the newest release with kernels for every GPU here")
+            wheel = _wheel(release, best[1], best[0], lead)
+        else:
+            kernels, _driver, name, _cuda = min(candidates, key=lambda c: c[3])
+            need = _driver_for(facts, cuda_of_variant(name) or "")
+            advice = advise(facts, need) if need else None
+            if advice is None:
+                continue  # this release needs a driver the GPU cannot run: try an older one
+            # with the advised driver, the default or the newest toolkit that driver fully runs
+            fits = [
+                (k, n, c)
+                for k, _d, n, c in candidates
+                if (v := _driver_for(facts, cuda_of_variant(n) or ""))
+                and version(v)
+                and version(advice.version)
+                and (version(v) or Version("0")) <= (version(advice.version) or Version("0"))
+            ]
+            best_after = _best(fits, release.default_variant)
+            if best_after is not None:
+                kernels, name = best_after
+                need = _driver_for(facts, cuda_of_variant(name) or "") or need
+            check = Check("warn", f"{kernels.reason}; it needs NVIDIA driver {need} or newer")
+            wheel = replace(
+                _wheel(release, name, check, lead), driver=advice.version, driver_advice=advice.text
+            )
+        if facts.x86 is False:
+            wheel = replace(
+                wheel,
+                status="unknown",
+                reason=wheel.reason + "; the catalog's arch lists are those of x86-64 wheels",
+            )
+        return wheel
     return None
+
+
+def _driver_for(facts: Facts, cuda_text: str) -> str | None:
+    """The driver a CUDA X.Y wheel needs for full support: the toolkit driver of X.Y's first release."""
+    from rigcheck.core.compat._cuda import toolkit_driver
+
+    cuda = minor(cuda_text)
+    found = toolkit_driver(facts, cuda) if cuda else None
+    return found[0] if found else None
+
+
+def pinned_install(
+    facts: Facts, package: str, latest: str, spec: str, variant_of_docs: str | None = None
+) -> tuple[str | None, str] | None:
+    """Installing ``package`` ``latest``, whose torch requirement is ``spec``: (the torch it would replace the
+    installed one with, or None when the installed torch already fits; a pip command pinning both).
+
+    Packages built against PyPI's torch get PyPI's torch (or the variant their docs name); packages that
+    download.pytorch.org builds per variant (xformers) get the variant that fits this GPU and driver."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        wanted = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    if facts.torch is not None and wanted.contains(facts.torch.public, prereleases=True):
+        build = parse_build(facts.torch_text or "")
+        pin = f"torch=={facts.torch_text}" if build else ""
+        return None, f"pip install {package}=={latest} {pin}".strip()
+    releases = [r for r in _released(facts) if wanted.contains(_pin(r), prereleases=True)]
+    if not releases:
+        return None
+    release = releases[0]
+    pin = _pin(release)
+    variant = variant_of_docs
+    if variant is None and package in ON_PYTORCH_INDEX and facts.gpus_of("nvidia"):
+        ready = [
+            (combine([k, d]), name, cuda)
+            for k, d, name, cuda in _cuda_candidates(facts, release)
+            if d.status != "fail"
+        ]
+        best = _best(ready, release.default_variant)
+        variant = best[1] if best else None
+    if variant is None or variant == release.default_variant:
+        return f"torch {pin}", f"pip install {package}=={latest} torch=={pin}"
+    if package in ON_PYTORCH_INDEX:
+        return (
+            f"torch {pin}+{variant}",
+            f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}",
+        )
+    return (
+        f"torch {pin}+{variant}",
+        f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
+    )
 
 
 def _recommend_rocm(facts: Facts) -> TorchWheel | None:
@@ -298,19 +431,27 @@ def recommend(facts: Facts) -> TorchWheel | None:
 # -- findings --------------------------------------------------------------------------------------
 
 
-def _fix(wheel: TorchWheel | None, build: TorchBuild | None) -> tuple[str | None, str | None]:
-    """(fix, command) recommending the wheel, unless it is what is installed."""
+def _fix(
+    wheel: TorchWheel | None, build: TorchBuild | None
+) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(fix, command, actions) recommending the wheel, unless it is what is installed."""
     if wheel is None:
-        return None, None
+        return None, None, ()
     if build is not None and (build.release, build.variant) == (wheel.version, wheel.variant):
-        return None, None
-    return f"Install {wheel.label}, the newest wheel that fits this machine.", wheel.command
+        return None, None, ()
+    fix = f"Install {wheel.label}, the newest wheel that fits this machine."
+    if wheel.driver_advice:
+        fix = f"{wheel.driver_advice} Then install {wheel.label}, the newest wheel that fits this machine."
+    return fix, wheel.command, wheel.actions
 
 
 def _finding(
     subject: str, index: int | None, check: Check, wheel: TorchWheel | None, build: TorchBuild
 ) -> Finding:
-    fix, command = _fix(wheel, build) if check.status != "ok" else (None, None)
+    fix, command, actions = _fix(wheel, build) if check.status != "ok" else (None, None, ())
+    cause = check.cause if check.status != "ok" else None
+    if check.status != "ok" and check.cause in ("driver-unsupported", "arch-unsupported") and actions:
+        cause = "wheel-cuda-mismatch"  # another wheel fixes it: the installed one is the problem
     return Finding(
         "pytorch",
         subject,
@@ -320,6 +461,9 @@ def _finding(
         fix or check.fix,
         check.source,
         command or check.command,
+        installed=True,
+        cause=cause,
+        actions=actions or (check.actions if check.status != "ok" else ()),
     )
 
 
@@ -336,7 +480,9 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     nvidia = facts.gpus_of("nvidia")
     if not nvidia:
         check = Check(
-            "warn", f"a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only"
+            "warn",
+            f"a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only",
+            cause="no-gpu",
         )
         return [_finding(subject, None, check, wheel, build)]
     machine = combine([*_os_rule_check(facts, "cuda"), driver_supports(facts, cuda, f"torch +{variant}")])
@@ -345,7 +491,9 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     for index, gpu in nvidia:
         if entry is None:
             check = Check(
-                "unknown", f"the catalog has no architecture list for torch {build.release}+{variant}"
+                "unknown",
+                f"the catalog has no architecture list for torch {build.release}+{variant}",
+                cause="missing-fact",
             )
         else:
             check = arch_check(entry, gpu)
@@ -359,21 +507,64 @@ def _rocm_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     machine_checks = _os_rule_check(facts, "rocm")
     if not amd:
         machine_checks.append(
-            Check("warn", f"a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU")
+            Check(
+                "warn",
+                f"a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU",
+                cause="no-gpu",
+            )
         )
     findings = [_finding(subject, None, combine(machine_checks), wheel, build)]
     findings += [_finding(subject, i, _rocm_gfx_check(facts, variant, g), wheel, build) for i, g in amd]
     return findings
 
 
+def support_window(facts: Facts, release: str) -> str | None:
+    """Where an installed release stands: PyTorch patches only its newest series, so say how far behind it
+    is ("torch 2.3 (2024-04-24) is 12 releases behind 2.15.0"); None for the newest or an unknown one."""
+    entry = release_entry(facts, release)
+    series = minor(release)
+    released = _released(facts)
+    if entry is None or series is None or not released:
+        return None
+    newer = [r for r in released if (minor(r.version) or (0, 0)) > series]
+    if not newer:
+        return None
+    when = f" ({entry.released})" if entry.released else ""
+    return (
+        f"torch {dotted(series)}{when} is {len(newer)} release{'s' if len(newer) > 1 else ''} behind "
+        f"{_pin(newer[0])}; PyTorch publishes patch releases for its newest series only (RELEASE.md)"
+    )
+
+
 def torch_findings(facts: Facts) -> list[Finding]:
+    findings = _torch_findings(facts)
+    build = parse_build(facts.torch_text or "")
+    window = support_window(facts, build.release) if build is not None else None
+    if window is None:
+        return findings
+    return [
+        replace(f, reason=f"{f.reason}; {window}") if f.gpu_index is None and f.installed else f
+        for f in findings
+    ]
+
+
+def _torch_findings(facts: Facts) -> list[Finding]:
     wheel = recommend(facts)
     if facts.torch_text is None:
         return [_not_installed(wheel)]
     build = parse_build(facts.torch_text)
     if build is None:
-        check = Check("unknown", f"torch version {facts.torch_text!r} is not readable")
-        return [Finding("pytorch", f"torch {facts.torch_text}", None, check.status, check.reason)]
+        return [
+            Finding(
+                "pytorch",
+                f"torch {facts.torch_text}",
+                None,
+                "unknown",
+                f"torch version {facts.torch_text!r} is not readable",
+                installed=True,
+                cause="missing-fact",
+            )
+        ]
     variant = build.variant
     release = release_entry(facts, build.release)
     if facts.os == "macos":
@@ -394,7 +585,9 @@ def torch_findings(facts: Facts) -> list[Finding]:
     subject = f"torch {build.text}"
     if variant is None:
         check = Check(
-            "unknown", f"which CUDA/ROCm build torch {build.text} is cannot be told (no +cuXXX tag)"
+            "unknown",
+            f"which CUDA/ROCm build torch {build.text} is cannot be told (no +cuXXX tag)",
+            cause="missing-fact",
         )
         return [_finding(subject, None, check, wheel, build)]
     if variant.startswith("cu"):
@@ -404,13 +597,17 @@ def torch_findings(facts: Facts) -> list[Finding]:
     if variant == "cpu":
         gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd")
         if gpus:
-            check = Check("warn", "a CPU-only build: the GPU is not used")
+            check = Check("warn", "a CPU-only build: the GPU is not used", cause="wheel-cuda-mismatch")
         else:
             check = Check("ok", "a CPU-only build on a machine without an NVIDIA or AMD GPU")
         return [_finding(subject, None, check, wheel, build)]
     return [
         _finding(
-            subject, None, Check("unknown", f"the catalog has no rules for the {variant} build"), wheel, build
+            subject,
+            None,
+            Check("unknown", f"the catalog has no rules for the {variant} build", cause="missing-fact"),
+            wheel,
+            build,
         )
     ]
 
@@ -423,14 +620,25 @@ def _not_installed(wheel: TorchWheel | None) -> Finding:
             None,
             "unknown",
             "no catalogued PyTorch release fits this machine's Python and hardware",
+            installed=False,
+            cause="missing-fact",
         )
+    fix = f"Install {wheel.label}."
+    if wheel.driver_advice:
+        fix = f"{wheel.driver_advice} Then install {wheel.label}."
+    cause = None
+    if wheel.status != "ok":
+        cause = "driver-too-old" if wheel.driver else "limited" if wheel.status == "warn" else "missing-fact"
     return Finding(
         "pytorch",
         "torch (not installed)",
         None,
         wheel.status,
         f"not installed; {wheel.label} would fit: {wheel.reason}",
-        fix=f"Install {wheel.label}.",
+        fix=fix,
         source=wheel.source,
         command=wheel.command,
+        installed=False,
+        cause=cause,
+        actions=wheel.actions if wheel.driver else (),
     )

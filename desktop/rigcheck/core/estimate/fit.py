@@ -17,33 +17,40 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
     GIB,
+    LLAMA_CPP_UBATCH,
+    Engine,
     MemoryEstimate,
     Request,
     estimate_memory,
+    expert_params_per_layer,
 )
 from rigcheck.core.machine import GPU, Machine
-from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.models.spec import ArchConfig, ModelInfo
+from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes
 from rigcheck.core.whatif import simulate
 
-Offload = Literal["auto", "none", "layers", "optimizer", "full"]
+Offload = Literal["auto", "none", "layers", "experts", "optimizer", "params", "full"]
 Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
 Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
 Split = Literal["layer", "tensor"]
 
 #: fraction of each GPU's capacity kept free for fragmentation and other processes (shown to users)
 GPU_MARGIN = 0.05
-#: decode efficiency: achieved / peak memory bandwidth, per vendor (memory-formulas §7.1:
-#: Apple M-series measured 44–85% with llama.cpp, NVIDIA 60–80% heuristic with good kernels)
-DECODE_EFFICIENCY = {"nvidia": 0.7, "amd": 0.6, "intel": 0.5, "apple": 0.55}
-#: effective CPU memory bandwidth when nothing better is known: a desktop DDR5 system ran a 7B
-#: Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s of weights read
+#: llama.cpp allocates its weights, KV cache and compute buffers once, at load, so there is no
+#: allocator slack to leave room for: it keeps only this much for the display and the driver, at most
+#: (our judgement; it lets gpt-oss-20b fit a 12 GB card, where it is measured running entirely on the GPU)
+LLAMA_CPP_GPU_MARGIN_BYTES = 256 * 1024**2
+#: Inference speed factors (bandwidth and compute efficiency, fixed per-layer cost) are catalog data:
+#: catalog/speed.toml, per hardware class and backend (core/estimate/speed.py).
+#: effective CPU memory bandwidth for the CPU optimizer of offloaded training: a desktop DDR5 system
+#: ran a 7B Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s
 CPU_BANDWIDTH_GBS = 50.0
-#: utilisation of peak dense tensor FLOPs: prefill and training (Llama 3 405B on H100 reached
-#: 38–43% of dense BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
-PREFILL_MFU = 0.4
+#: utilisation of peak dense tensor FLOPs in training (Llama 3 405B on H100 reached 38–43% of dense
+#: BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
 TRAIN_MFU = 0.4
 MEGATRAIN_MFU = 0.27
 #: PCIe bandwidth per direction actually achieved, GB/s: Gen4 x16 DMA measured ~26 (MegaTrain
@@ -51,11 +58,26 @@ MEGATRAIN_MFU = 0.27
 PCIE_GBS = {3: 13.0, 4: 26.0, 5: 52.0, 6: 104.0}
 #: CPU Adam touches ~28 bytes per parameter per step (memory-formulas §1.6, derived)
 CPU_ADAM_BYTES_PER_PARAM = 28
-#: MegaTrain host state: fp32 master + Adam m, v = 12 bytes/parameter (MegaTrain calc_resource.py)
-MEGATRAIN_HOST_BYTES = 12
+#: MegaTrain host state per parameter, calibrated to its published run: Qwen2.5-32B (32.8B parameters)
+#: took ~327 GB of host memory on one H100 (MegaTrain README@2a9f977 "Performance" table) = ~10 B/param,
+#: i.e. bf16 parameters (2) + fp32 Adam m and v (8, DeepSpeedCPUAdam's fp32_optimizer_states). Its
+#: calc_resource.py documents 12 (an fp32 master copy), which overshoots that run by 24%.
+MEGATRAIN_HOST_BYTES = 10
 MEGATRAIN_GRAD_SLABS = 12
 MEGATRAIN_CHECKPOINT_INTERVAL = 4
-MEGATRAIN_ACTIVATION_FACTOR = 29  # bytes per hidden × token × checkpoint interval, calibrated by MegaTrain
+#: activation bytes per hidden unit × token × checkpoint interval. calc_resource.py's 29 sizes the largest
+#: batch of Qwen2.5-7B that fits 80 GB; the README's measured Qwen2.5-32B run (batch 96 × 1024 tokens,
+#: ~40 GB of GPU memory) gives 15 once the fixed buffers are counted (memory-formulas §1.4)
+MEGATRAIN_ACTIVATION_FACTOR = 15
+#: CUDA context MegaTrain budgets (calc_resource.py CUDA_CONTEXT_GB)
+MEGATRAIN_CUDA_CONTEXT = 2 * 10**9
+#: DeepSpeed's estimators keep 50% headroom on their CPU figures (additional_buffer_factor=1.5)
+DEEPSPEED_BUFFER = 1.5
+#: QLoRA dequantises the 4-bit base weights to bf16 for every matmul, in the forward pass, in the backward
+#: pass (for the input gradients) and again when recomputing (QLoRA arXiv 2305.14314 §3: "we dequantize
+#: the storage data type to the computation data type to perform the forward and backward pass"): each
+#: pass reads 0.5 B and writes 2 B per weight, and the matmul reads the 2 B copy back, which LoRA reads anyway
+QLORA_DEQUANT_BYTES_PER_PARAM = 0.5 + 2
 
 
 @dataclass(frozen=True)
@@ -64,8 +86,10 @@ class Placement:
     cpu_bytes: int
     gpu_layers: int
     total_layers: int
-    offload: Literal["none", "layers", "optimizer", "full"]
+    offload: Literal["none", "layers", "experts", "optimizer", "params", "full"]
     split: Split = "layer"
+    #: layers whose routed experts live in RAM (llama.cpp --n-cpu-moe N)
+    cpu_expert_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,6 +100,10 @@ class Speed:
     bound_by: Bound | None = None
     #: how each figure was worked out, in words
     explanation: tuple[str, ...] = ()
+    #: with measurements (``fit --measured``): the estimates they replaced, and where they came from
+    estimated_decode_tokens_per_s: float | None = None
+    estimated_prefill_tokens_per_s: float | None = None
+    measured_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,33 +134,47 @@ def host_reserve(total: int) -> int:
     return min(max(total // 10, 2 * GIB), 16 * GIB)
 
 
-def budgets(machine: Machine, live: bool) -> Budget:
+def gpu_margin(total: int, engine: Engine = "llama.cpp") -> int:
+    margin = int(total * GPU_MARGIN)
+    return min(margin, LLAMA_CPP_GPU_MARGIN_BYTES) if engine == "llama.cpp" else margin
+
+
+def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budget:
     reasons: list[str] = []
     gpu_bytes: list[int] = []
+    total_ram = machine.memory.total_bytes
+    from_ram = 0  # what unified GPUs take out of the RAM the OS reports
     for gpu in machine.gpus:
-        total = gpu.memory_total_bytes
+        label = f"GPU {gpu.index} ({gpu.name})"
+        share = unified_share(gpu, total_ram, name=label)
+        total = share.bytes if share is not None else gpu.memory_total_bytes
         if total is None:
             gpu_bytes.append(0)
-            reasons.append(f"GPU {gpu.index} ({gpu.name}): memory size unknown, not used")
+            reasons.append(f"{label}: memory size unknown, not used")
             continue
-        margin = int(total * GPU_MARGIN)
-        if live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
+        margin = gpu_margin(total, engine)
+        if share is not None:
+            usable = total - margin
+            reasons.append(f"{share.reason}; less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}")
+            from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
+        elif live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
             usable = gpu.memory_free_bytes - margin
             reasons.append(
-                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(gpu.memory_free_bytes)} free "
+                f"{label}: {fmt_bytes(gpu.memory_free_bytes)} free "
                 f"of {fmt_bytes(total)}, "
-                f"less a {GPU_MARGIN:.0%} safety margin = {fmt_bytes(usable)}"
+                f"less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}"
             )
         else:
             usable = total - margin
             what = "GPU share of unified memory" if gpu.unified_memory else "capacity"
             reasons.append(
-                f"GPU {gpu.index} ({gpu.name}): {fmt_bytes(total)} {what}, "
-                f"less a {GPU_MARGIN:.0%} safety margin "
+                f"{label}: {fmt_bytes(total)} {what}, "
+                f"less a {fmt_bytes(margin)} safety margin "
                 f"= {fmt_bytes(usable)}"
             )
+            if gpu.unified_memory:
+                from_ram += max(usable, 0)
         gpu_bytes.append(max(usable, 0))
-    total_ram = machine.memory.total_bytes
     reserve = host_reserve(total_ram)
     ram = total_ram - reserve
     if live and machine.memory.available_bytes is not None:
@@ -145,10 +187,12 @@ def budgets(machine: Machine, live: bool) -> Budget:
         reasons.append(
             f"RAM: {fmt_bytes(total_ram)}, keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
         )
-    if any(g.unified_memory for g in machine.gpus):
-        used_by_gpu = sum(b for g, b in zip(machine.gpus, gpu_bytes, strict=True) if g.unified_memory)
-        ram = max(ram - used_by_gpu, 0)
-        reasons.append("unified memory: what the GPU uses comes out of the same RAM")
+    if from_ram:
+        ram = max(ram - from_ram, 0)
+        reasons.append(
+            f"unified memory: the {fmt_bytes(from_ram)} the GPU may use comes out of the same RAM, "
+            f"leaving {fmt_bytes(ram)} for the CPU side"
+        )
     return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
 
 
@@ -160,10 +204,24 @@ def _runtime_bytes(est: MemoryEstimate) -> int:
 
 
 def _place_inference(
-    est: MemoryEstimate, budget: Budget, offload: Literal["none", "layers"], split: Split
+    est: MemoryEstimate,
+    budget: Budget,
+    offload: Literal["none", "layers"],
+    split: Split,
+    *,
+    cpu_experts: int = 0,
+    max_layers: int | None = None,
 ) -> Placement | None:
-    """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot."""
-    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
+    """Layers on GPUs in order while they fit, the rest in RAM (when ``layers``); None if it cannot.
+
+    With ``cpu_experts`` N, the routed experts of the first N layers stay in RAM (llama.cpp
+    ``--n-cpu-moe N``): those layers take only their attention, shared weights and KV on the GPU.
+    """
+    expert = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    layers = [
+        w + k - (e if i < cpu_experts else 0)
+        for i, (w, k, e) in enumerate(zip(est.layer_weight_bytes, _layer_kv(est), expert, strict=True))
+    ]
     other = est.other_weight_bytes
     runtime = _runtime_bytes(est)
     n_gpu = len([b for b in budget.gpu_bytes if b > 0])
@@ -184,12 +242,18 @@ def _place_inference(
         if fixed > budget.gpu_bytes[i]:
             continue
         used[i] = fixed
-        while placed < total_layers and used[i] + layers[placed] <= budget.gpu_bytes[i]:
+        limit = total_layers if max_layers is None else min(max_layers, total_layers)
+        while placed < limit and used[i] + layers[placed] <= budget.gpu_bytes[i]:
             used[i] += layers[placed]
             placed += 1
     if placed == total_layers and gpu_order:
+        if cpu_experts:
+            in_ram = sum(expert[:cpu_experts])
+            if in_ram > budget.cpu_bytes:
+                return None
+            return Placement(tuple(used), in_ram, placed, total_layers, "experts", "layer", cpu_experts)
         return Placement(tuple(used), 0, placed, total_layers, "none", "layer")
-    if offload == "none":
+    if offload == "none" or cpu_experts:
         return None
     cpu = sum(layers[placed:])
     if placed == 0:
@@ -204,9 +268,27 @@ def _layer_kv(est: MemoryEstimate) -> tuple[int, ...]:
     return est.layer_kv_bytes or tuple(0 for _ in est.layer_weight_bytes)
 
 
-def _place_training(
-    est: MemoryEstimate, budget: Budget, offload: Literal["none", "optimizer", "full"]
-) -> Placement | None:
+def zero2_offload_bytes(params: int, gpus: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero2_model_states_mem_needs(cpu_offload=True)."""
+    return int(params * max(4 * gpus, 16) * DEEPSPEED_BUFFER), 2 * params
+
+
+def zero3_offload_bytes(params: int, largest_layer: int, nodes: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero3_model_states_mem_needs(cpu_offload=True,
+    cpu_offload_params=True, zero_init=True): 18 bytes per parameter × 1.5 per node, 4 × the largest layer."""
+    return int(params * 18 / nodes * DEEPSPEED_BUFFER), 4 * largest_layer
+
+
+def largest_layer_params(arch: ArchConfig) -> int:
+    """DeepSpeed's ``largest_layer_params``: the largest single module (embedding, head or a linear)."""
+    linear = arch.hidden_size * (arch.intermediate_size or 4 * arch.hidden_size)
+    return max(arch.embed_params, arch.head_params, linear)
+
+
+TrainOffload = Literal["none", "optimizer", "params", "full"]
+
+
+def _place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -> Placement | None:
     arch = est.model.arch
     params = arch.params_total
     n_layers = arch.num_layers
@@ -215,9 +297,7 @@ def _place_training(
         return None
     gpu_budget = budget.gpu_bytes[best]
 
-    def on(
-        gpu_bytes: int, cpu_bytes: int, mode: Literal["none", "optimizer", "full"], layers: int
-    ) -> Placement | None:
+    def on(gpu_bytes: int, cpu_bytes: int, mode: TrainOffload, layers: int) -> Placement | None:
         if gpu_bytes > gpu_budget or cpu_bytes > budget.cpu_bytes:
             return None
         per_gpu = tuple(gpu_bytes if i == best else 0 for i in range(len(budget.gpu_bytes)))
@@ -225,13 +305,24 @@ def _place_training(
 
     if offload == "none":
         return on(est.total_bytes, 0, "none", n_layers)
+    runtime = est.total("activations") + est.total("overhead")
     if est.workload != "full":
-        return None  # adapters are small: offloading them is not what LoRA users do
-    activations = est.total("activations") + est.total("overhead")
+        # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
+        trainable = est.total("gradients") // 2  # adapter gradients are 2 bytes per trainable parameter
+        if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
+            gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
+            return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
+        if offload == "params":  # ZeRO-3: the frozen base weights stream from RAM as well
+            cpu, gpu = zero3_offload_bytes(trainable, largest_layer_params(arch))
+            return on(gpu + runtime, cpu + est.total("weights"), "params", 0)
+        return None  # MegaTrain-style streaming is full fine-tuning (see _why_not)
     if offload == "optimizer":
-        # DeepSpeed estimate_zero2_model_states_mem_needs(cpu_offload=True): GPU 2P, CPU P·max(4G,16)·1.5
-        return on(2 * params + activations, int(params * 16 * 1.5), "optimizer", n_layers)
-    # MegaTrain: host keeps fp32 master + Adam states; the GPU holds two bf16 layer buffers, the
+        cpu, gpu = zero2_offload_bytes(params)
+        return on(gpu + runtime, cpu, "optimizer", n_layers)
+    if offload == "params":
+        cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
+        return on(gpu + runtime, cpu, "params", 0)
+    # MegaTrain: host keeps the parameters and Adam states; the GPU holds two bf16 layer buffers, the
     # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
     largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)
     hybrid = 2.5 if "linear" in arch.layer_kinds else 1.0
@@ -243,13 +334,51 @@ def _place_training(
         * est.batch
         * hybrid
     )
-    gpu = 2 * 10**9 + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    gpu = (
+        MEGATRAIN_CUDA_CONTEXT + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    )
     host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
     return on(gpu, host, "full", 0)
 
 
-def place(est: MemoryEstimate, budget: Budget, offload: Offload, split: Split = "layer") -> Placement | None:
+def _place_experts(est: MemoryEstimate, budget: Budget, layers: int | None = None) -> Placement | None:
+    """Expert offload: the fewest layers' routed experts in RAM that lets everything else fit the GPUs
+    (or exactly ``layers`` of them, as ``--n-cpu-moe N`` asks)."""
+    expert = est.layer_expert_bytes
+    if not any(expert) or not any(budget.gpu_bytes):
+        return None
+    if layers is not None:
+        return _place_inference(est, budget, "none", "layer", cpu_experts=min(max(layers, 1), len(expert)))
+    moe_layers = [i for i, e in enumerate(expert) if e]
+    low, high = 1, moe_layers[-1] + 1
+    if _place_inference(est, budget, "none", "layer", cpu_experts=high) is None:
+        return None
+    while low < high:  # more layers' experts in RAM never needs more GPU memory: bisect
+        mid = (low + high) // 2
+        if _place_inference(est, budget, "none", "layer", cpu_experts=mid) is not None:
+            high = mid
+        else:
+            low = mid + 1
+    return _place_inference(est, budget, "none", "layer", cpu_experts=low)
+
+
+def place(
+    est: MemoryEstimate,
+    budget: Budget,
+    offload: Offload,
+    split: Split = "layer",
+    *,
+    cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
+) -> Placement | None:
+    """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds.
+
+    ``gpu_layers`` caps the layers on the GPUs for ``layers`` (llama.cpp ``-ngl N``)."""
     if est.workload == "inference":
+        if offload == "experts":
+            return _place_experts(est, budget, cpu_expert_layers)
+        if offload == "layers" and gpu_layers is not None:
+            return _place_inference(est, budget, "layers", split, max_layers=gpu_layers)
         modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
         for mode in modes:
             if mode not in ("none", "layers"):
@@ -258,11 +387,12 @@ def place(est: MemoryEstimate, budget: Budget, offload: Offload, split: Split = 
             if placement is not None:
                 return placement
         return None
-    train_modes: Sequence[Literal["none", "optimizer", "full"]] = (
-        ("none", "optimizer", "full") if offload == "auto" else (offload,)  # type: ignore[assignment]
-    )
+    # auto: LoRA/QLoRA keep everything on the GPU (their trainable part is tiny); full fine-tuning tries
+    # ZeRO-Offload, then MegaTrain. ZeRO-3 (params) only when asked for: MegaTrain needs less RAM.
+    auto: tuple[TrainOffload, ...] = ("none", "optimizer", "full") if est.workload == "full" else ("none",)
+    train_modes: Sequence[TrainOffload] = auto if offload == "auto" else (offload,)  # type: ignore[assignment]
     for train_mode in train_modes:
-        if train_mode not in ("none", "optimizer", "full"):
+        if train_mode not in ("none", "optimizer", "params", "full"):
             return None
         placement = _place_training(est, budget, train_mode)
         if placement is not None:
@@ -280,85 +410,190 @@ def _pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
 
 def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, catalog: Catalog) -> Speed:
     explanation: list[str] = []
-    arch = est.model.arch
     gpus = machine.gpus
     specs = [catalog.spec_for(g) for g in gpus]
-    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
-
     if est.workload != "inference":
-        return _training_speed(est, placement, gpus, specs, explanation)
+        return _training_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
+    return _inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
 
-    # Decode: every token reads the active weights and the whole KV cache once.
-    active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
-    layers = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
-    active_layers = [int(w * (la / lp if lp else 1.0)) + k for w, k, la, lp in zip(
-        est.layer_weight_bytes, _layer_kv(est), arch.layer_active_params or [0] * len(layers),
-        arch.layer_params or [0] * len(layers), strict=True)]  # fmt: skip
-    head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+
+#: per-architecture read ratios, keyed by id() with the arch kept to guard against id reuse: the matrix
+#: (grid) asks for the same architecture once per format, and hashing a frozen ArchConfig costs more
+_RATIOS: dict[int, tuple[ArchConfig, tuple[float, ...], tuple[float, ...]]] = {}
+
+
+def _read_ratios(arch: ArchConfig) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per layer: the share of its weights a token reads (dense), and of its routed experts (MoE; -1
+    for a layer without routed experts)."""
+    cached = _RATIOS.get(id(arch))
+    if cached is not None and cached[0] is arch:
+        return cached[1], cached[2]
+    n = arch.num_layers
+    active_params = arch.layer_active_params or (0,) * n
+    params = arch.layer_params or (0,) * n
+    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
+    dense = tuple(la / lp if lp else 1.0 for la, lp in zip(active_params, params, strict=True))
+    routed = tuple(
+        min(max(la - (lp - ep), 0) / ep, 1.0) if ep else -1.0
+        for la, lp, ep in zip(active_params, params, expert_params, strict=True)
+    )
+    if len(_RATIOS) > 256:
+        _RATIOS.clear()
+    _RATIOS[id(arch)] = (arch, dense, routed)
+    return dense, routed
+
+
+def _active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
+    """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
+    arch = est.model.arch
+    dense, routed_share = _read_ratios(arch)
+    kv = _layer_kv(est)
+    if est.layer_expert_bytes:
+        expert_read = [
+            int(e * r) if r > 0 else 0 for e, r in zip(est.layer_expert_bytes, routed_share, strict=True)
+        ]
+        per_layer = [
+            (w - e + x + k) if e and r >= 0 else int(w * d) + k
+            for w, k, e, x, r, d in zip(
+                est.layer_weight_bytes,
+                kv,
+                est.layer_expert_bytes,
+                expert_read,
+                routed_share,
+                dense,
+                strict=True,
+            )
+        ]
+    else:
+        expert_read = [0] * len(est.layer_weight_bytes)
+        per_layer = [int(w * d) + k for w, k, d in zip(est.layer_weight_bytes, kv, dense, strict=True)]
+    if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
+        head = est.other_weight_bytes
+    else:  # the input embedding is a row lookup; only the head is read whole
+        head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+    return per_layer, expert_read, head
+
+
+def _peak_tflops(spec: GpuSpec | None) -> float | None:
+    """Tensor (bf16/fp16) throughput, else fp32: the compute peak the factors are fitted against."""
+    if spec is None:
+        return None
+    return spec.bf16_tflops or spec.fp16_tflops or spec.fp32_tflops
+
+
+def _inference_speed(
+    est: MemoryEstimate,
+    placement: Placement,
+    machine: Machine,
+    catalog: Catalog,
+    *,
+    specs: Sequence[GpuSpec | None],
+    explanation: list[str],
+) -> Speed:
+    arch = est.model.arch
+    gpus = machine.gpus
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    per_layer, expert_read, head = _active_bytes(est)
+    n_gpu_layers = placement.gpu_layers
+    cpu_expert = placement.cpu_expert_layers
+    # Expert offload (llama.cpp --n-cpu-moe N): the routed experts of the first N layers are read from RAM.
+    gpu_read = sum(per_layer[:n_gpu_layers]) - sum(expert_read[:cpu_expert]) + (head if used else 0)
+    cpu_read = sum(per_layer[n_gpu_layers:]) + sum(expert_read[:cpu_expert]) + (0 if used else head)
+    flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
+    mature = speed.maturity(catalog, est.engine, arch.model_type)
     seconds = 0.0
     bound: Bound = "memory_bandwidth"
-    gpu_bytes_read = sum(active_layers[: placement.gpu_layers]) + (head if used else 0)
-    cpu_bytes_read = sum(active_layers[placement.gpu_layers :]) + (0 if used else head)
-    if used:
+    gpu_seconds = 0.0
+    for position, i in enumerate(used):
+        bw = _bandwidth(specs[i])
+        factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+        if bw is None or factor is None:
+            why = "memory bandwidth unknown (not in the catalog)" if bw is None else "no speed factors"
+            return Speed(explanation=(f"GPU {i} ({gpus[i].name}): {why}",))
         if placement.split == "tensor":
-            per_gpu = gpu_bytes_read / len(used)
-            times = []
-            for i in used:
-                bw = _bandwidth(specs[i])
-                if bw is None:
-                    return Speed(explanation=(f"GPU {i} ({gpus[i].name}): memory bandwidth unknown",))
-                times.append(per_gpu / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor]))
-            seconds += max(times)
+            share, layers_here = 1 / len(used), n_gpu_layers
         else:
-            for i in used:
-                bw = _bandwidth(specs[i])
-                if bw is None:
-                    return Speed(
-                        explanation=(
-                            f"GPU {i} ({gpus[i].name}): memory bandwidth unknown (not in the catalog)",
-                        )
-                    )
-                share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
-                seconds += gpu_bytes_read * share / (bw * 1e9 * DECODE_EFFICIENCY[gpus[i].vendor])
-                explanation.append(
-                    f"GPU {i}: {fmt_bytes(gpu_bytes_read * share)} read per token at {bw:g} GB/s × "
-                    f"{DECODE_EFFICIENCY[gpus[i].vendor]:.0%} efficiency"
-                )
-    if cpu_bytes_read:
-        cpu_seconds = cpu_bytes_read / (CPU_BANDWIDTH_GBS * 1e9)
+            share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+            layers_here = round(n_gpu_layers * share)
+        read = gpu_read * share
+        memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        peak = _peak_tflops(specs[i])
+        compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
+        fixed_s = (layers_here * factor.per_layer_us + factor.per_gpu_us) * 1e-6
+        device_s = max(memory_s, compute_s) + fixed_s
+        if compute_s > memory_s:
+            bound = "compute"
+        gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
         explanation.append(
-            f"RAM: {fmt_bytes(cpu_bytes_read)} read per token at ~{CPU_BANDWIDTH_GBS:g} GB/s "
-            "(typical desktop DDR5, llama.cpp issue #34)"
+            f"GPU {i}: {fmt_bytes(read)} read per token at {bw:g} GB/s × "
+            f"{factor.decode_bandwidth_efficiency:.0%} ({factor.hw_class}, {factor.backend})"
+            f" + {layers_here} layers × {factor.per_layer_us:g} µs fixed per token"
+            + (f" + {factor.per_gpu_us:g} µs per GPU" if factor.per_gpu_us and position else "")
         )
-        if cpu_seconds > seconds:
+    seconds += gpu_seconds
+    if cpu_read:
+        host = speed.host_bandwidth(machine, catalog)
+        cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+        efficiency = cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0
+        cpu_layers = (len(per_layer) - n_gpu_layers) + cpu_expert
+        cpu_s = cpu_read / (host.bytes_per_s * efficiency)
+        cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
+        what = "routed experts" if cpu_expert and n_gpu_layers == len(per_layer) else "weights"
+        explanation.append(
+            f"RAM: {fmt_bytes(cpu_read)} of {what} read per token at {host.why} × {efficiency:.0%}"
+        )
+        if cpu_s > seconds:
             bound = "ram_bandwidth"
-        seconds += cpu_seconds
+        seconds += cpu_s
+    if mature is not None and mature.decode_factor != 1.0:
+        seconds /= mature.decode_factor
+        explanation.append(
+            f"{est.engine} runs {arch.model_type} at {mature.decode_factor:.0%} of its usual speed "
+            f"({mature.source})"
+        )
     decode = 1 / seconds if seconds > 0 else None
     if arch.is_moe:
+        active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
 
-    # Prefill: 2 FLOPs per active parameter per token, at a utilisation of the dense tensor peak.
+    # Prefill: 2 FLOPs per active parameter per token, at the class's share of the compute peak.
     prefill = None
     if used:
-        flops = [_tflops(specs[i]) for i in used]
-        if all(f is not None for f in flops):
-            peak = sum(f for f in flops if f is not None) * 1e12
-            prefill = PREFILL_MFU * peak / (2 * arch.params_active)
+        rates: list[float] = []
+        for i in used:
+            peak = _peak_tflops(specs[i])
+            factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+            if peak is None or factor is None or factor.prefill_compute_efficiency is None:
+                rates = []
+                break
+            rates.append(peak * 1e12 * factor.prefill_compute_efficiency)
+        if rates:
+            if placement.split == "tensor":
+                prefill = sum(rates) / (2 * arch.params_active)
+            else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
+                shares = [placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1) for i in used]
+                flops = 2 * arch.params_active
+                prefill = 1 / sum(flops * sh / r for sh, r in zip(shares, rates, strict=True))
+            if mature is not None:
+                prefill *= mature.prefill_factor
             explanation.append(
-                f"prefill: 2 × {arch.params_active:,} FLOPs per token "
-                f"at {PREFILL_MFU:.0%} of {peak / 1e12:g} TFLOPS"
+                f"prefill: 2 × {arch.params_active:,} FLOPs per token at "
+                f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
             )
-            if placement.cpu_bytes and cpu_bytes_read:
+            if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
-                pcie_rate = 512 * link * 1e9 / max(sum(layers[placement.gpu_layers :]), 1)
+                moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
+                    (est.layer_expert_bytes or (0,) * len(per_layer))[:cpu_expert]
+                )
+                pcie_rate = LLAMA_CPP_UBATCH * link * 1e9 / max(moved, 1)
                 if pcie_rate < prefill:
                     prefill = pcie_rate
                     explanation.append(
-                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded layers per 512-token batch"
+                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per 512-token batch"
                     )
         else:
-            explanation.append("prefill: tensor throughput of this GPU not published; not estimated")
+            explanation.append("prefill: compute throughput of this GPU not known; not estimated")
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
@@ -375,11 +610,14 @@ def _tflops(spec: GpuSpec | None) -> float | None:
 def _training_speed(
     est: MemoryEstimate,
     placement: Placement,
-    gpus: Sequence[GPU],
+    machine: Machine,
+    catalog: Catalog,
+    *,
     specs: Sequence[GpuSpec | None],
     explanation: list[str],
 ) -> Speed:
     arch = est.model.arch
+    gpus = machine.gpus
     used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
     if not used:
         return Speed(explanation=("training needs a GPU",))
@@ -389,33 +627,65 @@ def _training_speed(
         return Speed(
             explanation=(f"GPU {i} ({gpus[i].name}): tensor throughput not published; speed not estimated",)
         )
+    # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
+    active = arch.params_active
     recompute = 2 if est.checkpointing == "full" else 0
-    flops_per_token = (
-        (6 + recompute) * arch.params_total if est.workload == "full" else (4 + recompute) * arch.params_total
-    )
+    per_param = (6 if est.workload == "full" else 4) + recompute
+    flops_per_token = per_param * active
     mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
     tokens_per_step = est.context * est.batch
     t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
+    moe = f", {active:,} of {arch.params_total:,} parameters active" if arch.is_moe else ""
+    base = "6N" if est.workload == "full" else "4N (frozen base: no weight gradients)"
     explanation.append(
-        f"{(flops_per_token // arch.params_total)}·N FLOPs per token (6N forward+backward"
-        f"{', +2N recompute' if recompute else ''}) at {mfu:.0%} of {peak:g} TFLOPS"
+        f"{per_param}·N FLOPs per token ({base}{', +2N recompute' if recompute else ''}{moe}) "
+        f"at {mfu:.0%} of {peak:g} TFLOPS"
     )
     bound: Bound = "compute"
     step = t_compute
-    if placement.offload in ("optimizer", "full"):
-        t_opt = arch.params_total * CPU_ADAM_BYTES_PER_PARAM / (CPU_BANDWIDTH_GBS * 1e9)
+    if est.workload == "qlora":
+        bw = _bandwidth(specs[i])
+        factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+        if bw is not None and factor is not None:
+            passes = 2 + (1 if recompute else 0)
+            quantized = arch.params_total - arch.embed_params - arch.head_params
+            t_dequant = (
+                passes
+                * quantized
+                * QLORA_DEQUANT_BYTES_PER_PARAM
+                / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+            )
+            step += t_dequant
+            explanation.append(
+                f"QLoRA dequantises the NF4 base {passes}× per step ({QLORA_DEQUANT_BYTES_PER_PARAM:g} B per "
+                f"weight each): +{t_dequant * 1e3:,.0f} ms per step at {bw:g} GB/s (QLoRA §3)"
+            )
+    if placement.offload in ("optimizer", "params", "full"):
+        host = speed.host_bandwidth(machine, catalog)
+        trainable = arch.params_total if est.workload == "full" else est.total("gradients") // 2
+        t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
-            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per parameter per step at ~{CPU_BANDWIDTH_GBS:g} GB/s"
+            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per trainable parameter per step at {host.why}"
         )
-        if placement.offload == "full":
-            link = _pcie_gbs(gpus[i], specs[i])
-            t_h2d = 2 * arch.params_total * 2 / (link * 1e9)
-            explanation.append(f"streaming bf16 layers twice per step over {link:g} GB/s (MegaTrain §1.6)")
+        link = _pcie_gbs(gpus[i], specs[i])
+        if placement.offload in ("params", "full"):
+            # bf16 weights stream in for the forward pass and again for the backward (and recompute);
+            # bf16 gradients stream out (memory-formulas §1.6, §7.3)
+            t_h2d = (2 * arch.params_total * 2 + arch.params_total * 2) / (link * 1e9)
+            explanation.append(
+                f"streaming bf16 weights in twice and gradients out once per step over {link:g} GB/s"
+            )
             if t_h2d > step:
                 step, bound = t_h2d, "pcie"
-        if t_opt > step:
-            bound = "cpu_optimizer"
-        step += t_opt
+        if placement.offload == "full":
+            # MegaTrain pipelines prefetch, compute, gradient offload and the CPU update (arXiv 2604.05091)
+            if t_opt > step:
+                step, bound = t_opt, "cpu_optimizer"
+            explanation.append("MegaTrain overlaps the CPU optimizer with the GPU's work")
+        else:
+            if t_opt > step:
+                bound = "cpu_optimizer"
+            step += t_opt
     return Speed(None, None, tokens_per_step / step, bound, tuple(explanation))
 
 
@@ -432,26 +702,40 @@ def fit(
     live: bool = True,
     split: Split = "layer",
     advise: bool = True,
+    cpu_expert_layers: int | None = None,
+    gpu_layers: int | None = None,
 ) -> FitResult:
+    """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
+    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
     est = estimate_memory(model, req, catalog)
-    budget = budgets(machine, live)
+    budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
-    placement = place(est, budget, offload, split)
+    placement = place(est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers)
+    chosen: Speed | None = None
+    if (
+        offload == "auto"
+        and est.workload == "inference"
+        and placement is not None
+        and placement.offload != "none"
+    ):
+        # Something must go to RAM: offer whichever of layer and expert offload decodes faster.
+        options = [
+            (p, estimate_speed(est, p, machine, catalog))
+            for p in (placement, _place_experts(est, budget))
+            if p
+        ]
+        placement, chosen = max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
     reasons = list(budget.reasons)
     if placement is None:
         verdict: Verdict = "does_not_fit"
-        need = est.total_bytes
-        have = sum(budget.gpu_bytes)
-        reasons.insert(
-            0, f"needs {fmt_bytes(need)}; GPUs offer {fmt_bytes(have)} and RAM {fmt_bytes(budget.cpu_bytes)}"
-        )
+        reasons.insert(0, _why_not(est, budget, offload))
         placement = Placement(tuple(0 for _ in budget.gpu_bytes), 0, 0, model.arch.num_layers, "none")
         speed = Speed()
     else:
         verdict = "fits" if placement.cpu_bytes == 0 and placement.offload == "none" else "fits_with_offload"
         reasons.insert(0, _placement_sentence(est, placement))
-        speed = estimate_speed(est, placement, machine, catalog)
+        speed = chosen or estimate_speed(est, placement, machine, catalog)
     advice: tuple[str, ...] = ()
     if advise:
         advice = tuple(
@@ -463,6 +747,40 @@ def fit(
 #: vLLM's default --gpu-memory-utilization: it takes this fraction of each GPU's total memory
 #: (memory-formulas §5: "Standard 0,9"; vllm PR #10511 start-up profile 79.22 GiB × 0.90)
 VLLM_GPU_UTILIZATION = 0.9
+
+
+def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
+    """Why nothing was placed, in one sentence that never claims it fits."""
+    need, gpu, ram = est.total_bytes, max(budget.gpu_bytes, default=0), budget.cpu_bytes
+    offers = f"GPUs offer {fmt_bytes(sum(budget.gpu_bytes))} and RAM {fmt_bytes(ram)}"
+    if est.workload in ("lora", "qlora") and offload == "full":
+        return (
+            "MegaTrain-style offload (--offload full) streams full fine-tuning; for LoRA/QLoRA use "
+            "--offload optimizer or params, or none"
+        )
+    if (
+        est.workload in ("lora", "qlora", "inference")
+        and offload == "experts"
+        and not any(est.layer_expert_bytes)
+    ):
+        return "expert offload needs a mixture-of-experts model; this one is dense"
+    if not any(budget.gpu_bytes) and est.workload != "inference":
+        return f"training needs a GPU; {offers}"
+    if est.workload == "full" and offload in ("optimizer", "params", "full"):
+        params = est.model.arch.params_total
+        host = {
+            "optimizer": zero2_offload_bytes(params)[0],
+            "params": zero3_offload_bytes(params, largest_layer_params(est.model.arch))[0],
+            "full": MEGATRAIN_HOST_BYTES * params,
+        }[offload]
+        if host > ram:
+            return f"--offload {offload} keeps {fmt_bytes(host)} in RAM; {fmt_bytes(ram)} is available"
+    if est.workload != "inference" and offload in ("optimizer", "params", "full") and need <= gpu:
+        return (
+            f"with --offload {offload} the parts kept in RAM need more than the {fmt_bytes(ram)} available "
+            f"(it would fit the GPU without offload: {fmt_bytes(need)} of {fmt_bytes(gpu)})"
+        )
+    return f"needs {fmt_bytes(need)}; {offers}"
 
 
 def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
@@ -479,10 +797,21 @@ def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
 
 def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     gpu_total = sum(p.gpu_bytes)
+    if p.offload == "experts":
+        return (
+            f"attention, shared weights and KV cache of all {p.total_layers} layers on the GPU "
+            f"({fmt_bytes(gpu_total)}); the routed experts of {p.cpu_expert_layers} layers in RAM "
+            f"({fmt_bytes(p.cpu_bytes)}), as llama.cpp --n-cpu-moe {p.cpu_expert_layers}"
+        )
     if p.offload == "full":
         return (
             f"MegaTrain-style: {fmt_bytes(p.cpu_bytes)} of parameters and optimizer states in RAM, "
             f"{fmt_bytes(gpu_total)} on the GPU"
+        )
+    if p.offload == "params":
+        return (
+            f"ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({fmt_bytes(p.cpu_bytes)}), "
+            f"{fmt_bytes(gpu_total)} on the GPU (4 × the largest layer + activations)"
         )
     if p.offload == "optimizer":
         return (
@@ -497,9 +826,17 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     if p.cpu_bytes:
         return f"runs on the CPU from RAM ({fmt_bytes(p.cpu_bytes)})"
     used = sum(1 for b in p.gpu_bytes if b)
+    host = (
+        f"; the input embedding ({fmt_bytes(est.host_weight_bytes)}) stays in RAM, as llama.cpp keeps it"
+        if est.host_weight_bytes
+        else ""
+    )
     if used > 1:
-        return f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
-    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed"
+        return (
+            f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
+            + host
+        )
+    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed" + host
 
 
 def max_context(
@@ -568,7 +905,7 @@ def _advice(
 ) -> list[str]:  # fmt: skip
     advice: list[str] = []
     if verdict == "fits":
-        spare = sum(b for b in budgets(machine, live).gpu_bytes) - sum(placement.gpu_bytes)
+        spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
         advice.append(f"{est.quant_name} fits with {fmt_bytes(spare)} to spare")
         return advice
     if est.workload == "inference" and machine.gpus:
@@ -596,7 +933,8 @@ def _advice(
         if host_need > have:
             extra = (host_need - have + GIB - 1) // GIB
             advice.append(
-                f"add {extra} GiB RAM for MegaTrain-style training (about 12 bytes per parameter in RAM)"
+                f"add {extra} GiB RAM for MegaTrain-style training "
+                f"(about {MEGATRAIN_HOST_BYTES} bytes per parameter in RAM)"
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":
         advice.append("QLoRA (4-bit base) needs about a quarter of the weight memory")
@@ -639,32 +977,49 @@ def grid(
 
     cells: list[Cell] = []
     cpu_budget = ram_bytes - host_reserve(ram_bytes)
-    capacities = [(int(max(g.memory_gb) * GIB * (1 - GPU_MARGIN)) if g.memory_gb else 0) for g in gpus]
+    capacities = [
+        (int(max(g.memory_gb) * GIB) - gpu_margin(int(max(g.memory_gb) * GIB)) if g.memory_gb else 0)
+        for g in gpus
+    ]
+    factors = [
+        speed.speed_factor(
+            catalog,
+            speed.hardware_class(g.vendor, g.name, g, g.unified_memory),
+            speed.default_backend(g.vendor),
+        )
+        for g in gpus
+    ]
+    cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    host_rate = speed.DEFAULT_HOST_BANDWIDTH * (cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0)
+    cpu_layer_s = (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
     for model in models:
+        mature = speed.maturity(catalog, "llama.cpp", model.arch.model_type)
+        slowdown = mature.decode_factor if mature else 1.0
         for quant in quants:
             est = estimate_memory(model, Request(quant=quant, context=context), catalog)
             layer_bytes = [w + k for w, k in zip(est.layer_weight_bytes, _layer_kv(est), strict=True)]
             prefix = list(accumulate(layer_bytes))
             body = prefix[-1] if prefix else 0
             fixed = _runtime_bytes(est) + est.other_weight_bytes
-            read_per_token = body * (model.arch.params_active / max(model.arch.params_total, 1))
-            for spec, capacity in zip(gpus, capacities, strict=True):
+            active, _routed, head = _active_bytes(est)
+            read_prefix = list(accumulate(active))
+            read_total = (read_prefix[-1] if read_prefix else 0) + head
+            n_layers = len(layer_bytes)
+            for spec, capacity, factor in zip(gpus, capacities, factors, strict=True):
                 room = capacity - fixed
                 layers = bisect_right(prefix, room) if room > 0 else 0
-                if layers == len(layer_bytes) and room >= 0:
+                if layers == n_layers and room >= 0:
                     verdict: Verdict = "fits"
                 elif body + fixed - (prefix[layers - 1] if layers else 0) <= cpu_budget:
                     verdict = "fits_with_offload"
                 else:
                     verdict = "does_not_fit"
-                speed = None
-                if verdict != "does_not_fit" and spec.bandwidth_gbs:
-                    on_gpu = prefix[layers - 1] if layers else 0
-                    share = on_gpu / body if body else 1.0
-                    seconds = (
-                        read_per_token * share / (spec.bandwidth_gbs * 1e9 * DECODE_EFFICIENCY[spec.vendor])
-                    )
-                    seconds += read_per_token * (1 - share) / (CPU_BANDWIDTH_GBS * 1e9)
-                    speed = 1 / seconds if seconds > 0 else None
-                cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, speed))
+                tokens = None
+                if verdict != "does_not_fit" and spec.bandwidth_gbs and factor is not None:
+                    on_gpu = (read_prefix[layers - 1] + head) if layers else 0
+                    seconds = on_gpu / (spec.bandwidth_gbs * 1e9 * factor.decode_bandwidth_efficiency)
+                    seconds += layers * factor.per_layer_us * 1e-6
+                    seconds += (read_total - on_gpu) / host_rate + (n_layers - layers) * cpu_layer_s
+                    tokens = slowdown / seconds if seconds > 0 else None
+                cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, tokens))
     return cells

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from rigcheck.core.catalog import Catalog, QuantFormat
+from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
@@ -32,6 +32,11 @@ LLAMA_CPP_UBATCH = 512
 ZERO = "ZeRO (arXiv 1910.02054) §3: mixed-precision Adam = 2+2+12 bytes/parameter"
 KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198), Megatron theoretical_memory_usage.py"
 LLAMA_CPP_BUFFER = "llama.cpp compute buffer n_ctx·n_ubatch·n_head·4 B (logdetective PR #106 logs)"
+LLAMA_CPP_FA_BUFFER = (
+    "unslothai/unsloth PR #7637 (flash-attn KQ mask: n_ubatch × 2 B per context token); logits term: a "
+    "llama.cpp gpt-oss log (vocabulary 201,088) shows 398.38 MiB on the device holding the output head, "
+    "34.76 MiB on the others"
+)
 VLLM_PROFILE = "vLLM start-up profile, Llama-3-8B on H100 (vllm-project/vllm PR #10511)"
 ELEUTHER_20 = "EleutherAI Transformer Math via HF model-memory-usage Space: +20% at inference"
 QLORA = "QLoRA (arXiv 2305.14314) §3: NF4 + double quantization = 4.127 bits/parameter"
@@ -59,12 +64,16 @@ class Request:
     kv_type: str = "f16"
     workload: Workload = "inference"
     engine: Engine = "llama.cpp"
-    #: llama.cpp flash attention: without it the compute buffer grows with n_ctx × n_ubatch × n_head
-    flash_attention: bool = False
+    #: llama.cpp flash attention: without it the compute buffer grows with n_ctx × n_ubatch × n_head.
+    #: On by default: llama.cpp's default is ``-fa auto`` (llama_context_default_params:
+    #: flash_attn_type = LLAMA_FLASH_ATTN_TYPE_AUTO), which enables it where the backend supports it
+    flash_attention: bool = True
     lora_rank: int = 16
     #: LoRA target modules; all linear projections by default, as QLoRA recommends
     lora_targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
     checkpointing: Checkpointing = "full"
+    #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
+    backend: Backend | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,12 @@ class MemoryEstimate:
     other_weight_bytes: int = 0
     #: KV cache per layer, for placement
     layer_kv_bytes: tuple[int, ...] = ()
+    #: weights the engine keeps in host memory wherever the layers go (llama.cpp's input embedding,
+    #: memory-mapped from the file); not part of ``other_weight_bytes``
+    host_weight_bytes: int = 0
+    #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
+    layer_expert_bytes: tuple[int, ...] = ()
+    backend: Backend | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def total(self, category: Category | None = None) -> int:
@@ -159,35 +174,94 @@ def default_context(arch: ArchConfig) -> int:
 # -- weights --------------------------------------------------------------------------------------
 
 
-def _weights(model: ModelInfo, quant: QuantFormat | None) -> tuple[Term, tuple[int, ...], int]:
-    """Weight bytes in total, per layer, and outside the layers."""
+#: llama.cpp's MXFP4 GGUFs of gpt-oss (ggml-org/gpt-oss-*-GGUF) keep the routed experts in MXFP4 and
+#: the other 2-D weights in Q8_0 (34 bytes per 32 weights): experts × 4.25 + the rest × 8.5 bits gives
+#: 11.24 GiB and 58.9 GiB against llama-bench's 11.27 GiB and 59.02 GiB ("gpt-oss 20B/120B MXFP4 MoE")
+LLAMA_CPP_MX_OTHER_BPW = 8.5
+#: Q6_K's bits per weight: llama.cpp's quantize gives the output head this type in its K and I mixes
+#: unless the base type is wider (llama-quant.cpp: "else if (new_type != GGML_TYPE_Q8_0) new_type = Q6_K")
+Q6_K_BPW = 6.5625
+#: Llama-3.1-8B, the model tools/quantize/README.md measured the mixes on: parameters, and the input
+#: embedding and the output head (128,256 × 4,096 each, untied)
+_CALIBRATION_PARAMS = 8_030_261_248
+_CALIBRATION_EMBED = 128_256 * 4_096
+
+
+def _gguf_body_bpw(file_bpw: float, embed_bpw: float, out_bpw: float) -> float:
+    """Bits per weight of the layers that make the calibration model's whole file ``file_bpw``."""
+    body = _CALIBRATION_PARAMS - 2 * _CALIBRATION_EMBED
+    return (file_bpw * _CALIBRATION_PARAMS - (embed_bpw + out_bpw) * _CALIBRATION_EMBED) / body
+
+
+LLAMA_CPP_MX_SOURCE = (
+    "llama-bench size column of ggml-org/gpt-oss-20b-GGUF (11.27 GiB) and -120b (59.02 GiB), "
+    "e.g. ggml-org/llama.cpp PR #16894; non-expert tensors at Q8_0 derived from those sizes"
+)
+#: llama.cpp never offloads the input embedding (a row lookup): "there is very little benefit to
+#: offloading the input layer, so always keep it on the CPU" (src/llama-model.cpp, load_tensors)
+LLAMA_CPP_INPUT_ON_CPU = "llama.cpp src/llama-model.cpp: the input layer is always kept on the CPU"
+
+
+def _weights(
+    model: ModelInfo, quant: QuantFormat | None, engine: Engine = "llama.cpp"
+) -> tuple[Term, tuple[int, ...], int, int]:
+    """Weight bytes in total, per layer, outside the layers, and of the input embedding alone."""
     arch = model.arch
     weights = model.weights
+    embed_share = arch.embed_params / max(arch.embed_params + arch.head_params, 1)
     if weights is not None and (quant is None or quant.id == weights.quant_id):
         layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
         other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
         term = Term("weights", "weights", weights.total_bytes, "file", f"sum of tensor sizes in {files}")
-        return term, layers, other
+        return term, layers, other, int(other * embed_share)
     if quant is None:
         raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
 
     embed_head = arch.embed_params + arch.head_params
     layer_params = arch.layer_params or _spread_params(arch)
     if quant.kind == "gguf" and quant.file_bpw is not None:
-        # A mix's measured whole-file bits per weight already includes its wider embedding/output tensors.
-        bpw = quant.file_bpw
-        per_layer = tuple(int(p * bpw / 8) for p in layer_params)
-        other = int(embed_head * bpw / 8)
-        formula = f"{arch.params_total:,} parameters × {bpw} bits ({quant.name} whole-file average) / 8"
-        source = quant.file_bpw_source or quant.source
+        # llama.cpp's mixes: the output head at Q6_K (unless the base type is wider), the input embedding
+        # at the base block type, and the layers at whatever bits per weight makes the mix's whole-file
+        # figure measured on Llama-3.1-8B come out (so the split carries to other shapes: a 70B has a
+        # far smaller share of embedding than an 8B).
+        out_bpw = max(quant.bits_per_weight, Q6_K_BPW)
+        body_bpw = _gguf_body_bpw(quant.file_bpw, quant.bits_per_weight, out_bpw)
+        per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+        if arch.tie_word_embeddings:  # one tensor, quantized as the output
+            embed = int(arch.embed_params * out_bpw / 8)
+            other = embed + int(arch.head_params * out_bpw / 8)
+        else:
+            embed = int(arch.embed_params * quant.bits_per_weight / 8)
+            other = embed + int(arch.head_params * out_bpw / 8)
+        formula = (
+            f"layers × {body_bpw:.3f} bits ({quant.name} layer average) + output × {out_bpw:g} bits"
+            f" + input embedding × {quant.bits_per_weight:g} bits, / 8"
+        )
+        source = (
+            f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
+            "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
+        )
+    elif quant.kind == "mx" and arch.is_moe and engine == "llama.cpp":
+        # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
+        bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
+        per_layer = tuple(
+            int(expert * bpw / 8 + (p - expert) * rest / 8)
+            for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+        )
+        other = int(embed_head * rest / 8)
+        embed = int(arch.embed_params * rest / 8)
+        formula = (
+            f"routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF"
+        )
+        source = LLAMA_CPP_MX_SOURCE
     elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
         if quant.kind == "mx" and arch.is_moe:
             per_layer = tuple(
                 int(expert * bpw / 8 + (p - expert) * 2)
-                for p, expert in zip(layer_params, _expert_params_per_layer(arch), strict=True)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
             )
             formula = (
                 f"routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes"
@@ -196,18 +270,36 @@ def _weights(model: ModelInfo, quant: QuantFormat | None) -> tuple[Term, tuple[i
             per_layer = tuple(int(p * bpw / 8) for p in layer_params)
             formula = f"layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)"
         other = embed_head * 2
+        embed = arch.embed_params * 2
         source = quant.source
     else:
         bpw = quant.bits_per_weight
         per_layer = tuple(int(p * bpw / 8) for p in layer_params)
         other = int(embed_head * bpw / 8)
+        embed = int(arch.embed_params * bpw / 8)
         formula = f"{arch.params_total:,} parameters × {bpw:g} bits / 8"
         source = quant.source
     provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
     if quant.kind == "gguf" and quant.file_bpw is not None:
         provenance = "estimate"
     total = sum(per_layer) + other
-    return Term("weights", f"weights ({quant.name})", total, provenance, formula, source), per_layer, other
+    term = Term("weights", f"weights ({quant.name})", total, provenance, formula, source)
+    return term, per_layer, other, embed
+
+
+def _expert_bytes(
+    model: ModelInfo, quant: QuantFormat | None, layer_weights: tuple[int, ...], req: Request
+) -> tuple[int, ...]:
+    """Routed-expert bytes per layer: exact where the format stores experts apart (MXFP4), else pro rata."""
+    arch = model.arch
+    if not arch.is_moe:
+        return ()
+    experts = expert_params_per_layer(arch)
+    params = arch.layer_params or _spread_params(arch)
+    from_file = model.weights is not None and quant is not None and quant.id == model.weights.quant_id
+    if quant is not None and quant.kind == "mx" and not from_file:
+        return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
+    return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))
 
 
 def _spread_params(arch: ArchConfig) -> tuple[int, ...]:
@@ -219,7 +311,7 @@ def _spread(total: int, arch: ArchConfig) -> tuple[int, ...]:
     return tuple(total // arch.num_layers for _ in range(arch.num_layers))
 
 
-def _expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
+def expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
     per_layer_moe = (arch.num_experts or 0) * arch.expert_params
     moe = arch.moe_layers or tuple(arch.is_moe for _ in range(arch.num_layers))
     return tuple(per_layer_moe if is_moe else 0 for is_moe in moe)
@@ -242,25 +334,24 @@ def _kv_cache(
     arch: ArchConfig, context: int, batch: int, kv: tuple[str, float], engine: Engine
 ) -> tuple[list[Term], tuple[int, ...], int]:
     kv_type, elem = kv
-    per_layer: list[int] = []
-    per_token = 0
-    capped = 0
-    for kind in arch.layer_kinds:
+    # Each kind of layer caches the same per token: work each out once, then lay them out per layer.
+    by_kind: dict[str, tuple[int, int]] = {}  # kind -> (bytes per token, bytes in the cache)
+    for kind in set(arch.layer_kinds):
         elements = _kv_elements_per_token(arch, kind)
-        per_token += int(elements * elem)
         if kind == "sliding" and arch.sliding_window:
             # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
             extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
-            cells = min(context, arch.sliding_window + extra)
-            capped += 1
+            cached = int(min(context, arch.sliding_window + extra) * elements * elem * batch)
         elif kind == "linear":
-            per_layer.append(int((arch.linear_state_elements or 0) * 4 * batch))  # fp32 recurrent state
-            continue
+            cached = int((arch.linear_state_elements or 0) * 4 * batch)  # fp32 recurrent state
         else:
-            cells = context
-        per_layer.append(int(cells * elements * elem * batch))
+            cached = int(context * elements * elem * batch)
+        by_kind[kind] = (int(elements * elem), cached)
+    per_layer = [by_kind[kind][1] for kind in arch.layer_kinds]
+    per_token = sum(by_kind[kind][0] for kind in arch.layer_kinds)
+    capped = arch.layer_kinds.count("sliding") if arch.sliding_window else 0
     terms = []
-    attention = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k != "linear")
+    attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
     formula = (
         f"{context:,} tokens × {batch} sequence(s) × {kv_type} ({elem:g} B/element) "
@@ -274,7 +365,7 @@ def _kv_cache(
         )
     source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
     terms.append(Term("kv_cache", "KV cache", attention, "estimate", formula, source))
-    linear = sum(per_layer[i] for i, k in enumerate(arch.layer_kinds) if k == "linear")
+    linear = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k == "linear")
     if linear:
         n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
         terms.append(
@@ -297,6 +388,7 @@ def _kv_cache(
 def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: int) -> list[Term]:
     if req.engine == "llama.cpp":
         terms = []
+        logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
         if not req.flash_attention:
             buffer = context * LLAMA_CPP_UBATCH * arch.num_heads * 4
             terms.append(
@@ -308,6 +400,19 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     f"n_ctx {context:,} × n_ubatch {LLAMA_CPP_UBATCH} × {arch.num_heads} heads × 4 B "
                     "(one layer's f32 attention scores; much smaller with -fa)",
                     LLAMA_CPP_BUFFER,
+                )
+            )
+        else:
+            mask = context * LLAMA_CPP_UBATCH * 2
+            terms.append(
+                Term(
+                    "activations",
+                    "compute buffer",
+                    logits + mask,
+                    "estimate",
+                    f"f32 logits of one micro-batch, n_ubatch {LLAMA_CPP_UBATCH} × {arch.vocab_size:,} "
+                    f"tokens × 4 B, + the flash-attention KQ mask n_ctx {context:,} × n_ubatch × 2 B",
+                    LLAMA_CPP_FA_BUFFER,
                 )
             )
         terms.append(
@@ -507,11 +612,20 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         notes.append(f"context {context:,} is beyond the model's maximum of {arch.max_context:,}")
 
     kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
+    host = 0
     if req.workload == "inference":
         quant = resolve_quant(catalog, req.quant) if req.quant else None
         if quant is None and model.weights is None:
-            quant = catalog.quant("bf16")
-        weights, layer_weights, other = _weights(model, quant)
+            quant = resolve_quant(catalog, model.native_quant or "bf16")
+            released = (
+                "the format it is released in" if model.native_quant else "bf16, its format being unknown"
+            )
+            notes.append(f"no weight format asked for: sized as {quant.name}, {released}")
+        weights, layer_weights, other, embed = _weights(model, quant, req.engine)
+        if req.engine == "llama.cpp":
+            # The input embedding stays in host memory; a tied head is a second copy on the GPU.
+            host = embed
+            other = other if arch.tie_word_embeddings else other - embed
         terms = [weights, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]
         if quant is not None:
             name = quant.name
@@ -539,6 +653,11 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         layer_weight_bytes=layer_weights,
         other_weight_bytes=other,
         layer_kv_bytes=layer_kv,
+        host_weight_bytes=host,
+        layer_expert_bytes=_expert_bytes(model, quant, layer_weights, req)
+        if req.workload == "inference"
+        else (),
+        backend=req.backend,
         notes=tuple(notes),
     )
 

@@ -24,7 +24,6 @@ from rigcheck.core.estimate.cost import DEFAULT_PRICES, GpuCost, Prices, gpu_cos
 from rigcheck.core.estimate.fit import (
     GPU_MARGIN,
     MEGATRAIN_HOST_BYTES,
-    QUANT_LADDER,
     FitResult,
     Placement,
     budgets,
@@ -34,6 +33,7 @@ from rigcheck.core.estimate.fit import (
 )
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, Workload, estimate_memory
 from rigcheck.core.estimate.power import PowerBudget, power_budget
+from rigcheck.core.estimate.recommend import Prefer, display_quant, recommend, where_of
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -106,8 +106,12 @@ class Outcome:
     train_tokens_per_s: float | None
     #: where it runs, or why not, in words ("everything on the GPU: …", "needs 57.7 GiB; GPUs offer …")
     placement: str = ""
-    #: "none", "layers", "optimizer" or "full" (see fit.Placement.offload)
+    #: "none", "layers", "experts", "optimizer", "params" or "full" (see fit.Placement.offload)
     offload: str = "none"
+    #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run
+    where: str | None = None
+    #: the quant id asked for (None: the model's own files or the workload's format), to pin it again
+    quant_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,9 @@ class ModelChange:
     after: Outcome
     #: before does_not_fit → after fits or fits_with_offload, or before offload → after entirely on GPU
     newly_runnable: bool
+    #: what the recommendation is after the upgrade when it differs from ``after`` (which keeps the
+    #: format used before, to compare like with like): a better format the upgrade makes possible
+    better: Outcome | None = None
 
 
 @dataclass(frozen=True)
@@ -213,7 +220,7 @@ def _tokens(result: FitResult) -> float | None:
     return speed.decode_tokens_per_s if result.estimate.workload == "inference" else speed.train_tokens_per_s
 
 
-def _outcome_of(result: FitResult, quant: str | None) -> Outcome:
+def _outcome_of(result: FitResult, quant: str | None, quant_id: str | None = None) -> Outcome:
     if result.verdict == "does_not_fit":
         return Outcome("does_not_fit", None, None, None, result.reasons[0] if result.reasons else "")
     return Outcome(
@@ -223,6 +230,8 @@ def _outcome_of(result: FitResult, quant: str | None) -> Outcome:
         result.speed.train_tokens_per_s,
         result.reasons[0] if result.reasons else "",
         result.placement.offload,
+        where_of(result),
+        quant_id,
     )
 
 
@@ -234,23 +243,22 @@ def outcome(
     workload: str = "inference",
     context: int | None = None,
     live: bool = False,
+    prefer: Prefer = "quality",
+    quant_id: str | None = None,
 ) -> Outcome:
-    """How ``model`` runs on ``machine``: for inference the best format that fits on the GPUs (as
-    :func:`~rigcheck.core.estimate.fit.best_quant`), else the smallest that fits with offload."""
+    """How ``model`` runs on ``machine``: the recommendation (:func:`~rigcheck.core.estimate.recommend.
+    recommend`, the one answer every surface gives), or with ``quant_id`` that format pinned."""
     kind = _workload(workload)
-    req = Request(context=context, workload=kind)
-    if kind != "inference":
+    if quant_id is not None and kind == "inference":
+        req = Request(context=context, workload=kind, quant=quant_id)
         result = fit(model, machine, req, catalog, live=live, advise=False)
-        return _outcome_of(result, result.estimate.quant_name)
-    if machine.gpus:
-        for name in QUANT_LADDER:
-            result = fit(
-                model, machine, replace(req, quant=name), catalog, offload="none", live=live, advise=False
-            )
-            if result.verdict == "fits":
-                return _outcome_of(result, result.estimate.quant_name)
-    result = fit(model, machine, replace(req, quant=QUANT_LADDER[-1]), catalog, live=live, advise=False)
-    return _outcome_of(result, result.estimate.quant_name)
+        return _outcome_of(result, display_quant(result.estimate.quant_name), quant_id)
+    rec = recommend(
+        model, machine, kind, catalog, context=context, live=live, prefer=prefer, rope_scaling=True
+    )
+    if rec.best is None:
+        return _outcome_of(rec.result, None)
+    return _outcome_of(rec.best.result, rec.best.quant, rec.best.quant_id)
 
 
 def _newly_runnable(before: Outcome, after: Outcome) -> bool:
@@ -300,6 +308,7 @@ def compare(
     context: int | None = None,
     prices: Prices = DEFAULT_PRICES,
     live_before: bool = False,
+    prefer: Prefer = "quality",
 ) -> UpgradeReport:
     """Each model on ``before`` and on ``after``; the PSU budget of both; what the new GPUs cost.
 
@@ -311,9 +320,18 @@ def compare(
     infos = [catalog_model(model_id, catalog) for model_id in ids]
     changes = []
     for info in infos:
-        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before)
-        now = outcome(info, after, catalog, workload=kind, context=context, live=False)
-        changes.append(ModelChange(info.id, info.name, was, now, _newly_runnable(was, now)))
+        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer)
+        best = outcome(info, after, catalog, workload=kind, context=context, live=False, prefer=prefer)
+        now, better = best, None
+        if was.verdict != "does_not_fit" and was.quant_id is not None and was.quant_id != best.quant_id:
+            # like with like: the format it ran in before, if it still runs; the new best said apart
+            same = outcome(
+                info, after, catalog, workload=kind, context=context, live=False, quant_id=was.quant_id
+            )
+            if same.verdict != "does_not_fit":
+                now, better = same, best
+        changes.append(ModelChange(info.id, info.name, was, now, _newly_runnable(was, now), better))
+    changes.sort(key=lambda c: not c.newly_runnable)  # newly runnable first, else in the given order
 
     power_before = power_budget(before, catalog)
     power_after = power_budget(after, catalog)

@@ -1224,11 +1224,37 @@ def _parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     return parse_config(config, source)
 
 
+#: bytes read at a time when a file's size is not known in advance (a pipe, a procfs-like file)
+_READ_CHUNK: Final = 1024 * 1024
+
+
+def _read_at_most(handle: Any, limit: int) -> bytes:
+    """Up to ``limit`` bytes. ``read(limit)`` would allocate ``limit`` bytes up front (64 MiB for
+    a 1 kB config.json): size the first read by the file's own size and go on in chunks."""
+    try:
+        size = os.fstat(handle.fileno()).st_size
+    except (OSError, AttributeError, ValueError):
+        size = 0
+    chunks: list[bytes] = []
+    total = 0
+    want = min(size + 1, limit) if size else min(_READ_CHUNK, limit)
+    while total < limit:
+        chunk = handle.read(want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if size and len(chunk) < want:
+            break  # a regular file read short of what its size promised: that was all of it
+        want = min(_READ_CHUNK, limit - total)
+    return b"".join(chunks)
+
+
 def _read_json_object(path: Path) -> dict[str, Any]:
     source = str(path)
     try:
         with path.open("rb") as handle:
-            raw = handle.read(MAX_JSON_BYTES + 1)
+            raw = _read_at_most(handle, MAX_JSON_BYTES + 1)
     except OSError as error:
         raise InputError(source, f"cannot read ({_os_reason(error)})") from error
     if len(raw) > MAX_JSON_BYTES:

@@ -7,8 +7,9 @@ id ``org/name``. Anything else is a one-line error saying what was tried.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
@@ -22,8 +23,33 @@ def from_catalog(spec: ModelSpec) -> ModelInfo:
 
     arch = parse_config(spec.config, f"catalog:{spec.id}")
     return ModelInfo(
-        id=spec.id, name=spec.name, arch=arch, source_kind="catalog", source=f"catalog:{spec.id}"
+        id=spec.id,
+        name=spec.name,
+        arch=arch,
+        source_kind="catalog",
+        source=f"catalog:{spec.id}",
+        native_quant=spec.native_format or released_format(spec.config),
     )
+
+
+#: quantization_config.quant_method -> our quant id (4-bit GPTQ/AWQ checked by ``bits``)
+_QUANT_METHODS = {"mxfp4": "mxfp4", "fp8": "fp8-e4m3", "fbgemm_fp8": "fp8-e4m3"}
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+def released_format(config: Mapping[str, Any]) -> str | None:
+    """The format a checkpoint ships in, from its config.json: the quantization method, else the dtype."""
+    quant = config.get("quantization_config")
+    if isinstance(quant, Mapping):
+        method = str(quant.get("quant_method", "")).lower()
+        if method in _QUANT_METHODS:
+            return _QUANT_METHODS[method]
+        if method in ("gptq", "awq") and quant.get("bits") == 4:
+            group = quant.get("group_size")
+            return f"{method}-4bit-g128" if group in (128, None) else None
+        return None  # a method we do not size: let the caller fall back
+    dtype = config.get("torch_dtype", config.get("dtype"))
+    return _DTYPES.get(str(dtype).lower()) if dtype is not None else None
 
 
 def resolve_model(

@@ -107,5 +107,7 @@ class ModelInfo:
     #: where it came from: a path, "catalog:<id>", "hf:<org/name>@<revision>"
     source: str
     weights: WeightsInfo | None = None
+    #: the format the weights are released in (a quant id), used when no format is asked for
+    native_quant: str | None = None
     #: notes for the explanation ("config.json omits head_dim: hidden_size / heads used")
     notes: tuple[str, ...] = ()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from rigcheck.core.machine import GPU, PSU, SCHEMA, Drivers, Machine, Note, now_iso
+from rigcheck.core.machine import CPU, GPU, PSU, SCHEMA, Drivers, Machine, Memory, Note, now_iso
 from rigcheck.core.probe import _cpu, _host, _software
 from rigcheck.core.probe._common import ProbeContext, VendorResult, pci_ids_name
 
@@ -72,12 +72,17 @@ def probe_gpus(ctx: ProbeContext) -> VendorResult:
 
 
 def probe_machine(
-    ctx: ProbeContext | None = None, psu_watts: float | None = None, pythons: tuple[str, ...] = ()
+    ctx: ProbeContext | None = None,
+    psu_watts: float | None = None,
+    pythons: tuple[str, ...] = (),
+    *,
+    measure_bandwidth: bool = False,
 ) -> Machine:
     """Describe this computer. Never raises for what the machine lacks or refuses to tell.
 
     The slow parts (NVML initialisation, ``--version`` subprocesses) run side by side on threads.
-    ``pythons`` are extra interpreters whose packages are listed too.
+    ``pythons`` are extra interpreters whose packages are listed too. The host memory bandwidth comes
+    from the CPU platform catalog (or a default); ``measure_bandwidth`` runs a ~1 s copy test instead.
     """
     ctx = ctx or ProbeContext()
     taken_at = now_iso()
@@ -91,6 +96,8 @@ def probe_machine(
         gpu_result = gpu_future.result()
         software, sw_drivers, sw_notes = software_future.result()
     gpus, catalog_notes = _with_catalog_ids(gpu_result.gpus)
+    memory, bandwidth_notes = _with_host_bandwidth(cpu, memory, measure_bandwidth)
+    catalog_notes = (*catalog_notes, *bandwidth_notes)
     return Machine(
         schema=SCHEMA,
         taken_at=taken_at,
@@ -104,6 +111,31 @@ def probe_machine(
         psu=PSU(watts=psu_watts, source="user") if psu_watts is not None else PSU(),
         notes=(*host_notes, *cpu_notes, *disk_notes, *gpu_result.notes, *sw_notes, *catalog_notes),
     )
+
+
+def _with_host_bandwidth(cpu: CPU, memory: Memory, measure: bool) -> tuple[Memory, tuple[Note, ...]]:
+    """The host memory bandwidth: measured on request, else the CPU platform's from the catalog."""
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.estimate.speed import with_host_bandwidth
+
+    measured = None
+    notes: list[Note] = []
+    if measure:
+        try:
+            from rigcheck.core.probe._membw import measure_copy_bandwidth
+
+            measured = measure_copy_bandwidth()
+        except (ImportError, MemoryError, OSError) as exc:
+            notes.append(Note("memory", "warning", f"memory bandwidth not measured: {exc}"))
+        else:
+            notes.append(Note("memory", "info", f"memory copy test: {measured / 1e9:.1f} GB/s"))
+    try:
+        catalog = load_catalog()
+    except InputError as exc:
+        return memory, (*notes, Note("catalog", "error", f"catalog not loaded: {exc}"))
+    bare = Machine(cpu=cpu, memory=memory, gpus=())
+    return with_host_bandwidth(bare, catalog, measured).memory, tuple(notes)
 
 
 def _with_catalog_ids(gpus: tuple[GPU, ...]) -> tuple[tuple[GPU, ...], tuple[Note, ...]]:

@@ -96,6 +96,8 @@ def _describe(
     if total is None:
         notes.warning(f"{card.name}: VRAM size unknown (no readable mem_info_vram_total)")
     unified = _is_apu(card, total, notes) if total is not None else None
+    # An APU may also map system RAM (GTT) on top of its carve-out: the estimator counts both.
+    gtt = read_int(dev / "mem_info_gtt_total", notes) if unified else None
     hwmon = _hwmon(dev)
     name = (
         smi_facts.get("name")
@@ -110,6 +112,7 @@ def _describe(
         memory_total_bytes=total,
         memory_free_bytes=total - used if total is not None and used is not None else None,
         unified_memory=unified,
+        memory_shared_bytes=gtt,
         uuid=read_text(dev / "unique_id", notes),
         pci_bus_id=card.bus_id,
         pci_id=card.pci_id,

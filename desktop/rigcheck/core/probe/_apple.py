@@ -17,6 +17,7 @@ from typing import Any
 
 from rigcheck.core.machine import GPU, Vendor
 from rigcheck.core.probe._common import COMMAND_TIMEOUT_S, Notes, ProbeContext, VendorResult
+from rigcheck.core.unified import apple_default_gpu_limit
 
 SOURCE = "sysctl/system_profiler"
 
@@ -40,7 +41,7 @@ MIB = 1024**2
 # allowing more (11.84 GiB of 16 GiB on an M3: https://github.com/AlexsJones/llmfit/pull/754;
 # 107.52 GiB of 128 GiB on macOS 26: https://github.com/antirez/ds4/pull/893), so this estimate is
 # the conservative, long-standing default, and the note says it is an estimate.
-_SMALL_MACHINE_MAX_BYTES = 32 * GIB
+# The rule itself lives in core/unified.py, where the estimator applies it to snapshots too.
 
 _VENDORS: tuple[tuple[str, Vendor], ...] = (
     ("apple", "apple"),
@@ -143,9 +144,7 @@ def _gpu_limit(ctx: ProbeContext, memsize: int | None, notes: Notes) -> int | No
 
 def default_gpu_limit(memsize: int) -> tuple[int, str]:
     """The estimated default GPU working set for ``memsize`` bytes of RAM, and the share as words."""
-    if memsize <= _SMALL_MACHINE_MAX_BYTES:
-        return memsize * 2 // 3, "two thirds"
-    return memsize * 3 // 4, "75%"
+    return apple_default_gpu_limit(memsize)
 
 
 # -- Intel Macs ---------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Compatibility findings as readable text (``rigcheck compat`` without ``--json``).
 
-Grouped by GPU (the machine-wide findings first), failures first within each group; every finding
-shows its reason, and its fix and command when there is something to do.
+Root causes first: the one change that fixes the most, then the findings grouped by cause. Then each GPU's
+findings (the machine-wide ones first): problems with installed software, unknowns, then software that is not
+installed and would not work here (marked "n/a", never "FAIL"), then what works. Every finding shows its
+reason, and its fix, command and install side effect when there is one.
 """
 
 from __future__ import annotations
@@ -9,11 +11,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rigcheck.core.compat import DISPLAY_RANK, FRAMEWORKS, Finding
+from rigcheck.core.compat import BUCKETS, DISPLAY_RANK, FRAMEWORKS, Finding, Summary, bucket, root_causes
 from rigcheck.core.machine import Machine
 
+#: the label of each finding: a broken install says FAIL/WARN, software that cannot run here says n/a
 _LABEL = {"fail": "FAIL", "warn": "WARN", "unknown": "?", "ok": "ok"}
+_BUCKET_LABEL = {"not-here": "n/a", "limited": "limit"}
 _INDENT = " " * 8
+#: what each bucket is called in the counts line
+_BUCKET_WORDS = {
+    "problem": "need attention",
+    "unknown": "unknown",
+    "not-here": "would not work here",
+    "limited": "would work with limits",
+    "ok": "ok",
+}
 
 
 def _gpu_title(machine: Machine, index: int) -> str:
@@ -26,33 +38,58 @@ def _gpu_title(machine: Machine, index: int) -> str:
     return f"GPU {index} · {gpu.name}" + (f" ({arch})" if arch else "")
 
 
-def _order(finding: Finding) -> tuple[int, int, str]:
+def _order(finding: Finding) -> tuple[int, int, int, str]:
     framework = FRAMEWORKS.index(finding.framework) if finding.framework in FRAMEWORKS else len(FRAMEWORKS)
-    return DISPLAY_RANK[finding.status], framework, finding.subject
+    return BUCKETS.index(bucket(finding)), DISPLAY_RANK[finding.status], framework, finding.subject
+
+
+def label(finding: Finding) -> str:
+    """FAIL / WARN / ? / ok, or n/a for software that is not installed and cannot run here."""
+    return _BUCKET_LABEL.get(bucket(finding), _LABEL[finding.status])
 
 
 def _lines(finding: Finding) -> list[str]:
-    lines = [f"  {_LABEL[finding.status]:<5} {finding.framework:<13} {finding.subject}"]
+    lines = [f"  {label(finding):<5} {finding.framework:<13} {finding.subject}"]
     lines.append(f"{_INDENT}{finding.reason}")
     if finding.fix:
         lines.append(f"{_INDENT}fix: {finding.fix}")
+    if finding.side_effect:
+        lines.append(f"{_INDENT}note: {finding.side_effect}")
     if finding.command:
         lines.append(f"{_INDENT}$ {finding.command}")
     return lines
 
 
-def compat_text(findings: Sequence[Finding], machine: Machine) -> str:
-    counts = Counter(f.status for f in findings)
-    summary = ", ".join(f"{counts[s]} {s}" for s in ("fail", "warn", "unknown", "ok") if counts[s])
-    lines = [f"RigCheck compatibility: {summary or 'nothing to check'}"]
-    groups: dict[int | None, list[Finding]] = {}
+def counts_line(findings: Sequence[Finding]) -> str:
+    counts = Counter(bucket(f) for f in findings)
+    return ", ".join(f"{counts[b]} {_BUCKET_WORDS[b]}" for b in BUCKETS if counts[b]) or "nothing to check"
+
+
+def compat_text(findings: Sequence[Finding], machine: Machine, summary: Summary | None = None) -> str:
+    lines = [f"RigCheck compatibility: {counts_line(findings)}"]
+    groups = summary.groups if summary is not None else root_causes(findings, machine)
+    if summary is not None:
+        lines += ["", summary.sentence]
+    if groups:
+        lines += ["", "Root causes"]
+        for group in groups:
+            names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+            lines.append(f"  [{group.cause}] {group.title} ({names})")
+            if group.fix:
+                lines.append(f"{_INDENT}fix: {group.fix}")
+    by_gpu: dict[int | None, list[Finding]] = {}
     for finding in findings:
-        groups.setdefault(finding.gpu_index, []).append(finding)
-    for index in sorted(groups, key=lambda i: -1 if i is None else i):
+        by_gpu.setdefault(finding.gpu_index, []).append(finding)
+    for index in sorted(by_gpu, key=lambda i: -1 if i is None else i):
         lines.append("")
         lines.append("This machine" if index is None else _gpu_title(machine, index))
-        for finding in sorted(groups[index], key=_order):
+        for finding in sorted(by_gpu[index], key=_order):
             lines += _lines(finding)
+    legend = []
+    if any(bucket(f) == "not-here" for f in findings):
+        legend.append("n/a = not installed, and this hardware cannot run it (nothing is broken).")
     if any(f.status == "unknown" for f in findings):
-        lines += ["", "? = unknown: the machine or the catalog lacks a fact this check needs."]
+        legend.append("? = unknown: no documented answer; the reason names the missing fact.")
+    if legend:
+        lines += ["", *legend]
     return "\n".join(lines)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.recommend import verdict_words, where_of
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import fmt_bytes
 
@@ -57,6 +58,8 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "total_layers": p.total_layers,
             "offload": p.offload,
             "split": p.split,
+            "cpu_expert_layers": p.cpu_expert_layers,
+            "where": where_of(result),
         },
         "budget": {"gpu_bytes": list(result.budget.gpu_bytes), "cpu_bytes": result.budget.cpu_bytes},
         "speed": {
@@ -65,6 +68,9 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "train_tokens_per_s": _round(s.train_tokens_per_s),
             "bound_by": s.bound_by,
             "explanation": list(s.explanation),
+            "estimated_decode_tokens_per_s": _round(s.estimated_decode_tokens_per_s),
+            "estimated_prefill_tokens_per_s": _round(s.estimated_prefill_tokens_per_s),
+            "measured_from": s.measured_from,
         },
         "estimate": estimate_json(result.estimate),
         "reasons": list(result.reasons),
@@ -109,17 +115,10 @@ def estimate_text(est: MemoryEstimate) -> str:
     return "\n".join(lines)
 
 
-_VERDICT = {
-    "fits": "FITS on the GPU",
-    "fits_with_offload": "FITS WITH OFFLOAD to RAM",
-    "does_not_fit": "DOES NOT FIT",
-}
-
-
 def fit_text(result: FitResult, machine: Machine) -> str:
     est = result.estimate
     what = f"{est.model.name}, {est.quant_name}, {est.workload}, context {est.context:,}"
-    lines = [f"{_VERDICT[result.verdict]}: {what}"]
+    lines = [f"{verdict_words(result).upper()}: {what}"]
     lines += [f"  {r}" for r in result.reasons]
     s = result.speed
     speeds = []
@@ -132,7 +131,9 @@ def fit_text(result: FitResult, machine: Machine) -> str:
     if speeds:
         lines += [
             "",
-            "Speed (estimate): " + ", ".join(speeds) + (f"; bound by {s.bound_by}" if s.bound_by else ""),
+            ("Speed (measured, see below): " if s.measured_from else "Speed (estimate): ")
+            + ", ".join(speeds)
+            + (f"; bound by {s.bound_by}" if s.bound_by else ""),
         ]
     lines += [f"  {e}" for e in s.explanation]
     if result.advice:

@@ -39,6 +39,8 @@ FLEET_SCHEMA = "rigcheck.fleet/1"
 GIB = 1024**3
 #: the weight format a fleet is asked about when none is named (llama.cpp's usual choice)
 DEFAULT_QUANT = "q4_k_m"
+#: a column's quant when each node has its own recommended format (docs/recommendation.md)
+RECOMMENDED = "recommended"
 #: the fields :meth:`Fleet.drift` compares, in the order it reports them
 DRIFT_FIELDS = ("driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_gib", "os")
 #: fields whose values are versions: a differing node is "older" or "newer" than the majority
@@ -66,7 +68,8 @@ class Node:
     machine: Machine
     #: None when the file was a bare rigcheck.machine/1 snapshot
     report: Report | None
-    #: failing compat findings: the report's, or check_compat's when the file holds none
+    #: failing compat findings of what is on the machine (software that is not installed and would not
+    #: work here does not count): the report's, or check_compat's when the file holds none
     failing: int
     #: "report" or "snapshot"
     kind: str = "report"
@@ -257,15 +260,28 @@ class Fleet:
         model: ModelInfo | str,
         catalog: Catalog,
         *,
-        quant: str = DEFAULT_QUANT,
+        quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
     ) -> ModelColumn:
-        """``model`` (a catalog id or a resolved model) on every node at ``quant``."""
+        """``model`` (a catalog id or a resolved model) on every node at ``quant``; with ``quant`` None,
+        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
-        from rigcheck.core.estimate.upgrade import catalog_model
+        from rigcheck.core.estimate.upgrade import catalog_model, outcome
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
+        if quant is None:
+            best = [outcome(info, node.machine, catalog, context=context) for node in self.nodes]
+            return ModelColumn(
+                info.id,
+                info.name,
+                RECOMMENDED,
+                context,
+                tuple(
+                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate")
+                    for node, o in zip(self.nodes, best, strict=True)
+                ),
+            )
         request = Request(quant=quant, context=context)
         # Once, before the loop: an unknown format is one error, not one per node.
         quant_name = estimate_memory(info, request, catalog).quant_name
@@ -282,7 +298,12 @@ class Fleet:
         return ModelColumn(info.id, info.name, quant_name, context, tuple(cells))
 
     def can_run(
-        self, model_id: str, catalog: Catalog, *, quant: str = DEFAULT_QUANT, context: int | None = None
+        self,
+        model_id: str,
+        catalog: Catalog,
+        *,
+        quant: str | None = DEFAULT_QUANT,
+        context: int | None = None,
     ) -> list[tuple[Node, str, float | None]]:
         """(node, verdict, decode tokens/s) for every node; verdicts as :func:`fit` gives them."""
         col = self.column(model_id, catalog, quant=quant, context=context)
@@ -293,7 +314,7 @@ class Fleet:
         model_ids: Sequence[str],
         catalog: Catalog,
         *,
-        quant: str = DEFAULT_QUANT,
+        quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
     ) -> tuple[ModelColumn, ...]:
         """The machine × model matrix for these catalog models."""
@@ -388,6 +409,18 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
     return Fleet(_unique_names(nodes), tuple(problems), len(unique))
 
 
+def _broken(finding: Any) -> bool:
+    """A failing finding about something on the machine (reports written before findings said whether the
+    software is installed mark it "(not installed)" in the subject)."""
+    from rigcheck.core.compat import Finding, bucket
+
+    if getattr(finding, "status", None) != "fail":
+        return False
+    if isinstance(finding, Finding) and (finding.installed is not None or finding.cause is not None):
+        return bucket(finding) == "problem"
+    return "(not installed)" not in str(getattr(finding, "subject", ""))
+
+
 def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
     source = str(path)
     try:
@@ -435,7 +468,7 @@ def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
 
             catalogs.append(load_catalog())
         findings = check_compat(machine, catalogs[0])
-    failing = sum(1 for f in findings if getattr(f, "status", None) == "fail")
+    failing = sum(1 for f in findings if _broken(f))
     return Node(
         machine.host.hostname or path.stem,
         source,
@@ -623,12 +656,16 @@ def render_table(
     if asked:
         context = {c.context for c in asked}
         note = "" if context == {None} else f", context {'/'.join(str(c) for c in sorted(context, key=str))}"
-        matrix = [[node.name, *(_cell_text(c.cells[i]) for c in asked)] for i, node in enumerate(fleet.nodes)]
+        matrix = [
+            [node.name, *(_cell_text(c.cells[i], c.quant == RECOMMENDED) for c in asked)]
+            for i, node in enumerate(fleet.nodes)
+        ]
         parts.append(
             f"Models (decode tokens/s{note}):\n" + render(["node", *(c.label for c in asked)], matrix)
         )
         for column in asked:
-            parts.append(f"{column.name} at {column.quant}:\n" + "\n".join(_answer_lines(column)))
+            at = "each machine's recommended format" if column.quant == RECOMMENDED else column.quant
+            parts.append(f"{column.name} at {at}:\n" + "\n".join(_answer_lines(column)))
     if held:
         # One column per model and node would be far too wide for a terminal: counts here, the
         # whole matrix in --format html/json, one model's nodes with --model.
@@ -772,12 +809,14 @@ def render_fleet_html(
             row = [f"<td>{e(node.name)}</td>"]
             for c in columns:
                 cell = c.cells[i]
-                row.append(f'<td class="{e(cell.verdict)}">{e(_cell_text(cell, c.quant == "best"))}</td>')
+                with_quant = c.quant in ("best", RECOMMENDED)
+                row.append(f'<td class="{e(cell.verdict)}">{e(_cell_text(cell, with_quant))}</td>')
             out.append("<tr>" + "".join(row) + "</tr>")
         out.append("</tbody></table>")
         for c in columns:
             if c.quant != "best":
-                out.append(f"<h3>{e(c.name)} at {e(c.quant)}</h3><ul>")
+                at = "each machine's recommended format" if c.quant == RECOMMENDED else c.quant
+                out.append(f"<h3>{e(c.name)} at {e(at)}</h3><ul>")
                 out.extend(f"<li>{e(line.strip())}</li>" for line in _answer_lines(c))
                 out.append("</ul>")
     if fleet.problems:

@@ -13,14 +13,17 @@ import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from rigcheck.core.compat import Finding
+from rigcheck.core.compat import BUCKETS, Finding, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
     STATUS_LABEL,
     VERDICT_LABEL,
+    VERDICTS,
     MemoryUse,
     ModelFit,
     Report,
+    fit_label,
     gpu_facts,
     machine_facts,
     memory_use,
@@ -63,7 +66,8 @@ table.kv th { width: 170px; background: none; color: var(--muted); font-weight: 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { white-space: nowrap; font-weight: 600; }
 .s-ok { color: var(--ok); } .s-warn { color: var(--warn); } .s-fail { color: var(--fail); }
-.s-unknown { color: var(--unknown); } .s-fits { color: var(--ok); }
+.s-unknown { color: var(--unknown); }
+.s-na, tr.muted td { color: var(--unknown); } .s-fits { color: var(--ok); }
 .s-fits_with_offload { color: var(--offload); } .s-does_not_fit { color: var(--fail); }
 code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
        background: var(--soft); padding: 1px 4px; border-radius: 3px; overflow-wrap: anywhere; }
@@ -200,12 +204,10 @@ def _header(report: Report) -> str:
     ]
     chips = []
     if report.fits:
-        verdicts = Counter(f.verdict for f in report.fits)
+        labels = Counter((f.verdict, fit_label(f)) for f in report.fits)
         chips += [
-            f"<li class='status s-{_e(v)}'>{_e(VERDICT_LABEL[v])}: "
-            f"{verdicts[v]} of {len(report.fits)} models</li>"
-            for v in VERDICT_LABEL
-            if verdicts[v]
+            f"<li class='status s-{_e(verdict)}'>{_e(label)}: {count} of {len(report.fits)} models</li>"
+            for (verdict, label), count in sorted(labels.items(), key=lambda i: VERDICTS.index(i[0][0]))
         ]
     statuses = Counter(f.status for f in report.findings)
     chips += [
@@ -248,17 +250,18 @@ def _models(fits: Sequence[ModelFit]) -> str:
         parts.append("<p class='empty'>No models were checked.</p></section>")
         return "".join(parts)
     parts.append(
-        "<p>Inference with the best weight format that fits entirely on the GPUs, else the smallest "
-        "that runs with layers offloaded to RAM.</p>"
+        "<p>Inference in the recommended format: the highest-quality one that runs at a usable speed, "
+        "entirely on the GPUs where one does (docs/recommendation.md), and the command that runs it.</p>"
     )
     parts.append(_fits_chart(fits))
     rows = [
         f"<tr><td>{_e(f.name)}</td><td><code>{_e(f.model_id)}</code></td>"
-        f"<td class='status s-{_e(f.verdict)}'>{_e(VERDICT_LABEL.get(f.verdict, f.verdict))}</td>"
-        f"<td>{_e(f.quant or '—')}</td><td class='num'>{_e(model_speed(f))}</td></tr>"
+        f"<td class='status s-{_e(f.verdict)}'>{_e(fit_label(f))}</td>"
+        f"<td>{_e(f.quant or '—')}</td><td class='num'>{_e(model_speed(f))}</td>"
+        f"<td>{f'<code>{_e(f.command)}</code>' if f.command else '—'}</td></tr>"
         for f in fits
     ]
-    parts.append(_table(["Model", "Id", "Verdict", "Format", "Speed"], rows, numeric=(4,)))
+    parts.append(_table(["Model", "Id", "Where", "Format", "Speed", "Run it"], rows, numeric=(4,)))
     parts.append("</section>")
     return "".join(parts)
 
@@ -275,14 +278,30 @@ def _finding_row(finding: Finding) -> str:
     what = [f"<div>{_e(finding.reason)}</div>"]
     if finding.fix:
         what.append(f"<div class='fix'><strong>Fix:</strong> {_e(finding.fix)}</div>")
+    if finding.side_effect:
+        what.append(f"<div class='fix'><strong>Note:</strong> {_e(finding.side_effect)}</div>")
     if finding.command:
         what.append(f"<div class='fix'><code>{_e(finding.command)}</code></div>")
     what.append(_source(finding.source))
+    muted = bucket(finding) in ("not-here", "limited")
+    row = " class='muted'" if muted else ""
+    status = "na" if muted else _e(finding.status)
     return (
-        f"<tr><td class='status s-{_e(finding.status)}'>"
-        f"{_e(STATUS_LABEL.get(finding.status, finding.status))}</td>"
+        f"<tr{row}><td class='status s-{status}'>{_e(compat_label(finding))}</td>"
         f"<td>{_e(finding.framework)}</td><td>{_e(finding.subject)}</td><td>{''.join(what)}</td></tr>"
     )
+
+
+def _root_causes(report: Report) -> str:
+    groups = root_causes(report.findings, report.machine)
+    if not groups:
+        return ""
+    items = []
+    for group in groups:
+        names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+        fix = f"<div class='fix'><strong>Fix:</strong> {_e(group.fix)}</div>" if group.fix else ""
+        items.append(f"<li><strong>{_e(group.title)}</strong> ({_e(names)}){fix}</li>")
+    return f"<h3>Root causes</h3><ul class='causes'>{''.join(items)}</ul>"
 
 
 def _findings(report: Report) -> str:
@@ -290,14 +309,18 @@ def _findings(report: Report) -> str:
     if not report.findings:
         parts.append("<p class='empty'>Nothing to check.</p></section>")
         return "".join(parts)
+    parts.append(_root_causes(report))
     groups: dict[int | None, list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(finding.gpu_index, []).append(finding)
     for index in sorted(groups, key=lambda i: -1 if i is None else i):
         title = "This machine" if index is None else scope_of(report.machine, index)
         parts.append(f"<h3>{_e(title)}</h3>")
+        rows = sorted(groups[index], key=lambda f: BUCKETS.index(bucket(f)))
+        parts.append(_table(["Status", "Framework", "Subject", "Details"], (_finding_row(f) for f in rows)))
+    if any(bucket(f) == "not-here" for f in report.findings):
         parts.append(
-            _table(["Status", "Framework", "Subject", "Details"], (_finding_row(f) for f in groups[index]))
+            "<p class='empty'>n/a: not installed, and this hardware cannot run it (nothing is broken).</p>"
         )
     parts.append("</section>")
     return "".join(parts)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import html
 import re
-from collections import Counter
 from collections.abc import Sequence
 
+from rigcheck.core.compat import BUCKETS, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import counts_line
+from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
-    STATUS_LABEL,
-    VERDICT_LABEL,
     Report,
+    fit_label,
     gpu_facts,
     machine_facts,
     memory_use,
@@ -82,41 +83,42 @@ def markdown_report(report: Report) -> str:
     if report.fits:
         fits = report.fits
         lines.append(
-            f"{sum(f.verdict == 'fits' for f in fits)} of {len(fits)} models fit on the GPUs, "
-            f"{sum(f.verdict == 'fits_with_offload' for f in fits)} with offload to RAM "
-            "(inference, the best weight format that fits)."
+            f"{sum(f.verdict == 'fits' for f in fits)} of {len(fits)} models run on the GPUs, "
+            f"{sum(f.verdict == 'fits_with_offload' for f in fits)} with part in RAM or on the CPU "
+            "(inference, the recommended format: docs/recommendation.md)."
         )
         lines.append("")
         lines += _table(
-            ["Model", "Id", "Verdict", "Format", "Speed"],
+            ["Model", "Id", "Where", "Format", "Speed", "Run it"],
             [
-                [f.name, f.model_id, VERDICT_LABEL.get(f.verdict, f.verdict), f.quant or "—", model_speed(f)]
+                [f.name, f.model_id, fit_label(f), f.quant or "—", model_speed(f),
+                 f.command or "—"]
                 for f in fits
             ],
-        )
+        )  # fmt: skip
     else:
         lines.append("No models were checked.")
     lines += ["", "## Compatibility", ""]
     if report.findings:
-        counts = Counter(f.status for f in report.findings)
-        lines.append(
-            ", ".join(
-                f"{counts[s]} {STATUS_LABEL[s]}" for s in ("fail", "warn", "unknown", "ok") if counts[s]
-            )
-        )
+        lines.append(counts_line(report.findings))
+        lines.append("")
+        for group in root_causes(report.findings, machine):
+            names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+            fix = f" Fix: {md(group.fix)}" if group.fix else ""
+            lines.append(f"- **{md(group.title)}** ({md(names)}){fix}")
         lines.append("")
         lines += _table(
             ["Status", "Where", "Framework", "Subject", "Reason", "Fix"],
             [
                 [
-                    STATUS_LABEL.get(f.status, f.status),
+                    compat_label(f),
                     scope_of(machine, f.gpu_index),
                     f.framework,
                     f.subject,
                     f.reason,
                     " ".join(x for x in (f.fix or "", f"$ {f.command}" if f.command else "") if x) or "—",
                 ]
-                for f in report.findings
+                for f in sorted(report.findings, key=lambda f: BUCKETS.index(bucket(f)))
             ],
         )
     else:

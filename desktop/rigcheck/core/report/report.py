@@ -38,6 +38,13 @@ VERDICT_LABEL = {
     "fits_with_offload": "◐ fits with offload",
     "does_not_fit": "✗ does not fit",
 }
+#: where a model runs (recommend.where_of), as people read it; None: it does not fit
+WHERE_LABEL = {
+    "gpu": "✓ runs on the GPU",
+    "gpu+ram": "◐ runs on GPU + RAM",
+    "cpu": "◐ runs on the CPU",
+    None: "✗ does not fit",
+}
 #: finding statuses with a glyph and a word
 STATUS_LABEL = {"fail": "✗ fail", "warn": "⚠ warn", "unknown": "? unknown", "ok": "✓ ok"}
 #: what a redacted value is replaced with inside free text
@@ -46,7 +53,7 @@ REDACTED = "(redacted)"
 
 @dataclass(frozen=True)
 class ModelFit:
-    """One model on the report's machine (inference: the best format that fits, see ``upgrade.outcome``)."""
+    """One model on the report's machine: the recommendation (``upgrade.outcome``, ``recommend``)."""
 
     model_id: str
     name: str
@@ -56,6 +63,12 @@ class ModelFit:
     verdict: str
     decode_tokens_per_s: float | None
     train_tokens_per_s: float | None
+    #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run (or an older report)
+    where: str | None = None
+    #: the command that runs it (llama.cpp for inference, TRL for training), built from the placement
+    command: str | None = None
+    #: bytes of weight files to download for that format
+    download_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,27 +91,35 @@ def build_report(
     machine: Machine, catalog: Catalog, *, models: Sequence[str] | None = None, live: bool = False
 ) -> Report:
     """The report of ``machine``: its findings and, for each model (catalog ids, default the popular
-    ones), the inference verdict at the best format that fits (Q4_K_M or better when it can).
+    ones), the recommended way to run it (:func:`rigcheck.core.estimate.recommend.recommend`).
 
     An unknown model id is an ``InputError`` naming it; ``live`` counts the memory free now (a probed
     machine) instead of its capacity.
     """
-    from rigcheck.core.estimate.upgrade import POPULAR_MODELS, catalog_model, outcome
+    from rigcheck.core.estimate.commands import commands_for
+    from rigcheck.core.estimate.recommend import recommend
+    from rigcheck.core.estimate.upgrade import POPULAR_MODELS, catalog_model
 
     ids = list(models) if models else [m for m in POPULAR_MODELS if catalog.model(m) is not None]
     infos = {info.id: info for info in (catalog_model(model_id, catalog) for model_id in ids)}
     fits = []
     for info in infos.values():
-        result = outcome(info, machine, catalog, workload="inference", live=live)
+        # the one answer every surface gives (docs/recommendation.md), with its command
+        rec = recommend(info, machine, "inference", catalog, live=live, rope_scaling=True)
+        best = rec.best
+        commands = commands_for(rec, machine, catalog, live=live)
         fits.append(
             ModelFit(
                 model_id=info.id,
                 name=info.name,
                 workload="inference",
-                quant=result.quant,
-                verdict=result.verdict,
-                decode_tokens_per_s=result.decode_tokens_per_s,
-                train_tokens_per_s=result.train_tokens_per_s,
+                quant=best.quant if best else None,
+                verdict=rec.result.verdict if best else "does_not_fit",
+                decode_tokens_per_s=best.result.speed.decode_tokens_per_s if best else None,
+                train_tokens_per_s=None,
+                where=best.where if best else None,
+                command=commands.commands.get("llama.cpp") or next(iter(commands.commands.values()), None),
+                download_bytes=commands.download_bytes,
             )
         )
     return Report(
@@ -366,6 +387,13 @@ def machine_facts(machine: Machine) -> list[tuple[str, str]]:
         ),
         ("PSU", f"{fmt_watts(psu.watts)} ({psu.source})" if psu.watts else "not entered"),
     ]
+
+
+def fit_label(fit: ModelFit) -> str:
+    """Where it runs in a glyph and words; a report written before ``where`` existed keeps its verdict."""
+    if fit.where is None and fit.verdict != "does_not_fit":
+        return VERDICT_LABEL.get(fit.verdict, fit.verdict)
+    return WHERE_LABEL.get(fit.where, fit.verdict)
 
 
 def model_speed(fit: ModelFit) -> str:

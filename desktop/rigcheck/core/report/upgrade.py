@@ -15,6 +15,8 @@ from rigcheck.core.units import fmt_bytes
 #: up to this many models, each gets its placement (or why it does not fit) in words
 DETAIL_MODELS = 3
 _SHORT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "does not fit"}
+#: where it runs, in the table's few letters (recommend.where_of)
+_WHERE = {"gpu": "GPU", "gpu+ram": "GPU+RAM", "cpu": "CPU"}
 
 
 # -- JSON -----------------------------------------------------------------------------------------
@@ -62,7 +64,7 @@ def _gpus(machine: Machine) -> str:
 def _side(outcome: Outcome, workload: str) -> tuple[str, str, str]:
     tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
     return (
-        _SHORT[outcome.verdict],
+        _WHERE.get(outcome.where or "", _SHORT[outcome.verdict]),
         outcome.quant or "",
         f"{tps:,.1f}" if tps is not None else "",
     )
@@ -185,7 +187,10 @@ def upgrade_text(report: UpgradeReport) -> str:
     rows = []
     for change in report.models:
         b, a = _side(change.before, report.workload), _side(change.after, report.workload)
-        rows.append([change.name, *b, *a, "new" if change.newly_runnable else ""])
+        note = "new" if change.newly_runnable else ""
+        if change.better is not None and change.better.quant:
+            note = ", ".join(n for n in (note, f"{change.better.quant} now possible") if n)
+        rows.append([change.name, *b, *a, note])
     headers = ["model", "before", "format", what, "after", "format", what, ""]
     lines += render(headers, rows, right={3, 6}).splitlines()
     if len(report.models) <= DETAIL_MODELS:
@@ -198,8 +203,9 @@ def upgrade_text(report: UpgradeReport) -> str:
             ]
     lines += [
         "",
-        "format: for inference the best that fits on the GPUs, else the smallest that runs with offload; "
-        "new: runnable, or entirely on the GPUs, only after.",
+        "format: the recommended one (docs/recommendation.md); after keeps the format used before while "
+        "it still runs, and says which better one the upgrade makes possible; "
+        "new: runnable, or entirely on the GPUs, only after (listed first).",
         "",
         "Power:",
         f"  before: {_psu(report.power_before)}",

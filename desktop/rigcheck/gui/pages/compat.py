@@ -1,13 +1,17 @@
-"""Compatibility: the findings for the selected machine, grouped by GPU, failures first.
+"""Compatibility: root causes first, then the findings for the selected machine, grouped by GPU.
 
-The recommended PyTorch wheel sits on top with its pip command; every finding's fix (or command)
-is copied with one click on its Copy button.
+The summary names the one change that fixes the most; the root-cause list groups the findings that share a
+cause. In the tree, installed-and-broken comes first, then unknowns, then software that is not installed and
+would not work here (muted grey, never a red "Fails"), then what works. The recommended PyTorch wheel sits
+on top with its pip command; every finding's fix (or command) is copied with one click on its Copy button.
 """
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -21,13 +25,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rigcheck.core.compat import DISPLAY_RANK, Finding, check_compat, recommend_torch
+from rigcheck.core.compat import (
+    BUCKETS,
+    DISPLAY_RANK,
+    Finding,
+    Summary,
+    bucket,
+    check_compat,
+    recommend_torch,
+    summarize,
+)
 from rigcheck.core.machine import Machine
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import STATUS, Card, heading, muted, subheading
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
+#: root causes listed above the tree (the rest are in the tree)
+SHOWN_CAUSES = 3
+#: what the counts line calls each display bucket
+BUCKET_WORDS = {
+    "problem": "need attention",
+    "unknown": "unknown",
+    "not-here": "would not work here",
+    "limited": "would work with limits",
+    "ok": "OK",
+}
 
 
 class CompatPage(QWidget):
@@ -41,6 +64,21 @@ class CompatPage(QWidget):
         page.addWidget(heading(tr("Compatibility")))
         self.summary = muted("")
         page.addWidget(self.summary)
+        causes = Card()
+        self.headline = QLabel()
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.PlainText)
+        self.headline.setAccessibleName(tr("The change that fixes the most"))
+        bold = QFont(self.headline.font())
+        bold.setBold(True)
+        self.headline.setFont(bold)
+        causes.body.addWidget(self.headline)
+        self.causes = QLabel()
+        self.causes.setWordWrap(True)
+        self.causes.setTextFormat(Qt.TextFormat.PlainText)
+        self.causes.setAccessibleName(tr("Root causes"))
+        causes.body.addWidget(self.causes)
+        page.addWidget(causes)
 
         torch = Card()
         torch.body.addWidget(subheading(tr("Recommended PyTorch")))
@@ -75,7 +113,7 @@ class CompatPage(QWidget):
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(False)
-        header.resizeSection(2, 200)
+        header.resizeSection(2, 170)
         header.resizeSection(5, 64)
         page.addWidget(self.tree, 1)
         self.details = QLabel()
@@ -97,7 +135,7 @@ class CompatPage(QWidget):
         wheel = recommend_torch(machine, catalog)
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
-            self.torch_reason.setText(f"{glyph} <b>{wheel.label}</b> — {wheel.reason}")
+            self.torch_reason.setText(f"{glyph} <b>{wheel.label}</b> — {escape(wheel.reason)}")
             self.torch_command.setText(wheel.command)
         else:
             self.torch_reason.setText(
@@ -105,14 +143,25 @@ class CompatPage(QWidget):
             )
             self.torch_command.clear()
         self.copy_torch.setEnabled(bool(self.torch_command.text()))
-        counts = {s: sum(1 for f in self.findings if f.status == s) for s in STATUS}
+        counts = {b: sum(1 for f in self.findings if bucket(f) == b) for b in BUCKETS}
         self.summary.setText(
-            f"{label}: "
-            + ", ".join(f"{STATUS[s][0]} {n} {tr(STATUS[s][1])}" for s, n in counts.items() if n)
-            + " · "
-            + tr("unknown means the machine or the catalog lacks a fact the check needs")
+            f"{label}: " + ", ".join(f"{n} {tr(BUCKET_WORDS[b])}" for b, n in counts.items() if n)
         )
+        self._show_summary(summarize(machine, catalog, self.findings))
         self._fill(machine)
+
+    def _show_summary(self, summary: Summary) -> None:
+        self.headline.setText(summary.sentence)
+        lines = []
+        for group in summary.groups[:SHOWN_CAUSES]:
+            names = ", ".join(dict.fromkeys(f.framework for f in group.findings))
+            lines.append(f"• {group.title} ({names})")
+            if group.fix:
+                lines.append(f"   {tr('Fix')}: {group.fix}")
+        hidden = len(summary.groups) - SHOWN_CAUSES
+        if hidden > 0:
+            lines.append(tr("… and {n} more causes in the list below.").format(n=hidden))
+        self.causes.setText("\n".join(lines) if lines else tr("No root causes: nothing here needs fixing."))
 
     def _fill(self, machine: Machine) -> None:
         self.tree.clear()
@@ -121,44 +170,55 @@ class CompatPage(QWidget):
             groups.setdefault(finding.gpu_index, []).append(finding)
         bold = QFont(self.tree.font())
         bold.setBold(True)
+        grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
         for gpu_index in sorted(groups, key=lambda i: -1 if i is None else i):
             if gpu_index is None:
                 title = tr("This machine")
             else:
                 gpu = next((g for g in machine.gpus if g.index == gpu_index), None)
                 title = f"GPU {gpu_index}: {gpu.name}" if gpu else f"GPU {gpu_index}"
-            findings = sorted(groups[gpu_index], key=lambda f: DISPLAY_RANK.get(f.status, 9))
-            bad = sum(1 for f in findings if f.status == "fail")
-            group = QTreeWidgetItem([f"{title} ({bad} {tr('failing')})" if bad else title])
+            findings = sorted(
+                groups[gpu_index], key=lambda f: (BUCKETS.index(bucket(f)), DISPLAY_RANK.get(f.status, 9))
+            )
+            bad = sum(1 for f in findings if bucket(f) == "problem")
+            group = QTreeWidgetItem([f"{title} ({bad} {tr('need attention')})" if bad else title])
             group.setFirstColumnSpanned(True)
             group.setFont(0, bold)
             self.tree.addTopLevelItem(group)
             group.setFirstColumnSpanned(True)
             for finding in findings:
-                glyph, words, colour = STATUS[finding.status]
-                item = QTreeWidgetItem(
-                    [
-                        f"{glyph} {tr(words)}",
-                        finding.framework,
-                        finding.subject,
-                        finding.reason,
-                        finding.fix or "",
-                    ]
-                )
-                item.setForeground(0, QColor(colour))
-                item.setToolTip(3, finding.reason)
-                source = f"\n\n{tr('Source')}: {finding.source}" if finding.source else ""
-                item.setToolTip(4, (finding.fix or "") + source)
-                group.addChild(item)
-                text = finding.command or finding.fix
-                if text:
-                    button = QToolButton()
-                    button.setText(tr("Copy"))
-                    button.setToolTip(tr("Copy") + ": " + text)
-                    button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
-                    button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
-                    self.tree.setItemWidget(item, 5, button)
+                self._add(group, finding, grey)
             group.setExpanded(True)
+
+    def _add(self, group: QTreeWidgetItem, finding: Finding, grey: QColor) -> None:
+        where = bucket(finding)
+        glyph, words, colour = STATUS[finding.status]
+        if where == "not-here":
+            glyph, words = "–", "Would not work here"
+        elif where == "limited":
+            glyph, words = "○", "Would work, with limits"
+        item = QTreeWidgetItem(
+            [f"{glyph} {tr(words)}", finding.framework, finding.subject, finding.reason, finding.fix or ""]
+        )
+        if where in ("not-here", "limited"):
+            for column in range(len(COLUMNS) - 1):
+                item.setForeground(column, grey)
+        else:
+            item.setForeground(0, QColor(colour))
+        item.setData(0, Qt.ItemDataRole.UserRole, where)
+        item.setToolTip(3, finding.reason)
+        extra = f"\n\n{finding.side_effect}" if finding.side_effect else ""
+        source = f"\n\n{tr('Source')}: {finding.source}" if finding.source else ""
+        item.setToolTip(4, (finding.fix or "") + extra + source)
+        group.addChild(item)
+        text = finding.command or finding.fix
+        if text:
+            button = QToolButton()
+            button.setText(tr("Copy"))
+            button.setToolTip(tr("Copy") + ": " + text)
+            button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
+            button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
+            self.tree.setItemWidget(item, 5, button)
 
     @Slot(object, object)
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
@@ -167,9 +227,9 @@ class CompatPage(QWidget):
             return
         source = item.toolTip(4).split("\n\n")[-1] if "\n\n" in item.toolTip(4) else ""
         self.details.setText(
-            f"<b>{item.text(1)}</b> · {item.text(2)}<br>{item.text(3)}"
-            + (f"<br><b>{tr('Fix')}:</b> {item.text(4)}" if item.text(4) else "")
-            + (f"<br><small>{source}</small>" if source else "")
+            f"<b>{escape(item.text(1))}</b> · {escape(item.text(2))}<br>{escape(item.text(3))}"
+            + (f"<br><b>{tr('Fix')}:</b> {escape(item.text(4))}" if item.text(4) else "")
+            + (f"<br><small>{escape(source)}</small>" if source else "")
         )
 
     def copy(self, text: str) -> None:

@@ -7,20 +7,26 @@ change; the chart is painted directly with QPainter.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt, Slot
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSizePolicy,
     QSlider,
     QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -28,14 +34,25 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import FitResult, best_quant, fit, max_context
+from rigcheck.core.estimate.commands import Commands, commands_for
+from rigcheck.core.estimate.fit import FitResult, fit, max_context
+from rigcheck.core.estimate.measured import BenchRow, apply_measured, load_llama_bench
 from rigcheck.core.estimate.memory import Request, resolve_quant
+from rigcheck.core.estimate.recommend import (
+    Recommendation,
+    Rung,
+    display_quant,
+    longest_running_context,
+    recommend,
+    where_of,
+)
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import Card, heading, muted, scroll_page, subheading
 
 QUANTS = (
     "bf16",
@@ -64,6 +81,7 @@ OFFLOADS = (
     ("auto", "Automatic"),
     ("none", "GPU only"),
     ("layers", "Layers to RAM (llama.cpp)"),
+    ("experts", "MoE experts to RAM (llama.cpp --n-cpu-moe)"),
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
@@ -190,6 +208,8 @@ class FitPage(QWidget):
         self.model: ModelInfo | None = None
         self.result: FitResult | None = None
         self._busy = False
+        #: imported llama-bench rows and the file's name (measured speeds replace estimates they cover)
+        self._bench: tuple[tuple[BenchRow, ...], str] | None = None
 
         page = QVBoxLayout(scroll_page(self))
         page.setContentsMargins(16, 12, 16, 16)
@@ -223,7 +243,7 @@ class FitPage(QWidget):
         self.batch = QSpinBox()
         self.batch.setRange(1, 1024)
         self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
-        self.kv = self._combo(tr("KV cache type"), [(k, k.upper()) for k in KV_TYPES])
+        self.kv = self._combo(tr("KV cache type"), [(k, k) for k in KV_TYPES])
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
@@ -239,10 +259,22 @@ class FitPage(QWidget):
             form.addRow(text, widget)
         buttons = QHBoxLayout()
         self.max_context_button = QPushButton(tr("Max context that fits"))
-        self.best_quant_button = QPushButton(tr("Best format that fits"))
+        self.max_context_button.setToolTip(
+            tr("The longest context that runs with this offload setting, and entirely on the GPU")
+        )
+        self.best_quant_button = QPushButton(tr("Best format"))
+        self.best_quant_button.setToolTip(
+            tr("The recommended format at these settings (the same answer as 'rigcheck fit')")
+        )
         buttons.addWidget(self.max_context_button)
         buttons.addWidget(self.best_quant_button)
         controls.body.addLayout(buttons)
+        self.bench_button = QPushButton(tr("Import llama-bench results…"))
+        self.bench_button.setToolTip(
+            tr("Your own 'llama-bench -o json' output: measured speeds replace estimates")
+        )
+        self.bench_button.clicked.connect(self._choose_bench)
+        controls.body.addWidget(self.bench_button)
         self.solver_text = muted("")
         controls.body.addWidget(self.solver_text)
         controls.body.addStretch(1)
@@ -272,6 +304,47 @@ class FitPage(QWidget):
         speed_card.body.addWidget(self.speed)
         grid.addWidget(speed_card, 1, 1)
         grid.setColumnStretch(1, 1)
+
+        ladder_card = Card()
+        ladder_card.body.addWidget(subheading(tr("Formats on this machine")))
+        self.ladder_note = muted("")
+        self.ladder_note.setWordWrap(True)
+        ladder_card.body.addWidget(self.ladder_note)
+        self.ladder = QTableWidget(0, 5)
+        self.ladder.setAccessibleName(tr("Formats on this machine"))
+        self.ladder.setHorizontalHeaderLabels(
+            [tr("Format"), tr("Where"), tr("Memory"), tr("tokens/s"), tr("Quality (measured)")]
+        )
+        self.ladder.verticalHeader().hide()
+        self.ladder.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.ladder.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.ladder.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.ladder.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.ladder.horizontalHeader().setStretchLastSection(True)
+        self.ladder.setMinimumHeight(200)
+        self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
+        ladder_card.body.addWidget(self.ladder)
+        command_row = QHBoxLayout()
+        self.command_engine = QComboBox()
+        self.command_engine.setAccessibleName(tr("Engine of the command"))
+        self.command = QLineEdit()
+        self.command.setReadOnly(True)
+        self.command.setAccessibleName(tr("Command to run it"))
+        self.copy_button = QPushButton(tr("&Copy"))
+        self.copy_button.setAccessibleName(tr("Copy the command"))
+        self.copy_button.clicked.connect(self.copy_command)
+        command_row.addWidget(QLabel(tr("Run it with")))
+        command_row.addWidget(self.command_engine)
+        command_row.addWidget(self.command, 1)
+        command_row.addWidget(self.copy_button)
+        ladder_card.body.addLayout(command_row)
+        self.command_note = muted("")
+        self.command_note.setWordWrap(True)
+        ladder_card.body.addWidget(self.command_note)
+        self.command_engine.currentIndexChanged.connect(self._show_command)
+        self.commands: Commands | None = None
+        self.recommendation: Recommendation | None = None
+        page.addWidget(ladder_card)
 
         self.why_button = QToolButton()
         self.why_button.setText(tr("Why? Show every number's formula and source"))
@@ -336,22 +409,63 @@ class FitPage(QWidget):
             self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
         elif model.weights is None and file_index >= 0:
             self.quant.removeItem(file_index)
+        # A model card's own format and context (what the card was judged at), when it sent them.
         requested, self.state.requested = self.state.requested, None
         quant_asked, context_asked = requested or (None, None)
-        if model.weights is not None and quant_asked is None:
-            self.quant.setCurrentIndex(0)
-        else:
-            wanted = (quant_asked or str(self.state.settings.value("fit/quant", "q4_k_m"))).lower()
-            index = self.quant.findData(wanted)
-            if index >= 0:
-                self.quant.setCurrentIndex(index)
         maximum = model.arch.max_context or 131072
         self.context_value.setMaximum(maximum)
-        # a card's own context when it asked for one (the card was judged at it), else the last used
-        self.context_value.setValue(min(context_asked or self.context_value.value(), maximum))
+        if context_asked:
+            self.context_value.setValue(min(context_asked, maximum))
+        asked = self._quant_index(quant_asked) if quant_asked else -1
+        if asked >= 0:
+            self.quant.setCurrentIndex(asked)
+        elif model.weights is not None:
+            self.quant.setCurrentIndex(0)
+        else:
+            # The recommendation (docs/recommendation.md), as Overview, Models and 'rigcheck fit' give
+            # it; without a machine yet, the format it is released in, else the last choice.
+            wanted = str(self.state.settings.value("fit/quant", "q4_k_m")).lower()
+            released = {"fp8-e4m3": "fp8"}.get(model.native_quant or "", model.native_quant)
+            index = self._recommended_index(model)
+            if index < 0 and released:
+                index = self.quant.findData(released)
+            if index < 0:
+                index = self.quant.findData(wanted)
+            if index >= 0:
+                self.quant.setCurrentIndex(index)
+        self.context_value.setValue(min(self.context_value.value(), maximum))
         self._sync_slider()
         self._busy = False
         self.recompute()
+
+    def _recommend(self, model: ModelInfo) -> Recommendation | None:
+        machine = self.state.machine
+        if machine is None:
+            return None
+        request = self.request()
+        try:
+            return recommend(
+                model, machine, request.workload, self.state.catalog, context=request.context,
+                engine=request.engine, live=self.state.is_live, request=request,
+            )  # fmt: skip
+        except InputError:
+            return None
+
+    def _quant_index(self, quant_id: str | None) -> int:
+        """The combo row whose format is ``quant_id`` (a catalog id), or -1."""
+        if quant_id is None:
+            return self.quant.findData(FILE_QUANT)
+        for index in range(self.quant.count()):
+            data = self.quant.itemData(index)
+            if data != FILE_QUANT and resolve_quant(self.state.catalog, data).id == quant_id:
+                return index
+        return -1
+
+    def _recommended_index(self, model: ModelInfo) -> int:
+        rec = self._recommend(model)
+        if rec is None or rec.best is None or rec.workload != "inference":
+            return -1
+        return self._quant_index(rec.best.quant_id)
 
     def _max(self) -> int:
         return self.model.arch.max_context if self.model and self.model.arch.max_context else 131072
@@ -427,15 +541,37 @@ class FitPage(QWidget):
             self.verdict.setText(f"✘ {exc}")
             self.result = None
             return
+        if self._bench is not None:
+            rows, name = self._bench
+            result = apply_measured(result, rows, machine, name)
         self.result = result
         self._show(result)
+        self._fill_ladder(model, result)
+
+    @Slot()
+    def _choose_bench(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("llama-bench results"), "", "JSON (*.json);;*")
+        if path:
+            self.import_bench(path)
+
+    def import_bench(self, path: str) -> None:
+        """Use the measured speeds of a ``llama-bench -o json`` file wherever they cover the fit."""
+        try:
+            rows = load_llama_bench(path)
+        except InputError as exc:
+            self.solver_text.setText(str(exc))
+            return
+        self._bench = (rows, Path(path).name)
+        self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
+        self.recompute()
 
     def _show(self, result: FitResult) -> None:
-        glyph, words, colour = VERDICTS[result.verdict]
+        view = view_of_result(result)
+        glyph, words, colour = view.glyph, view.words, view.colour
         est = result.estimate
         self.verdict.setText(
             f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
-            f"<br>{est.quant_name} · {est.context:,} {tr('tokens')} · "
+            f"<br>{display_quant(est.quant_name)} · {est.context:,} {tr('tokens')} · "
             f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
         )
         machine = self.state.machine
@@ -507,40 +643,126 @@ class FitPage(QWidget):
 
     @Slot()
     def fit_max_context(self) -> None:
+        """The longest context that runs with the offload chosen, and the longest entirely on the GPU."""
         if self.model is None or self.state.machine is None:
             return
-        longest = max_context(
-            self.model, self.state.machine, self.request(), self.state.catalog, live=self.state.is_live
-        )
-        if longest is None:
-            self.solver_text.setText(tr("Not even 512 tokens fit on the GPU with these settings."))
+        model, machine, request = self.model, self.state.machine, self.request()
+        on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
+        runs = longest_running_context(
+            model, machine, request, self.state.catalog, offload=self.offload.currentData(),
+            live=self.state.is_live,
+        )  # fmt: skip
+        if runs is None:
+            self.solver_text.setText(tr("Not even 512 tokens run with these settings."))
             return
-        self.context_value.setValue(longest)
-        self.solver_text.setText(f"{tr('Longest context entirely on the GPU')}: {longest:,} {tr('tokens')}")
+        self.context_value.setValue(runs)
+        gpu = f"{on_gpu:,} {tr('tokens')}" if on_gpu is not None else tr("not even 512 tokens")
+        self.solver_text.setText(
+            f"{tr('Longest context that runs')}: {runs:,} {tr('tokens')} · {tr('entirely on the GPU')}: {gpu}"
+        )
 
     @Slot()
     def fit_best_quant(self) -> None:
         if self.model is None or self.state.machine is None:
             return
-        request = replace(self.request(), quant=None)
-        found = best_quant(
-            self.model, self.state.machine, request, self.state.catalog, live=self.state.is_live
-        )
-        if found is None:
-            self.solver_text.setText(tr("No format fits entirely on the GPU at this context."))
+        rec = self._recommend(self.model)
+        if rec is None or rec.best is None:
+            self.solver_text.setText(tr("No format runs on this machine at this context."))
             return
-        name, spare = found
-        for index in range(self.quant.count()):
-            data = self.quant.itemData(index)
-            if data != FILE_QUANT and resolve_quant(self.state.catalog, data).name == name:
-                self.quant.setCurrentIndex(index)
-                break
-        self.solver_text.setText(f"{name} {tr('fits with')} {fmt_bytes(spare)} {tr('to spare')}")
+        index = self._quant_index(rec.best.quant_id)
+        if index >= 0:
+            self.quant.setCurrentIndex(index)
+        self.solver_text.setText(" · ".join(rec.why))
+
+    # -- the ladder and the command ----------------------------------------------------------------
+
+    def _fill_ladder(self, model: ModelInfo, result: FitResult) -> None:
+        rec = self._recommend(model)
+        self.recommendation = rec
+        self.ladder.setRowCount(0)
+        if rec is None:
+            self.ladder_note.setText("")
+            self._set_commands(None)
+            return
+        self.ladder_note.setText(
+            tr("Recommended: {answer}. Double-click a format to try it.").format(
+                answer=" · ".join(rec.why[:1]) or tr("nothing runs here")
+            )
+        )
+        self.ladder.setRowCount(len(rec.ladder))
+        current = display_quant(result.estimate.quant_name)
+        for row, rung in enumerate(rec.ladder):
+            view = view_of_result(rung.result, rung.quant)
+            tps = rung.tokens_per_s
+            cells = (
+                ("▶ " if rung is rec.best else "") + rung.quant,
+                f"{view.glyph} {tr(view.words)}",
+                fmt_bytes(rung.result.estimate.total_bytes),
+                f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
+                rung.quality_note(),
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 1:
+                    item.setForeground(QColor(view.colour))
+                    item.setToolTip(rung.words)
+                if column == 4 and rung.quality is not None:
+                    item.setToolTip(rung.quality.source)
+                self.ladder.setItem(row, column, item)
+            if rung.quant == current:
+                self.ladder.selectRow(row)
+        rung = Rung(current, None, result, where_of(result))
+        commands = commands_for(
+            rec, self.state.machine, self.state.catalog, live=self.state.is_live, rung=rung
+        ) if self.state.machine is not None else None  # fmt: skip
+        self._set_commands(commands)
+
+    def _set_commands(self, commands: Commands | None) -> None:
+        self.commands = commands
+        wanted = self.command_engine.currentText()
+        self.command_engine.blockSignals(True)
+        self.command_engine.clear()
+        for engine in commands.commands if commands else {}:
+            self.command_engine.addItem(engine)
+        index = self.command_engine.findText(wanted)
+        self.command_engine.setCurrentIndex(max(index, 0))
+        self.command_engine.blockSignals(False)
+        self._show_command()
+
+    @Slot()
+    def _show_command(self) -> None:
+        commands = self.commands
+        engine = self.command_engine.currentText()
+        text = commands.commands.get(engine, "") if commands else ""
+        self.command.setText(text)
+        self.command.setCursorPosition(0)
+        self.copy_button.setEnabled(bool(text))
+        notes = []
+        if commands is not None and commands.download_bytes:
+            notes.append(f"{tr('Download')}: {fmt_bytes(commands.download_bytes)}")
+        if commands is not None:
+            notes += [f"{name}: {note}" for name, note in commands.notes.items()]
+        self.command_note.setText(" · ".join(notes))
+
+    @Slot()
+    def copy_command(self) -> None:
+        if self.command.text():
+            QGuiApplication.clipboard().setText(self.command.text())
+            self.command_note.setText(tr("Copied to the clipboard"))
+
+    @Slot(int, int)
+    def _ladder_chosen(self, row: int, _column: int) -> None:
+        rec = self.recommendation
+        if rec is None or not 0 <= row < len(rec.ladder):
+            return
+        index = self._quant_index(rec.ladder[row].quant_id)
+        if index >= 0:
+            self.quant.setCurrentIndex(index)
 
 
 def _quant_name(state: AppState, quant: str) -> str:
     try:
-        return resolve_quant(state.catalog, quant).name
+        return display_quant(resolve_quant(state.catalog, quant).name)
     except InputError:
         return quant.upper()
 

@@ -50,18 +50,26 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub import Cancelled, load_hub_model
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.gui.fitview import FitView, recommend_catalog
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
+from rigcheck.gui.workers import Job, submit
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
-NAME, FAMILY, PARAMS, ACTIVE, CONTEXT, LICENCE, HF_ID = range(7)
+NAME, FIT, FAMILY, PARAMS, ACTIVE, CONTEXT, LICENCE, HF_ID = range(8)
 #: English source strings (translated when shown) for the header and its tooltip
 HEADERS = (
     ("Name", "Gated models carry a lock: accept their licence on Hugging Face first"),
+    (
+        "On this machine",
+        "The recommended way to run it here: where, the best format and the generation speed "
+        "(the same answer as Fit, Overview and 'rigcheck fit')",
+    ),
     ("Family", "Model family"),
     ("Parameters", "Total parameters, in billions"),
     ("Active", "Parameters used for each token (mixture-of-experts models only)"),
@@ -72,6 +80,8 @@ HEADERS = (
 NUMERIC = (PARAMS, ACTIVE, CONTEXT)
 #: an item role carrying the row's ModelSpec
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+#: an item role carrying the row's FitView on this machine (None while it is worked out)
+FIT_ROLE = Qt.ItemDataRole.UserRole + 2
 PAGE_MARGIN = 16
 
 
@@ -93,10 +103,12 @@ def tokens(value: int | None) -> str:
     return f"{value / 1000:.0f}k" if value >= 1000 else str(value)
 
 
-def sort_key(spec: ModelSpec, column: int) -> tuple[Any, ...]:
+def sort_key(spec: ModelSpec, column: int, fit: FitView | None = None) -> tuple[Any, ...]:
     """What a column sorts by: numbers as numbers (unknown first), ties broken by size then name."""
     size = spec.params_b if spec.params_b is not None else -1.0
     name = spec.name.lower()
+    if column == FIT:  # runs on the GPU first, faster first; not yet known last
+        return (*(fit.sort_key() if fit else (9, 0.0)), size, name)
     if column == FAMILY:
         return (spec.family.lower(), size, name)
     if column == PARAMS:
@@ -146,9 +158,19 @@ class CatalogTable(QAbstractTableModel):
         self._specs = specs
         self._lock: QIcon | None = None
         self._blank: QIcon | None = None
+        self._fits: dict[str, FitView] = {}
 
     def spec(self, row: int) -> ModelSpec:
         return self._specs[row]
+
+    def fit(self, spec: ModelSpec) -> FitView | None:
+        return self._fits.get(spec.id)
+
+    def set_fits(self, fits: dict[str, FitView]) -> None:
+        """This machine's answer for each model (from a worker); repaints the fit column."""
+        self._fits = dict(fits)
+        if self._specs:
+            self.dataChanged.emit(self.index(0, FIT), self.index(len(self._specs) - 1, FIT))
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
         return 0 if parent.isValid() else len(self._specs)
@@ -173,6 +195,8 @@ class CatalogTable(QAbstractTableModel):
         if not index.isValid():
             return None
         spec, column = self._specs[index.row()], index.column()
+        if column == FIT:
+            return self._fit_data(spec, role)
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(spec, column)
         if role == SPEC_ROLE:
@@ -186,6 +210,25 @@ class CatalogTable(QAbstractTableModel):
             return f"{spec.name}, {tr('gated')}"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
             return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        return None
+
+    def _fit_data(self, spec: ModelSpec, role: int) -> Any:
+        view = self._fits.get(spec.id)
+        if role == SPEC_ROLE:
+            return spec
+        if role == FIT_ROLE:
+            return view
+        if view is None:
+            return "…" if role == Qt.ItemDataRole.DisplayRole else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            detail = view.detail().replace("tokens/s", tr("tok/s"))
+            return f"{view.glyph} {tr(view.short_words)}" + (f" · {detail}" if detail else "")
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor(view.colour)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{tr(view.words)}\n{tr('Double-click to see it in Fit')}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{tr(view.words)}, {view.detail()}"
         return None
 
     @staticmethod
@@ -238,21 +281,24 @@ class CatalogTable(QAbstractTableModel):
 
 
 class CatalogFilter(QSortFilterProxyModel):
-    """Search words (all must appear), one family or all, MoE only; sorts by :func:`sort_key`."""
+    """Search words (all must appear), one family or all, MoE only, runs on this GPU only; sorts by
+    :func:`sort_key`."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._words: tuple[str, ...] = ()
         self._family = ""
         self._moe_only = False
+        self._gpu_only = False
 
-    def set_filter(self, text: str, family: str, moe_only: bool) -> None:
+    def set_filter(self, text: str, family: str, moe_only: bool, gpu_only: bool = False) -> None:
         begin = getattr(self, "beginFilterChange", None)  # Qt ≥ 6.9; invalidateFilter is deprecated
         if begin is not None:
             begin()
         self._words = tuple(text.lower().split())
         self._family = family
         self._moe_only = moe_only
+        self._gpu_only = gpu_only
         if begin is not None:
             self.endFilterChange()
         else:
@@ -271,12 +317,18 @@ class CatalogFilter(QSortFilterProxyModel):
             return False
         if self._moe_only and not spec.is_moe:
             return False
+        if self._gpu_only:
+            view = self.sourceModel().index(source_row, FIT, source_parent).data(FIT_ROLE)
+            if not isinstance(view, FitView) or view.where != "gpu":
+                return False
         haystack = " ".join((spec.id, spec.name, spec.family, spec.hf_id, *spec.tags)).lower()
         return all(word in haystack for word in self._words)
 
     def lessThan(self, left: AnyIndex, right: AnyIndex) -> bool:  # noqa: N802 - Qt's API
         a, b = left.data(SPEC_ROLE), right.data(SPEC_ROLE)
         assert isinstance(a, ModelSpec) and isinstance(b, ModelSpec)
+        if left.column() == FIT:
+            return sort_key(a, FIT, left.data(FIT_ROLE)) < sort_key(b, FIT, right.data(FIT_ROLE))
         return sort_key(a, left.column()) < sort_key(b, left.column())
 
 
@@ -367,6 +419,11 @@ class ModelsPage(QWidget):
         self.moe_only = QCheckBox(tr("Mixture of &experts only"))
         self.moe_only.setAccessibleName(tr("Mixture of experts only"))
         self.moe_only.setToolTip(tr("Models that use only some of their parameters for each token"))
+        self.gpu_only = QCheckBox(tr("Runs on my &GPU"))
+        self.gpu_only.setAccessibleName(tr("Runs on my GPU"))
+        self.gpu_only.setToolTip(
+            tr("Only models whose recommended format runs entirely on this machine's GPU")
+        )
 
         filters = QHBoxLayout()
         filters.addWidget(search_label)
@@ -376,6 +433,8 @@ class ModelsPage(QWidget):
         filters.addWidget(self.family)
         filters.addSpacing(12)
         filters.addWidget(self.moe_only)
+        filters.addSpacing(12)
+        filters.addWidget(self.gpu_only)
 
         # -- the catalog -----------------------------------------------------------------------
         self.source = CatalogTable(state.catalog.models, self)
@@ -405,6 +464,8 @@ class ModelsPage(QWidget):
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(HF_ID, QHeaderView.ResizeMode.Interactive)
         self.table.resizeColumnToContents(HF_ID)  # then the user may narrow it
+        # the fit column takes room: long hub ids are elided in the middle rather than squeezing names
+        self.table.setColumnWidth(HF_ID, min(self.table.columnWidth(HF_ID), 240))
         self.table.activated.connect(self._choose_index)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
 
@@ -503,6 +564,7 @@ class ModelsPage(QWidget):
             self.search,
             self.family,
             self.moe_only,
+            self.gpu_only,
             self.table,
             self.fit_button,
             self.hub_id,
@@ -515,16 +577,45 @@ class ModelsPage(QWidget):
         self.search.textChanged.connect(self._refilter)
         self.family.currentIndexChanged.connect(self._refilter)
         self.moe_only.toggled.connect(self._refilter)
+        self.gpu_only.toggled.connect(self._refilter)
         self._set_busy(False)
         self._show_message("")
         self._refilter()
+        self._fit_job: Job | None = None
+        self._fit_generation = 0
+        state.machine_changed.connect(self._machine_changed)
+        if state.machine is not None:
+            self._machine_changed(state.machine, state.machine_label, state.is_live)
 
     # -- the catalog -----------------------------------------------------------------------------
+
+    @Slot(object, str, bool)
+    def _machine_changed(self, machine: Machine, _label: str, is_live: bool) -> None:
+        """Work out every model's answer on this machine off the GUI thread (~3 ms a model)."""
+        self._fit_generation += 1
+        generation = self._fit_generation
+        specs, catalog = self.state.catalog.models, self.state.catalog
+        self.source.set_fits({})
+
+        def done(fits: dict[str, FitView]) -> None:
+            if generation == self._fit_generation:  # a newer machine has been asked for since
+                self.source.set_fits(fits)
+                self._refilter()
+
+        self._fit_job = submit(
+            self.state.pool,
+            lambda: recommend_catalog(specs, machine, catalog, live=is_live),
+            done,
+            lambda message: self._show_message(message, error=True),
+        )
 
     @Slot()
     def _refilter(self) -> None:
         self.proxy.set_filter(
-            self.search.text(), str(self.family.currentData() or ""), self.moe_only.isChecked()
+            self.search.text(),
+            str(self.family.currentData() or ""),
+            self.moe_only.isChecked(),
+            self.gpu_only.isChecked(),
         )
         self.count.setText(
             tr("{shown} of {total} models").format(shown=self.proxy.rowCount(), total=self.source.rowCount())

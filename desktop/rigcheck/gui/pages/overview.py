@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
@@ -16,17 +18,17 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import ModelSpec
-from rigcheck.core.estimate.fit import best_quant, fit
-from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.power import power_budget
+from rigcheck.core.estimate.recommend import recommend
+from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
+from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
-    VERDICTS,
     Card,
     FlowLayout,
     heading,
@@ -55,6 +57,7 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(self.waiting)
         self.layout_.addStretch(1)
         self.cards: list[ModelCard] = []
+        self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
@@ -70,6 +73,7 @@ class OverviewPage(QWidget):
 
     def show_machine(self, machine: Machine, label: str, is_live: bool) -> None:
         self._clear()
+        self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
         hardware = QGridLayout()
         hardware.setSpacing(12)
@@ -93,7 +97,7 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(
             muted(
                 tr(
-                    "Best format that fits entirely in GPU memory at 8k context; "
+                    "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
                     "click a card to open it in Fit."
                 )
             )
@@ -188,6 +192,7 @@ class OverviewPage(QWidget):
             ram.setValue(0)
             ram.setFormat(fmt_bytes(mem.total_bytes))
         form.addRow(tr("RAM"), ram)
+        form.addRow(tr("Memory bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
                 tr("Disk") + f" ({disk.purpose or ''})",
@@ -195,6 +200,36 @@ class OverviewPage(QWidget):
             )
         card.body.addLayout(form)
         return card
+
+    def _bandwidth_row(self, machine: Machine) -> QWidget:
+        """Host memory bandwidth (what offloaded weights are read at), with its source; editable."""
+        host = host_bandwidth(machine, self.state.catalog)
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.bandwidth = QSpinBox()
+        self.bandwidth.setRange(1, 5000)
+        self.bandwidth.setSuffix(" GB/s")
+        self.bandwidth.setAccessibleName(tr("Host memory bandwidth in GB/s"))
+        self.bandwidth.setValue(round(host.bytes_per_s / 1e9))
+        source = {
+            "measured": tr("measured or entered"),
+            "catalog": tr("from the CPU platform catalog"),
+            "default": tr("default (CPU not in the catalog)"),
+        }[host.source]
+        self.bandwidth_source = muted(source)
+        self.bandwidth_source.setToolTip(host.why)
+        layout.addWidget(self.bandwidth)
+        layout.addWidget(self.bandwidth_source, 1)
+        self.bandwidth.editingFinished.connect(lambda: self._bandwidth_changed(machine))
+        return row
+
+    def _bandwidth_changed(self, machine: Machine) -> None:
+        rate = self.bandwidth.value() * 10**9
+        if rate == round(host_bandwidth(machine, self.state.catalog).bytes_per_s / 1e9) * 10**9:
+            return
+        memory = replace(machine.memory, bandwidth_bytes_per_s=rate, bandwidth_source="measured")
+        self.state.set_machine(replace(machine, memory=memory), self._label, self._live)
 
     def _power_card(self, machine: Machine) -> Card:
         card = Card()
@@ -252,16 +287,15 @@ class ModelCard(Card):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         model = from_catalog(spec)
-        found = best_quant(model, machine, Request(), state.catalog, live=is_live) if machine.gpus else None
-        quant = found[0] if found else "Q4_K_M"
-        result = fit(model, machine, Request(quant=quant), state.catalog, live=is_live, advise=False)
-        self.verdict = result.verdict
-        self.quant = quant
+        # the one answer every surface gives (docs/recommendation.md): format, where, speed
+        rec = recommend(model, machine, "inference", state.catalog, live=is_live)
+        view = fit_view(rec)
+        self.view = view
+        self.verdict = rec.result.verdict
+        self.quant = rec.best.quant_id if rec.best is not None and rec.best.quant_id else ""
         #: the context the card was judged at: Fit opens with it, not with its last-used one
-        self.context = result.estimate.context
-        glyph, words, colour = VERDICTS[result.verdict]
-        if result.verdict == "fits_with_offload" and not machine.gpus:
-            words = "Runs on the CPU"
+        self.context = rec.result.estimate.context
+        glyph, words, colour = view.glyph, view.words, view.colour
         self.setStyleSheet(f"ModelCard {{ border-left: 5px solid {colour}; }}")
         title = subheading(spec.name)
         title.setWordWrap(True)
@@ -273,8 +307,8 @@ class ModelCard(Card):
         status = QLabel(f"<b>{glyph} {tr(words)}</b>")
         status.setStyleSheet(f"color: {colour};")
         self.body.addWidget(status)
-        speed = result.speed.decode_tokens_per_s
-        detail = quant if result.verdict != "does_not_fit" else tr("too large even from RAM")
+        speed = view.tokens_per_s
+        detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
             detail += f" · ~{speed:.0f} {tr('tokens/s')}"
         self.body.addWidget(QLabel(detail))
@@ -298,7 +332,7 @@ class ModelCard(Card):
             super().keyPressEvent(event)  # type: ignore[arg-type]
 
     def open(self) -> None:
-        self.state.choose_model(from_catalog(self.spec), quant=self.quant, context=self.context)
+        self.state.choose_model(from_catalog(self.spec), quant=self.quant or None, context=self.context)
 
 
 def _popular(state: AppState) -> list[ModelSpec]:

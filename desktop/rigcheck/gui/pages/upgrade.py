@@ -34,6 +34,7 @@ from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate.chassis import Chassis, chassis
 from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
+from rigcheck.core.estimate.recommend import display_quant
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import approx_speed, fmt_bytes
@@ -56,7 +57,7 @@ def _outcome_text(outcome: Outcome) -> str:
     glyph, words, _colour = VERDICTS[outcome.verdict]
     parts = [f"{glyph} {tr(words)}"]
     if outcome.quant:
-        parts.append(outcome.quant)
+        parts.append(display_quant(outcome.quant))
     speed = outcome.decode_tokens_per_s or outcome.train_tokens_per_s
     if speed:
         parts.append(f"~{approx_speed(speed)} {tr('tokens/s')}")
@@ -476,7 +477,10 @@ class UpgradePage(QWidget):
         for row, change in enumerate(ordered):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
             before = QTableWidgetItem(_outcome_text(change.before))
-            after = QTableWidgetItem(_outcome_text(change.after))
+            after_text = _outcome_text(change.after)
+            if change.better is not None and change.better.quant:
+                after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
+            after = QTableWidgetItem(after_text)
             if change.newly_runnable:
                 for item in (name, after):
                     item.setFont(bold)

@@ -1,0 +1,376 @@
+"""Fit the speed model's per-class factors (catalog/speed.toml) on the measurement set's fit split.
+
+Run: ``.venv/bin/python benchmarks/fit_speed.py``. For every decode row run entirely on one kind of GPU
+(no offload), it works out the bytes one token reads and the layers it runs, then for each hardware
+class × backend finds the bandwidth efficiency and the fixed per-layer cost that minimise the squared
+log error of tokens/s; prefill rows give the class's share of its compute peak (median). Rows in the
+held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
+``catalog/speed.toml`` with each class's row count and fit error, and the source URLs of its rows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measurements import Measurement, load
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.fit import _active_bytes, _peak_tflops
+from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.machine import CPU, Machine, Memory
+from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.whatif import simulate
+
+GIB = 1024**3
+#: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
+#: the fit is kept within it so that a fixed cost is not traded for an impossible efficiency
+EFFICIENCIES = [e / 100 for e in range(5, 96)]
+PER_LAYER_US = list(range(0, 301, 2))
+#: fit the per-layer cost of a class only with this many rows; else take its vendor × backend pool's
+MIN_ROWS_FOR_FIXED_COST = 4
+
+
+@dataclass(frozen=True)
+class Point:
+    row: Measurement
+    hw_class: str
+    backend: str
+    bytes_per_token: float
+    #: peak bandwidth, bytes/s (GPU) or host bandwidth (CPU)
+    bandwidth: float
+    layers: int
+    #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
+    flops_per_token: float
+    peak_flops: float | None
+
+
+def point(row: Measurement, catalog: Catalog) -> Point | None:
+    spec_model = catalog.model(row.model_id) if row.model_id else None
+    if spec_model is None or row.offloaded or row.gpu_count > 1:
+        return None
+    model = from_catalog(spec_model)
+    try:
+        est = estimate_memory(model, Request(quant=row.format.lower(), context=4096), catalog)
+    except InputError:
+        return None
+    per_layer, _experts, head = _active_bytes(est)
+    flops = 2.0 * model.arch.params_active
+    if row.gpu_count == 0:
+        machine = Machine(
+            cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
+        )
+        host = speed.host_bandwidth(machine, catalog)
+        if host.source == "default":
+            return None  # a CPU we cannot place: its bandwidth would be a guess
+        read = sum(per_layer) + head
+        return Point(row, speed.CPU_CLASS, "cpu", read, host.bytes_per_s, len(per_layer), flops, None)
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if gpu is None or gpu.bandwidth_gbs is None:
+        return None
+    hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
+    peak = _peak_tflops(gpu)
+    read = sum(per_layer) + head
+    return Point(
+        row,
+        hw_class,
+        row.backend,
+        read,
+        gpu.bandwidth_gbs * 1e9,
+        len(per_layer),
+        flops,
+        peak * 1e12 if peak else None,
+    )
+
+
+def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[float, float, float]:
+    """(efficiency, per-layer µs, median |error|) minimising the squared log error."""
+    best = (1.0, 0.0, math.inf)
+    for eff in EFFICIENCIES:
+        for tau in PER_LAYER_US if tau_fixed is None else [tau_fixed]:
+            loss = 0.0
+            for p in points:
+                t = p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6
+                loss += math.log(p.row.value * t) ** 2
+            if loss < best[2]:
+                best = (eff, float(tau), loss)
+    eff, tau, _ = best
+    errors = [
+        abs(1 / (p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6) / p.row.value - 1)
+        for p in points
+    ]
+    return eff, tau, statistics.median(errors)
+
+
+def main() -> None:
+    catalog = load_catalog(use_overlay=False)
+    rows = [r for r in load() if r.split == "fit" and r.speed]
+    decode: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    prefill: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    for row in rows:
+        p = point(row, catalog)
+        if p is None:
+            continue
+        key = (p.hw_class, p.backend)
+        (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
+    cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
+    fitted: dict[str, tuple[float, float]] = {}
+    print(HEADER)
+    pools: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    for (cls, backend), points in decode.items():
+        pools[(cls.split("-")[0], backend)].extend(points)
+    pool_tau = {
+        key: fit_decode(points)[1] for key, points in pools.items() if len(points) >= MIN_ROWS_FOR_FIXED_COST
+    }
+    for key in sorted(set(decode) | set(prefill)):
+        points = decode.get(key, [])
+        pre = prefill.get(key, [])
+        if not points:
+            continue
+        tau_fixed = None
+        if len(points) < MIN_ROWS_FOR_FIXED_COST:
+            tau_fixed = pool_tau.get((key[0].split("-")[0], key[1]))
+            if tau_fixed is None:
+                tau_fixed = next((t for (_v, b), t in pool_tau.items() if b == key[1]), 0.0)
+        eff, tau, err = fit_decode(points, tau_fixed)
+        how = "fitted with the efficiency" if tau_fixed is None else "taken from its vendor × backend pool"
+        extra_urls: list[str] = []
+        if key == (speed.CPU_CLASS, "cpu") and cpu_efficiency is not None:
+            eff, n_rows, err, extra_urls = cpu_efficiency
+            tau = 0.0
+            how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
+        shares = [p.row.value * p.flops_per_token / p.peak_flops for p in pre if p.peak_flops]
+        urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
+        print("[[speed_factor]]")
+        print(f'id = "{key[0]}-{key[1]}"')
+        print(f'hw_class = "{key[0]}"')
+        print(f'backend = "{key[1]}"')
+        if key[1] == DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"):
+            print("default = true")
+        print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        fitted[key[0]] = (eff, tau)
+        print(f"per_layer_us = {tau:g}")
+        if shares:
+            print(f"prefill_compute_efficiency = {min(statistics.median(shares), 2.0):.2f}")
+        print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
+        print(
+            f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
+            + (f", prefill: median of {len(shares)} rows" if shares else "")
+            + '"'
+        )
+        print("sources = [")
+        for url in urls:
+            print(f'  "{url}",')
+        print("]")
+        print()
+    print_borrowed(fitted)
+
+
+def fit_cpu(
+    rows: list[Measurement], catalog: Catalog, cpu_points: list[Point]
+) -> tuple[float, int, float, list[str]] | None:
+    """The host's share of its peak bandwidth: from CPU-only rows, and from llama.cpp offload rows whose
+    CPU part is what is left of the measured time after the GPU part (estimated with the GPU factors)."""
+    from rigcheck.core.estimate.fit import fit
+
+    shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
+    used_urls = [p.row.source_url for p in cpu_points]
+    for row in rows:
+        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.engine.startswith("llama.cpp"):
+            continue
+        spec = catalog.model(row.model_id) if row.model_id else None
+        gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+        if spec is None or gpu is None:
+            continue
+        machine = Machine(
+            cpu=CPU(logical_cores=16, model=row.host),
+            memory=Memory(total_bytes=int((row.ram_gb or 128) * GIB)),
+            gpus=(),
+        )
+        host = speed.host_bandwidth(machine, catalog)
+        if host.source != "catalog":
+            continue
+        machine = simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128)
+        ngl = re.search(r"-ngl (\d+)", row.offload)
+        ncmoe = re.search(r"n-cpu-moe (\d+)", row.offload)
+        kind = row.offload_kind
+        try:
+            result = fit(
+                from_catalog(spec),
+                machine,
+                Request(quant=row.format.lower(), context=4096),
+                catalog,
+                offload=kind,
+                live=False,
+                advise=False,  # type: ignore[arg-type]
+                gpu_layers=int(ngl.group(1)) if ngl and kind == "layers" else None,
+                cpu_expert_layers=(len(spec.config) and 999)
+                if "-cmoe" in row.offload
+                else (int(ncmoe.group(1)) if ncmoe else None),
+            )
+        except InputError:
+            continue
+        cpu_line = next((line for line in result.speed.explanation if line.startswith("RAM: ")), None)
+        if result.verdict == "does_not_fit" or cpu_line is None or not result.speed.decode_tokens_per_s:
+            continue
+        # the estimate's CPU seconds at efficiency e are cpu_bytes / (host × e); solve e from the measured total
+        factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+        e_now = factor.decode_bandwidth_efficiency if factor else 1.0
+        per_layer, routed, _head = _active_bytes(result.estimate)
+        placement = result.placement
+        cpu_bytes = sum(per_layer[placement.gpu_layers :]) + sum(routed[: placement.cpu_expert_layers])
+        cpu_s_now = cpu_bytes / (host.bytes_per_s * e_now)
+        gpu_s = 1 / result.speed.decode_tokens_per_s - cpu_s_now
+        left = 1 / row.value - gpu_s
+        if left > 0 and cpu_bytes:
+            shares.append(cpu_bytes / (host.bytes_per_s * left))
+            used_urls.append(row.source_url)
+    if not shares:
+        return None
+    clipped = [min(max(x, 0.05), 0.95) for x in shares]
+    eff = statistics.median(clipped)
+    err = statistics.median(abs(x / eff - 1) for x in clipped)
+    return eff, len(clipped), err, sorted(set(used_urls))
+
+
+DEFAULT_BACKEND = {"nvidia": "cuda", "amd": "rocm", "apple": "metal", "intel": "vulkan", "cpu": "cpu"}
+HEADER = """# Speed factors: how close each class of hardware, with each backend, gets to its peaks when llama.cpp
+# decodes (tokens/s at batch 1) and prefills. Decode time per token on a device =
+#   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
+#       FLOPs ÷ (peak compute × decode_compute_efficiency))
+#   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
+# Prefill = 2 × active parameters FLOPs per token at prefill_compute_efficiency × the catalog's tensor figure
+# (FP16/BF16 dense, FP32 accumulate; GeForce cards run llama.cpp's int8/FP16-accumulate kernels faster than
+# that figure, hence values above 1). Apple publishes no GPU TFLOPS, so Apple prefill is not estimated.
+# The CPU class is relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement).
+#
+# GENERATED by `benchmarks/fit_speed.py --maturity > catalog/speed.toml` from the fit split of
+# benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement
+# rows' own sources. Classes are hardware tiers (core/estimate/speed.py hardware_class), never single chips.
+"""
+#: classes with no measurement yet borrow a neighbour's factors, marked uncertain
+BORROWED = (
+    (
+        "apple-pro",
+        "metal",
+        "apple-base",
+        "No measured M-Pro row yet: the base chips' factors (the issue's premise puts Pro between base and Max/Ultra).",
+    ),
+    (
+        "amd-datacenter",
+        "rocm",
+        "amd-consumer",
+        "No measured Instinct llama.cpp row yet: the Radeon ROCm factors.",
+    ),
+)
+
+
+def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
+    print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
+    for cls, backend, neighbour, why in BORROWED:
+        if neighbour not in fitted or cls in fitted:
+            continue
+        eff, tau = fitted[neighbour]
+        print("[[speed_factor]]")
+        print(f'id = "{cls}-{backend}"')
+        print(f'hw_class = "{cls}"')
+        print(f'backend = "{backend}"')
+        print("default = true")
+        print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        print(f"per_layer_us = {tau:g}")
+        print(f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"')
+        print('confidence = "uncertain"')
+        print(f'notes = "{why}"')
+        print()
+
+
+#: an engine × architecture gets a maturity factor when at least this many fit rows show it off by more
+#: than MATURITY_THRESHOLD (median ratio of measured to estimated, with the class factors above)
+MATURITY_MIN_ROWS = 3
+MATURITY_THRESHOLD = 0.15
+
+
+def estimate(row: Measurement, catalog: Catalog) -> float | None:
+    """The estimate for one speed row, run through fit() as a user's machine would be."""
+    from rigcheck.core.estimate.fit import fit
+
+    spec = catalog.model(row.model_id) if row.model_id else None
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if spec is None or row.offloaded or (row.gpu_count and gpu is None):
+        return None
+    ram = row.ram_gb or 128
+    machine = Machine(
+        cpu=CPU(logical_cores=16, model=row.host), memory=Memory(total_bytes=int(ram * GIB)), gpus=()
+    )
+    machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
+    backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
+    try:
+        req = Request(quant=row.format.lower(), context=4096, backend=backend)  # type: ignore[arg-type]
+        result = fit(
+            from_catalog(spec),
+            machine,
+            req,
+            catalog,
+            offload="none" if row.gpu_count else "auto",
+            live=False,
+            advise=False,
+        )
+    except InputError:
+        return None
+    s = result.speed
+    return s.decode_tokens_per_s if row.metric == "decode_tokens_per_s" else s.prefill_tokens_per_s
+
+
+def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
+    bare = replace(catalog, maturities=())
+    ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
+    urls: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        value = estimate(row, bare)
+        if not value or not row.engine.startswith("llama.cpp"):
+            continue
+        model_type = str(bare.model(row.model_id).config["model_type"])  # type: ignore[union-attr]
+        ratios[(model_type, row.metric)].append(row.value / value)
+        urls[(model_type, row.metric)].add(row.source_url)
+    print("# ---- engine × architecture maturity, where the measurements show one ----\n")
+    for model_type in sorted({m for m, _ in ratios}):
+        factors = {}
+        for metric, name in (
+            ("decode_tokens_per_s", "decode_factor"),
+            ("prefill_tokens_per_s", "prefill_factor"),
+        ):
+            found = ratios.get((model_type, metric), [])
+            if len(found) >= MATURITY_MIN_ROWS and abs(statistics.median(found) - 1) > MATURITY_THRESHOLD:
+                factors[name] = (min(statistics.median(found), 2.0), len(found))
+        if not factors:
+            continue
+        print("[[maturity]]")
+        print(f'id = "llama.cpp-{model_type}"')
+        print('engine = "llama.cpp"')
+        print(f'model_type = "{model_type}"')
+        for name, (value, _n) in factors.items():
+            print(f"{name} = {value:.2f}")
+        print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
+        said = ", ".join(f"{name}: median of {n} rows" for name, (_v, n) in factors.items())
+        print(f'measured = "measured ÷ estimated with the class factors alone; {said}"')
+        print("sources = [")
+        for metric in ("decode_tokens_per_s", "prefill_tokens_per_s"):
+            if ("decode" if metric.startswith("decode") else "prefill") + "_factor" in factors:
+                for url in sorted(urls[(model_type, metric)]):
+                    print(f'  "{url}",')
+        print("]")
+        print()
+
+
+if __name__ == "__main__":
+    main()
+    if "--maturity" in sys.argv:
+        print_maturity([r for r in load() if r.split == "fit" and r.speed], load_catalog(use_overlay=False))

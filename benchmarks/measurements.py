@@ -1,0 +1,244 @@
+"""The cited measurement set (``benchmarks/data/measurements.csv``): load, validate, split.
+
+One row per published number: a decode or prefill speed, a GGUF file size, or a GPU memory reading,
+with the device, engine build, model, format and offload flags as run, the source a reader can open,
+where in it the number is, and the text as read. Nothing here is estimated: a row is a copy.
+
+``load()`` checks every row and raises ``MeasurementError`` naming the file, line, row id and the
+problem. ``Measurement.split`` keeps a deterministic quarter of the rows out of any fitting: a row is
+``holdout`` when the SHA-256 of its id, read as an integer, is divisible by 4. It depends only on the
+id, so adding rows never moves an existing row between the halves.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Literal
+
+DATA = Path(__file__).resolve().parent / "data" / "measurements.csv"
+
+DEVICE_CLASSES = frozenset(
+    {"nvidia-discrete", "amd-discrete", "intel-discrete", "apple", "strix-halo", "gb10", "cpu"}
+)
+UNIFIED_CLASSES = frozenset({"apple", "strix-halo", "gb10"})
+BACKENDS = frozenset({"cuda", "rocm", "metal", "vulkan", "cpu", "sycl"})
+METRICS = frozenset({"decode_tokens_per_s", "prefill_tokens_per_s", "file_bytes", "gpu_memory_bytes"})
+SPEED_METRICS = frozenset({"decode_tokens_per_s", "prefill_tokens_per_s"})
+OFFLOAD_KINDS = frozenset({"none", "layers", "experts"})
+REQUIRED = (
+    "id",
+    "engine",
+    "model",
+    "format",
+    "test",
+    "metric",
+    "value",
+    "source_url",
+    "locator",
+    "verbatim",
+)
+
+Split = Literal["fit", "holdout"]
+
+
+class MeasurementError(ValueError):
+    """A row of the measurement set is malformed; the message names the file, line and row."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    id: str
+    device: str
+    device_class: str
+    #: catalog GPU id (``rigcheck gpus``), empty when the catalog lacks the device or it is a CPU
+    gpu_id: str
+    #: GPUs used by the run; 0 for CPU-only rows
+    gpu_count: int
+    #: CPU, RAM and memory setup as published ("EPYC 9654, 12×DDR5-4800"); free text
+    host: str
+    #: host RAM in GB as published, when it is
+    ram_gb: float | None
+    engine: str
+    build: str
+    backend: str
+    model: str
+    #: catalog model id (``rigcheck models``), empty when the catalog lacks the model
+    model_id: str
+    moe: bool
+    #: weight format as published: Q4_K_M, MXFP4, BF16, UD-Q3_K_XL …
+    format: str
+    #: the offload flags as run ("none", "-ngl 20", "--n-cpu-moe 12", "-ot exps=CPU")
+    offload: str
+    #: what the flags amount to: ``none`` (everything on the GPUs, or CPU-only), ``layers`` or ``experts``
+    offload_kind: str
+    #: the benchmark's test name as printed: pp512, tg128, tg32, size …
+    test: str
+    metric: str
+    value: float
+    source_url: str
+    locator: str
+    verbatim: str
+    notes: str
+
+    @property
+    def split(self) -> Split:
+        digest = int.from_bytes(hashlib.sha256(self.id.encode("utf-8")).digest(), "big")
+        return "holdout" if digest % 4 == 0 else "fit"
+
+    @property
+    def unified(self) -> bool:
+        return self.device_class in UNIFIED_CLASSES
+
+    @property
+    def offloaded(self) -> bool:
+        return self.offload_kind in ("layers", "experts")
+
+    @property
+    def speed(self) -> bool:
+        return self.metric in SPEED_METRICS
+
+    @property
+    def tokens(self) -> int | None:
+        """The first token count in the test name: 512 for pp512, 128 for tg128, 2048 for tg@ctx2048."""
+        found = re.search(r"\d+", self.test)
+        return int(found.group()) if self.test[:2] in ("pp", "tg") and found and int(found.group()) else None
+
+    def subsets(self) -> tuple[str, ...]:
+        """The report's subsets this row belongs to (a row may be in several)."""
+        if self.metric == "file_bytes":
+            return ("file sizes",)
+        if self.metric == "gpu_memory_bytes":
+            return ("GPU memory",)
+        found = ["all speed"]
+        if self.moe:
+            found.append("MoE")
+        if self.unified:
+            found.append("unified memory")
+        if self.offloaded:
+            found.append("offload")
+        if self.device_class == "cpu":
+            found.append("CPU-only")
+        if self.device_class == "amd-discrete":
+            found.append("AMD discrete")
+        if self.device_class == "nvidia-discrete":
+            found.append("NVIDIA discrete")
+        if self.device_class == "intel-discrete":
+            found.append("Intel discrete")
+        return tuple(found)
+
+
+def _fail(path: Path, line: int, row_id: str, problem: str) -> MeasurementError:
+    where = f"row '{row_id}'" if row_id else "row without an id"
+    return MeasurementError(f"{path}:{line}: {where}: {problem}")
+
+
+def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
+    row_id = (raw.get("id") or "").strip()
+    for name in REQUIRED:
+        if not (raw.get(name) or "").strip():
+            raise _fail(path, line, row_id, f"missing {name}")
+    metric = raw["metric"].strip()
+    if metric not in METRICS:
+        raise _fail(path, line, row_id, f"unknown metric '{metric}' (one of {', '.join(sorted(METRICS))})")
+    cls = (raw.get("device_class") or "").strip()
+    if metric != "file_bytes" and not (raw.get("device") or "").strip():
+        raise _fail(path, line, row_id, "missing device")
+    if (metric != "file_bytes" or cls) and cls not in DEVICE_CLASSES:
+        raise _fail(
+            path, line, row_id, f"unknown device_class '{cls}' (one of {', '.join(sorted(DEVICE_CLASSES))})"
+        )
+    backend = (raw.get("backend") or "").strip()
+    if metric in SPEED_METRICS and backend not in BACKENDS:
+        raise _fail(path, line, row_id, f"unknown backend '{backend}' (one of {', '.join(sorted(BACKENDS))})")
+    kind = (raw.get("offload_kind") or "").strip()
+    if metric in SPEED_METRICS and kind not in OFFLOAD_KINDS:
+        raise _fail(path, line, row_id, f"unknown offload_kind '{kind}' (one of none, layers, experts)")
+    if metric in SPEED_METRICS and not (raw.get("offload") or "").strip():
+        raise _fail(path, line, row_id, "missing offload (the flags as run, or 'none')")
+    url = raw["source_url"].strip()
+    if not url.startswith("https://"):
+        raise _fail(path, line, row_id, f"source_url '{url}' is not an https address a reader can open")
+    try:
+        value = float(raw["value"])
+    except ValueError:
+        raise _fail(path, line, row_id, f"value '{raw['value']}' is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise _fail(path, line, row_id, f"value {raw['value']} is not a positive number")
+    moe = (raw.get("moe") or "").strip()
+    if moe not in ("yes", "no"):
+        raise _fail(path, line, row_id, f"moe must be 'yes' or 'no', not '{moe}'")
+    try:
+        count = int(raw.get("gpu_count") or ("1" if cls not in ("cpu", "") else "0"))
+        ram = float(raw["ram_gb"]) if (raw.get("ram_gb") or "").strip() else None
+    except ValueError as exc:
+        raise _fail(path, line, row_id, f"bad number: {exc}") from None
+    if cls == "cpu" and count != 0:
+        raise _fail(path, line, row_id, "a CPU-only row uses 0 GPUs")
+    if cls not in ("cpu", "") and count < 1:
+        raise _fail(path, line, row_id, f"a {cls} row uses at least one GPU")
+    return Measurement(
+        id=row_id,
+        device=(raw.get("device") or "").strip(),
+        device_class=cls,
+        gpu_id=(raw.get("gpu_id") or "").strip(),
+        gpu_count=count,
+        host=(raw.get("host") or "").strip(),
+        ram_gb=ram,
+        engine=raw["engine"].strip(),
+        build=(raw.get("build") or "").strip(),
+        backend=backend,
+        model=raw["model"].strip(),
+        model_id=(raw.get("model_id") or "").strip(),
+        moe=moe == "yes",
+        format=raw["format"].strip(),
+        offload=(raw.get("offload") or "").strip(),
+        offload_kind=kind,
+        test=raw["test"].strip(),
+        metric=metric,
+        value=value,
+        source_url=url,
+        locator=raw["locator"].strip(),
+        verbatim=raw["verbatim"],
+        notes=(raw.get("notes") or "").strip(),
+    )
+
+
+COLUMNS = tuple(f.name for f in fields(Measurement))
+
+
+def load(path: Path = DATA) -> list[Measurement]:
+    """Every row of ``path``, validated; raises ``MeasurementError`` at the first bad row."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MeasurementError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    reader = csv.DictReader(text.splitlines())
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise MeasurementError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+    rows: list[Measurement] = []
+    seen: dict[str, int] = {}
+    for raw in reader:
+        line = reader.line_num
+        if None in raw:
+            raise _fail(path, line, raw.get("id") or "", "more cells than the header has columns")
+        row = _parse(raw, path, line)
+        if row.id in seen:
+            raise _fail(path, line, row.id, f"duplicate id (first on line {seen[row.id]})")
+        seen[row.id] = line
+        rows.append(row)
+    return rows
+
+
+def count_by(rows: Iterable[Measurement], subset: str) -> int:
+    return sum(1 for r in rows if subset in r.subsets())
+
+
+def holdout_share(rows: Sequence[Measurement]) -> float:
+    return sum(1 for r in rows if r.split == "holdout") / len(rows) if rows else 0.0

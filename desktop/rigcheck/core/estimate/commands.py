@@ -1,0 +1,247 @@
+"""The command that runs a recommendation: llama.cpp, Ollama, vLLM, and transformers/PEFT for training.
+
+Every flag comes from the placement ``fit`` worked out, never from a template with guesses: llama.cpp's
+``-ngl`` is the layers placed on the GPUs (all of them and the output: 999, which llama.cpp caps), its
+``--n-cpu-moe`` the layers whose experts stay in RAM, ``--tensor-split`` each GPU's share, ``-c`` the
+context (times the parallel sequences, which share it); Ollama's ``num_gpu`` is the same layer count and
+``num_ctx`` the context; vLLM's ``--tensor-parallel-size`` is the GPUs it uses, ``--max-model-len`` the
+context, ``--cpu-offload-gb`` what ``fit`` put in RAM. Model names come from the catalog (the Hugging Face
+repository, its GGUF repositories); a model without one gets a placeholder path the user fills in.
+
+Flag references: llama.cpp tools/server/README.md (``-hf repo:quant``, ``-ngl``, ``--n-cpu-moe``,
+``-c``, ``-fa on``, ``-ctk/-ctv``, ``-np``, ``-ts``, ``-sm``); Ollama docs/modelfile.md (``num_ctx``,
+``num_gpu``: layers sent to the GPUs) and docs/import.md (``hf.co/{repo}:{quant}``); vLLM ``vllm serve``
+engine arguments; TRL ``trl sft`` (its CLI over SFTTrainer, PEFT's LoRA and bitsandbytes 4-bit loading).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import dataclass
+
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.estimate.fit import FitResult
+from rigcheck.core.estimate.memory import GIB
+from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
+from rigcheck.core.machine import Machine
+
+#: vLLM's default share of each GPU's memory (--gpu-memory-utilization, fit.VLLM_GPU_UTILIZATION)
+VLLM_UTILIZATION = 0.9
+#: llama.cpp: an -ngl above the layer count offloads every layer and the output layer
+ALL_LAYERS = 999
+
+
+@dataclass(frozen=True)
+class Commands:
+    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "transformers")
+    commands: dict[str, str]
+    #: bytes to download for the recommended format (the weight files)
+    download_bytes: int | None
+    #: engine -> why there is no command for it here
+    notes: dict[str, str]
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
+    """(llama.cpp model flag, Ollama model name) for a GGUF rung."""
+    model = rung.result.estimate.model
+    if model.weights is not None and model.source_kind == "file":
+        return f"-m {_q(model.source)}", model.source
+    spec = catalog.model(model.id)
+    tag = display_quant(rung.quant).split()[0]
+    if rung.native and rung.quant_id in ("mxfp4",) and spec and spec.gguf_repos:
+        tag = ""  # the released-format GGUF has a single file
+    if spec is not None and spec.gguf_repos:
+        repo = spec.gguf_repos[0]
+        ref = f"{repo}:{tag}" if tag else repo
+        return f"-hf {_q(ref)}", f"hf.co/{ref}"
+    path = f"./{model.id}-{tag or 'model'}.gguf"
+    return f"-m {_q(path)}", path
+
+
+def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
+    result = rung.result
+    est, p = result.estimate, result.placement
+    model_flag, _ = _gguf_source(rung, catalog)
+    used = [i for i, b in enumerate(p.gpu_bytes) if b]
+    if not used:
+        ngl = 0
+    elif p.gpu_layers >= p.total_layers:
+        ngl = ALL_LAYERS
+    else:
+        ngl = p.gpu_layers
+    parts = ["llama-server", model_flag, f"-ngl {ngl}"]
+    if p.offload == "experts" and p.cpu_expert_layers:
+        parts.append(f"--n-cpu-moe {p.cpu_expert_layers}")
+    if len(used) > 1:
+        if p.split == "tensor":
+            parts.append("-sm row")
+        total = sum(p.gpu_bytes)
+        shares = [round(b / total * 100) for b in p.gpu_bytes]
+        parts.append("-ts " + ",".join(str(s) for s in shares))
+    elif len(used) == 1 and len(p.gpu_bytes) > 1:
+        parts.append(f"-mg {used[0]} -sm none")
+    parts.append(f"-c {est.context * est.batch}")
+    if est.batch > 1:
+        parts.append(f"-np {est.batch}")
+    parts.append("-fa on")
+    if est.kv_type not in ("f16",):
+        parts.append(f"-ctk {est.kv_type} -ctv {est.kv_type}")
+    return " ".join(parts)
+
+
+def _ollama_name(text: str) -> str:
+    """An Ollama model name: lower case letters, digits, '.', '_' and '-'."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+    return name or "model"
+
+
+def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
+    """Ollama offloads whole layers only: None for an expert-offload placement."""
+    result = rung.result
+    est, p = result.estimate, result.placement
+    if p.offload == "experts":
+        return None
+    _, source = _gguf_source(rung, catalog)
+    used = any(p.gpu_bytes)
+    layers = 0 if not used else (p.total_layers + 1 if p.gpu_layers >= p.total_layers else p.gpu_layers)
+    name = _ollama_name(f"{est.model.id}-{display_quant(rung.quant)}")
+    modelfile = r"FROM %s\nPARAMETER num_ctx %d\nPARAMETER num_gpu %d\n"
+    return (
+        f"printf '{modelfile}' {_q(source)} {est.context} {layers} > Modelfile && "
+        f"ollama create {name} -f Modelfile && ollama run {name}"
+    )
+
+
+_VLLM_QUANT = {"fp8-e4m3": "fp8", "awq-4bit-g128": "awq", "gptq-4bit-g128": "gptq"}
+
+
+def vllm_command(result: FitResult, catalog: Catalog) -> str:
+    est, p = result.estimate, result.placement
+    spec = catalog.model(est.model.id)
+    repo = spec.hf_id if spec else est.model.source
+    used = sum(1 for b in p.gpu_bytes if b)
+    parts = ["vllm serve", _q(repo), f"--max-model-len {est.context}"]
+    parts.append(f"--gpu-memory-utilization {VLLM_UTILIZATION:.2f}")
+    if used > 1:
+        parts.append(f"--tensor-parallel-size {used}")
+    if p.cpu_bytes:
+        parts.append(f"--cpu-offload-gb {math.ceil(p.cpu_bytes / GIB)}")
+    quant = est.quant.id if est.quant else None
+    if quant in _VLLM_QUANT and not (spec and spec.native_format == quant):
+        parts.append(f"--quantization {_VLLM_QUANT[quant]}")
+    if est.batch > 1:
+        parts.append(f"--max-num-seqs {est.batch}")
+    if est.kv_type.startswith("fp8"):
+        parts.append("--kv-cache-dtype fp8")
+    return " ".join(parts)
+
+
+def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -> str | None:
+    """TRL's ``trl sft`` (transformers + PEFT); None for MegaTrain-style offload, which it does not do."""
+    est, p = result.estimate, result.placement
+    if p.offload == "full":
+        return None
+    spec = catalog.model(est.model.id)
+    repo = spec.hf_id if spec else est.model.source
+    parts = ["trl sft", f"--model_name_or_path {_q(repo)}", "--dataset_name YOUR_DATASET"]
+    if est.workload in ("lora", "qlora"):
+        parts += ["--use_peft", f"--lora_r {lora_rank}", "--lora_target_modules all-linear"]
+    if est.workload == "qlora":
+        parts.append("--load_in_4bit")
+    parts += [
+        f"--max_length {est.context}",
+        f"--per_device_train_batch_size {est.batch}",
+        "--gradient_checkpointing" if est.checkpointing != "none" else "",
+        "--bf16",
+        "--output_dir out",
+    ]
+    command = " ".join(x for x in parts if x)
+    if p.offload == "optimizer":
+        command = (
+            "accelerate launch --use_deepspeed --zero_stage 2 --offload_optimizer_device cpu "
+            "$(python -c 'import trl.scripts.sft as s; print(s.__file__)') "
+            + command.removeprefix("trl sft ")
+        )
+    return command
+
+
+def commands_for(
+    rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool = False, rung: Rung | None = None
+) -> Commands:
+    """The command for each engine that can run the recommendation (or ``rung``) on ``machine``."""
+    out: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    best = rung if rung is not None else rec.best
+    if best is not None and not best.runs:
+        best = None
+    if best is None:
+        return Commands({}, None, {"all": "nothing runs on this machine"})
+    result = best.result
+    est = result.estimate
+    download = est.total("weights") if est.workload == "inference" else None
+    if est.workload != "inference":
+        command = training_command(result, catalog)
+        if command:
+            out["transformers"] = command
+        else:
+            notes["transformers"] = (
+                "MegaTrain-style offload streams layers from RAM: not a transformers option"
+            )
+        return Commands(out, None, notes)
+    gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
+    if rec.engine == "llama.cpp" and gguf:
+        out["llama.cpp"] = llama_cpp_command(best, catalog)
+        ollama = ollama_command(best, catalog)
+        if ollama:
+            out["ollama"] = ollama
+        else:
+            notes["ollama"] = "Ollama offloads whole layers, not experts: use llama.cpp's --n-cpu-moe"
+    weights = rec.model.weights
+    if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
+        notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"
+    elif not any(machine.gpus):
+        notes["vllm"] = "vLLM needs a GPU"
+    else:
+        vllm = _vllm_fit(rec, machine, catalog, live=live)
+        if vllm is None:
+            notes["vllm"] = "no format vLLM serves fits this machine"
+        else:
+            out["vllm"] = vllm_command(vllm, catalog)
+    shown, why = _printable(out, notes)
+    return Commands(shown, download, why)
+
+
+def _printable(out: dict[str, str], notes: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A command with a control character in it (a path from disk) is not printed to a terminal."""
+    for engine, command in list(out.items()):
+        if not command.isprintable():
+            del out[engine]
+            notes[engine] = "a path or name holds control characters: not shown as a command"
+    return out, notes
+
+
+def _vllm_fit(rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool) -> FitResult | None:
+    """The recommendation's model under vLLM: its own rule over vLLM's formats."""
+    if rec.engine == "vllm" and rec.best is not None:
+        return rec.best.result
+    from rigcheck.core.estimate.recommend import recommend
+
+    vllm = recommend(
+        rec.model, machine, "inference", catalog, context=rec.context, engine="vllm", prefer=rec.prefer,
+        live=live, request=rec.request, rope_scaling=True,
+    )  # fmt: skip
+    return vllm.best.result if vllm.best is not None else None
+
+
+def commands_json(commands: Commands) -> dict[str, object]:
+    return {
+        "commands": dict(commands.commands),
+        "download_bytes": commands.download_bytes,
+        "command_notes": dict(commands.notes),
+    }

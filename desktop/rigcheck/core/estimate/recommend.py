@@ -1,0 +1,470 @@
+"""The one answer to "will MODEL run here, and what is the best way?": a recommendation and its ladder.
+
+Every surface asks this module — ``rigcheck fit`` without ``--quant``, reports, ``upgrade`` before and
+after, ``fleet --model``, the Overview cards, the Models page's fit column and the Fit page's defaults —
+so the same model on the same machine gets the same answer everywhere. It calls
+:func:`rigcheck.core.estimate.fit.fit` once per candidate format and picks by a rule users can predict
+(docs/recommendation.md):
+
+Candidates are the formats that run here at Q4_K_M quality or better (llama.cpp's quantize tool: "below
+4-bit causes measurable quality loss"); lower formats only when none of those runs. Then:
+
+``prefer="quality"`` (the default)
+    1. the highest-quality candidate that runs entirely on the GPUs at :data:`USABLE_DECODE_TOKENS_PER_S`
+       or faster;
+    2. else the highest-quality candidate that runs at that speed with part of it in RAM (expert or layer
+       offload, whichever ``fit`` finds faster) or on the CPU;
+    3. else, none being that fast, the fastest candidate (and the answer says it is slow).
+
+``prefer="speed"``
+    the fastest candidate that reaches that speed; when none does, the fastest format that runs at all,
+    whatever its quality.
+
+The candidates, best quality first: the format the model is released in (or its weight files), then the
+engine's usual formats below it (:data:`ENGINE_LADDERS`); formats wider than the released one are left
+out, since they only widen the same numbers (BF16 of an MXFP4-trained gpt-oss adds nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from rigcheck.core.catalog import Catalog, QualityMeasurement
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit
+from rigcheck.core.estimate.memory import (
+    Engine,
+    Request,
+    Workload,
+    default_context,
+    resolve_quant,
+)
+from rigcheck.core.machine import Machine
+from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.units import fmt_bytes
+
+Prefer = Literal["quality", "speed"]
+Where = Literal["gpu", "gpu+ram", "cpu"]
+PREFERENCES: tuple[Prefer, ...] = ("quality", "speed")
+
+#: the decode speed below which a format counts as too slow to recommend when a faster one runs: about
+#: twice silent reading speed (~238 words/min, Brysbaert 2019, J. Memory and Language 109:104047, is
+#: ~5 tokens/s at ~1.3 tokens per word), so text appears faster than it is read; the same floor the
+#: upgrade page's "cheapest GPUs for a model" uses (upgrade.cheapest_gpus_for)
+USABLE_DECODE_TOKENS_PER_S = 10.0
+#: formats below this one are used only when nothing at or above it runs ("Quantization below 4-bit
+#: causes measurable quality loss": llama.cpp tools/quantize/README.md, the quantize tool's hint)
+QUALITY_FLOOR = "q4_k_m"
+#: the formats each engine is usually run with, best quality first (after the released format)
+ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
+    "llama.cpp": QUANT_LADDER,
+    # vLLM quantizes a 16-bit checkpoint to FP8 as it loads it (--quantization fp8); AWQ and GPTQ need a
+    # checkpoint quantized beforehand, which the catalog does not list, so they are not offered
+    "vllm": ("bf16", "fp8"),
+    "transformers": ("bf16", "int8", "nf4"),
+}
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One candidate format on the machine: ``fit``'s answer and what it means in words."""
+
+    #: the format's name as users read it ("Q4_K_M", "MXFP4", "bf16", or the file's own)
+    quant: str
+    #: the quant id asked for (None: the model's own weight files)
+    quant_id: str | None
+    result: FitResult
+    #: gpu, gpu+ram or cpu; None when it does not run here
+    where: Where | None
+    #: the measured quality change where one is cited (catalog/quality.toml), else None
+    quality: QualityMeasurement | None = None
+    #: the released format (or the weight files the user gave)
+    native: bool = False
+
+    @property
+    def runs(self) -> bool:
+        return self.where is not None
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        return self.result.speed.decode_tokens_per_s
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        s = self.result.speed
+        return s.decode_tokens_per_s if self.result.estimate.workload == "inference" else s.train_tokens_per_s
+
+    @property
+    def words(self) -> str:
+        return verdict_words(self.result)
+
+    def quality_note(self) -> str:
+        q = self.quality
+        if q is None:
+            return ""
+        return f"{q.ppl_delta:+.4f} perplexity on {q.measured_on}"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    model: ModelInfo
+    workload: Workload
+    engine: Engine
+    prefer: Prefer
+    context: int
+    #: every candidate, best quality first
+    ladder: tuple[Rung, ...]
+    #: the recommended rung; None when nothing runs on this machine
+    best: Rung | None
+    #: why this one and not the next candidate, in sentences
+    why: tuple[str, ...]
+    #: the settings every rung was sized with (``quant`` None: each rung has its own)
+    request: Request = field(default_factory=Request)
+
+    @property
+    def result(self) -> FitResult:
+        """The recommended rung's fit, or the smallest candidate's (saying why it does not fit)."""
+        return self.best.result if self.best is not None else self.ladder[-1].result
+
+    @property
+    def where(self) -> Where | None:
+        return self.best.where if self.best is not None else None
+
+
+# -- words ----------------------------------------------------------------------------------------
+
+
+def where_of(result: FitResult) -> Where | None:
+    """gpu: everything on the GPUs; gpu+ram: part of it in RAM; cpu: no GPU used; None: does not run."""
+    if result.verdict == "does_not_fit":
+        return None
+    p = result.placement
+    if not any(p.gpu_bytes):
+        return "cpu"
+    return "gpu+ram" if p.cpu_bytes or p.offload != "none" else "gpu"
+
+
+def verdict_words(result: FitResult) -> str:
+    """The verdict as it reads: "runs on the GPU", "runs on GPU + RAM (experts in RAM)", "runs on the CPU"."""
+    where = where_of(result)
+    p = result.placement
+    if where is None:
+        return "does not fit"
+    if where == "cpu":
+        return "runs on the CPU"
+    gpus = sum(1 for b in p.gpu_bytes if b)
+    on = "the GPUs" if gpus > 1 else "the GPU"
+    if where == "gpu":
+        return f"runs on {on}"
+    what = {
+        "experts": "experts in RAM",
+        "layers": f"{p.total_layers - p.gpu_layers} of {p.total_layers} layers in RAM",
+        "optimizer": "optimizer in RAM",
+        "params": "parameters in RAM",
+        "full": "MegaTrain-style, states in RAM",
+    }.get(p.offload, "part in RAM")
+    return f"runs on {on} + RAM ({what})"
+
+
+def _rung_name(result: FitResult, catalog: Catalog) -> str:
+    """The format's name; a weight file's own format by its catalog name ("q8_0" → "Q8_0")."""
+    name = result.estimate.quant_name
+    if result.estimate.quant is None:
+        with suppress(InputError):  # a file format the catalog has no entry for keeps its own name
+            name = resolve_quant(catalog, name).name
+    return display_quant(name)
+
+
+def display_quant(name: str) -> str:
+    """A format's name as users type it: the catalog's "Q6_K (file mix)" is llama.cpp's Q6_K."""
+    return name.removesuffix(" (file mix)")
+
+
+# -- context --------------------------------------------------------------------------------------
+
+
+def check_context(model: ModelInfo, context: int | None, *, rope_scaling: bool = False) -> None:
+    """Refuse a context beyond what the model was trained for unless RoPE scaling is asked for."""
+    limit = model.arch.max_context
+    if context is None or limit is None or context <= limit:
+        return
+    if not rope_scaling:
+        raise InputError(
+            "--context",
+            f"{context:,} tokens is beyond {model.name}'s trained maximum of {limit:,} "
+            "(pass --rope-scaling to size it anyway, as with YaRN or linear RoPE scaling)",
+        )
+
+
+def longest_running_context(
+    model: ModelInfo,
+    machine: Machine,
+    req: Request,
+    catalog: Catalog,
+    *,
+    offload: Offload = "auto",
+    live: bool = False,
+) -> int | None:
+    """The longest context, up to the model's trained maximum, that runs with ``offload`` (on the GPU,
+    GPU + RAM or the CPU); None if not even 512 tokens do. ``fit.max_context`` is the GPU-only one."""
+    upper = model.arch.max_context or 131072
+
+    def runs(context: int) -> bool:
+        trial = replace(req, context=context)
+        return fit(model, machine, trial, catalog, offload=offload, live=live, advise=False).verdict != (
+            "does_not_fit"
+        )
+
+    if not runs(512):
+        return None
+    if runs(upper):
+        return upper
+    low, high = 512, upper
+    while high - low > 256:
+        mid = (low + high) // 2
+        low, high = (mid, high) if runs(mid) else (low, mid)
+    return low
+
+
+# -- the ladder -----------------------------------------------------------------------------------
+
+
+def _bits(catalog: Catalog, quant_id: str) -> float:
+    quant = resolve_quant(catalog, quant_id)
+    return quant.file_bpw or quant.bits_per_weight
+
+
+def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple[str | None, bool]]:
+    """(quant id or None for the model's own files, released?) best quality first."""
+    ladder = ENGINE_LADDERS[engine]
+    weights = model.weights
+    if weights is not None:
+        if any(f.lower().endswith(".gguf") for f in weights.files):
+            return [(None, True)]  # a GGUF file is one format: converting it is not what users do
+        native_id = weights.quant_id
+        first: list[tuple[str | None, bool]] = [(None, True)]
+    else:
+        native_id = model.native_quant or "bf16"
+        first = [(resolve_quant(catalog, native_id).id, True)]
+    out = list(first)
+    seen = {resolve_quant(catalog, native_id).id} if native_id else set()
+    top = _bits(catalog, native_id) if native_id else None
+    for name in ladder:
+        quant = resolve_quant(catalog, name)
+        if quant.id in seen:
+            continue
+        if top is not None and (quant.file_bpw or quant.bits_per_weight) > top + 1e-9:
+            continue  # wider than the released weights: the same numbers, more bytes
+        seen.add(quant.id)
+        out.append((quant.id, False))
+    return out
+
+
+def _quality(catalog: Catalog, quant_id: str | None) -> QualityMeasurement | None:
+    if quant_id is None:
+        return None
+    for row in catalog.qualities:
+        try:
+            if resolve_quant(catalog, row.quant).id == quant_id:
+                return row
+        except InputError:
+            continue
+    return None
+
+
+def _below_floor(catalog: Catalog, rung: Rung) -> bool:
+    if rung.quant_id is None or rung.native:
+        return False
+    ladder = [resolve_quant(catalog, q).id for q in QUANT_LADDER]
+    floor = resolve_quant(catalog, QUALITY_FLOOR).id
+    return rung.quant_id in ladder and ladder.index(rung.quant_id) > ladder.index(floor)
+
+
+def _usable(rung: Rung) -> bool:
+    speed = rung.tokens_per_s
+    if rung.result.estimate.workload != "inference":
+        return rung.runs
+    if speed is None:
+        return rung.where == "gpu"  # a GPU the catalog has no bandwidth for: not slower than the floor
+    return speed >= USABLE_DECODE_TOKENS_PER_S
+
+
+def choose(rungs: Sequence[Rung], prefer: Prefer, catalog: Catalog) -> Rung | None:
+    """The rule in the module docstring, applied to a ladder (best quality first)."""
+    runs = [r for r in rungs if r.runs]
+    if not runs:
+        return None
+    pool = [r for r in runs if not _below_floor(catalog, r)] or runs
+
+    def fastest(among: Sequence[Rung]) -> Rung:
+        return max(among, key=lambda r: (r.tokens_per_s or 0.0, -rungs.index(r)))
+
+    usable = [r for r in pool if _usable(r)]
+    if prefer == "speed":
+        return fastest(usable) if usable else fastest(runs)
+    on_gpu = [r for r in usable if r.where == "gpu"]
+    if on_gpu:
+        return on_gpu[0]
+    if usable:
+        return usable[0]
+    return fastest(pool)
+
+
+def _speed_text(rung: Rung) -> str:
+    tps = rung.tokens_per_s
+    return f"~{tps:,.1f} tokens/s" if tps is not None else "speed unknown"
+
+
+def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Catalog) -> list[str]:
+    floor = f"{USABLE_DECODE_TOKENS_PER_S:g} tokens/s"
+    if best is None:
+        smallest = rungs[-1]
+        first = smallest.result.reasons[0] if smallest.result.reasons else ""
+        return [f"no format runs on this machine; even {smallest.quant}: {first}"]
+    out: list[str] = []
+    index = rungs.index(best)
+    if best.result.estimate.workload != "inference":
+        return [f"{best.quant}: {best.words}, {_speed_text(best)}"]
+    if prefer == "speed":
+        out.append(
+            f"{best.quant} is the fastest format that runs here at ≥ {floor}, Q4_K_M or better where one does"
+        )
+    elif best.where == "gpu" and _usable(best):
+        out.append(f"{best.quant} is the highest-quality format that runs entirely on the GPU at ≥ {floor}")
+    elif _usable(best):
+        out.append(f"{best.quant} is the highest-quality format that runs at ≥ {floor}: it {best.words}")
+    else:
+        out.append(
+            f"no format of Q4_K_M quality or better reaches {floor} here: {best.quant} is the fastest of them"
+        )
+    better = rungs[:index]
+    if better:
+        nxt = better[-1]
+        if not nxt.runs:
+            reason = nxt.result.reasons[0] if nxt.result.reasons else "does not fit"
+            out.append(f"not {nxt.quant}: it does not fit ({reason})")
+        elif prefer == "speed":
+            out.append(f"not {nxt.quant}: slower ({_speed_text(nxt)}, {nxt.words})")
+        elif nxt.where != "gpu" and best.where == "gpu":
+            out.append(f"not {nxt.quant}: it {nxt.words}, at {_speed_text(nxt)}")
+        else:
+            out.append(f"not {nxt.quant}: {_speed_text(nxt)} is below {floor} (it {nxt.words})")
+    quick = choose(rungs, "speed", catalog) if prefer == "quality" else None
+    if quick is not None and quick is not best and (quick.tokens_per_s or 0.0) > (best.tokens_per_s or 0.0):
+        out.append(f"--prefer speed would pick {quick.quant} ({_speed_text(quick)}, {quick.words})")
+    return out
+
+
+def recommend(
+    model: ModelInfo,
+    machine: Machine,
+    workload: Workload,
+    catalog: Catalog,
+    *,
+    context: int | None = None,
+    engine: Engine | None = None,
+    prefer: Prefer = "quality",
+    live: bool = False,
+    request: Request | None = None,
+    rope_scaling: bool = False,
+    split: Split = "layer",
+) -> Recommendation:
+    """The best way to run ``model`` on ``machine`` for ``workload``, with the ladder it was chosen from.
+
+    ``request`` carries the other settings (batch, KV-cache type, LoRA rank); its ``quant`` is ignored
+    (the ladder chooses), ``context``, ``engine`` and ``workload`` override it. Training workloads have
+    one format (their own: bf16, or NF4 for QLoRA), so their ladder is that one rung.
+    """
+    if prefer not in PREFERENCES:
+        raise InputError("--prefer", f"expected one of {', '.join(PREFERENCES)}, got {prefer!r}")
+    check_context(model, context, rope_scaling=rope_scaling)
+    chosen_engine: Engine = engine or ("llama.cpp" if workload == "inference" else "transformers")
+    base = replace(request or Request(), quant=None, context=context, workload=workload, engine=chosen_engine)
+    rungs: list[Rung] = []
+    if workload == "inference":
+        for quant_id, native in candidates(model, chosen_engine, catalog):
+            req = replace(base, quant=quant_id)
+            result = fit(model, machine, req, catalog, live=live, split=split, advise=False)
+            rungs.append(
+                Rung(
+                    _rung_name(result, catalog),
+                    quant_id,
+                    result,
+                    where_of(result),
+                    _quality(catalog, quant_id),
+                    native,
+                )
+            )
+    else:
+        result = fit(model, machine, base, catalog, live=live, advise=False)
+        rungs.append(
+            Rung(display_quant(result.estimate.quant_name), None, result, where_of(result), None, True)
+        )
+    best = choose(rungs, prefer, catalog)
+    return Recommendation(
+        model=model,
+        workload=workload,
+        engine=chosen_engine,
+        prefer=prefer,
+        context=context if context is not None else default_context(model.arch),
+        ladder=tuple(rungs),
+        best=best,
+        why=tuple(_why(rungs, best, prefer, catalog)),
+        request=base,
+    )
+
+
+def rung_json(rung: Rung) -> dict[str, object]:
+    """A ladder row as the CLI, reports and the GUI give it."""
+    r = rung.result
+    return {
+        "quant": rung.quant,
+        "verdict": r.verdict,
+        "where": rung.where,
+        "words": rung.words,
+        "total_bytes": r.estimate.total_bytes,
+        "decode_tokens_per_s": _round(r.speed.decode_tokens_per_s),
+        "prefill_tokens_per_s": _round(r.speed.prefill_tokens_per_s),
+        "placement": placement_json(r),
+        "native": rung.native,
+        "quality": (
+            {
+                "ppl_delta": rung.quality.ppl_delta,
+                "measured_on": rung.quality.measured_on,
+                "source": rung.quality.source,
+            }
+            if rung.quality
+            else None
+        ),
+    }
+
+
+def placement_json(result: FitResult) -> dict[str, object]:
+    p = result.placement
+    return {
+        "where": where_of(result),
+        "gpu_bytes": list(p.gpu_bytes),
+        "cpu_bytes": p.cpu_bytes,
+        "gpu_layers": p.gpu_layers,
+        "total_layers": p.total_layers,
+        "offload": p.offload,
+        "split": p.split,
+        "cpu_expert_layers": p.cpu_expert_layers,
+    }
+
+
+def summary_line(rec: Recommendation) -> str:
+    """One line: "Q4_K_M · runs on the GPU · ~95.3 tokens/s" or "does not fit"."""
+    best = rec.best
+    if best is None:
+        return "does not fit"
+    return (
+        f"{best.quant} · {best.words} · {_speed_text(best)} · {fmt_bytes(best.result.estimate.total_bytes)}"
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 1) if value is not None else None

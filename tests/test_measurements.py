@@ -1,0 +1,182 @@
+"""The cited measurement set is whole: every row valid and cited, the number in the quoted text, the
+composition the accuracy report needs, and a deterministic held-out quarter.
+
+No test here runs the estimator against the measurements: accuracy targets live in
+``benchmarks/estimate_accuracy.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from rigcheck.core.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+GIB = 1024**3
+
+
+def _load_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("measurements", ROOT / "benchmarks" / "measurements.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("measurements", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+M = _load_module()
+ROWS = M.load()
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n.replace(",", "")) for n in NUMBER.findall(text)}
+
+
+def test_at_least_150_rows_load_and_validate() -> None:
+    assert len(ROWS) >= 150
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
+def test_row_is_cited_and_its_number_is_in_the_quoted_text(row: object) -> None:
+    assert row.source_url.startswith("https://")
+    assert "search-index" not in row.source_url and "id " not in row.locator
+    assert row.locator.strip() and row.verbatim.strip()
+    found = _numbers(row.verbatim)
+    if row.metric == "file_bytes":
+        shown = {round(row.value / GIB, 2), round(row.value / 1e9, 2), round(row.value / 1024**2, 2)}
+        assert shown & found, f"{row.id}: {row.value} bytes is not what the quoted text shows: {row.verbatim}"
+    else:
+        assert row.value in found, f"{row.id}: {row.value:g} is not in the quoted text: {row.verbatim}"
+
+
+def test_ids_name_catalog_entries_where_given() -> None:
+    catalog = load_catalog(use_overlay=False)
+    for row in ROWS:
+        assert not row.gpu_id or catalog.gpu(row.gpu_id) is not None, f"{row.id}: unknown GPU {row.gpu_id}"
+        assert not row.model_id or catalog.model(row.model_id) is not None, (
+            f"{row.id}: unknown model {row.model_id}"
+        )
+
+
+def test_speed_rows_state_backend_offload_and_test() -> None:
+    for row in (r for r in ROWS if r.speed):
+        assert row.backend in M.BACKENDS
+        assert row.offload and row.offload_kind in M.OFFLOAD_KINDS
+        assert row.test.startswith(("pp", "tg")), f"{row.id}: test '{row.test}' is neither pp… nor tg…"
+        assert (row.test[:2] == "pp") == (row.metric == "prefill_tokens_per_s"), row.id
+        if row.device_class == "cpu":
+            assert row.gpu_count == 0 and row.backend == "cpu"
+        if row.offloaded:
+            assert row.host, f"{row.id}: an offload row needs the host memory setup"
+
+
+@pytest.mark.parametrize(
+    ("subset", "minimum"),
+    [
+        ("MoE", 40),
+        ("unified memory", 25),
+        ("offload", 15),
+        ("CPU-only", 10),
+        ("AMD discrete", 10),
+        ("NVIDIA discrete", 30),
+    ],
+)
+def test_composition_minimums(subset: str, minimum: int) -> None:
+    assert M.count_by(ROWS, subset) >= minimum
+
+
+def test_offload_covers_layers_and_experts_and_unified_covers_each_platform() -> None:
+    kinds = {r.offload_kind for r in ROWS if r.offloaded}
+    assert kinds == {"layers", "experts"}
+    platforms = {r.device_class for r in ROWS if r.unified and r.speed}
+    assert platforms == {"apple", "strix-halo", "gb10"}
+
+
+def test_data_centre_small_dense_rows_present() -> None:
+    """The issue's case: small dense models on A100/H100-class GPUs, where fixed per-token costs dominate."""
+    small = [
+        r
+        for r in ROWS
+        if r.gpu_id.startswith(("nvidia-a100", "nvidia-h100", "amd-instinct"))
+        and r.metric == "decode_tokens_per_s"
+        and not r.moe
+        and r.model_id in ("llama-3.1-8b", "qwen2.5-7b", "mistral-7b-v0.3")
+    ]
+    assert len(small) >= 3
+
+
+def test_file_sizes_cover_the_common_quants() -> None:
+    formats = {r.format for r in ROWS if r.metric == "file_bytes"}
+    for wanted in ("Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "IQ4_XS", "MXFP4", "F16"):
+        assert wanted in formats
+
+
+def test_split_is_deterministic_about_a_quarter_and_independent_of_order() -> None:
+    first = {r.id: r.split for r in ROWS}
+    again = {r.id: r.split for r in reversed(M.load())}
+    assert first == again
+    assert 0.18 <= M.holdout_share(ROWS) <= 0.32
+    # fixed by the id alone: other fields, and the row's place in the file, do not move it
+    changed = dataclasses.replace(ROWS[0], value=ROWS[0].value * 2, device="elsewhere", notes="x")
+    assert changed.split == ROWS[0].split
+    assert {r.split for r in ROWS} == {"fit", "holdout"}
+
+
+def _write(tmp_path: Path, change: Callable[[dict[str, str]], None]) -> Path:
+    with M.DATA.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+        header = reader.fieldnames
+    assert header is not None
+    change(rows[3])
+    path = tmp_path / "measurements.csv"
+    with path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r.update(device_class="tpu"), "unknown device_class 'tpu'"),
+        (lambda r: r.update(source_url=""), "missing source_url"),
+        (lambda r: r.update(source_url="search-index 1234"), "not an https address"),
+        (lambda r: r.update(value="0"), "not a positive number"),
+        (lambda r: r.update(value="-3.5"), "not a positive number"),
+        (lambda r: r.update(value="fast"), "not a number"),
+        (lambda r: r.update(verbatim=""), "missing verbatim"),
+        (lambda r: r.update(metric="vibes"), "unknown metric 'vibes'"),
+        (lambda r: r.update(backend="opencl"), "unknown backend 'opencl'"),
+        (lambda r: r.update(offload_kind="some"), "unknown offload_kind 'some'"),
+    ],
+)
+def test_a_bad_row_is_a_clear_error_naming_it(
+    tmp_path: Path, change: Callable[[dict[str, str]], None], message: str
+) -> None:
+    path = _write(tmp_path, change)
+    bad_id = ROWS[3].id
+    with pytest.raises(M.MeasurementError) as err:
+        M.load(path)
+    text = str(err.value)
+    assert message in text and f"row '{bad_id}'" in text and str(path) in text
+    assert ":5:" in text  # header is line 1, the fourth row line 5
+
+
+def test_duplicate_ids_and_unreadable_files_are_errors(tmp_path: Path) -> None:
+    path = _write(tmp_path, lambda r: r.update(id=ROWS[0].id))
+    with pytest.raises(M.MeasurementError, match="duplicate id"):
+        M.load(path)
+    with pytest.raises(M.MeasurementError, match="cannot read"):
+        M.load(tmp_path / "missing.csv")
