@@ -148,10 +148,15 @@ class MemoryChart(QWidget):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.WindowText)
-        label_width = 150
+        metrics = QFontMetrics(self.font())
+        # the labels' own width (at most 150 px), so the bars keep room on a narrow window
+        longest = max(
+            metrics.horizontalAdvance(t)
+            for t in [tr("Needs") + f" {fmt_bytes(est.total_bytes)}", *self.device_names, tr("RAM")]
+        )
+        label_width = min(150, longest + 14)
         width = self.width() - label_width - 12
         budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
-        metrics = QFontMetrics(self.font())
         y = 6.0
         row_height = 24.0
 
@@ -194,6 +199,10 @@ class MemoryChart(QWidget):
             painter.setPen(text)
             percent = f" ({used / budget:.0%})" if budget > 0 else ""
             words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{percent}"
+            for shorter in (f"{fmt_bytes(used)} / {fmt_bytes(budget)}", fmt_bytes(used)):
+                if metrics.horizontalAdvance(words) <= width - 10:
+                    break
+                words = shorter  # a narrow window: the numbers that matter most, not a cut string
             painter.drawText(
                 QRectF(label_width + 6, y, width - 6, row_height), Qt.AlignmentFlag.AlignVCenter, words
             )
@@ -243,7 +252,7 @@ class FitPage(QWidget):
         self.batch = QSpinBox()
         self.batch.setRange(1, 1024)
         self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
-        self.kv = self._combo(tr("KV cache type"), [(k, k) for k in KV_TYPES])
+        self.kv = self._combo(tr("KV cache type"), [(k, k.upper()) for k in KV_TYPES])
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
