@@ -128,7 +128,7 @@ def test_csv_has_the_stable_columns(fake: FakeSampler, tmp_path: Path) -> None:
         "gpu0_util_percent",
         "gpu0_mem_used_bytes",
     ]
-    assert header[-1] == "gpu1_pcie_tx_bytes_per_s" and len(header) == 4 + 2 * 10
+    assert header[-1] == "gpu1_temp_slowdown_c" and len(header) == 4 + 2 * 12
     assert len(rows) == 1 + 4
     values = dict(zip(header, rows[1], strict=True))
     assert values["gpu0_power_w"] == "431.2" and values["gpu0_temp_c"] == "71.0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, replace
@@ -435,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="render every page (or --page) to DIR/<page>.png and exit",
     )
+    gui.add_argument(
+        "--size",
+        metavar="WxH",
+        type=_window_size,
+        help="window size for --screenshot, e.g. 1024x700 (default 1280x800)",
+    )
     gui.set_defaults(handler=_cmd_gui)
     return parser
 
@@ -821,6 +828,13 @@ def _emit_json(data: object, out: TextIO) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def _window_size(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d{3,5})[xX](\d{3,5})", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size like 1024x700: {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
 def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from rigcheck.gui.app import main as gui_main
@@ -840,6 +854,7 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
             machine=getattr(args, "machine", None),
             page=getattr(args, "page", None),
             screenshot=getattr(args, "screenshot", None),
+            size=getattr(args, "size", None),
             debug=bool(getattr(args, "debug", False)),
         )
     except ValueError as exc:

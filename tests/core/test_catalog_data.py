@@ -152,3 +152,76 @@ def test_compat_matrices_are_present(catalog: Catalog) -> None:
     frameworks = {f.framework for f in catalog.frameworks}
     for wanted in ("flash-attn-2", "flash-attn-3", "bitsandbytes", "vllm", "llama.cpp", "ollama"):
         assert wanted in frameworks, wanted
+
+
+def test_every_gpu_says_how_it_is_built_in(catalog: Catalog) -> None:
+    for gpu in catalog.gpus:
+        assert gpu.form_factor in ("pcie", "sxm", "oam", "soc", "laptop"), gpu.id
+        name = gpu.name.lower()
+        if "sxm" in name:
+            assert gpu.form_factor == "sxm", gpu.id
+        if "pcie" in name or gpu.segment in ("desktop", "workstation"):
+            assert gpu.form_factor == "pcie", gpu.id
+        if gpu.segment == "laptop":
+            assert gpu.form_factor == "laptop", gpu.id
+        if gpu.form_factor in ("sxm", "oam"):
+            assert gpu.segment == "datacenter", gpu.id  # modules go on server baseboards
+        if gpu.form_factor_source is not None:
+            assert SOURCE.match(gpu.form_factor_source), gpu.id
+    ids = {g.id: g.form_factor for g in catalog.gpus}
+    assert ids["nvidia-h100-sxm5"] == "sxm" and ids["nvidia-h100-pcie"] == "pcie"
+    assert ids["amd-instinct-mi300x"] == "oam" and ids["apple-m2-ultra"] == "soc"
+
+
+#: a source a user can follow: a URL, a repo path (owner/repo/path[@commit]), a path in this project or the
+#: shared reference, or a value marked uncertain
+SOURCE = re.compile(r"^(https?://|[\w.-]+/[\w.-]+[/ ]|shared/|catalog/|docs/|uncertain)")
+#: how an internal search-index id was written into the catalog before (never a source a user can follow)
+INTERNAL_ID = re.compile(r"search-index|\bfile\s+id\b|\bindex\s+id\b", re.IGNORECASE)
+
+
+def test_no_internal_index_ids_anywhere_in_the_catalog() -> None:
+    from importlib.resources import files
+
+    found = []
+    root = files("rigcheck.catalog")
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                stack.append(entry)
+            elif entry.name.endswith(".toml"):
+                for number, line in enumerate(entry.read_text(encoding="utf-8").splitlines(), 1):
+                    if INTERNAL_ID.search(line):
+                        found.append(f"{entry.name}:{number}: {line.strip()[:80]}")
+    assert not found, found
+
+
+def test_every_source_is_a_url_or_a_repo_path() -> None:
+    import tomllib
+    from importlib.resources import files
+
+    bad: list[str] = []
+
+    def walk(value: object, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "sources" or key.endswith("source"):
+                    for text in item if isinstance(item, list) else [item]:
+                        if isinstance(text, str) and not SOURCE.match(text):
+                            bad.append(f"{where}: {key} = {text[:60]}")
+                walk(item, where)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, where)
+
+    stack = [files("rigcheck.catalog")]
+    while stack:
+        folder = stack.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                stack.append(entry)
+            elif entry.name.endswith(".toml"):
+                walk(tomllib.loads(entry.read_text(encoding="utf-8")), entry.name)
+    assert not bad, bad

@@ -282,6 +282,21 @@ def test_no_drift_in_a_uniform_or_an_evenly_mixed_fleet(catalog: Catalog) -> Non
     assert fleet_of().drift() == ()
 
 
+def test_spread_lists_every_version_even_without_a_majority(catalog: Catalog) -> None:
+    drivers = ["580.65.06", "470.82.01", "550.54.14", "580.65.06", "550.54.14", "580.65.06"]
+    nodes = [node_machine(catalog, f"n{i}", [RTX_4090], driver=d) for i, d in enumerate(drivers)]
+    fleet = fleet_of(*nodes)
+    assert "driver" not in {d.field for d in fleet.drift()}  # 3 of 6 is no majority
+    spread = {s.field: s for s in fleet.spread()}
+    assert spread["driver"].values == (("470.82.01", 1), ("550.54.14", 2), ("580.65.06", 3))  # oldest first
+    assert spread["driver"].sentence() == "drivers differ: 470.82.01 (1), 550.54.14 (2), 580.65.06 (3)"
+    same = [node_machine(catalog, f"n{i}", [RTX_4090]) for i in range(3)]
+    assert fleet_of(*same).spread() == ()
+    # a GPU mix is not a version spread
+    mixed = [node_machine(catalog, "a", [RTX_4090]), node_machine(catalog, "c", [H100], ram_gib=256)]
+    assert fleet_of(*mixed).spread() == ()
+
+
 def test_version_key() -> None:
     assert version_key("550.54.14") < version_key("570.9.1") < version_key("570.124.04")
     assert version_key("2.5.1+cu124") == version_key("2.5.1") == (2, 5, 1)

@@ -31,7 +31,7 @@ from fakes.fake_nvml import (
     FakeProcess,
     Raise,
 )
-from fakes.nvidia_gpus import H100_80GB_HBM3, QUADRO_P400, RTX_4090
+from fakes.nvidia_gpus import H100_80GB_HBM3, QUADRO_P400, RTX_3090, RTX_4090
 from rigcheck.core import monitor
 from rigcheck.core.machine import Note
 from rigcheck.core.monitor import (
@@ -138,6 +138,18 @@ def test_every_live_field_of_an_nvidia_gpu(tmp_path: Path) -> None:
         ),
     )
     assert sampler.notes == ()
+
+
+def test_slowdown_threshold_is_read_once_and_missing_is_quiet(tmp_path: Path) -> None:
+    live_3090 = replace(RTX_3090, utilization=50, temperature=60)  # temp_slowdown_c=95 from its capture
+    fake = FakeNvml([live_3090, LIVE_4090])  # the 4090 capture has no threshold: Not Supported
+    with nvidia_sampler(fake, tmp_path) as sampler:
+        first, second = sampler.sample(), sampler.sample()
+        assert [g.temperature_slowdown_c for g in first.gpus] == [95.0, None]
+        assert second.gpus[0].temperature_slowdown_c == 95.0
+        assert fake.calls.count("nvmlDeviceGetTemperatureThreshold") == 2  # once per GPU, not per tick
+        # an optional reference line: no note when a GPU lacks it (the 3090's unset fields have theirs)
+        assert not any("threshold" in n.message or "GPU 1" in n.message for n in sampler.notes)
     assert fake.shutdown_called
 
 
@@ -568,6 +580,9 @@ def test_columns_are_stable_and_carry_units() -> None:
         "fan_percent",
         "pcie_rx_bytes_per_s",
         "pcie_tx_bytes_per_s",
+        # added later, at the end of each GPU's group: older readers keep their positions
+        "mem_total_bytes",
+        "temp_slowdown_c",
     ]
     assert columns(two) == [
         "time",

@@ -96,6 +96,8 @@ class FakeGPU:
     enforced_power_limit_mw: int | Raise | str | None = "same"
     #: GPU core temperature, °C
     temperature: int | Raise | None = None
+    #: ``nvmlDeviceGetTemperatureThreshold(SLOWDOWN)``: nvidia-smi's ``gpu_temp_slow_threshold``, °C
+    temp_slowdown_c: int | Raise | None = None
     sm_clock_mhz: int | Raise | None = None
     mem_clock_mhz: int | Raise | None = None
     fan_percent: int | Raise | None = None
@@ -327,6 +329,12 @@ class FakeNvml(types.ModuleType):
         if sensor != pynvml.NVML_TEMPERATURE_GPU:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
         return int(self._value(gpu.temperature))
+
+    def nvmlDeviceGetTemperatureThreshold(self, handle: FakeHandle, threshold: int) -> int:
+        gpu = self._device("nvmlDeviceGetTemperatureThreshold", handle)
+        if threshold != pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return int(self._value(gpu.temp_slowdown_c))
 
     def nvmlDeviceGetClockInfo(self, handle: FakeHandle, clock: int) -> int:
         gpu = self._device("nvmlDeviceGetClockInfo", handle)

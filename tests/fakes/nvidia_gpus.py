@@ -82,6 +82,7 @@ RTX_3090 = FakeGPU(
     pcie_width=16,
     pcie_max_gen=4,
     pcie_max_width=16,
+    temp_slowdown_c=95,  # <gpu_temp_slow_threshold>95 C</gpu_temp_slow_threshold>
 )
 
 # netdata/netdata src/go/plugin/go.d/collector/nvidia_smi/testdata/rtx-4090-driver-535.xml@04b1cf54270c4e21c02e322e577e7e96d547c9ee

@@ -6,7 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from fakes.machines import small_machine
@@ -80,3 +81,55 @@ def test_double_click_opens_the_machine_everywhere(qtbot: QtBot, page: FleetPage
     page.table.cellDoubleClicked.emit(row, 0)
     assert page.state.machine is not None and page.state.machine.host.hostname == "node-big"
     assert page.state.is_live is False
+
+
+def test_before_a_folder_is_opened_the_page_says_what_to_do(qtbot: QtBot, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(AppState(load_catalog(use_overlay=False), settings), small_machine)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_page("fleet")
+    page = window.pages["fleet"]
+    assert isinstance(page, FleetPage)
+    assert page.stack.currentIndex() == 0 and page.empty.isVisible()
+    assert not page.open_button.isVisible()  # one way to open a folder, in the empty state
+    assert not page.table.isVisible() and not page.model_box.isVisible()
+    text = " ".join(label.text() for label in page.empty.findChildren(QLabel))
+    assert "rigcheck audit --format json" in text and "folder" in text
+    window.close()
+
+
+def test_sort_arrow_and_rows_agree(page: FleetPage) -> None:
+    header = page.table.horizontalHeader()
+    names = [page.table.item(r, 0).text() for r in range(page.table.rowCount())]
+    assert header.sortIndicatorSection() == 0 and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+    assert names == sorted(names, key=str.casefold)
+    header.sectionClicked.emit(2)  # VRAM: numbers, not text ("48 GiB" after "24 GiB", before "128")
+    page.table.sortItems(2, header.sortIndicatorOrder())
+    vram = [page.table.item(r, 2).text() for r in range(page.table.rowCount())]
+    order = header.sortIndicatorOrder()
+    numbers = [float(v.split()[0]) for v in vram]
+    assert numbers == sorted(numbers, reverse=order == Qt.SortOrder.DescendingOrder)
+
+
+def test_drift_wording_matches_the_data_without_a_majority(qtbot: QtBot, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(AppState(load_catalog(use_overlay=False), settings), small_machine)
+    qtbot.addWidget(window)
+    window.show_page("fleet")
+    page = window.pages["fleet"]
+    assert isinstance(page, FleetPage)
+    folder = tmp_path / "lab"
+    folder.mkdir()
+    base = load_machine(FIXTURES / "rtx4090-64gb.json")
+    for i, driver in enumerate(
+        ["470.82.01", "550.54.14", "550.54.14", "580.65.06", "580.65.06", "580.65.06"]
+    ):
+        machine = replace(base, host=replace(base.host, hostname=f"box-{i}"), drivers=Drivers(nvidia=driver))
+        save_machine(machine, folder / f"box-{i}.json")
+    page.open_folder(folder)
+    qtbot.waitUntil(lambda: page.fleet is not None, timeout=10000)
+    text = page.drift_text.text()
+    assert "No drift" not in text and "✔" not in text
+    assert "Drivers differ</b>: 470.82.01 (1), 550.54.14 (2), 580.65.06 (3)" in text
+    window.close()

@@ -96,6 +96,39 @@ def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
     assert fit_page.model is not None and fit_page.model.id == "qwen3-8b"
 
 
+def test_a_card_opens_fit_with_its_own_settings(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    fit_page = window.pages["fit"]
+    assert isinstance(fit_page, FitPage)
+    fit_page.context_value.setValue(65536)  # the last-used context is not the card's
+    fit_page.quant.setCurrentIndex(fit_page.quant.findData("q2_k"))
+    card = next(c for c in window.pages["overview"].cards if c.spec.id == "qwen3-8b")  # type: ignore[attr-defined]
+    assert isinstance(card, ModelCard)
+    qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
+    assert fit_page.result is not None
+    assert fit_page.context_value.value() == card.context == fit_page.result.estimate.context
+    assert fit_page.result.verdict == card.verdict
+    assert fit_page.quant.currentIndex() == fit_page._quant_index(card.quant)
+
+
+def test_fit_speaks_plainly(qtbot: QtBot, window: MainWindow) -> None:
+    """Rounded speeds, the catalog's format names, and each device against its own capacity."""
+    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    names = [page.quant.itemText(i) for i in range(page.quant.count())]
+    assert "BF16" in names and "Q4_K_M" in names and "bf16" not in names
+    assert not any("mix" in n for n in names)  # no jargon such as "(file mix)"
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    text = page.speed.text()
+    import re
+
+    shown = re.search(r"Generation</b>: ~([\d,.]+) tokens/s", text)
+    assert shown is not None
+    digits = shown.group(1).replace(",", "").replace(".", "").rstrip("0")
+    assert len(digits) <= 2  # two significant figures: "~120", never "~124.5"
+
+
 def test_overview_shows_and_edits_the_host_bandwidth(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     page = window.pages["overview"]

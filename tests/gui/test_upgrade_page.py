@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
 from rigcheck.core.catalog import load_catalog
@@ -18,18 +18,31 @@ pytestmark = pytest.mark.gui
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 
 
-@pytest.fixture
-def page(qtbot: QtBot, tmp_path: Path) -> UpgradePage:
+def open_page(qtbot: QtBot, tmp_path: Path, snapshot: str) -> UpgradePage:
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     state = AppState(load_catalog(use_overlay=False), settings)
-    window = MainWindow(state, lambda: load_machine(FIXTURES / "rtx4090-64gb.json"))
+    window = MainWindow(state, lambda: load_machine(FIXTURES / snapshot))
     qtbot.addWidget(window)
-    window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    window.open_snapshot(FIXTURES / snapshot)
     window.show_page("upgrade")
     upgrade_page = window.pages["upgrade"]
     assert isinstance(upgrade_page, UpgradePage)
     qtbot.waitUntil(lambda: upgrade_page.report is not None, timeout=5000)
     return upgrade_page
+
+
+@pytest.fixture
+def page(qtbot: QtBot, tmp_path: Path) -> UpgradePage:
+    return open_page(qtbot, tmp_path, "rtx4090-64gb.json")
+
+
+def listed(page: UpgradePage) -> list[str]:
+    table = page.catalog_list
+    return [
+        table.item(r, 0).data(Qt.ItemDataRole.UserRole)
+        for r in range(table.rowCount())
+        if not table.isRowHidden(r)
+    ]
 
 
 def rows(page: UpgradePage) -> dict[str, tuple[str, str]]:
@@ -46,12 +59,13 @@ def test_unchanged_candidate_changes_nothing(page: UpgradePage) -> None:
     assert page.report is not None
     assert not any(change.newly_runnable for change in page.report.models)
     assert all(before == after for before, after in rows(page).values())
+    assert "changes nothing yet" in page.summary.text()
     assert page.candidate_list.count() == 1
 
 
 def test_adding_a_gpu_makes_a_70b_runnable_and_shows_its_cost(qtbot: QtBot, page: UpgradePage) -> None:
     page.search.setText("4090")
-    page.select_gpu("nvidia-geforce-rtx-4090")
+    assert page.select_gpu("nvidia-geforce-rtx-4090")
     page.add_button.click()
     qtbot.waitUntil(
         lambda: page.report is not None and page.report.after.gpus and len(page.report.after.gpus) == 2,
@@ -64,22 +78,80 @@ def test_adding_a_gpu_makes_a_70b_runnable_and_shows_its_cost(qtbot: QtBot, page
     assert "Now" in page.power_text.text() and "Candidate" in page.power_text.text()
 
 
-def test_replacing_with_an_h100_draws_the_break_even_chart(qtbot: QtBot, page: UpgradePage) -> None:
-    page.select_gpu("nvidia-h100-sxm5")
+def test_a_desktop_lists_pcie_cards_only_and_holds_two(qtbot: QtBot, page: UpgradePage) -> None:
+    ids = listed(page)
+    assert "nvidia-geforce-rtx-5090" in ids and "nvidia-h100-pcie" in ids
+    assert "nvidia-h100-sxm5" not in ids and "amd-instinct-mi300x" not in ids  # modules need a server board
+    assert not page.select_gpu("nvidia-h100-sxm5")
+    assert "desktop" in page.fits_label.text()
+    assert page.select_gpu("nvidia-geforce-rtx-5090")
+    page.add_button.click()
+    page.add_button.click()  # a third GPU: no room in a desktop
+    assert page.candidate_list.count() == 2
+    assert "No room for another GPU" in page.fits_label.text()
+
+
+def test_candidate_gpus_sort_by_price_memory_and_price_per_gib(page: UpgradePage) -> None:
+    table = page.catalog_list
+    header = table.horizontalHeader()
+    assert [table.horizontalHeaderItem(c).text() for c in range(4)] == ["GPU", "Memory", "Price", "$/GiB"]
+    assert header.sortIndicatorSection() == 2 and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+
+    def column(c: int) -> list[str]:
+        return [table.item(r, c).text() for r in range(table.rowCount()) if not table.isRowHidden(r)]
+
+    prices = [float(t.strip("$").replace(",", "")) for t in column(2) if t != "—"]
+    assert prices == sorted(prices) and column(2)[-1] == "—"  # unknown prices last
+    table.sortItems(1, Qt.SortOrder.DescendingOrder)
+    memory = [float(t.split()[0]) for t in column(1)]
+    assert memory == sorted(memory, reverse=True) and all(t.endswith(" GiB") for t in column(1))
+    table.sortItems(3, Qt.SortOrder.AscendingOrder)
+    per_gib = [float(t.strip("$").replace(",", "")) for t in column(3) if t != "—"]
+    assert per_gib == sorted(per_gib)
+
+
+def test_a_card_without_prices_draws_no_chart(qtbot: QtBot, page: UpgradePage) -> None:
+    assert page.select_gpu("nvidia-h100-pcie")  # the catalog has no purchase or rent price for it
     page.replace_button.click()
     qtbot.waitUntil(
-        lambda: page.report is not None and page.report.after.gpus[0].catalog_id == "nvidia-h100-sxm5",
+        lambda: page.report is not None and page.report.after.gpus[0].catalog_id == "nvidia-h100-pcie",
         timeout=5000,
     )
-    x, _y = page.rent_curve.getData()
-    # the catalog has the H100's purchase ($25,000) and rent ($3.15/h) from the cost-per-TFLOP seed
-    assert x is not None and len(x) == 37  # months 0..36
-    assert "$25,000" in page.cost_text.text()
-    page.reset_button.click()
+    assert page.chart.isHidden()
+
+
+def test_newly_runnable_models_come_first(qtbot: QtBot, page: UpgradePage) -> None:
+    assert page.select_gpu("nvidia-geforce-rtx-4090")
+    page.add_button.click()
+    qtbot.waitUntil(lambda: page.report is not None and len(page.report.after.gpus) == 2, timeout=5000)
+    names = [page.table.item(r, 0).text() for r in range(page.table.rowCount())]
+    starred = [n.startswith("★") for n in names]
+    assert any(starred) and starred == sorted(starred, reverse=True)  # every ★ row above the others
+    # and the answer above the controls, where a 1024x700 window shows it
+    assert "newly runnable" in page.summary.text() and names[0].removeprefix("★ ") in page.summary.text()
+
+
+def test_an_hgx_server_lists_sxm_and_draws_the_break_even_chart(qtbot: QtBot, tmp_path: Path) -> None:
+    page = open_page(qtbot, tmp_path, "hgx-h100x8-2tb.json")
+    ids = listed(page)
+    assert "nvidia-h100-sxm5" in ids and "nvidia-geforce-rtx-5090" not in ids
+    assert page.select_gpu("nvidia-h200")
+    page.replace_button.click()
     qtbot.waitUntil(
-        lambda: page.report is not None and page.report.after.gpus[0].catalog_id != "nvidia-h100-sxm5",
+        lambda: page.report is not None and page.report.after.gpus[0].catalog_id == "nvidia-h200",
         timeout=5000,
     )
+    # the catalog has the H200's purchase ($35,000) and rent ($3.80/h) from the cost-per-TFLOP seed
+    assert not page.chart.isHidden()
+    x, _y = page.rent_curve.getData()
+    assert x is not None and len(x) == 37  # months 0..36
+    assert "$35,000" in page.cost_text.text()
+
+
+def test_a_mac_can_add_no_gpu(qtbot: QtBot, tmp_path: Path) -> None:
+    page = open_page(qtbot, tmp_path, "m2-ultra-192gb.json")
+    assert listed(page) == []
+    assert not page.add_button.isEnabled() and "built in" in page.fits_label.text()
 
 
 def test_ram_field_and_cheapest_gpus(qtbot: QtBot, page: UpgradePage) -> None:

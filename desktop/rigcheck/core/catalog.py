@@ -38,6 +38,9 @@ from rigcheck.core.records import decode
 
 Confidence = Literal["primary", "secondary", "uncertain"]
 Segment = Literal["desktop", "laptop", "workstation", "datacenter", "integrated", "soc"]
+#: how a GPU is built into a machine: a PCIe card, an SXM (NVIDIA) or OAM (OCP) module on a server
+#: baseboard, part of a system-on-chip (Apple M, Strix Halo, Grace Hopper, MI300A), or soldered into a laptop
+FormFactor = Literal["pcie", "sxm", "oam", "soc", "laptop"]
 OVERLAY_ENV = "RIGCHECK_CATALOG_OVERLAY"
 
 _ID = re.compile(r"[a-z0-9][a-z0-9._+-]*")
@@ -63,6 +66,10 @@ class GpuSpec:
     pci_ids: tuple[str, ...] = ()
     architecture: str | None = None
     segment: Segment | None = None
+    #: what an upgrade can offer depends on it: a desktop takes PCIe cards, an HGX server SXM modules
+    form_factor: FormFactor | None = None
+    #: where the form factor comes from, when the name does not say it (a URL or repo path)
+    form_factor_source: str | None = None
     compute_capability: str | None = None
     gfx_target: str | None = None
     #: memory sizes sold, in GB as the vendor prints them (GDDR "24 GB" is 24 GiB)

@@ -68,6 +68,8 @@ class GpuSample:
     power_watts: float | None = None
     power_limit_watts: float | None = None
     temperature_c: float | None = None
+    #: where the GPU starts slowing its clocks to cool down (NVML's slowdown threshold), °C
+    temperature_slowdown_c: float | None = None
     sm_clock_mhz: float | None = None
     memory_clock_mhz: float | None = None
     fan_percent: float | None = None
@@ -125,6 +127,7 @@ POWER_REASONS = frozenset({"power_cap", "power_brake"})
 
 # NVML constants (nvml.h); read from the bindings when they have them.
 _TEMPERATURE_GPU = 0
+_THRESHOLD_SLOWDOWN = 1  # NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
 _CLOCK_SM, _CLOCK_MEM = 1, 2
 _PCIE_TX, _PCIE_RX = 0, 1
 
@@ -171,6 +174,9 @@ class _NvidiaSource:
             return
         nvml = self._nvml
         self._temperature = nvml.const("NVML_TEMPERATURE_GPU", _TEMPERATURE_GPU)
+        self._slowdown = nvml.const("NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", _THRESHOLD_SLOWDOWN)
+        #: per device index: the slowdown threshold, asked once (it is a board constant)
+        self._slowdowns: dict[int, float | None] = {}
         self._clock_sm = nvml.const("NVML_CLOCK_SM", _CLOCK_SM)
         self._clock_mem = nvml.const("NVML_CLOCK_MEM", _CLOCK_MEM)
         self._pcie_tx = nvml.const("NVML_PCIE_UTIL_TX_BYTES", _PCIE_TX)
@@ -227,6 +233,7 @@ class _NvidiaSource:
             power_watts=_scaled(device.call("nvmlDeviceGetPowerUsage"), 1e-3),
             power_limit_watts=_scaled(limit, 1e-3),
             temperature_c=_float(device.call("nvmlDeviceGetTemperature", self._temperature)),
+            temperature_slowdown_c=self._slowdown_c(device),
             sm_clock_mhz=_float(device.call("nvmlDeviceGetClockInfo", self._clock_sm)),
             memory_clock_mhz=_float(device.call("nvmlDeviceGetClockInfo", self._clock_mem)),
             fan_percent=_float(device.call("nvmlDeviceGetFanSpeed")),
@@ -236,6 +243,12 @@ class _NvidiaSource:
             throttle_reasons=throttle_ids(reasons) if isinstance(reasons, int) else (),
             processes=self._processes(device),
         )
+
+    def _slowdown_c(self, device: Device) -> float | None:
+        if device.index not in self._slowdowns:
+            value = device.call("nvmlDeviceGetTemperatureThreshold", self._slowdown, silent=True)
+            self._slowdowns[device.index] = _float(value)
+        return self._slowdowns[device.index]
 
     def _processes(self, device: Device) -> tuple[ProcessMemory, ...]:
         listed = device.call("nvmlDeviceGetComputeRunningProcesses")
@@ -542,6 +555,9 @@ GPU_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fan_percent", "fan_percent"),
     ("pcie_rx_bytes_per_s", "pcie_rx_bytes_per_s"),
     ("pcie_tx_bytes_per_s", "pcie_tx_bytes_per_s"),
+    # added after the first release: new columns go at the end of each GPU's group
+    ("mem_total_bytes", "memory_total_bytes"),
+    ("temp_slowdown_c", "temperature_slowdown_c"),
 )
 _gpu_values = attrgetter(*(field for _suffix, field in GPU_COLUMNS))
 
@@ -576,7 +592,7 @@ def row(sample: Sample) -> dict[str, float | None]:
 FloatArray = npt.NDArray[np.float64]
 
 # Columns kept for alerts() that are not series for plotting; their names start with "_".
-_HIDDEN_GPU = ("_mem_total_bytes", "_lost", "_thermal", "_power_throttle")
+_HIDDEN_GPU = ("_lost", "_thermal", "_power_throttle")
 
 
 class History:
@@ -625,12 +641,11 @@ class History:
                 for value in _gpu_values(gpu):
                     line[k] = nan if value is None else value
                     k += 1
-                total, reasons = gpu.memory_total_bytes, gpu.throttle_reasons
-                line[k] = nan if total is None else total
-                line[k + 1] = 1.0 if gpu.lost else 0.0
-                line[k + 2] = 1.0 if reasons and not THERMAL_REASONS.isdisjoint(reasons) else 0.0
-                line[k + 3] = 1.0 if reasons and not POWER_REASONS.isdisjoint(reasons) else 0.0
-                k += 4
+                reasons = gpu.throttle_reasons
+                line[k] = 1.0 if gpu.lost else 0.0
+                line[k + 1] = 1.0 if reasons and not THERMAL_REASONS.isdisjoint(reasons) else 0.0
+                line[k + 2] = 1.0 if reasons and not POWER_REASONS.isdisjoint(reasons) else 0.0
+                k += 3
         self._t_flat[self._pos] = sample.t
         self._samples.append(sample)
         self._pos = (self._pos + 1) % self.capacity
@@ -654,7 +669,6 @@ class History:
             values += _gpu_values(gpu)
             reasons = gpu.throttle_reasons
             values += (
-                gpu.memory_total_bytes,
                 float(gpu.lost),
                 float(not THERMAL_REASONS.isdisjoint(reasons)),
                 float(not POWER_REASONS.isdisjoint(reasons)),
@@ -760,9 +774,7 @@ def _gpu_alerts(
         return [Alert("sensor_lost", i, message, now if since is None else since)]
     with np.errstate(invalid="ignore"):  # NaN compares false: a missing reading never alerts
         at_limit = column(f"gpu{i}_power_w") >= POWER_LIMIT_FRACTION * column(f"gpu{i}_power_limit_w")
-        vram_full = column(f"gpu{i}_mem_used_bytes") >= VRAM_FULL_FRACTION * column(
-            f"_gpu{i}_mem_total_bytes"
-        )
+        vram_full = column(f"gpu{i}_mem_used_bytes") >= VRAM_FULL_FRACTION * column(f"gpu{i}_mem_total_bytes")
     limit_w = gpu.power_limit_watts or 0.0
     total_gib = (gpu.memory_total_bytes or 0) / GIB
     checks: list[tuple[AlertKind, npt.NDArray[np.bool_], str]] = [

@@ -22,3 +22,15 @@ def fmt_watts(value: float | None, unknown: str = "unknown") -> str:
     if value is None:
         return unknown
     return f"{value:.0f} W"
+
+
+def approx_speed(tokens_per_s: float) -> str:
+    """A speed estimate with the precision it has, two significant figures: 124.5 -> "120",
+    45.3 -> "45", 3.27 -> "3.3", 1234 -> "1,200". The estimate is not better than that (see
+    BENCHMARKS.md: decode speed accuracy), so more digits would be false precision."""
+    if tokens_per_s <= 0 or tokens_per_s != tokens_per_s:  # noqa: PLR0124 - NaN check
+        return "0"
+    if tokens_per_s < 10:
+        return f"{tokens_per_s:.2g}"
+    digits = len(str(int(tokens_per_s))) - 2
+    return f"{round(tokens_per_s, -digits):,.0f}"

@@ -14,7 +14,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QEventLoop, QSettings, QSize, Qt
+from PySide6.QtCore import QEventLoop, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -24,11 +24,22 @@ from rigcheck.core.machine import Machine, load_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
-from rigcheck.gui.workers import report_exception
+from rigcheck.gui.workers import report_exception, submit
 
 APP_ID = "io.github.rigcheck.RigCheck"
 SCREENSHOT_SIZE = QSize(1280, 800)
 SETTLE_TIMEOUT_S = 30.0
+#: after the first page is up, the modules the Monitor page needs (numpy, psutil, the sampler) are
+#: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold)
+PRELOAD_DELAY_MS = 400
+PRELOAD = ("numpy", "psutil", "rigcheck.core.monitor", "rigcheck.core.replay")
+
+
+def _preload() -> None:
+    from importlib import import_module
+
+    for name in PRELOAD:
+        import_module(name)
 
 
 def _app_icon() -> QIcon:
@@ -70,7 +81,12 @@ def create_window(
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)
     else:
         window.start_probe()
+    QTimer.singleShot(PRELOAD_DELAY_MS, window, lambda: submit(state.pool, _preload, _ignore, _ignore))
     return window
+
+
+def _ignore(_result: object) -> None:
+    """A preload's outcome: an import that fails here fails again, with its message, where it is used."""
 
 
 class ScreenshotError(RuntimeError):
@@ -105,15 +121,18 @@ def settle(window: MainWindow, timeout_s: float = SETTLE_TIMEOUT_S) -> bool:
     return False
 
 
-def screenshots(window: MainWindow, folder: Path, page: str | None = None) -> list[Path]:
-    """Render each page (or one) at 1280×800 to ``folder/<page>.png`` once its work has finished.
+def screenshots(
+    window: MainWindow, folder: Path, page: str | None = None, size: tuple[int, int] | None = None
+) -> list[Path]:
+    """Render each page (or one) at ``size`` (1280×800) to ``folder/<page>.png`` once its work has finished.
 
     Each PNG carries the key of the page actually on screen (text chunk ``rigcheck-page``), so a test
     can tell a wrong page from the right one. A page that fails to build or never settles raises
     :class:`ScreenshotError` after the others are written.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    window.resize(SCREENSHOT_SIZE)
+    window.setMinimumSize(0, 0)  # a requested size below the everyday minimum is still honoured
+    window.resize(QSize(*size) if size else SCREENSHOT_SIZE)
     window.show()
     settle(window)
     written, problems = [], []
@@ -148,7 +167,8 @@ def _install_excepthook(debug: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page: str | None = None,
-         screenshot: Path | None = None, debug: bool = False) -> int:  # fmt: skip
+         screenshot: Path | None = None, size: tuple[int, int] | None = None,
+         debug: bool = False) -> int:  # fmt: skip
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = application(argv or ())
     _install_excepthook(debug)
@@ -166,7 +186,7 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
             raise ValueError(f"unknown page {page!r} (pages: {', '.join(window.pages)})")
         if screenshot is not None:
             try:
-                for path in screenshots(window, screenshot, page):
+                for path in screenshots(window, screenshot, page, size):
                     print(path)
             except ScreenshotError as exc:
                 sys.stderr.write(f"rigcheck: error: screenshot: {exc}\n")

@@ -353,7 +353,12 @@ class MainWindow(QMainWindow):
             self.load_path(Path(urls[0].toLocalFile()))
 
     def load_path(self, path: Path) -> None:
-        """A dropped file: a machine snapshot opens as the machine; anything else is read as a model."""
+        """A dropped file: a snapshot opens as the machine, a monitor CSV in the Monitor's replay;
+        anything else is read as a model."""
+        if path.suffix.lower() == ".csv":
+            self.show_page("monitor")
+            self.pages["monitor"].open_recording(path)  # type: ignore[attr-defined]
+            return
         if path.suffix.lower() == ".json" and path.name != "config.json" and _looks_like_snapshot(path):
             self.open_snapshot(path)
             return

@@ -41,13 +41,18 @@ class AppState(QObject):
         self.machine_label = "This computer"
         self.is_live = True
         self.model: ModelInfo | None = None
+        #: the weight format and context the one who chose ``model`` showed it with (a model card's
+        #: own settings), for Fit to open with; None: Fit keeps its own
+        self.requested: tuple[str | None, int | None] | None = None
 
     def set_machine(self, machine: Machine, label: str, is_live: bool) -> None:
         self.machine, self.machine_label, self.is_live = machine, label, is_live
         self.machine_changed.emit(machine, label, is_live)
 
-    def choose_model(self, model: ModelInfo) -> None:
+    def choose_model(self, model: ModelInfo, *, quant: str | None = None, context: int | None = None) -> None:
+        """Show ``model`` in Fit; with ``quant``/``context``, Fit opens with those settings."""
         self.model = model
+        self.requested = (quant, context) if quant is not None or context is not None else None
         self.model_chosen.emit(model)
 
     def psu_watts(self) -> float | None:

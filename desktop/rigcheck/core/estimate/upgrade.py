@@ -19,6 +19,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.chassis import chassis, needs
 from rigcheck.core.estimate.cost import DEFAULT_PRICES, GpuCost, Prices, gpu_cost
 from rigcheck.core.estimate.fit import (
     GPU_MARGIN,
@@ -153,6 +154,8 @@ class Option:
     cost: GpuCost | None = None
     #: the weight format it was sized with ("Q4_K_M", "NF4 …", "bf16")
     quant: str | None = None
+    #: the GPUs do not fit the machine the option is for (an SXM module for a desktop): rent them
+    rent_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -543,8 +546,11 @@ def cheapest_gpus_for(
     prices: Prices = DEFAULT_PRICES,
 ) -> list[Option]:
     """Catalog GPUs (1 to ``max_count`` of one kind, layer split) that run the model entirely in GPU
-    memory, the fewest of each kind, sorted by purchase price (unknown prices last, the rentable first
-    among them); at most :data:`MAX_OPTIONS`, always including the cheapest one to rent when any is.
+    memory in place of ``base``'s GPUs; with a ``base``, only GPUs of a form factor it takes, at most as
+    many as it holds (:mod:`rigcheck.core.estimate.chassis`), each option noting what else it needs
+    (slots, power cables, a bigger PSU); GPUs it cannot take stay only as ``rent_only`` options. The
+    options are the fewest of each kind, sorted by purchase price (unknown prices last, the rentable
+    first among them); at most :data:`MAX_OPTIONS`, always including the cheapest one to rent when any is.
 
     Inference without ``quant`` sizes Q4_K_M. Training is estimated on one GPU (as ``fit`` places it),
     so training options are single GPUs. A GPU known to be slower than ``min_tokens_per_s`` is left
@@ -558,9 +564,16 @@ def cheapest_gpus_for(
         req = Request(quant=quant, context=context, workload=kind)
     est = estimate_memory(model, req, catalog)
     machine = base or _GENERIC_BOX
-    counts = range(1, max_count + 1) if kind == "inference" else range(1, 2)
+    box = chassis(base, catalog) if base is not None else None
     options: list[Option] = []
     for spec in buyable_gpus(catalog):
+        # What does not fit the machine (an SXM module for a desktop) is still an option to rent.
+        fits_box = box is None or box.takes(spec)
+        rent_only = not fits_box
+        if rent_only and gpu_cost(spec, prices).rent_per_hour is None:
+            continue
+        most = max_count if box is None or rent_only else min(max_count, box.max_gpus)
+        counts = range(1, most + 1) if kind == "inference" else range(1, 2)
         capacity = max(spec.memory_gb) * GIB * (1 - GPU_MARGIN)
         first = max(1, math.ceil(est.total_bytes / capacity)) if kind == "inference" else 1
         for count in counts:
@@ -575,7 +588,13 @@ def cheapest_gpus_for(
         tps = _tokens(result)
         if tps is not None and tps < min_tokens_per_s:
             continue
-        options.append(_gpu_option(model, est, spec, count, trial, tps=tps, prices=prices))
+        extra: list[str] = []
+        if box is not None and rent_only:
+            extra.append(f"to rent only: this machine is {box.why}")
+        elif base is not None:
+            extra = [f"also needs {n}" for n in needs(base, trial, catalog, count)]
+        option = _gpu_option(model, est, spec, count, trial, tps=tps, prices=prices, extra=extra)
+        options.append(replace(option, purchase_usd=None, rent_only=True) if rent_only else option)
     return _cheapest_first(options)
 
 

@@ -77,6 +77,30 @@ class Node:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """The values one version field takes across the fleet, oldest first, each with its node count."""
+
+    #: "driver", "cuda_driver", "amdgpu", "rocm" or "torch"
+    field: str
+    values: tuple[tuple[str, int], ...]
+
+    def sentence(self) -> str:
+        """``drivers differ: 470.82.01 (1), 550.54.14 (2), 580.65.06 (3)``"""
+        listed = ", ".join(f"{value} ({count})" for value, count in self.values)
+        return f"{SPREAD_NAMES.get(self.field, self.field)} differ: {listed}"
+
+
+#: how a version field is named in a sentence about its spread
+SPREAD_NAMES = {
+    "driver": "drivers",
+    "cuda_driver": "CUDA driver versions",
+    "amdgpu": "amdgpu driver versions",
+    "rocm": "ROCm versions",
+    "torch": "PyTorch versions",
+}
+
+
+@dataclass(frozen=True)
 class Drift:
     """One field on which some nodes differ from the fleet's majority."""
 
@@ -169,6 +193,20 @@ class Fleet:
             "torch": m.software.python_packages.get("torch") or MISSING,
             "failing": str(node.failing),
         }
+
+    def spread(self) -> tuple[Spread, ...]:
+        """Per version field (driver, CUDA, amdgpu, ROCm, PyTorch), every value the fleet has, with how
+        many nodes have it, oldest first; only fields where nodes differ. Unlike :meth:`drift` this
+        includes fields with no majority: drivers 470 (1), 550 (2), 580 (3) are not "agreement"."""
+        found = []
+        for name in DRIFT_FIELDS:
+            if name not in VERSION_FIELDS:
+                continue
+            counts = Counter(v for n in self.nodes if isinstance(v := _field_value(name, n.machine), str))
+            if len(counts) > 1:
+                ordered = sorted(counts, key=lambda v: (version_key(v), v))
+                found.append(Spread(name, tuple((v, counts[v]) for v in ordered)))
+        return tuple(found)
 
     def drift(self) -> tuple[Drift, ...]:
         """Per field, the nodes whose value differs from the majority's (fields without drift left out).

@@ -48,7 +48,7 @@ from rigcheck.core.estimate.recommend import (
 )
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
@@ -126,7 +126,7 @@ class MemoryChart(QWidget):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         devices = len(self.device_names) + 1  # and RAM
-        return QSize(600, 6 + 34 + 30 * devices + 24)
+        return QSize(600, 6 + 34 + 30 * devices)
 
     def show_result(self, result: FitResult, device_names: list[str]) -> None:
         self.result = result
@@ -148,11 +148,15 @@ class MemoryChart(QWidget):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.WindowText)
-        label_width = 150
+        metrics = QFontMetrics(self.font())
+        # the labels' own width (at most 150 px), so the bars keep room on a narrow window
+        longest = max(
+            metrics.horizontalAdvance(t)
+            for t in [tr("Needs") + f" {fmt_bytes(est.total_bytes)}", *self.device_names, tr("RAM")]
+        )
+        label_width = min(150, longest + 14)
         width = self.width() - label_width - 12
         budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
-        scale = max([est.total_bytes, *budgets, 1])
-        metrics = QFontMetrics(self.font())
         y = 6.0
         row_height = 24.0
 
@@ -162,13 +166,15 @@ class MemoryChart(QWidget):
                 QRectF(0, row_y, label_width - 8, row_height), Qt.AlignmentFlag.AlignVCenter, words
             )
 
+        # What the model needs, as a whole: its own scale (the full width is the total).
         label(y, tr("Needs") + f" {fmt_bytes(est.total_bytes)}")
         x = float(label_width)
+        total = max(est.total_bytes, 1)
         for category, colour in CATEGORY_COLOURS.items():
             part = est.total(category)  # type: ignore[arg-type]
             if not part:
                 continue
-            w = width * part / scale
+            w = width * part / total
             painter.fillRect(QRectF(x, y, w, row_height), QColor(colour))
             name = tr(CATEGORY_NAMES[category])
             if metrics.horizontalAdvance(name) + 8 < w:
@@ -177,30 +183,30 @@ class MemoryChart(QWidget):
             x += w
         y += row_height + 10
 
+        # Each device against its own capacity: the full width is what it may use, so a 24 GiB GPU
+        # is not a sliver next to 1.5 TiB of RAM.
         placed = [*list(result.placement.gpu_bytes), result.placement.cpu_bytes]
         names = [*self.device_names, tr("RAM")]
         for name, budget, used in zip(names, budgets, placed, strict=False):
             label(y, name)
-            outline = QRectF(label_width, y, max(width * budget / scale, 1), row_height)
+            outline = QRectF(label_width, y, width, row_height)
             fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
             fill_colour.setAlpha(200)
-            painter.fillRect(
-                QRectF(label_width, y, width * min(used, budget) / scale, row_height), fill_colour
-            )
+            share = min(used, budget) / budget if budget > 0 else 0.0
+            painter.fillRect(QRectF(label_width, y, width * share, row_height), fill_colour)
             painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
             painter.drawRect(outline)
             painter.setPen(text)
-            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}"
+            percent = f" ({used / budget:.0%})" if budget > 0 else ""
+            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{percent}"
+            for shorter in (f"{fmt_bytes(used)} / {fmt_bytes(budget)}", fmt_bytes(used)):
+                if metrics.horizontalAdvance(words) <= width - 10:
+                    break
+                words = shorter  # a narrow window: the numbers that matter most, not a cut string
             painter.drawText(
                 QRectF(label_width + 6, y, width - 6, row_height), Qt.AlignmentFlag.AlignVCenter, words
             )
             y += row_height + 6
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        painter.drawText(
-            QRectF(label_width, y, width, 18),
-            Qt.AlignmentFlag.AlignLeft,
-            tr("filled: placed there · dashed outline: what it may use"),
-        )
         painter.end()
 
 
@@ -230,7 +236,8 @@ class FitPage(QWidget):
         form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
-        self.quant = self._combo(tr("Weight format"), [(q, q.upper() if "_" in q else q) for q in QUANTS])
+        # the catalog's names, as the verdict and every other page print them ("BF16", "Q4_K_M")
+        self.quant = self._combo(tr("Weight format"), [(q, _quant_name(state, q)) for q in QUANTS])
         self.context = QSlider(Qt.Orientation.Horizontal)
         self.context.setRange(0, SLIDER_STEPS)
         self.context.setAccessibleName(tr("Context length"))
@@ -245,7 +252,7 @@ class FitPage(QWidget):
         self.batch = QSpinBox()
         self.batch.setRange(1, 1024)
         self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
-        self.kv = self._combo(tr("KV cache type"), [(k, k) for k in KV_TYPES])
+        self.kv = self._combo(tr("KV cache type"), [(k, k.upper()) for k in KV_TYPES])
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
@@ -413,7 +420,17 @@ class FitPage(QWidget):
             self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
         elif model.weights is None and file_index >= 0:
             self.quant.removeItem(file_index)
-        if model.weights is not None:
+        # A model card's own format and context (what the card was judged at), when it sent them.
+        requested, self.state.requested = self.state.requested, None
+        quant_asked, context_asked = requested or (None, None)
+        maximum = model.arch.max_context or 131072
+        self.context_value.setMaximum(maximum)
+        if context_asked:
+            self.context_value.setValue(min(context_asked, maximum))
+        asked = self._quant_index(quant_asked) if quant_asked else -1
+        if asked >= 0:
+            self.quant.setCurrentIndex(asked)
+        elif model.weights is not None:
             self.quant.setCurrentIndex(0)
         else:
             # The recommendation (docs/recommendation.md), as Overview, Models and 'rigcheck fit' give
@@ -427,8 +444,6 @@ class FitPage(QWidget):
                 index = self.quant.findData(wanted)
             if index >= 0:
                 self.quant.setCurrentIndex(index)
-        maximum = model.arch.max_context or 131072
-        self.context_value.setMaximum(maximum)
         self.context_value.setValue(min(self.context_value.value(), maximum))
         self._sync_slider()
         self._busy = False
@@ -567,7 +582,7 @@ class FitPage(QWidget):
         est = result.estimate
         self.verdict.setText(
             f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
-            f"<br>{esc(est.quant_name)} · {est.context:,} {tr('tokens')} · "
+            f"<br>{esc(display_quant(est.quant_name))} · {est.context:,} {tr('tokens')} · "
             f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
         )
         machine = self.state.machine
@@ -584,19 +599,27 @@ class FitPage(QWidget):
                 for category, colour in CATEGORY_COLOURS.items()
                 if est.total(category)  # type: ignore[arg-type]
             )
+            + "<br><span style='color:gray'>"
+            + tr("Each bar is one device's own capacity; the filled part is what is placed there.")
+            + "</span>"
         )
         items = "".join(f"<li>{esc(r)}</li>" for r in result.reasons)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
         speed = result.speed
         lines = []
         if speed.decode_tokens_per_s is not None:
-            lines.append(f"<b>{tr('Generation')}</b>: ~{speed.decode_tokens_per_s:,.1f} {tr('tokens/s')}")
+            lines.append(
+                f"<b>{tr('Generation')}</b>: ~{approx_speed(speed.decode_tokens_per_s)} {tr('tokens/s')}"
+            )
         if speed.prefill_tokens_per_s is not None:
             lines.append(
-                f"<b>{tr('Prompt processing')}</b>: ~{speed.prefill_tokens_per_s:,.0f} {tr('tokens/s')}"
+                f"<b>{tr('Prompt processing')}</b>: ~{approx_speed(speed.prefill_tokens_per_s)} "
+                f"{tr('tokens/s')}"
             )
         if speed.train_tokens_per_s is not None:
-            lines.append(f"<b>{tr('Training')}</b>: ~{speed.train_tokens_per_s:,.0f} {tr('tokens/s')}")
+            lines.append(
+                f"<b>{tr('Training')}</b>: ~{approx_speed(speed.train_tokens_per_s)} {tr('tokens/s')}"
+            )
         if speed.bound_by:
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
@@ -686,7 +709,7 @@ class FitPage(QWidget):
                 ("▶ " if rung is rec.best else "") + rung.quant,
                 f"{view.glyph} {tr(view.words)}",
                 fmt_bytes(rung.result.estimate.total_bytes),
-                f"{tps:,.1f}" if tps is not None and rung.runs else "—",
+                f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
                 rung.quality_note(),
             )
             for column, text in enumerate(cells):
@@ -746,6 +769,13 @@ class FitPage(QWidget):
         index = self._quant_index(rec.ladder[row].quant_id)
         if index >= 0:
             self.quant.setCurrentIndex(index)
+
+
+def _quant_name(state: AppState, quant: str) -> str:
+    try:
+        return display_quant(resolve_quant(state.catalog, quant).name)
+    except InputError:
+        return quant.upper()
 
 
 def _short_name(index: int, name: str) -> str:

@@ -6,6 +6,7 @@ double-clicking a machine makes it the selected machine of every other page.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Slot
@@ -17,16 +18,18 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from rigcheck.core.report.fleet import Fleet, Node, load_fleet
+from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, Node, load_fleet, version_key
+from rigcheck.core.units import approx_speed
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, esc, heading, muted, subheading, tooltip
+from rigcheck.gui.widgets import VERDICTS, Card, esc, heading, muted, subheading, tooltip
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
@@ -34,6 +37,41 @@ HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Fail
 #: drift fields -> the table column they show in
 DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
 QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
+#: columns sorted by the numbers in them (24 GiB before 128 GiB, 550.54 before 570.124)
+NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
+
+
+def _differ_labels() -> dict[str, str]:
+    return {
+        "driver": tr("Drivers differ"),
+        "cuda_driver": tr("CUDA driver versions differ"),
+        "amdgpu": tr("amdgpu driver versions differ"),
+        "rocm": tr("ROCm versions differ"),
+        "torch": tr("PyTorch versions differ"),
+        "gpu": tr("GPUs differ"),
+        "ram_gib": tr("RAM differs"),
+        "os": tr("Operating systems differ"),
+    }
+
+
+class SortItem(QTableWidgetItem):
+    """A cell that sorts by its key (numbers as numbers), not by its text."""
+
+    def __init__(self, text: str, key: tuple[object, ...]) -> None:
+        super().__init__(text)
+        self.key = key
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, SortItem):
+            return self.key < other.key
+        return super().__lt__(other)
+
+
+def _sort_key(column: str, text: str) -> tuple[object, ...]:
+    if column in NUMERIC_COLUMNS:
+        numbers = version_key(text.lstrip("▲✘ "))
+        return (0, numbers) if numbers else (1, ())  # "—" (none) after every value
+    return (0, text.casefold())
 
 
 class FleetPage(QWidget):
@@ -56,7 +94,11 @@ class FleetPage(QWidget):
         )
         row.addWidget(self.open_button)
         row.addWidget(self.status, 1)
-        page.addLayout(row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.top_row = QWidget()
+        self.top_row.setLayout(row)
+        self.top_row.setVisible(False)  # the empty state says it all until a folder is open
+        page.addWidget(self.top_row)
 
         self.table = QTableWidget(0, len(COLUMNS) + 1)
         self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
@@ -68,7 +110,35 @@ class FleetPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.cellDoubleClicked.connect(self._open_node)
-        page.addWidget(self.table, 1)
+        header = self.table.horizontalHeader()
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # the arrow and the rows agree from the start
+
+        self.empty = Card()
+        self.empty.body.addWidget(subheading(tr("No fleet open yet")))
+        steps = QLabel(
+            tr("1. On each machine, run: rigcheck audit --format json --output NAME.json")
+            + "\n"
+            + tr("2. Put the reports in one folder (a shared folder, or copy them with scp).")
+            + "\n"
+            + tr("3. Open that folder here: one row per machine; versions that differ are flagged.")
+        )
+        steps.setTextFormat(Qt.TextFormat.PlainText)
+        steps.setWordWrap(True)
+        steps.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.empty.body.addWidget(steps)
+        self.empty_button = QPushButton(tr("Open a folder of reports…"))
+        self.empty_button.clicked.connect(self._choose_folder)
+        self.empty.body.addWidget(self.empty_button, 0, Qt.AlignmentFlag.AlignLeft)
+        empty_page = QWidget()
+        empty_column = QVBoxLayout(empty_page)
+        empty_column.setContentsMargins(0, 0, 0, 0)
+        empty_column.addWidget(self.empty)
+        empty_column.addStretch(1)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(empty_page)
+        self.stack.addWidget(self.table)
+        page.addWidget(self.stack, 1)
 
         model_row = QHBoxLayout()
         model_row.addWidget(subheading(tr("Which machines can run")))
@@ -87,14 +157,20 @@ class FleetPage(QWidget):
         model_row.addWidget(self.quant)
         model_row.addWidget(self.check_button)
         model_row.addStretch(1)
-        page.addLayout(model_row)
+        self.model_box = QWidget()
+        self.model_box.setLayout(model_row)
+        model_row.setContentsMargins(0, 0, 0, 0)
+        self.model_box.setVisible(False)  # nothing to ask about until a fleet is open
+        page.addWidget(self.model_box)
         self.drift_text = QLabel()
         self.drift_text.setWordWrap(True)
         self.drift_text.setAccessibleName(tr("Drift"))
         page.addWidget(self.drift_text)
         self.problems = muted("", rich=True)
         page.addWidget(self.problems)
-        page.addWidget(muted(tr("Double-click a machine to show it on the other pages.")))
+        self.hint = muted(tr("Double-click a machine to show it on the other pages."))
+        self.hint.setVisible(False)
+        page.addWidget(self.hint)
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -109,6 +185,7 @@ class FleetPage(QWidget):
             self.open_folder(Path(folder))
 
     def open_folder(self, folder: Path) -> None:
+        self.top_row.setVisible(True)
         self.status.setText(tr("Reading") + f" {folder}…")
         self._jobs.add(submit(self.state.pool, lambda: load_fleet([folder]), self._loaded, self._failed))
 
@@ -118,6 +195,11 @@ class FleetPage(QWidget):
         self.fleet = fleet
         self.verdicts = {}
         self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
+        has_nodes = bool(fleet.nodes)
+        self.stack.setCurrentIndex(1 if has_nodes else 0)
+        self.top_row.setVisible(True)
+        self.model_box.setVisible(has_nodes)
+        self.hint.setVisible(has_nodes)
         skipped = "<br>".join(esc(p) for p in fleet.problems)
         self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
         self._fill()
@@ -147,7 +229,7 @@ class FleetPage(QWidget):
             for c, key in enumerate(COLUMNS):
                 text = values.get(key, "")
                 note = odd.get((node.name, key))
-                item = QTableWidgetItem(("▲ " + text) if note else text)
+                item = SortItem(("▲ " + text) if note else text, _sort_key(key, text))
                 if note:
                     item.setFont(bold)
                     item.setToolTip(tooltip(note))
@@ -156,14 +238,11 @@ class FleetPage(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, node.name)
                 self.table.setItem(r, c, item)
             verdict = self.verdicts.get(node.name)
-            self.table.setItem(r, len(COLUMNS), QTableWidgetItem(_verdict_text(verdict)))
-        self.table.setSortingEnabled(True)
-        lines = [
-            f"▲ <b>{esc(d.field)}</b>: {tr('majority')} {esc(d.majority)}; "
-            + ", ".join(f"{esc(n)} = {esc(v)}" for n, v in zip(d.nodes, d.values, strict=True))
-            for d in drift
-        ]
-        self.drift_text.setText("<br>".join(lines) if lines else f"✔ {tr('No drift: every machine agrees.')}")
+            order = {"fits": 0, "fits_with_offload": 1, "does_not_fit": 2}
+            rank = (order.get(verdict[0], 3), -(verdict[1] or 0)) if verdict else (4, 0)
+            self.table.setItem(r, len(COLUMNS), SortItem(_verdict_text(verdict), rank))
+        self.table.setSortingEnabled(True)  # re-sorts by the header's indicator: arrow and rows agree
+        self.drift_text.setText(drift_html(fleet))
 
     # -- model -----------------------------------------------------------------------------------
 
@@ -207,9 +286,42 @@ class FleetPage(QWidget):
             self.state.page_requested.emit("overview")
 
 
+def drift_html(fleet: Fleet) -> str:
+    """What differs across the fleet, in words that match the data.
+
+    Versions: every value with its node count, oldest first ("Drivers differ: 470.82.01 (1),
+    550.54.14 (2), 580.65.06 (3)"), and, where a majority exists, the machines off it. GPUs, RAM and OS:
+    the majority and the machines that differ from it. Only when nothing differs: a check mark.
+    """
+    labels = _differ_labels()
+    drift = {d.field: d for d in fleet.drift()}
+    lines = []
+    for spread in fleet.spread():
+        listed = ", ".join(f"{html.escape(v)} ({n})" for v, n in spread.values)
+        line = f"▲ <b>{labels[spread.field]}</b>: {listed}"
+        off = drift.get(spread.field)
+        if off is not None:
+            names = ", ".join(html.escape(n) for n in off.nodes)
+            line += f" — {tr('off the majority')}: {names}"
+        lines.append(line)
+    for field, d in drift.items():
+        if field in VERSION_FIELDS:
+            continue
+        others = ", ".join(
+            f"{html.escape(n)} ({html.escape(v)})" for n, v in zip(d.nodes, d.values, strict=True)
+        )
+        lines.append(
+            f"▲ <b>{labels.get(field, field)}</b>: {html.escape(d.majority)} ({d.majority_count} "
+            f"{tr('of')} {d.compared}); {tr('the others')}: {others}"
+        )
+    if lines:
+        return "<br>".join(lines)
+    return "✔ " + tr("Same drivers, CUDA, ROCm and PyTorch versions, GPUs, RAM and OS on every machine.")
+
+
 def _verdict_text(verdict: tuple[str, float | None] | None) -> str:
     if verdict is None:
         return ""
     name, speed = verdict
     glyph, words, _colour = VERDICTS.get(name, ("?", name, ""))
-    return f"{glyph} {tr(words)}" + (f" · ~{speed:,.0f} {tr('tokens/s')}" if speed else "")
+    return f"{glyph} {tr(words)}" + (f" · ~{approx_speed(speed)} {tr('tokens/s')}" if speed else "")

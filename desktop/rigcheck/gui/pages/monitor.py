@@ -1,47 +1,80 @@
-"""Monitor: live GPU utilisation, memory, power (against the limit), temperature and clocks; CPU and RAM.
+"""Monitor: live GPU utilisation, memory, power, temperature and clocks, CPU and RAM; or a replay.
 
-Sampling runs on its own thread (a QTimer inside a worker QObject); each immutable Sample crosses to
-the GUI thread through a queued signal and goes into a bounded History. Curves are created once and
-updated in place with peak downsampling and clipping to the view, as pyqtgraph's scrolling examples do.
+One card per metric, each with its current value in large type and a chart on a fixed, meaningful
+scale (utilisation 0–100 %, memory 0–capacity, power 0–above the limit, temperature up past the
+slowdown threshold), the time axis in seconds or minutes ending at "now". Every GPU has its colour and
+a legend entry above the cards, so none is ever hidden behind another.
+
+Live: sampling runs on its own thread (a QTimer inside a worker QObject); each immutable Sample
+crosses to the GUI thread through a queued signal and goes into a bounded History.
+Replay: a CSV recorded by ``rigcheck monitor --csv`` (read by :mod:`rigcheck.core.replay`), scrubbed
+with a slider; dropping such a file on the window opens it here. A snapshot of another machine has no
+live source: the page says so once and offers Replay instead of empty charts.
 """
 
 from __future__ import annotations
 
 import csv
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QSlider,
     QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
 )
 
-from rigcheck.core.monitor import Alert, History, Sample, alerts, columns, row
+from rigcheck.core.errors import InputError
+from rigcheck.core.machine import Machine
+from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
+from rigcheck.core.replay import Recording, read_recording
+from rigcheck.gui.charts import RefLine, Series, TimeChart, nice_ceiling, nice_step, time_label
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import esc, heading, muted
+from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
 PENS = ("#4f7fd9", "#d9913c", "#3aa889", "#b35cc4", "#d45b6a", "#8c8f96", "#c9b22e", "#4fb6d9")
-#: (title, unit, series suffix, scale to display unit)
-PLOTS = (
-    ("Utilization", "%", "util_percent", 1.0),
-    ("Memory used", "GiB", "mem_used_bytes", 1 / 1024**3),
-    ("Power", "W", "power_w", 1.0),
-    ("Temperature", "°C", "temp_c", 1.0),
-    ("SM clock", "MHz", "sm_clock_mhz", 1.0),
-)
+CPU_PEN, RAM_PEN = "#e0603a", "#2f9e9e"
+GIB = 1024**3
+#: below this width the cards go two to a row, below NARROW one
+WIDE, NARROW = 1500, 640
+
+
+def gpu_pen(index: int) -> str:
+    return PENS[index % len(PENS)]
+
+
+def _last_finite(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(finite[-1]) if len(finite) else None
+
+
+def _max_finite(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if len(finite) else None
+
+
+def _minutes(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    hours, rest = divmod(round(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class SamplerWorker(QObject):
@@ -104,6 +137,74 @@ class SamplerWorker(QObject):
             self._sampler = None
 
 
+@dataclass(frozen=True)
+class _View:
+    """What one redraw reads: the source's times, their offsets from the right edge, the row shown."""
+
+    source: History | Recording
+    t: FloatArray
+    x: FloatArray
+    at: int
+    window: float
+
+    def values(self, key: str, scale: float = 1.0) -> FloatArray:
+        found = self.source.series(key)[1]
+        return found * scale if len(found) == len(self.t) else np.full(len(self.t), np.nan)
+
+    def current(self, series: FloatArray) -> float | None:
+        value = float(series[self.at]) if 0 <= self.at < len(series) else math.nan
+        return value if math.isfinite(value) else None
+
+
+def _shown(value: float | None, fmt: Callable[[float], str]) -> str:
+    return fmt(value) if value is not None else "n/a"
+
+
+class MetricCard(Card):
+    """One metric: its title, the current value per GPU in large type, a detail line, and a chart."""
+
+    def __init__(self, title: str, y_unit: str) -> None:
+        super().__init__()
+        self.setMinimumHeight(190)
+        top = QHBoxLayout()
+        self.title = QLabel(f"<b>{title}</b> <span style='font-weight:normal'>({y_unit})</span>")
+        self.title.setAccessibleName(title)
+        top.addWidget(self.title)
+        top.addStretch(1)
+        self.detail = muted("")
+        self.detail.setWordWrap(False)
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        top.addWidget(self.detail)
+        self.body.addLayout(top)
+        self.value = QLabel("–")
+        self.value.setTextFormat(Qt.TextFormat.RichText)
+        self.value.setAccessibleName(title + " " + tr("now"))
+        font = QFont(self.value.font())
+        font.setPointSizeF(font.pointSizeF() * 1.7)
+        font.setBold(True)
+        self.value.setFont(font)
+        self.body.addWidget(self.value)
+        self.chart = TimeChart(y_unit=y_unit)
+        self.body.addWidget(self.chart, 1)
+
+    def show_values(self, values: list[tuple[str, str]]) -> None:
+        """Current values as (colour, text); a coloured square before each when there are several."""
+        if not values:
+            self.value.setText("–")
+            return
+        if len(values) == 1 and values[0][0] == "":
+            self.value.setText(values[0][1])
+            return
+        small = len(values) > 2
+        size = "font-size:small;" if small else ""
+        self.value.setText(
+            "&nbsp;&nbsp;".join(
+                f"<span style='color:{colour}'>■</span><span style='{size}'>&nbsp;{text}</span>"
+                for colour, text in values
+            )
+        )
+
+
 class MonitorPage(QWidget):
     interval_changed = Signal(float)
     pause_changed = Signal(bool)
@@ -115,18 +216,22 @@ class MonitorPage(QWidget):
         interval = float(state.settings.value("monitor/interval", 1.0))  # type: ignore[arg-type]
         window = int(state.settings.value("monitor/window", 300))  # type: ignore[arg-type]
         self.history = History(window_s=window, interval_s=interval)
+        self.recording: Recording | None = None
         self.paused = False
         self.alerts: tuple[Alert, ...] = ()
         self._thread: QThread | None = None
         self._worker: SamplerWorker | None = None
-        self._curves: dict[str, pg.PlotDataItem] = {}
-        self._limit_lines: dict[int, pg.InfiniteLine] = {}
-        self._gpu_count = -1
         self._csv: tuple[TextIO, Any, list[str]] | None = None
         self._announced: set[str] = set()
+        self._gpu_key: tuple[tuple[int, str], ...] | None = None
+        self._clock_max = 0.0
+        self._columns = 0
+        self._hover: float | None = None
+        self._is_live = state.is_live
 
         page = QVBoxLayout(self)
         page.setContentsMargins(16, 12, 16, 12)
+        page.setSpacing(8)
         page.addWidget(heading(tr("Monitor")))
         self.scope = muted(tr("Live readings of this computer, sampled off the interface thread."))
         page.addWidget(self.scope)
@@ -149,17 +254,70 @@ class MonitorPage(QWidget):
         self.record_button = QPushButton(tr("Record to CSV…"))
         self.record_button.setCheckable(True)
         self.clear_button = QPushButton(tr("Clear"))
+        self.replay_button = QPushButton(tr("Replay a recording…"))
+        self.replay_button.setToolTip(
+            tr("Open a CSV recorded with 'rigcheck monitor --csv' (or Record to CSV) and scrub through it")
+        )
+        self._live_widgets: list[QWidget] = []
+        #: hidden when there is nothing to show (a snapshot, no recording open)
+        self._data_widgets: list[QWidget] = [self.replay_button]
         for text, widget in ((tr("Window"), self.window_combo), (tr("Every"), self.interval)):
             label = QLabel(text)
             label.setBuddy(widget)
             controls.addWidget(label)
             controls.addWidget(widget)
+            if widget is self.interval:
+                self._live_widgets += [label, widget]
+            else:
+                self._data_widgets += [label, widget]
         controls.addStretch(1)
         for button in (self.pause_button, self.record_button, self.clear_button):
             controls.addWidget(button)
+            self._live_widgets.append(button)
+        controls.addWidget(self.replay_button)
         page.addLayout(controls)
 
-        self.readout = QLabel(tr("Move the mouse over a plot to read the values at that moment."))
+        # replay: which file, a slider over its rows, the position, and the way back to live
+        self.replay_bar = QWidget()
+        bar = QHBoxLayout(self.replay_bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        self.replay_label = QLabel()
+        self.replay_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setAccessibleName(tr("Position in the recording"))
+        self.position_label = QLabel()
+        self.live_button = QPushButton(tr("Back to live"))
+        bar.addWidget(self.replay_label)
+        bar.addWidget(self.slider, 1)
+        bar.addWidget(self.position_label)
+        bar.addWidget(self.live_button)
+        self.replay_bar.setVisible(False)
+        page.addWidget(self.replay_bar)
+
+        # a snapshot has nothing live: say so once, offer Replay
+        self.notice = Card()
+        self.notice_text = QLabel()
+        self.notice_text.setWordWrap(True)
+        self.notice_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.notice_button = QPushButton(tr("Replay a recording…"))
+        self.notice.body.addWidget(self.notice_text)
+        self.notice.body.addWidget(self.notice_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.notice.setVisible(False)
+        page.addWidget(self.notice)
+        self.filler = QWidget()  # takes the cards' room when there are none, so the notice stays on top
+        page.addWidget(self.filler, 1)
+
+        self.error_label = QLabel()
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.error_label.setWordWrap(True)
+        self.error_label.setAccessibleName(tr("Problem"))
+        self.error_label.setVisible(False)
+        page.addWidget(self.error_label)
+
+        self.legend_box = QWidget()
+        self.legend = FlowLayout(self.legend_box, spacing=16)
+        page.addWidget(self.legend_box)
+        self.readout = QLabel(tr("Move the mouse over a chart to read the values at that moment."))
         self.readout.setAccessibleName(tr("Values under the mouse"))
         self.readout.setWordWrap(True)
         page.addWidget(self.readout)
@@ -168,52 +326,116 @@ class MonitorPage(QWidget):
         self.alert_label.setAccessibleName(tr("Alerts"))
         page.addWidget(self.alert_label)
 
-        pg.setConfigOptions(antialias=False, foreground=self.palette().windowText().color())
-        self.plots_widget = pg.GraphicsLayoutWidget()
-        self.plots_widget.setBackground(self.palette().base().color())
-        page.addWidget(self.plots_widget, 1)
-        self.plots: dict[str, pg.PlotItem] = {}
-        self._crosshairs: list[pg.InfiniteLine] = []
-        for row_index, (title, unit, key, _scale) in enumerate((*PLOTS, ("CPU and RAM", "%", "host", 1.0))):
-            plot = self.plots_widget.addPlot(row=row_index, col=0)
-            plot.setTitle(f"{tr(title)} ({unit})", size="9pt")
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.setDownsampling(mode="peak")
-            plot.setClipToView(True)
-            plot.setMouseEnabled(x=False, y=False)
-            plot.hideButtons()
-            # No setXLink: redraw() sets every plot's range itself, and linked views recurse through
-            # pyqtgraph's viewRangeChanged, where PySide6 6.12 hit a refcount crash (none_dealloc).
-            line = pg.InfiniteLine(
-                angle=90, movable=False, pen=pg.mkPen((128, 128, 128), style=Qt.PenStyle.DashLine)
-            )
-            line.setVisible(False)
-            plot.addItem(line, ignoreBounds=True)
-            self._crosshairs.append(line)
-            self.plots[key] = plot
-        self.plots["host"].addLegend(offset=(10, 5))
-        self._curves["cpu_percent"] = self.plots["host"].plot(
-            pen=pg.mkPen(PENS[0], width=1.5), name=tr("CPU %")
-        )
-        self._curves["ram_percent"] = self.plots["host"].plot(
-            pen=pg.mkPen(PENS[1], width=1.5), name=tr("RAM %")
-        )
-        self._mouse_proxy = pg.SignalProxy(
-            self.plots_widget.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved
-        )
+        self.cards_area = QScrollArea()
+        self.cards_area.setWidgetResizable(True)
+        self.cards_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.cards_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        holder = QWidget()
+        self.grid = QGridLayout(holder)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(10)
+        self.cards_area.setWidget(holder)
+        page.addWidget(self.cards_area, 1)
+        self.cards: dict[str, MetricCard] = {}
 
         self.window_combo.currentIndexChanged.connect(self._window_changed)
         self.interval.valueChanged.connect(self._interval_changed)
         self.pause_button.toggled.connect(self.set_paused)
         self.record_button.toggled.connect(self._record_toggled)
         self.clear_button.clicked.connect(self.clear)
+        self.replay_button.clicked.connect(self._replay_dialog)
+        self.notice_button.clicked.connect(self._replay_dialog)
+        self.live_button.clicked.connect(self.back_to_live)
+        self.slider.valueChanged.connect(lambda _v: self.redraw())
         state.machine_changed.connect(self._machine_changed)
-        self._machine_changed(state.machine, state.machine_label, state.is_live)
+        self._set_mode()
+
+    # -- modes -----------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """ "replay" (a recording is open), "live" (this computer) or "none" (a snapshot, nothing open)."""
+        if self.recording is not None:
+            return "replay"
+        return "live" if self._is_live else "none"
+
+    def _set_mode(self) -> None:
+        mode = self.mode
+        self.replay_bar.setVisible(mode == "replay")
+        self.notice.setVisible(mode == "none")
+        for widget in self._live_widgets:
+            widget.setVisible(mode == "live")
+        for widget in (self.cards_area, self.legend_box, self.readout, self.scope, *self._data_widgets):
+            widget.setVisible(mode != "none")
+        self.filler.setVisible(mode == "none")
+        self.alert_label.setVisible(mode == "live")
+        if mode == "none":
+            self.notice_text.setText(
+                tr(
+                    "Nothing to read live: the machine shown is a saved snapshot, not this computer. "
+                    "To see how it ran, record it there with 'rigcheck monitor --csv run.csv', then "
+                    "replay the file here or drop it on this window."
+                )
+            )
+            self.shutdown()
+        elif mode == "live":
+            self.scope.setText(tr("Live readings of this computer, sampled off the interface thread."))
+            if self.isVisible():
+                self.start()
+        self.redraw()
+
+    @Slot(object, str, bool)
+    def _machine_changed(self, _machine: object, _label: str, is_live: bool) -> None:
+        self._is_live = is_live
+        self._set_mode()
+
+    @Slot()
+    def _replay_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, tr("Replay a recording"), "", tr("Monitor recordings (*.csv)")
+        )
+        if name:
+            self.open_recording(Path(name))
+
+    def open_recording(self, path: Path) -> bool:
+        """Replay a monitor CSV; a bad file gets a one-line message here, never a crash."""
+        try:
+            recording = read_recording(path)
+        except InputError as exc:
+            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {exc}")
+            self.error_label.setVisible(True)
+            return False
+        self.error_label.setVisible(False)
+        self.recording = recording
+        self.set_paused(False)
+        self.shutdown()  # live sampling stops while replaying
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(recording) - 1)
+        self.slider.setValue(len(recording) - 1)
+        self.slider.blockSignals(False)
+        gpus = len(recording.gpus)
+        what = tr("GPU") if gpus == 1 else tr("GPUs")
+        thinned = ", " + tr("one row in {n} kept").format(n=recording.stride) if recording.stride > 1 else ""
+        self.replay_label.setText(
+            f"{tr('Replay')}: {path.name} ({_minutes(recording.duration_s)}, {gpus} {what}{thinned})"
+        )
+        self.scope.setText(tr("A recording, replayed: drag the slider to move through it."))
+        self._gpu_key = None
+        self._clock_max = 0.0
+        self._set_mode()
+        return True
+
+    @Slot()
+    def back_to_live(self) -> None:
+        self.recording = None
+        self._gpu_key = None
+        self._clock_max = 0.0
+        self._set_mode()
 
     # -- sampling thread -------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is not None:
+        if self._thread is not None or self.mode != "live":
             return
         self._thread = QThread(self)
         self._worker = SamplerWorker(self.state.sampler_factory, self.interval.value())
@@ -234,6 +456,8 @@ class MonitorPage(QWidget):
         self.stop_requested.emit()
         self._thread.quit()
         self._thread.wait(5000)
+        for signal in (self.interval_changed, self.pause_changed, self.stop_requested):
+            signal.disconnect()
         if self._worker is not None:
             self._worker.deleteLater()
         self._thread = None
@@ -242,6 +466,10 @@ class MonitorPage(QWidget):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.start()  # sampling then goes on while the page is hidden, so alerts still fire
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._arrange_cards()
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -253,62 +481,275 @@ class MonitorPage(QWidget):
             values = row(sample)
             writer.writerow(["" if values.get(n) is None else values[n] for n in names])
             handle.flush()
-        if len(sample.gpus) != self._gpu_count:
-            self._make_gpu_curves(sample)
-        if not self.paused:
+        if not self.paused and self.mode == "live":
             self.redraw()
         self._check_alerts()
 
-    def _make_gpu_curves(self, sample: Sample) -> None:
-        for key, curve in list(self._curves.items()):
-            if key.startswith("gpu"):
-                curve.getViewBox().removeItem(curve)
-                del self._curves[key]
-        for line in self._limit_lines.values():
-            self.plots["power_w"].removeItem(line)
-        self._limit_lines.clear()
-        for title, _unit, suffix, _scale in PLOTS:
-            plot = self.plots[suffix]
-            if plot.legend is None and sample.gpus:
-                plot.addLegend(offset=(10, 5))
-            for gpu in sample.gpus:
-                pen = pg.mkPen(PENS[gpu.index % len(PENS)], width=1.5)
-                self._curves[f"gpu{gpu.index}_{suffix}"] = plot.plot(
-                    pen=pen, name=f"GPU {gpu.index} ({tr(title)})"
-                )
-        self._gpu_count = len(sample.gpus)
-        if not sample.gpus:
+    def _source(self) -> tuple[History | Recording | None, float, int]:
+        """What the cards show: the history or the recording, the time at the right edge, its row."""
+        if self.recording is not None:
+            index = self.slider.value()
+            return self.recording, float(self.recording.t[index]), index
+        latest = self.history.latest()
+        if latest is None or self.mode != "live":
+            return None, 0.0, 0
+        return self.history, latest.t, len(self.history) - 1
+
+    def _gpus(self) -> list[tuple[int, str]]:
+        if self.recording is not None:
+            machine = self.state.machine
+            named = machine is not None and len(machine.gpus) == len(self.recording.gpus)
+            return [
+                (i, machine.gpus[n].name if named and machine is not None else f"GPU {i}")
+                for n, i in enumerate(self.recording.gpus)
+            ]
+        latest = self.history.latest()
+        return [(g.index, g.name) for g in latest.gpus] if latest is not None else []
+
+    def _make_cards(self, gpus: list[tuple[int, str]]) -> None:
+        key = tuple(gpus)
+        if key == self._gpu_key:
+            return
+        self._gpu_key = key
+        for card in self.cards.values():
+            self.grid.removeWidget(card)
+            card.hide()  # not setParent(None): that would make it a top-level window until deleted
+            card.deleteLater()
+        self.cards = {}
+        while self.legend.count():
+            item = self.legend.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
+        specs = [
+            ("util", tr("GPU utilisation"), "%"),
+            ("memory", tr("GPU memory"), "GiB"),
+            ("power", tr("GPU power"), "W"),
+            ("temperature", tr("GPU temperature"), "°C"),
+            ("clock", tr("GPU clock"), "MHz"),
+        ] if gpus else []  # fmt: skip
+        for key_, title, unit in [*specs, ("host", tr("CPU and RAM"), "%")]:
+            card = MetricCard(title, unit)
+            card.chart.hovered.connect(self._hovered)
+            self.cards[key_] = card
+        for index, name in gpus:
+            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {name}")
+            chip.setTextFormat(Qt.TextFormat.RichText)
+            chip.setAccessibleName(f"GPU {index} {name}")
+            self.legend.addWidget(chip)
+        for text, colour in ((tr("CPU"), CPU_PEN), (tr("RAM"), RAM_PEN)):
+            chip = QLabel(f"<span style='color:{colour}'>■</span> {text}")
+            self.legend.addWidget(chip)
+        if not gpus and self.mode == "live":
             self.scope.setText(tr("No GPU to monitor: showing CPU and RAM."))
+        self._columns = 0
+        self._arrange_cards()
+
+    def _arrange_cards(self) -> None:
+        width = self.cards_area.viewport().width() or self.width()
+        count = 3 if width >= WIDE else 2 if width >= NARROW else 1
+        count = min(count, max(1, len(self.cards)))
+        if count == self._columns and all(self.grid.indexOf(c) >= 0 for c in self.cards.values()):
+            return
+        self._columns = count
+        for card in self.cards.values():
+            self.grid.removeWidget(card)
+        for n, card in enumerate(self.cards.values()):
+            self.grid.addWidget(card, n // count, n % count)
+        for column in range(3):
+            self.grid.setColumnStretch(column, 1 if column < count else 0)
 
     def redraw(self) -> None:
-        latest = self.history.latest()
-        if latest is None:
+        source, now, index = self._source()
+        if source is None:
+            for card in self.cards.values():
+                card.chart.set_data([], [], float(self.window_combo.currentData()))
             return
-        now = latest.t
-        for key, curve in self._curves.items():
-            if key == "ram_percent":
-                t, used = self.history.series("ram_used_bytes")
-                total = latest.ram_total_bytes or 0
-                values = used / total * 100 if total else used * np.nan
-            else:
-                t, values = self.history.series(key)
-                scale = next((s for _title, _unit, suffix, s in PLOTS if key.endswith(suffix)), 1.0)
-                values = values * scale
-            curve.setData(t - now, values, connect="finite")
+        self._make_cards(self._gpus())
         window = float(self.window_combo.currentData())
-        for plot in self.plots.values():
-            plot.setXRange(-window, 0, padding=0)
-        for gpu in latest.gpus:
-            if gpu.power_limit_watts:
-                line = self._limit_lines.get(gpu.index)
-                if line is None:
-                    pen = pg.mkPen(PENS[gpu.index % len(PENS)], style=Qt.PenStyle.DashLine)
-                    line = pg.InfiniteLine(
-                        angle=0, movable=False, pen=pen, label=f"GPU {gpu.index} {tr('limit')}"
-                    )
-                    self.plots["power_w"].addItem(line)
-                    self._limit_lines[gpu.index] = line
-                line.setValue(gpu.power_limit_watts)
+        t, _ = source.series("time")
+        x = t - now
+        at = self._hover_index(t, now, index)
+        now_label = tr("now") if self.recording is None else _minutes(now)
+        for card in self.cards.values():
+            card.chart.now_label = now_label
+        gpus = self._gpus()
+        view = _View(source, t, x, at, window)
+        if gpus:
+            self._draw_util(view, gpus)
+            self._draw_memory(view, gpus)
+            self._draw_power(view, gpus)
+            self._draw_temperature(view, gpus)
+            self._draw_clock(view, gpus)
+        self._draw_host(view)
+        if self.recording is not None:
+            self.position_label.setText(f"{_minutes(now)} / {_minutes(self.recording.duration_s)}")
+
+    def _hover_index(self, t: np.ndarray, now: float, index: int) -> int:
+        if self._hover is None or not len(t):
+            return index
+        target = now + self._hover
+        return int(np.clip(np.searchsorted(t, target), 0, len(t) - 1))
+
+    def _card_values(self, card: MetricCard, parts: list[tuple[str, str]], many: bool) -> None:
+        card.show_values(parts if many else [("", parts[0][1])] if parts else [])
+
+    def _draw_util(self, view: _View, gpus: list[tuple[int, str]]) -> None:
+        card = self.cards["util"]
+        series, parts = [], []
+        for i, _name in gpus:
+            y = view.values(f"gpu{i}_util_percent")
+            series.append(Series(gpu_pen(i), view.x, y))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} %")))
+        card.chart.y_range = (0.0, 100.0)
+        card.chart.set_data(series, [], view.window)
+        self._card_values(card, parts, len(gpus) > 1)
+        card.detail.setText("")
+
+    def _draw_memory(self, view: _View, gpus: list[tuple[int, str]]) -> None:
+        card = self.cards["memory"]
+        series, parts, capacities = [], [], {}
+        for i, _name in gpus:
+            y = view.values(f"gpu{i}_mem_used_bytes", 1 / GIB)
+            total = _last_finite(view.values(f"gpu{i}_mem_total_bytes", 1 / GIB))
+            if total is None and self.recording is None:
+                latest = self.history.latest()
+                gpu = next((g for g in latest.gpus if g.index == i), None) if latest else None
+                total = gpu.memory_total_bytes / GIB if gpu and gpu.memory_total_bytes else None
+            if total:
+                capacities[i] = total
+            series.append(Series(gpu_pen(i), view.x, y))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.1f} GiB")))
+        top = max([*capacities.values(), _max_finite(np.concatenate([s.y for s in series])) or 1.0])
+        step = nice_step(top)
+        card.chart.y_range = (0.0, nice_ceiling(top * 1.02, step))
+        lines = []
+        if capacities and len(set(capacities.values())) == 1:
+            cap = next(iter(capacities.values()))
+            lines.append(RefLine(cap, "#8c8f96", tr("capacity") + f" {cap:.1f} GiB"))
+            card.detail.setText(
+                tr("capacity") + f" {cap:.1f} GiB" + (" " + tr("each") if len(gpus) > 1 else "")
+            )
+        else:
+            lines += [RefLine(c, gpu_pen(i), f"GPU {i} {c:.0f} GiB") for i, c in capacities.items()]
+            card.detail.setText("" if capacities else tr("capacity not recorded"))
+        card.chart.set_data(series, lines, view.window)
+        self._card_values(card, parts, len(gpus) > 1)
+
+    def _draw_power(self, view: _View, gpus: list[tuple[int, str]]) -> None:
+        card = self.cards["power"]
+        series, parts, limits = [], [], {}
+        total_now, known = 0.0, True
+        for i, _name in gpus:
+            y = view.values(f"gpu{i}_power_w")
+            limit = _last_finite(view.values(f"gpu{i}_power_limit_w"))
+            if limit:
+                limits[i] = limit
+            series.append(Series(gpu_pen(i), view.x, y))
+            value = view.current(y)
+            parts.append((gpu_pen(i), _shown(value, lambda v: f"{v:.0f} W")))
+            if value is None:
+                known = False
+            else:
+                total_now += value
+        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
+        top = max([*limits.values(), observed, 50.0]) * 1.1
+        card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
+        if limits and len(set(limits.values())) == 1:
+            lines = [RefLine(next(iter(limits.values())), "#c8433a", tr("power limit"))]
+        else:
+            lines = [RefLine(w, gpu_pen(i), f"GPU {i} {tr('limit')}") for i, w in limits.items()]
+        card.chart.set_data(series, lines, view.window)
+        self._card_values(card, parts, len(gpus) > 1)
+        detail = []
+        if limits and len(gpus) == 1:
+            detail.append(tr("limit") + f" {next(iter(limits.values())):.0f} W")
+        if len(gpus) > 1 and known:
+            detail.append(tr("all GPUs") + f" {total_now:.0f} W")
+        psu = self._psu_watts()
+        if psu and known:
+            detail.append(
+                tr("{share} of the {psu} W PSU").format(share=f"{total_now / psu:.0%}", psu=f"{psu:.0f}")
+            )
+        card.detail.setText(" · ".join(detail))
+
+    def _psu_watts(self) -> float | None:
+        machine = self.state.machine
+        return machine.psu.watts if isinstance(machine, Machine) else None
+
+    def _draw_temperature(self, view: _View, gpus: list[tuple[int, str]]) -> None:
+        card = self.cards["temperature"]
+        series, parts, slowdowns = [], [], {}
+        for i, _name in gpus:
+            y = view.values(f"gpu{i}_temp_c")
+            slow = _last_finite(view.values(f"gpu{i}_temp_slowdown_c"))
+            if slow:
+                slowdowns[i] = slow
+            series.append(Series(gpu_pen(i), view.x, y))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} °C")))
+        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
+        top = max([100.0, observed + 5, *(s + 10 for s in slowdowns.values())])
+        card.chart.y_range = (0.0, nice_ceiling(top, 20.0))
+        if slowdowns and len(set(slowdowns.values())) == 1:
+            value = next(iter(slowdowns.values()))
+            lines = [RefLine(value, "#c8433a", tr("slows down at") + f" {value:.0f} °C")]
+            card.detail.setText(tr("slows down at") + f" {value:.0f} °C")
+        else:
+            lines = [RefLine(v, gpu_pen(i), f"GPU {i} {v:.0f} °C") for i, v in slowdowns.items()]
+            card.detail.setText("" if slowdowns else tr("slowdown threshold not reported"))
+        card.chart.set_data(series, lines, view.window)
+        self._card_values(card, parts, len(gpus) > 1)
+
+    def _draw_clock(self, view: _View, gpus: list[tuple[int, str]]) -> None:
+        card = self.cards["clock"]
+        series, parts = [], []
+        for i, _name in gpus:
+            y = view.values(f"gpu{i}_sm_clock_mhz")
+            series.append(Series(gpu_pen(i), view.x, y))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} MHz")))
+        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
+        self._clock_max = max(self._clock_max, observed)  # the scale only grows: no jumping axis
+        card.chart.y_range = (0.0, nice_ceiling(self._clock_max * 1.05, 500.0))
+        card.chart.set_data(series, [], view.window)
+        self._card_values(card, parts, len(gpus) > 1)
+        card.detail.setText(tr("GPU core (SM) clock"))
+
+    def _draw_host(self, view: _View) -> None:
+        card = self.cards.get("host")
+        if card is None:
+            return
+        cpu = view.values("cpu_percent")
+        total = self._ram_total()
+        ram = view.values("ram_used_bytes", 100 / total) if total else np.full(len(view.x), np.nan)
+        card.chart.y_range = (0.0, 100.0)
+        card.chart.set_data([Series(CPU_PEN, view.x, cpu), Series(RAM_PEN, view.x, ram)], [], view.window)
+        used = view.current(view.values("ram_used_bytes", 1 / GIB))
+        card.show_values(
+            [
+                (CPU_PEN, "CPU " + _shown(view.current(cpu), lambda v: f"{v:.0f} %")),
+                (RAM_PEN, "RAM " + _shown(used, lambda v: f"{v:.1f} GiB")),
+            ]
+        )
+        card.detail.setText(tr("RAM of") + f" {total / GIB:.0f} GiB" if total else "")
+
+    def _ram_total(self) -> float | None:
+        if self.recording is None:
+            latest = self.history.latest()
+            if latest is not None and latest.ram_total_bytes:
+                return float(latest.ram_total_bytes)
+        machine = self.state.machine
+        return float(machine.memory.total_bytes) if isinstance(machine, Machine) else None
+
+    @Slot(object)
+    def _hovered(self, x: float | None) -> None:
+        self._hover = x
+        for card in self.cards.values():
+            card.chart.set_cursor(x)
+        source = self._source()[0]
+        if x is None or source is None:
+            self.readout.setText(tr("Move the mouse over a chart to read the values at that moment."))
+        else:
+            self.readout.setText(tr("Values at") + f" {time_label(x)}")
+        self.redraw()
 
     def _check_alerts(self) -> None:
         self.alerts = alerts(self.history)
@@ -345,8 +786,7 @@ class MonitorPage(QWidget):
     @Slot()
     def clear(self) -> None:
         self.history.clear()
-        for curve in self._curves.values():
-            curve.setData([], [])
+        self.redraw()
 
     @Slot(int)
     def _window_changed(self, _index: int) -> None:
@@ -396,37 +836,6 @@ class MonitorPage(QWidget):
             self._csv[0].close()
             self._csv = None
         self.record_button.setText(tr("Record to CSV…"))
-
-    @Slot(object, str, bool)
-    def _machine_changed(self, _machine: object, label: str, is_live: bool) -> None:
-        if not is_live:
-            self.scope.setText(
-                tr("Live readings of this computer: a snapshot cannot be monitored.") + f" ({label})"
-            )
-
-    def _mouse_moved(self, event: tuple[Any, ...]) -> None:
-        position = event[0]
-        for plot in self.plots.values():
-            if plot.sceneBoundingRect().contains(position):
-                x = plot.vb.mapSceneToView(position).x()
-                break
-        else:
-            return
-        latest = self.history.latest()
-        if latest is None:
-            return
-        for line in self._crosshairs:
-            line.setVisible(True)
-            line.setValue(x)
-        target = latest.t + x
-        samples = self.history.samples()
-        nearest = min(samples, key=lambda s: abs(s.t - target))
-        parts = [f"{x:.1f} s"]
-        for gpu in nearest.gpus:
-            util = f"{gpu.utilization_percent:.0f}%" if gpu.utilization_percent is not None else "?"
-            power = f"{gpu.power_watts:.0f} W" if gpu.power_watts is not None else "?"
-            temp = f"{gpu.temperature_c:.0f}°C" if gpu.temperature_c is not None else "?"
-            parts.append(f"GPU {gpu.index}: {util} · {power} · {temp}")
-        if nearest.cpu_percent is not None:
-            parts.append(f"CPU {nearest.cpu_percent:.0f}%")
-        self.readout.setText("   ".join(parts))
+        self.record_button.blockSignals(True)
+        self.record_button.setChecked(False)
+        self.record_button.blockSignals(False)

@@ -296,6 +296,8 @@ class ModelCard(Card):
         self.view = view
         self.verdict = rec.result.verdict
         self.quant = rec.best.quant_id if rec.best is not None and rec.best.quant_id else ""
+        #: the context the card was judged at: Fit opens with it, not with its last-used one
+        self.context = rec.result.estimate.context
         glyph, words, colour = view.glyph, view.words, view.colour
         self.setStyleSheet(f"ModelCard {{ border-left: 5px solid {colour}; }}")
         title = subheading(spec.name)
@@ -333,9 +335,7 @@ class ModelCard(Card):
             super().keyPressEvent(event)  # type: ignore[arg-type]
 
     def open(self) -> None:
-        if self.quant:
-            self.state.settings.setValue("fit/quant", self.quant)
-        self.state.choose_model(from_catalog(self.spec))
+        self.state.choose_model(from_catalog(self.spec), quant=self.quant or None, context=self.context)
 
 
 def _popular(state: AppState) -> list[ModelSpec]:

@@ -6,6 +6,8 @@ same estimator; ``core.estimate.upgrade.compare`` does the work and ``core.estim
 
 from __future__ import annotations
 
+import html
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QFont
@@ -29,11 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimate.cost import Prices, cumulative
+from rigcheck.core.estimate.chassis import Chassis, chassis
+from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
-from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, cheapest_gpus_for, compare
+from rigcheck.core.estimate.recommend import display_quant
+from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
 from rigcheck.core.machine import Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
@@ -63,10 +67,10 @@ def _outcome_text(outcome: Outcome) -> str:
     glyph, words, _colour = VERDICTS[outcome.verdict]
     parts = [f"{glyph} {tr(words)}"]
     if outcome.quant:
-        parts.append(outcome.quant)
+        parts.append(display_quant(outcome.quant))
     speed = outcome.decode_tokens_per_s or outcome.train_tokens_per_s
     if speed:
-        parts.append(f"~{speed:,.0f} {tr('tokens/s')}")
+        parts.append(f"~{approx_speed(speed)} {tr('tokens/s')}")
     return " · ".join(parts)
 
 
@@ -77,6 +81,7 @@ class UpgradePage(QWidget):
         self.report: UpgradeReport | None = None
         self.added: list[GpuSpec] = []
         self.replacement: list[GpuSpec] | None = None
+        self.box: Chassis | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(120)
@@ -89,6 +94,12 @@ class UpgradePage(QWidget):
         page.addWidget(
             muted(tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines."))
         )
+        # the answer first: what the candidate changes, above the controls (the table is further down)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setAccessibleName(tr("What the candidate changes"))
+        page.addWidget(self.summary)
 
         top = QGridLayout()
         top.setHorizontalSpacing(12)
@@ -108,16 +119,26 @@ class UpgradePage(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText(tr("Search GPUs"))
         self.search.setAccessibleName(tr("Search GPUs"))
-        self.catalog_list = QListWidget()
+        self.catalog_list = QTableWidget(0, 4)
+        self.catalog_list.setHorizontalHeaderLabels([tr("GPU"), tr("Memory"), tr("Price"), "$/GiB"])
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
-        self.catalog_list.setMinimumHeight(150)
-        for spec in state.catalog.gpus:
-            memory = f"{max(spec.memory_gb):g} GB" if spec.memory_gb else "?"
-            item = QListWidgetItem(f"{spec.name} · {memory}")
-            item.setData(Qt.ItemDataRole.UserRole, spec.id)
-            self.catalog_list.addItem(item)
+        self.catalog_list.setMinimumHeight(190)
+        self.catalog_list.verticalHeader().setVisible(False)
+        self.catalog_list.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.catalog_list.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.catalog_list.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        gpu_header = self.catalog_list.horizontalHeader()
+        gpu_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            gpu_header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self._fill_catalog()
+        self.catalog_list.setSortingEnabled(True)
+        gpu_header.setSortIndicator(2, Qt.SortOrder.AscendingOrder)  # cheapest first; click to sort otherwise
+        self.catalog_list.sortItems(2, Qt.SortOrder.AscendingOrder)
+        self.fits_label = muted("")
         left.addWidget(self.search)
         left.addWidget(self.catalog_list)
+        left.addWidget(self.fits_label)
         buttons = QVBoxLayout()
         self.add_button = QPushButton(tr("Add →"))
         self.replace_button = QPushButton(tr("Replace all →"))
@@ -128,9 +149,12 @@ class UpgradePage(QWidget):
         buttons.addStretch(1)
         self.candidate_list = QListWidget()
         self.candidate_list.setAccessibleName(tr("The candidate's GPUs"))
-        picker.addLayout(left, 3)
+        # the catalog table takes the card's whole width (four columns need it at 1024 px); the buttons
+        # and the candidate's GPUs go below it
+        self.candidate_list.setMaximumHeight(110)
+        candidate.body.addLayout(left)
         picker.addLayout(buttons)
-        picker.addWidget(self.candidate_list, 2)
+        picker.addWidget(self.candidate_list, 1)
         candidate.body.addLayout(picker)
         form = QFormLayout()
         self.ram = QSpinBox()
@@ -255,30 +279,86 @@ class UpgradePage(QWidget):
 
     # -- candidate -------------------------------------------------------------------------------
 
-    @Slot(str)
-    def _filter(self, text: str) -> None:
-        words = text.lower().split()
-        for index in range(self.catalog_list.count()):
-            item = self.catalog_list.item(index)
+    def _fill_catalog(self) -> None:
+        """One row per GPU one can buy: name, memory in GiB, purchase price and price per GiB."""
+        specs = buyable_gpus(self.state.catalog)
+        self.catalog_list.setRowCount(len(specs))
+        for row, spec in enumerate(specs):
+            memory = max(spec.memory_gb) if spec.memory_gb else None
+            purchase = gpu_cost(spec).purchase
+            price = purchase.usd if purchase else None
+            per_gib = price / memory if price and memory else None
+            name = SortItem(spec.name, (spec.name.casefold(),))
+            name.setData(Qt.ItemDataRole.UserRole, spec.id)
+            cells = (
+                name,
+                SortItem(f"{memory:g} GiB" if memory else "?", (memory is None, memory or 0.0)),
+                SortItem(f"${price:,.0f}" if price else "—", (price is None, price or 0.0)),
+                SortItem(f"${per_gib:,.0f}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
+            )
+            if purchase is not None:
+                cells[2].setToolTip(f"{purchase.date or tr('undated')}, {purchase.source}")
+            for column, cell in enumerate(cells):
+                if column:
+                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.catalog_list.setItem(row, column, cell)
+
+    def _show_takes(self) -> None:
+        """Only the GPUs this machine can take are listed; the label says what it takes and why."""
+        machine = self.state.machine
+        box = chassis(machine, self.state.catalog) if machine is not None else None
+        self.box = box
+        words = self.search.text().lower().split()
+        for row in range(self.catalog_list.rowCount()):
+            item = self.catalog_list.item(row, 0)
+            spec = self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole))
             haystack = f"{item.text()} {item.data(Qt.ItemDataRole.UserRole)}".lower()
-            item.setHidden(not all(w in haystack for w in words))
+            fits = spec is not None and (box is None or box.takes(spec))
+            self.catalog_list.setRowHidden(row, not fits or not all(w in haystack for w in words))
+        if box is not None:
+            self.fits_label.setText(tr("This machine is") + " " + tr(box.why) + ".")
+        can_add = box is None or box.max_gpus > 0
+        for button in (self.add_button, self.replace_button):
+            button.setEnabled(can_add)
+
+    @Slot(str)
+    def _filter(self, _text: str) -> None:
+        self._show_takes()
 
     def _selected_spec(self) -> GpuSpec | None:
-        item = self.catalog_list.currentItem()
+        row = self.catalog_list.currentRow()
+        item = self.catalog_list.item(row, 0) if row >= 0 else None
         return self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole)) if item else None
 
-    def select_gpu(self, gpu_id: str) -> None:
-        for index in range(self.catalog_list.count()):
-            if self.catalog_list.item(index).data(Qt.ItemDataRole.UserRole) == gpu_id:
-                self.catalog_list.setCurrentRow(index)
-                return
+    def select_gpu(self, gpu_id: str) -> bool:
+        """Select a listed GPU; False when it is not listed (unknown, or the machine cannot take it)."""
+        for row in range(self.catalog_list.rowCount()):
+            if self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole) == gpu_id:
+                if self.catalog_list.isRowHidden(row):
+                    return False
+                self.catalog_list.setCurrentCell(row, 0)
+                return True
+        return False
+
+    def _room(self) -> int:
+        """How many more GPUs the machine holds."""
+        box = getattr(self, "box", None)
+        if box is None:
+            return 1 << 30
+        kept = len(self.replacement) if self.replacement is not None else len(self._machine_gpus())
+        return box.max_gpus - kept - len(self.added)
 
     @Slot()
     def add_selected(self) -> None:
         spec = self._selected_spec()
-        if spec is not None:
-            self.added.append(spec)
-            self._candidate_changed()
+        if spec is None:
+            return
+        if self._room() <= 0:
+            why = tr(self.box.why) if self.box is not None else ""
+            self.fits_label.setText("▲ " + tr("No room for another GPU: this machine is") + f" {why}.")
+            return
+        self.added.append(spec)
+        self._candidate_changed()
 
     @Slot()
     def replace_with_selected(self) -> None:
@@ -304,6 +384,7 @@ class UpgradePage(QWidget):
         machine = self.state.machine
         self.added = []
         self.replacement = None
+        self._show_takes()
         if machine is not None:
             self.ram.blockSignals(True)
             self.ram.setValue(max(1, round(machine.memory.total_bytes / GIB)))
@@ -369,15 +450,41 @@ class UpgradePage(QWidget):
         report = compare(machine, after, self.state.catalog, workload=self.workload.currentData(),
                          prices=self.prices(), live_before=self.state.is_live)  # fmt: skip
         self.report = report
+        self._fill_summary(report)
         self._fill_table(report)
         self._fill_power(report)
         self._fill_costs(report)
+
+    def _fill_summary(self, report: UpgradeReport) -> None:
+        newly = [c.name for c in report.models if c.newly_runnable]
+        changed = [
+            c.name
+            for c in report.models
+            if not c.newly_runnable and _outcome_text(c.before) != _outcome_text(c.after)
+        ]
+        if not newly and not changed:
+            self.summary.setText(
+                tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
+            )
+            return
+        parts = []
+        if newly:
+            names = ", ".join(html.escape(n) for n in newly[:4]) + (" …" if len(newly) > 4 else "")
+            parts.append(f"<b>★ {len(newly)} {tr('newly runnable')}</b>: {names}")
+        if changed:
+            parts.append(f"{len(changed)} {tr('more change speed or format')}")
+        self.summary.setText(" · ".join(parts))
 
     def _fill_table(self, report: UpgradeReport) -> None:
         self.table.setRowCount(len(report.models))
         bold = QFont(self.table.font())
         bold.setBold(True)
-        for row, change in enumerate(report.models):
+        # what the upgrade changes first: newly runnable, then any other change, then the rest
+        ordered = sorted(
+            report.models,
+            key=lambda c: (not c.newly_runnable, _outcome_text(c.before) == _outcome_text(c.after)),
+        )
+        for row, change in enumerate(ordered):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
             before = QTableWidgetItem(_outcome_text(change.before))
             after_text = _outcome_text(change.after)
@@ -388,6 +495,9 @@ class UpgradePage(QWidget):
                 for item in (name, after):
                     item.setFont(bold)
                 name.setToolTip(tr("Newly runnable on the candidate"))
+            elif before.text() != after.text():
+                after.setFont(bold)
+                name.setToolTip(tr("Changes on the candidate"))
             self.table.setItem(row, 0, name)
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
@@ -412,6 +522,7 @@ class UpgradePage(QWidget):
             self.cost_text.setText(tr("No new GPU in the candidate."))
             self.rent_curve.setData([], [])
             self.own_curve.setData([], [])
+            self.chart.setVisible(False)  # no chart without data
             return
         lines = []
         prices = self.prices()
@@ -432,7 +543,7 @@ class UpgradePage(QWidget):
             if cost.usd_per_tflop_hour is not None:
                 parts.append(f"${cost.usd_per_tflop_hour:.4f} / FP16 TFLOP-h")
             if cost.usd_per_gb_vram is not None:
-                parts.append(f"${cost.usd_per_gb_vram:,.0f} / GB")
+                parts.append(f"${cost.usd_per_gb_vram:,.0f} / GiB")
             if cost.electricity_usd_per_year is not None:
                 parts.append(f"{tr('electricity')} ${cost.electricity_usd_per_year:,.0f}/{tr('year')}")
             if cost.breakeven_months is not None:
@@ -442,6 +553,7 @@ class UpgradePage(QWidget):
         self.cost_text.setText("<br>".join(lines))
         self.cost_text.setToolTip(tooltip("\n".join(f for c in report.costs for f in c.formulas)))
         chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
+        self.chart.setVisible(chartable is not None)  # no chart without data: it needs both prices
         if chartable is None:
             self.rent_curve.setData([], [])
             self.own_curve.setData([], [])
@@ -466,11 +578,35 @@ class UpgradePage(QWidget):
             return
         rows = []
         for option in options:
-            price = f"${option.purchase_usd:,.0f}" if option.purchase_usd is not None else tr("price unknown")
-            speed = f"~{option.tokens_per_s:,.0f} {tr('tokens/s')}" if option.tokens_per_s else ""
+            if option.rent_only:
+                price = tr("to rent only (does not fit this machine)")
+            elif option.purchase_usd is not None:
+                price = f"${option.purchase_usd:,.0f}"
+            else:
+                price = tr("price unknown")
+            speed = f"~{approx_speed(option.tokens_per_s)} {tr('tokens/s')}" if option.tokens_per_s else ""
             rent = f" · {tr('or rent')} ${option.rent_usd_hour:.2f}/h" if option.rent_usd_hour else ""
-            rows.append(f"• <b>{esc(option.description)}</b>: {price} · {speed}{rent}")
+            needs = [n.removeprefix("also needs ") for n in option.notes if n.startswith("also needs ")]
+            extra = (
+                f"<br>&nbsp;&nbsp;{tr('also needs')}: " + "; ".join(html.escape(n) for n in needs)
+                if needs
+                else ""
+            )
+            rows.append(f"• <b>{html.escape(option.description)}</b>: {price} · {speed}{rent}{extra}")
         self.suggestions.setText("<br>".join(rows))
+
+
+class SortItem(QTableWidgetItem):
+    """A cell that sorts by its key (numbers as numbers, unknown last), not by its text."""
+
+    def __init__(self, text: str, key: tuple[object, ...]) -> None:
+        super().__init__(text)
+        self.key = key
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, SortItem):
+            return self.key < other.key  # type: ignore[operator]
+        return super().__lt__(other)
 
 
 def _machine_text(machine: Machine, psu: float | None) -> str:

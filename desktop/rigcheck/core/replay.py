@@ -1,0 +1,192 @@
+"""Recordings made by ``rigcheck monitor --csv`` (or the Monitor page's "Record to CSV"), read back.
+
+:func:`read_recording` turns such a CSV into a :class:`Recording`: one float64 column per series,
+seconds from the first row, with the same series names as :class:`rigcheck.core.monitor.History`,
+so the Monitor page can draw and scrub either. Bad files are an :class:`InputError` naming the file
+and the problem (line numbers where one applies); memory stays bounded whatever the file holds:
+
+- a line longer than :data:`MAX_LINE_CHARS` or a header with more than :data:`MAX_COLUMNS` columns
+  is refused before it is split;
+- at most ``max_cells`` values are kept: a longer recording keeps every 2nd row, then every 4th, …
+  (:attr:`Recording.stride` says which), so a week-long capture still opens, at a coarser step.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.monitor import GPU_COLUMNS, FloatArray
+
+#: a longer line is not a monitor recording (a 64-GPU row is under 20 000 characters)
+MAX_LINE_CHARS = 100_000
+#: "time", "wall", CPU and RAM, and the per-GPU columns of 64 GPUs
+MAX_COLUMNS = 4 + 64 * len(GPU_COLUMNS)
+#: values kept in memory (8 bytes each): 64 MB
+MAX_CELLS = 8_000_000
+
+_GPU_COLUMN = re.compile(r"^gpu(\d+)_(\w+)$")
+_KNOWN_SUFFIXES = frozenset(suffix for suffix, _field in GPU_COLUMNS)
+_HOST_COLUMNS = ("time", "wall", "cpu_percent", "ram_used_bytes")
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A monitor recording: ``t`` seconds from the first row, and each column's values (NaN: none)."""
+
+    source: str
+    t: FloatArray
+    #: series name (as in the CSV header, "time" excepted) -> values, one per entry of ``t``
+    values: dict[str, FloatArray] = field(repr=False)
+    #: the GPU indices the recording has columns for
+    gpus: tuple[int, ...]
+    #: 1 when every row was kept; n when only every n-th row was (the file was longer than the budget)
+    stride: int = 1
+    #: data rows in the file
+    rows_read: int = 0
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.t[-1] - self.t[0]) if len(self.t) else 0.0
+
+    def keys(self) -> list[str]:
+        return list(self.values)
+
+    def series(self, key: str) -> tuple[FloatArray, FloatArray]:
+        """(t, values) for a series; an unknown one is empty, as :meth:`History.series` answers."""
+        if key == "time":
+            return self.t, self.t
+        values = self.values.get(key)
+        if values is None:
+            return np.empty(0), np.empty(0)
+        return self.t, values
+
+    def index_at(self, t: float) -> int:
+        """The row at or just before ``t`` seconds (clamped to the recording)."""
+        if not len(self.t):
+            return 0
+        found = int(np.searchsorted(self.t, t, side="right")) - 1
+        return min(max(found, 0), len(self.t) - 1)
+
+
+def read_recording(path: str | Path, *, max_cells: int = MAX_CELLS) -> Recording:
+    """Read a monitor CSV; every problem is an :class:`InputError` naming the file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        handle = path.open(encoding="utf-8-sig", newline="")
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(source, "is a folder, not a monitor recording") from None
+    except OSError as exc:
+        raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        with handle:
+            return _read(handle, source, max_cells)
+    except UnicodeDecodeError:
+        raise InputError(source, "not a text file (invalid UTF-8)") from None
+    except csv.Error as exc:
+        raise InputError(source, f"not a valid CSV file ({exc})") from None
+    except OSError as exc:
+        raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
+
+
+def _lines(handle: TextIO, source: str) -> Iterator[str]:
+    """The file's lines, refusing one too long to be a recording before it is held in memory."""
+    number = 0
+    while True:
+        line = handle.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(source, f"line {number} is longer than {MAX_LINE_CHARS} characters: "
+                             "not a monitor recording")  # fmt: skip
+        yield line
+
+
+def _read(handle: TextIO, source: str, max_cells: int) -> Recording:
+    reader = csv.reader(_lines(handle, source))
+    header = next(reader, None)
+    if header is None or not any(cell.strip() for cell in header):
+        raise InputError(source, "empty file")
+    header = [cell.strip() for cell in header]
+    if len(header) > MAX_COLUMNS:
+        raise InputError(source, f"{len(header)} columns, more than a monitor recording has ({MAX_COLUMNS})")
+    if "time" not in header:
+        raise InputError(source, "not a RigCheck monitor recording (no 'time' column)")
+    if len(set(header)) != len(header):
+        raise InputError(source, "a column name appears twice in the header")
+    kept = [i for i, name in enumerate(header) if _known(name)]
+    names = [header[i] for i in kept]
+    time_col = names.index("time")
+    width = len(names)
+    capacity = max(16, max_cells // max(width, 1)) // 2 * 2  # even: halving keeps the stride exact
+    data = np.empty((capacity, width))
+    count = rows = 0
+    stride = 1
+    last_t = -math.inf
+    for row in reader:
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue  # a blank line (a recording cut short ends with one)
+        line = reader.line_num
+        if len(row) != len(header):
+            raise InputError(source, f"line {line}: {len(row)} values under {len(header)} columns")
+        t = _number(row[kept[time_col]], source, line, "time")
+        if not math.isfinite(t):
+            raise InputError(source, f"line {line}: no time")
+        if t < last_t:
+            raise InputError(source, f"line {line}: time goes backwards ({t:g} after {last_t:g})")
+        last_t = t
+        rows += 1
+        if (rows - 1) % stride:
+            continue
+        if count == capacity:
+            # Over budget: keep every other row. The rows kept so far are 0, s, 2s, …, (capacity-1)s
+            # and this one is capacity·s, a multiple of the new stride 2s, so it is kept too.
+            half = capacity // 2
+            data[:half] = data[0:capacity:2]
+            count, stride = half, stride * 2
+        data[count] = [_number(row[i], source, line, header[i]) for i in kept]
+        count += 1
+    if count == 0:
+        raise InputError(source, "no samples (only a header)")
+    data = data[:count].copy()
+    t = data[:, time_col] - data[0, time_col]
+    values = {name: data[:, i] for i, name in enumerate(names) if name != "time"}
+    gpus = sorted({int(m.group(1)) for name in names if (m := _GPU_COLUMN.match(name))})
+    return Recording(source, t, values, tuple(gpus), stride, rows)
+
+
+def _known(name: str) -> bool:
+    if name in _HOST_COLUMNS:
+        return True
+    match = _GPU_COLUMN.match(name)
+    return bool(match) and match.group(2) in _KNOWN_SUFFIXES  # type: ignore[union-attr]
+
+
+def _number(cell: str, source: str, line: int, column: str) -> float:
+    cell = cell.strip()
+    if not cell:
+        return math.nan
+    try:
+        value = float(cell)
+    except ValueError:
+        shown = cell if len(cell) <= 20 else cell[:20] + "…"
+        raise InputError(source, f"line {line}, column {column}: {shown!r} is not a number") from None
+    return value if math.isfinite(value) else math.nan
+
+
+__all__ = ["MAX_CELLS", "Recording", "read_recording"]

@@ -1,0 +1,35 @@
+"""The Monitor's chart helpers: axis steps, time labels, and peak downsampling that keeps spikes and gaps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigcheck.gui.charts import _peak, nice_ceiling, nice_step, time_label
+
+pytestmark = pytest.mark.gui
+
+
+def test_axis_steps_are_1_2_5() -> None:
+    assert nice_step(100) == 25 and nice_step(600) == 200 and nice_step(24) == 10 and nice_step(3000) == 1000
+    assert nice_ceiling(455, 100) == 500 and nice_ceiling(0, 500) == 500
+
+
+def test_time_labels_in_seconds_and_minutes_ending_now() -> None:
+    assert time_label(0) == "now"
+    assert time_label(-30, 10) == "\N{MINUS SIGN}30 s"
+    assert time_label(-60, 60) == "\N{MINUS SIGN}1 min" and time_label(-300, 60) == "\N{MINUS SIGN}5 min"
+    assert (
+        time_label(-5400, 1800) == "\N{MINUS SIGN}90 min" and time_label(-9000, 3600) == "\N{MINUS SIGN}2.5 h"
+    )
+
+
+def test_peak_downsampling_keeps_every_spike_and_gap() -> None:
+    x = np.linspace(-100, 0, 10_000)
+    y = np.zeros_like(x)
+    y[1234] = 99.0  # a one-sample spike
+    y[5000:5600] = np.nan  # a gap (the sensor did not answer)
+    px, py = _peak(x, y, -100.0, 100, 100.0)
+    assert len(px) <= 2 * 100
+    assert np.nanmax(py) == 99.0  # the spike survives
+    assert np.isnan(py).any()  # so does the gap: the line breaks there
