@@ -561,12 +561,12 @@ def _inference_speed(
     if used:
         rates: list[float] = []
         for i in used:
-            peak = _peak_tflops(specs[i])
+            found = speed.prefill_peak_tflops(specs[i])
             factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
-            if peak is None or factor is None or factor.prefill_compute_efficiency is None:
+            if found is None or factor is None or factor.prefill_compute_efficiency is None:
                 rates = []
                 break
-            rates.append(peak * 1e12 * factor.prefill_compute_efficiency)
+            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency)
         if rates:
             if placement.split == "tensor":
                 prefill = sum(rates) / (2 * arch.params_active)
@@ -594,7 +594,28 @@ def _inference_speed(
                     )
         else:
             explanation.append("prefill: compute throughput of this GPU not known; not estimated")
+    elif cpu_read:
+        prefill = _cpu_prefill(arch, machine, catalog, explanation)
+        if prefill is not None and mature is not None:
+            prefill *= mature.prefill_factor
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+
+
+def _cpu_prefill(arch: ArchConfig, machine: Machine, catalog: Catalog, explanation: list[str]) -> float | None:
+    """CPU-only prompt processing: compute bound, 2 FLOPs per active parameter per token at the CPU class's
+    share of cores × clock × FLOPs per cycle (``speed.cpu_compute``)."""
+    compute = speed.cpu_compute(machine.cpu)
+    factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    if compute is None or factor is None or factor.prefill_compute_efficiency is None:
+        why = "CPU clock not known" if compute is None else "no fitted CPU prefill efficiency"
+        explanation.append(f"prefill: {why}; not estimated")
+        return None
+    rate = compute.flops_per_s * factor.prefill_compute_efficiency
+    explanation.append(
+        f"prefill on the CPU: 2 × {arch.params_active:,} FLOPs per token at {compute.why} × "
+        f"{factor.prefill_compute_efficiency:.0%}"
+    )
+    return rate / (2 * arch.params_active)
 
 
 def _bandwidth(spec: GpuSpec | None) -> float | None:
