@@ -302,6 +302,12 @@ def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
 #: than MATURITY_THRESHOLD (median ratio of measured to estimated, with the class factors above)
 MATURITY_MIN_ROWS = 3
 MATURITY_THRESHOLD = 0.15
+#: MoE prefill with unquantised (F16/BF16) expert weights is left out of the maturity fit: llama.cpp runs
+#: quantised experts through one batched MUL_MAT_ID kernel (MMQ), but F16/BF16 experts through a GEMM per
+#: expert over the few tokens routed to it (ggml-cuda.cu ggml_cuda_mul_mat_id, the same loop in the HIP
+#: build), so their slowness is the format's, not the architecture's, and would otherwise set the
+#: architecture's factor for every format (Qwen3-30B-A3B BF16 on Strix Halo did, in the previous fit).
+UNQUANTISED = frozenset({"BF16", "F16", "FP16", "F32"})
 
 
 def estimate(row: Measurement, catalog: Catalog) -> float | None:
@@ -340,6 +346,8 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     urls: dict[tuple[str, str], set[str]] = defaultdict(set)
     for row in rows:
+        if row.metric == "prefill_tokens_per_s" and row.moe and row.format.upper() in UNQUANTISED:
+            continue  # a weight-format effect, not the architecture's (UNQUANTISED)
         value = estimate(row, bare)
         if not value or not row.engine.startswith("llama.cpp"):
             continue

@@ -601,7 +601,9 @@ def _inference_speed(
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
-def _cpu_prefill(arch: ArchConfig, machine: Machine, catalog: Catalog, explanation: list[str]) -> float | None:
+def _cpu_prefill(
+    arch: ArchConfig, machine: Machine, catalog: Catalog, explanation: list[str]
+) -> float | None:
     """CPU-only prompt processing: compute bound, 2 FLOPs per active parameter per token at the CPU class's
     share of cores × clock × FLOPs per cycle (``speed.cpu_compute``)."""
     compute = speed.cpu_compute(machine.cpu)

@@ -141,10 +141,11 @@ _GEFORCE_HALF_RATE_ARCHS = ("turing", "ampere", "ada", "blackwell")
 def prefill_peak_tflops(spec: GpuSpec | None) -> tuple[float, str] | None:
     """The tensor peak llama.cpp's prefill kernels see, and what it is, in words.
 
-    The catalog's ``bf16_tflops``/``fp16_tflops`` are dense tensor figures with FP32 accumulation. llama.cpp's
-    CUDA prompt kernels (int8 MMQ for quantised weights, cuBLAS with FP16 compute for F16) run at the
-    FP16-accumulate rate, which on GeForce cards is twice the FP32-accumulate figure, so those cards' figure is
-    doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs: FP16 runs at the FP32 rate).
+    The catalog's ``bf16_tflops``/``fp16_tflops`` are dense tensor figures with FP32 accumulation.
+    llama.cpp's CUDA prompt kernels (int8 MMQ for quantised weights, cuBLAS with FP16 compute for F16) run
+    at the FP16-accumulate rate, which on GeForce cards is twice the FP32-accumulate figure, so those
+    cards' figure is doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs run FP16 at
+    the FP32 rate).
     """
     if spec is None:
         return None
