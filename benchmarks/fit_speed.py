@@ -25,8 +25,8 @@ from measurements import Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.fit import _active_bytes
-from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
+from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -52,6 +52,8 @@ class Point:
     #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
     flops_per_token: float
     peak_flops: float | None
+    #: every weight byte on the device: what one prompt micro-batch streams (all experts of an MoE)
+    weight_bytes: float = 0.0
 
 
 def point(row: Measurement, catalog: Catalog) -> Point | None:
@@ -64,7 +66,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     except InputError:
         return None
     per_layer, _experts, head = _active_bytes(est)
-    flops = 2.0 * model.arch.params_active
+    flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
         machine = Machine(
             cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
@@ -92,6 +94,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         len(per_layer),
         flops,
         peak * 1e12 if peak else None,
+        float(sum(est.layer_weight_bytes) + head),
     )
 
 
@@ -151,7 +154,13 @@ def main() -> None:
             eff, n_rows, err, extra_urls = cpu_efficiency
             tau = 0.0
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
-        shares = [p.row.value * p.flops_per_token / p.peak_flops for p in pre if p.peak_flops]
+        # a prefill row at the memory floor (every weight read once per micro-batch, at the class's
+        # bandwidth efficiency) says nothing about compute: it is left out of the compute share
+        shares = [
+            p.row.value * p.flops_per_token / p.peak_flops
+            for p in pre
+            if p.peak_flops and not at_memory_floor(p, eff)
+        ]
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
@@ -176,6 +185,13 @@ def main() -> None:
         print("]")
         print()
     print_borrowed(fitted)
+
+
+def at_memory_floor(p: Point, bandwidth_efficiency: float) -> bool:
+    """The measured prefill is within 15% of the time it takes to stream the weights once per micro-batch."""
+    ubatch = max(min(LLAMA_CPP_UBATCH, p.row.tokens or LLAMA_CPP_UBATCH), 1)
+    floor_s = p.weight_bytes / (p.bandwidth * bandwidth_efficiency) / ubatch
+    return bool(p.weight_bytes) and 1 / p.row.value < 1.15 * floor_s
 
 
 def fit_cpu(
@@ -251,7 +267,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 #   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
 #       FLOPs ÷ (peak compute × decode_compute_efficiency))
 #   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
-# Prefill = 2 × active parameters FLOPs per token at prefill_compute_efficiency × the compute peak llama.cpp's
+# Prefill = 2 × active parameters (less an untied input embedding: a lookup) FLOPs per token at
+# prefill_compute_efficiency × the compute peak llama.cpp's
 # prompt kernels see (core/estimate/speed.py prefill_peak_tflops): the catalog's dense FP16/BF16 tensor figure
 # (FP32 accumulate), doubled on GeForce cards (their FP16-accumulate rate); the FP32 peak where no tensor figure
 # exists (Apple GPUs, FP16 = FP32 rate; M3/M4 have no published figure and get no prefill estimate).
@@ -304,8 +321,9 @@ MATURITY_MIN_ROWS = 3
 MATURITY_THRESHOLD = 0.15
 #: MoE prefill with unquantised (F16/BF16) expert weights is left out of the maturity fit: llama.cpp runs
 #: quantised experts through one batched MUL_MAT_ID kernel (MMQ), but F16/BF16 experts through a GEMM per
-#: expert over the few tokens routed to it (ggml-cuda.cu ggml_cuda_mul_mat_id, the same loop in the HIP
-#: build), so their slowness is the format's, not the architecture's, and would otherwise set the
+#: expert over the few tokens routed to it, with a host synchronisation (the fallback loop in
+#: ggml_cuda_mul_mat_id, ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu@f6d77a1, built for HIP too), so
+#: their slowness is the format's, not the architecture's, and would otherwise set the
 #: architecture's factor for every format (Qwen3-30B-A3B BF16 on Strix Halo did, in the previous fit).
 UNQUANTISED = frozenset({"BF16", "F16", "FP16", "F32"})
 

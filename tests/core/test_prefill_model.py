@@ -12,9 +12,10 @@ import pytest
 from fakes.archs import LLAMA_31_8B, model
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.fit import fit
+from rigcheck.core.estimate.fit import fit, prefill_flops_per_token
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.machine import CPU, Machine, Memory
+from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
 
 GIB = 1024**3
@@ -65,7 +66,7 @@ def test_cpu_only_prefill_uses_the_cpu_peak_and_the_fitted_efficiency(catalog: C
     result = fit(m, machine, Request(quant="q4_k_m"), catalog, offload="auto", live=False)
     factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
     assert factor is not None and factor.prefill_compute_efficiency is not None
-    expected = 8 * 5e9 * 32 * factor.prefill_compute_efficiency / (2 * m.arch.params_active)
+    expected = 8 * 5e9 * 32 * factor.prefill_compute_efficiency / prefill_flops_per_token(m.arch)
     assert result.speed.prefill_tokens_per_s == pytest.approx(expected)
     assert any(line.startswith("prefill on the CPU") for line in result.speed.explanation)
     # twice the cores, twice the prompt speed: the model is compute bound
@@ -144,5 +145,40 @@ def test_m1_max_now_gets_a_prefill_number(catalog: Catalog) -> None:
     result = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), catalog, live=False)
     factor = speed.speed_factor(catalog, "apple-max", "metal")
     assert factor is not None and factor.prefill_compute_efficiency
-    expected = 10.6e12 * factor.prefill_compute_efficiency / (2 * model(LLAMA_31_8B).arch.params_active)
+    expected = 10.6e12 * factor.prefill_compute_efficiency / prefill_flops_per_token(model(LLAMA_31_8B).arch)
     assert result.speed.prefill_tokens_per_s == pytest.approx(expected)
+
+
+def test_prefill_flops_leave_out_an_untied_input_embedding(catalog: Catalog) -> None:
+    """The input embedding is a row lookup; a tied one is still multiplied once, as the output head."""
+    llama = model(LLAMA_31_8B).arch  # untied: 128,256 × 4,096 embedding and as large a head
+    assert not llama.tie_word_embeddings
+    assert prefill_flops_per_token(llama) == 2 * (llama.params_active - llama.embed_params)
+    gemma_spec = catalog.model("gemma-3-4b")
+    assert gemma_spec is not None
+    gemma = from_catalog(gemma_spec).arch
+    assert gemma.tie_word_embeddings
+    assert prefill_flops_per_token(gemma) == 2 * gemma.params_active
+
+
+def test_moe_prefill_is_floored_by_reading_every_expert_once_per_micro_batch(catalog: Catalog) -> None:
+    """A 512-token micro-batch routes tokens to (almost) every expert, so it reads all expert weights once:
+    on a GPU with much compute and little bandwidth that floor, not the FLOPs, sets the prompt speed."""
+    spec = catalog.model("gpt-oss-120b")
+    assert spec is not None
+    m = from_catalog(spec)
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=128 * GIB), gpus=())
+    machine = simulate(bare, [catalog.gpu("nvidia-gb10")], 128)  # type: ignore[list-item]
+    result = fit(m, machine, Request(), catalog, live=False)
+    assert result.speed.prefill_tokens_per_s
+    weights = sum(result.estimate.layer_weight_bytes)
+    gb10 = catalog.gpu("nvidia-gb10")
+    factor = speed.speed_factor(catalog, "nvidia-soc", "cuda")
+    assert gb10 is not None and gb10.bandwidth_gbs and factor is not None
+    floor = 512 * gb10.bandwidth_gbs * 1e9 * factor.decode_bandwidth_efficiency / weights
+    # bound by the floor (within the head's few bytes), far below the compute-only rate
+    assert result.speed.prefill_tokens_per_s == pytest.approx(floor, rel=0.02)
+    assert any("prefill bound by memory" in line for line in result.speed.explanation)
+    # a dense model on the same GPU is compute bound: no floor in its explanation
+    dense = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), catalog, live=False)
+    assert not any("prefill bound by memory" in line for line in dense.speed.explanation)

@@ -556,7 +556,7 @@ def _inference_speed(
         active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
 
-    # Prefill: 2 FLOPs per active parameter per token, at the class's share of the compute peak.
+    # Prefill: 2 FLOPs per multiplying active parameter per token, at the class's share of the compute peak.
     prefill = None
     if used:
         rates: list[float] = []
@@ -568,18 +568,38 @@ def _inference_speed(
                 break
             rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency)
         if rates:
-            if placement.split == "tensor":
-                prefill = sum(rates) / (2 * arch.params_active)
-            else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
-                shares = [placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1) for i in used]
-                flops = 2 * arch.params_active
-                prefill = 1 / sum(flops * sh / r for sh, r in zip(shares, rates, strict=True))
-            if mature is not None:
-                prefill *= mature.prefill_factor
+            flops = prefill_flops_per_token(arch)
+            speedup = mature.prefill_factor if mature is not None else 1.0
+            streamed, ubatch, touched = _prefill_streamed_bytes(est, arch, head, placement)
+            seconds_per_token: list[float] = []
+            memory_bound = False
+            for i, rate in zip(used, rates, strict=True):
+                if placement.split == "tensor":
+                    share = 1 / len(used)
+                else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
+                    share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+                compute_s = flops * share / (rate * speedup)
+                # Each micro-batch streams the GPU's weights once (every routed expert the batch touches):
+                # a floor that binds for MoE models, whose total weights far exceed the active ones.
+                bw = _bandwidth(specs[i])
+                factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+                memory_s = 0.0
+                if bw and factor is not None:
+                    memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+                memory_bound = memory_bound or memory_s > compute_s
+                seconds_per_token.append(max(compute_s, memory_s))
+            total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
+            prefill = 1 / total
             explanation.append(
-                f"prefill: 2 × {arch.params_active:,} FLOPs per token at "
+                f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active parameters that multiply) at "
                 f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
             )
+            if memory_bound:
+                what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
+                explanation.append(
+                    f"prefill bound by memory: each {ubatch}-token micro-batch reads "
+                    f"{fmt_bytes(int(streamed))} ({what}) once"
+                )
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
@@ -601,6 +621,36 @@ def _inference_speed(
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
+def prefill_flops_per_token(arch: ArchConfig) -> float:
+    """2 FLOPs per active parameter that multiplies a prompt token: the input embedding is a row lookup, not
+    a matrix product, unless it is tied to the output head (then the head multiplies by it once)."""
+    lookup = 0 if arch.tie_word_embeddings else arch.embed_params
+    return 2.0 * max(arch.params_active - lookup, 1)
+
+
+def _prefill_streamed_bytes(
+    est: MemoryEstimate, arch: ArchConfig, head: int, placement: Placement
+) -> tuple[float, int, float]:
+    """Weight bytes the GPUs read for one prompt micro-batch, the micro-batch, and the share of routed
+    experts it touches.
+
+    llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
+    shorter); each one multiplies every weight matrix on the GPU once. For a mixture of experts the batch's
+    tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
+    1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
+    """
+    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    touched = 1.0
+    if arch.is_moe and arch.num_experts and arch.experts_per_token:
+        touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
+    n_gpu = placement.gpu_layers
+    experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    cpu_expert = placement.cpu_expert_layers
+    weights = sum(est.layer_weight_bytes[:n_gpu]) - sum(experts[:cpu_expert]) + head
+    on_gpu_experts = sum(experts[cpu_expert:n_gpu])
+    return weights - on_gpu_experts * (1 - touched), ubatch, touched
+
+
 def _cpu_prefill(
     arch: ArchConfig, machine: Machine, catalog: Catalog, explanation: list[str]
 ) -> float | None:
@@ -613,11 +663,12 @@ def _cpu_prefill(
         explanation.append(f"prefill: {why}; not estimated")
         return None
     rate = compute.flops_per_s * factor.prefill_compute_efficiency
+    flops = prefill_flops_per_token(arch)
     explanation.append(
-        f"prefill on the CPU: 2 × {arch.params_active:,} FLOPs per token at {compute.why} × "
+        f"prefill on the CPU: {flops / 1e9:,.1f} GFLOPs per token at {compute.why} × "
         f"{factor.prefill_compute_efficiency:.0%}"
     )
-    return rate / (2 * arch.params_active)
+    return rate / flops
 
 
 def _bandwidth(spec: GpuSpec | None) -> float | None:
