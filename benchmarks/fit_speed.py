@@ -267,8 +267,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 #   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
 #       FLOPs ÷ (peak compute × decode_compute_efficiency))
 #   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
-# Prefill = 2 × active parameters (less an untied input embedding: a lookup) FLOPs per token at
-# prefill_compute_efficiency × the compute peak llama.cpp's
+# Prefill = 2 × active parameters between embedding and head (fit.prefill_flops_per_token) FLOPs per
+# token at prefill_compute_efficiency × the compute peak llama.cpp's
 # prompt kernels see (core/estimate/speed.py prefill_peak_tflops): the catalog's dense FP16/BF16 tensor figure
 # (FP32 accumulate), doubled on GeForce cards (their FP16-accumulate rate); the FP32 peak where no tensor figure
 # exists (Apple GPUs, FP16 = FP32 rate; M3/M4 have no published figure and get no prefill estimate).

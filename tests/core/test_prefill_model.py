@@ -7,6 +7,8 @@ and that fit() uses them; how close the estimates come to measurements is benchm
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fakes.archs import LLAMA_31_8B, model
@@ -149,16 +151,18 @@ def test_m1_max_now_gets_a_prefill_number(catalog: Catalog) -> None:
     assert result.speed.prefill_tokens_per_s == pytest.approx(expected)
 
 
-def test_prefill_flops_leave_out_an_untied_input_embedding(catalog: Catalog) -> None:
-    """The input embedding is a row lookup; a tied one is still multiplied once, as the output head."""
-    llama = model(LLAMA_31_8B).arch  # untied: 128,256 × 4,096 embedding and as large a head
-    assert not llama.tie_word_embeddings
-    assert prefill_flops_per_token(llama) == 2 * (llama.params_active - llama.embed_params)
+def test_prefill_flops_count_the_layers_not_the_embedding_or_head(catalog: Catalog) -> None:
+    """The input embedding is a row lookup and llama.cpp runs the head only for the prompt's last token, so a
+    prompt token's FLOPs are 2 × the parameters between them, tied embeddings or not."""
+    llama = model(LLAMA_31_8B).arch
+    assert prefill_flops_per_token(llama) == 2 * sum(llama.layer_active_params)
     gemma_spec = catalog.model("gemma-3-4b")
     assert gemma_spec is not None
     gemma = from_catalog(gemma_spec).arch
     assert gemma.tie_word_embeddings
-    assert prefill_flops_per_token(gemma) == 2 * gemma.params_active
+    assert prefill_flops_per_token(gemma) == pytest.approx(2 * sum(gemma.layer_active_params))
+    # the 262k-token vocabulary is a sixth of this small model: not multiplied per prompt token
+    assert prefill_flops_per_token(gemma) < 0.85 * 2 * gemma.params_active
 
 
 def test_moe_prefill_is_floored_by_reading_every_expert_once_per_micro_batch(catalog: Catalog) -> None:
@@ -182,3 +186,21 @@ def test_moe_prefill_is_floored_by_reading_every_expert_once_per_micro_batch(cat
     # a dense model on the same GPU is compute bound: no floor in its explanation
     dense = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), catalog, live=False)
     assert not any("prefill bound by memory" in line for line in dense.speed.explanation)
+
+
+def test_cpu_moe_prefill_is_floored_by_reading_the_experts_from_ram(catalog: Catalog) -> None:
+    spec = catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    m = from_catalog(spec)
+    # a many-core CPU on one memory channel: compute is plentiful, bandwidth is not
+    host = CPU(logical_cores=128, physical_cores=64, max_mhz=4000, flags=("avx2", "fma"))
+    memory = Memory(total_bytes=128 * GIB, bandwidth_bytes_per_s=20 * 10**9, bandwidth_source="measured")
+    machine = simulate(Machine(cpu=host, memory=memory, gpus=()), [], 128)
+    machine = replace(machine, memory=memory)
+    result = fit(m, machine, Request(quant="q4_k_m"), catalog, offload="auto", live=False)
+    factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    assert factor is not None and result.speed.prefill_tokens_per_s
+    weights = sum(result.estimate.layer_weight_bytes)
+    floor = 512 * 20e9 * factor.decode_bandwidth_efficiency / weights
+    assert result.speed.prefill_tokens_per_s == pytest.approx(floor, rel=0.02)
+    assert any("from RAM once" in line for line in result.speed.explanation)

@@ -570,7 +570,9 @@ def _inference_speed(
         if rates:
             flops = prefill_flops_per_token(arch)
             speedup = mature.prefill_factor if mature is not None else 1.0
-            streamed, ubatch, touched = _prefill_streamed_bytes(est, arch, head, placement)
+            streamed, ubatch, touched = _prefill_streamed_bytes(
+                est, arch, head, placement.gpu_layers, placement.cpu_expert_layers
+            )
             seconds_per_token: list[float] = []
             memory_bound = False
             for i, rate in zip(used, rates, strict=True):
@@ -591,7 +593,7 @@ def _inference_speed(
             total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
             prefill = 1 / total
             explanation.append(
-                f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active parameters that multiply) at "
+                f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
                 f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
             )
             if memory_bound:
@@ -615,27 +617,28 @@ def _inference_speed(
         else:
             explanation.append("prefill: compute throughput of this GPU not known; not estimated")
     elif cpu_read:
-        prefill = _cpu_prefill(arch, machine, catalog, explanation)
-        if prefill is not None and mature is not None:
-            prefill *= mature.prefill_factor
+        speedup = mature.prefill_factor if mature is not None else 1.0
+        prefill = _cpu_prefill(est, head, machine, catalog, explanation, speedup=speedup)
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
 
 
 def prefill_flops_per_token(arch: ArchConfig) -> float:
-    """2 FLOPs per active parameter that multiplies a prompt token: the input embedding is a row lookup, not
-    a matrix product, unless it is tied to the output head (then the head multiplies by it once)."""
-    lookup = 0 if arch.tie_word_embeddings else arch.embed_params
-    return 2.0 * max(arch.params_active - lookup, 1)
+    """2 FLOPs per active parameter that multiplies a prompt token. Neither end of the model counts: the
+    input embedding is a row lookup, and llama.cpp computes the output head only for the tokens whose logits
+    are asked for (the last one of a prompt: the graph keeps only the ``inp_out_ids`` rows before the final
+    norm and head, llama.cpp src/llama-graph.cpp build_inp_out_ids), a vanishing share of a prompt's work."""
+    return 2.0 * max(arch.params_active - arch.embed_params - arch.head_params, 1)
 
 
 def _prefill_streamed_bytes(
-    est: MemoryEstimate, arch: ArchConfig, head: int, placement: Placement
+    est: MemoryEstimate, arch: ArchConfig, head: int, layers: int, cpu_expert_layers: int
 ) -> tuple[float, int, float]:
-    """Weight bytes the GPUs read for one prompt micro-batch, the micro-batch, and the share of routed
+    """Weight bytes a device reads for one prompt micro-batch (the first ``layers`` layers less the routed
+    experts of the first ``cpu_expert_layers``, plus the head), the micro-batch, and the share of routed
     experts it touches.
 
     llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
-    shorter); each one multiplies every weight matrix on the GPU once. For a mixture of experts the batch's
+    shorter); each one multiplies every weight matrix on the device once. For a mixture of experts the batch's
     tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
     1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
     """
@@ -643,32 +646,50 @@ def _prefill_streamed_bytes(
     touched = 1.0
     if arch.is_moe and arch.num_experts and arch.experts_per_token:
         touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
-    n_gpu = placement.gpu_layers
+    n_gpu = layers
     experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
-    cpu_expert = placement.cpu_expert_layers
+    cpu_expert = cpu_expert_layers
     weights = sum(est.layer_weight_bytes[:n_gpu]) - sum(experts[:cpu_expert]) + head
     on_gpu_experts = sum(experts[cpu_expert:n_gpu])
     return weights - on_gpu_experts * (1 - touched), ubatch, touched
 
 
 def _cpu_prefill(
-    arch: ArchConfig, machine: Machine, catalog: Catalog, explanation: list[str]
+    est: MemoryEstimate,
+    head: int,
+    machine: Machine,
+    catalog: Catalog,
+    explanation: list[str],
+    *,
+    speedup: float = 1.0,
 ) -> float | None:
-    """CPU-only prompt processing: compute bound, 2 FLOPs per active parameter per token at the CPU class's
-    share of cores × clock × FLOPs per cycle (``speed.cpu_compute``)."""
+    """CPU-only prompt processing: compute bound, 2 FLOPs per active layer parameter per token at the CPU
+    class's share of cores × clock × FLOPs per cycle (``speed.cpu_compute``), and no faster than reading
+    every weight (every expert a micro-batch touches) once per micro-batch from host memory."""
+    arch = est.model.arch
     compute = speed.cpu_compute(machine.cpu)
     factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
     if compute is None or factor is None or factor.prefill_compute_efficiency is None:
         why = "CPU clock not known" if compute is None else "no fitted CPU prefill efficiency"
         explanation.append(f"prefill: {why}; not estimated")
         return None
-    rate = compute.flops_per_s * factor.prefill_compute_efficiency
+    rate = compute.flops_per_s * factor.prefill_compute_efficiency * speedup
     flops = prefill_flops_per_token(arch)
     explanation.append(
         f"prefill on the CPU: {flops / 1e9:,.1f} GFLOPs per token at {compute.why} × "
         f"{factor.prefill_compute_efficiency:.0%}"
     )
-    return rate / flops
+    compute_s = flops / rate
+    streamed, ubatch, touched = _prefill_streamed_bytes(est, arch, head, len(est.layer_weight_bytes), 0)
+    host = speed.host_bandwidth(machine, catalog)
+    memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
+    if memory_s > compute_s:
+        what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
+        explanation.append(
+            f"prefill bound by memory: each {ubatch}-token micro-batch reads {fmt_bytes(int(streamed))} "
+            f"({what}) from RAM once"
+        )
+    return 1 / max(compute_s, memory_s)
 
 
 def _bandwidth(spec: GpuSpec | None) -> float | None:
