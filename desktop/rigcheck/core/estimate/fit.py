@@ -603,16 +603,18 @@ def _inference_speed(
                     f"{fmt_bytes(int(streamed))} ({what}) once"
                 )
             if cpu_read:
-                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
+                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt; a prompt
+                # shorter than a micro-batch pays the whole copy for its few tokens.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
                 moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
                     (est.layer_expert_bytes or (0,) * len(per_layer))[:cpu_expert]
                 )
-                pcie_rate = LLAMA_CPP_UBATCH * link * 1e9 / max(moved, 1)
+                pcie_rate = ubatch * link * 1e9 / max(moved, 1)
                 if pcie_rate < prefill:
                     prefill = pcie_rate
                     explanation.append(
-                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per 512-token batch"
+                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per "
+                        f"{ubatch}-token micro-batch"
                     )
         else:
             explanation.append("prefill: compute throughput of this GPU not known; not estimated")
