@@ -267,11 +267,12 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 #   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
 #       FLOPs ÷ (peak compute × decode_compute_efficiency))
 #   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
-# Prefill = 2 × active parameters between embedding and head (fit.prefill_flops_per_token) FLOPs per
-# token at prefill_compute_efficiency × the compute peak llama.cpp's
-# prompt kernels see (core/estimate/speed.py prefill_peak_tflops): the catalog's dense FP16/BF16 tensor figure
-# (FP32 accumulate), doubled on GeForce cards (their FP16-accumulate rate); the FP32 peak where no tensor figure
-# exists (Apple GPUs, FP16 = FP32 rate; M3/M4 have no published figure and get no prefill estimate).
+# Prefill = 2 × the active layer parameters (fit.prefill_flops_per_token) FLOPs per token at
+# prefill_compute_efficiency × the compute peak llama.cpp's prompt kernels see (speed.prefill_peak_tflops):
+# the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
+# FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
+# have no published figure and get no prefill estimate); never faster than reading the device's weights
+# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency.
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 #
