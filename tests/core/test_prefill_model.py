@@ -204,3 +204,14 @@ def test_cpu_moe_prefill_is_floored_by_reading_the_experts_from_ram(catalog: Cat
     floor = 512 * 20e9 * factor.decode_bandwidth_efficiency / weights
     assert result.speed.prefill_tokens_per_s == pytest.approx(floor, rel=0.02)
     assert any("from RAM once" in line for line in result.speed.explanation)
+
+
+def test_only_geforce_cards_get_the_fp16_accumulate_doubling(catalog: Catalog) -> None:
+    geforce = catalog.gpu("nvidia-geforce-rtx-4090")
+    assert geforce is not None
+    titan = replace(geforce, id="titan-like", name="TITAN RTX", architecture="Turing", segment="desktop")
+    found = speed.prefill_peak_tflops(titan)
+    assert found is not None and found[0] == pytest.approx(165.2)  # full-rate FP32 accumulate: as listed
+    laptop = replace(geforce, name="GeForce RTX 4090 Laptop GPU", segment="laptop")
+    found = speed.prefill_peak_tflops(laptop)
+    assert found is not None and found[0] == pytest.approx(330.4)

@@ -132,7 +132,7 @@ def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None
 
 # ---- prefill compute peaks ----
 
-#: NVIDIA architectures whose GeForce (and GeForce-derived laptop) chips run FP16 tensor maths with FP32
+#: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
 #: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
 #: (NVIDIA's Turing, GA102 and Ada whitepapers list both figures per card)
 _GEFORCE_HALF_RATE_ARCHS = ("turing", "ampere", "ada", "blackwell")
@@ -154,7 +154,7 @@ def prefill_peak_tflops(spec: GpuSpec | None) -> tuple[float, str] | None:
         arch = (spec.architecture or "").lower()
         geforce = (
             spec.vendor == "nvidia"
-            and spec.segment in ("desktop", "laptop")
+            and "geforce" in spec.name.lower()  # not TITAN RTX/V or workstation cards: full rate
             and any(a in arch for a in _GEFORCE_HALF_RATE_ARCHS)
         )
         if geforce:
