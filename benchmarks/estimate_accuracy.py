@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cpu_hosts import host_cpu
 from measurements import BACKENDS, Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
@@ -128,7 +129,7 @@ def _machine(row: Measurement, catalog: Catalog) -> Machine:
     ram = row.ram_gb or DEFAULT_RAM_GIB
     # The host as published ("EPYC 9654, 12×DDR5-4800"): the estimator matches its CPU platform for the
     # host memory bandwidth, as the probe does with the CPU model it reads.
-    cpu = CPU(logical_cores=16, model=row.host or None)
+    cpu = host_cpu(row.host or None)
     bare = Machine(cpu=cpu, memory=Memory(total_bytes=int(ram * GIB)), gpus=())
     if row.device_class == "cpu":
         return simulate(bare, [], ram)

@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cpu_hosts import host_cpu
 from measurements import Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.fit import _active_bytes, _peak_tflops
-from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
+from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -51,6 +52,8 @@ class Point:
     #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
     flops_per_token: float
     peak_flops: float | None
+    #: every weight byte on the device: what one prompt micro-batch streams (all experts of an MoE)
+    weight_bytes: float = 0.0
 
 
 def point(row: Measurement, catalog: Catalog) -> Point | None:
@@ -63,21 +66,24 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     except InputError:
         return None
     per_layer, _experts, head = _active_bytes(est)
-    flops = 2.0 * model.arch.params_active
+    flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
         machine = Machine(
             cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
         )
         host = speed.host_bandwidth(machine, catalog)
-        if host.source == "default":
-            return None  # a CPU we cannot place: its bandwidth would be a guess
+        if host.source == "default" and row.metric == "decode_tokens_per_s":
+            return None  # a CPU we cannot place: its bandwidth would be a guess (prefill needs only compute)
         read = sum(per_layer) + head
-        return Point(row, speed.CPU_CLASS, "cpu", read, host.bytes_per_s, len(per_layer), flops, None)
+        compute = speed.cpu_compute(host_cpu(row.host))
+        peak_cpu = compute.flops_per_s if compute else None
+        return Point(row, speed.CPU_CLASS, "cpu", read, host.bytes_per_s, len(per_layer), flops, peak_cpu)
     gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
     if gpu is None or gpu.bandwidth_gbs is None:
         return None
     hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
-    peak = _peak_tflops(gpu)
+    found = speed.prefill_peak_tflops(gpu)
+    peak = found[0] if found else None
     read = sum(per_layer) + head
     return Point(
         row,
@@ -88,6 +94,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         len(per_layer),
         flops,
         peak * 1e12 if peak else None,
+        float(sum(est.layer_weight_bytes) + head),
     )
 
 
@@ -147,7 +154,13 @@ def main() -> None:
             eff, n_rows, err, extra_urls = cpu_efficiency
             tau = 0.0
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
-        shares = [p.row.value * p.flops_per_token / p.peak_flops for p in pre if p.peak_flops]
+        # a prefill row at the memory floor (every weight read once per micro-batch, at the class's
+        # bandwidth efficiency) says nothing about compute: it is left out of the compute share
+        shares = [
+            p.row.value * p.flops_per_token / p.peak_flops
+            for p in pre
+            if p.peak_flops and not at_memory_floor(p, eff)
+        ]
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
@@ -172,6 +185,13 @@ def main() -> None:
         print("]")
         print()
     print_borrowed(fitted)
+
+
+def at_memory_floor(p: Point, bandwidth_efficiency: float) -> bool:
+    """The measured prefill is within 15% of the time it takes to stream the weights once per micro-batch."""
+    ubatch = max(min(LLAMA_CPP_UBATCH, p.row.tokens or LLAMA_CPP_UBATCH), 1)
+    floor_s = p.weight_bytes / (p.bandwidth * bandwidth_efficiency) / ubatch
+    return bool(p.weight_bytes) and 1 / p.row.value < 1.15 * floor_s
 
 
 def fit_cpu(
@@ -247,10 +267,14 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 #   max(bytes read ÷ (peak bandwidth × decode_bandwidth_efficiency),
 #       FLOPs ÷ (peak compute × decode_compute_efficiency))
 #   + per_layer_us × the layers it runs + per_gpu_us for each further GPU.
-# Prefill = 2 × active parameters FLOPs per token at prefill_compute_efficiency × the catalog's tensor figure
-# (FP16/BF16 dense, FP32 accumulate; GeForce cards run llama.cpp's int8/FP16-accumulate kernels faster than
-# that figure, hence values above 1). Apple publishes no GPU TFLOPS, so Apple prefill is not estimated.
-# The CPU class is relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement).
+# Prefill = 2 × the active layer parameters (fit.prefill_flops_per_token) FLOPs per token at
+# prefill_compute_efficiency × the compute peak llama.cpp's prompt kernels see (speed.prefill_peak_tflops):
+# the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
+# FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
+# have no published figure and get no prefill estimate); never faster than reading the device's weights
+# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency.
+# The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
+# prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 #
 # GENERATED by `benchmarks/fit_speed.py --maturity > catalog/speed.toml` from the fit split of
 # benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement
@@ -296,6 +320,13 @@ def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
 #: than MATURITY_THRESHOLD (median ratio of measured to estimated, with the class factors above)
 MATURITY_MIN_ROWS = 3
 MATURITY_THRESHOLD = 0.15
+#: MoE prefill with unquantised (F16/BF16) expert weights is left out of the maturity fit: llama.cpp runs
+#: quantised experts through one batched MUL_MAT_ID kernel (MMQ), but F16/BF16 experts through a GEMM per
+#: expert over the few tokens routed to it, with a host synchronisation (the fallback loop in
+#: ggml_cuda_mul_mat_id, ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu@f6d77a1, built for HIP too), so
+#: their slowness is the format's, not the architecture's, and would otherwise set the
+#: architecture's factor for every format (Qwen3-30B-A3B BF16 on Strix Halo did, in the previous fit).
+UNQUANTISED = frozenset({"BF16", "F16", "FP16", "F32"})
 
 
 def estimate(row: Measurement, catalog: Catalog) -> float | None:
@@ -334,6 +365,8 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     urls: dict[tuple[str, str], set[str]] = defaultdict(set)
     for row in rows:
+        if row.metric == "prefill_tokens_per_s" and row.moe and row.format.upper() in UNQUANTISED:
+            continue  # a weight-format effect, not the architecture's (UNQUANTISED)
         value = estimate(row, bare)
         if not value or not row.engine.startswith("llama.cpp"):
             continue

@@ -180,3 +180,20 @@ def test_duplicate_ids_and_unreadable_files_are_errors(tmp_path: Path) -> None:
         M.load(path)
     with pytest.raises(M.MeasurementError, match="cannot read"):
         M.load(tmp_path / "missing.csv")
+
+
+def test_cpu_host_facts_are_cited_and_each_describes_a_measured_cpu_only_host() -> None:
+    """benchmarks/data/cpu_hosts.csv stands in for what the probe reads (cores, clock, flags) on the
+    CPU-only rows' hosts: every entry cites a page and is used by a row, and every CPU-only prefill row is
+    covered."""
+    path = ROOT / "benchmarks" / "data" / "cpu_hosts.csv"
+    with path.open(encoding="utf-8") as f:
+        hosts = list(csv.DictReader(f))
+    cpu_rows = [r for r in ROWS if r.device_class == "cpu"]
+    for host in hosts:
+        assert host["source_url"].startswith("https://"), host["match"]
+        assert int(host["physical_cores"]) > 0 and 500 < float(host["max_mhz"]) < 7000
+        assert any(re.search(host["match"], r.host or "", re.IGNORECASE) for r in cpu_rows), host["match"]
+    for row in cpu_rows:
+        if row.metric == "prefill_tokens_per_s":
+            assert any(re.search(h["match"], row.host or "", re.IGNORECASE) for h in hosts), row.id

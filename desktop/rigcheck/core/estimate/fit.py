@@ -556,45 +556,142 @@ def _inference_speed(
         active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
 
-    # Prefill: 2 FLOPs per active parameter per token, at the class's share of the compute peak.
+    # Prefill: 2 FLOPs per multiplying active parameter per token, at the class's share of the compute peak.
     prefill = None
     if used:
         rates: list[float] = []
         for i in used:
-            peak = _peak_tflops(specs[i])
+            found = speed.prefill_peak_tflops(specs[i])
             factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
-            if peak is None or factor is None or factor.prefill_compute_efficiency is None:
+            if found is None or factor is None or factor.prefill_compute_efficiency is None:
                 rates = []
                 break
-            rates.append(peak * 1e12 * factor.prefill_compute_efficiency)
+            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency)
         if rates:
-            if placement.split == "tensor":
-                prefill = sum(rates) / (2 * arch.params_active)
-            else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
-                shares = [placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1) for i in used]
-                flops = 2 * arch.params_active
-                prefill = 1 / sum(flops * sh / r for sh, r in zip(shares, rates, strict=True))
-            if mature is not None:
-                prefill *= mature.prefill_factor
+            flops = prefill_flops_per_token(arch)
+            speedup = mature.prefill_factor if mature is not None else 1.0
+            streamed, ubatch, touched = _prefill_streamed_bytes(
+                est, arch, head, placement.gpu_layers, placement.cpu_expert_layers
+            )
+            seconds_per_token: list[float] = []
+            memory_bound = False
+            for i, rate in zip(used, rates, strict=True):
+                if placement.split == "tensor":
+                    share = 1 / len(used)
+                else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
+                    share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+                compute_s = flops * share / (rate * speedup)
+                # Each micro-batch streams the GPU's weights once (every routed expert the batch touches):
+                # a floor that binds for MoE models, whose total weights far exceed the active ones.
+                bw = _bandwidth(specs[i])
+                factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+                memory_s = 0.0
+                if bw and factor is not None:
+                    memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+                memory_bound = memory_bound or memory_s > compute_s
+                seconds_per_token.append(max(compute_s, memory_s))
+            total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
+            prefill = 1 / total
             explanation.append(
-                f"prefill: 2 × {arch.params_active:,} FLOPs per token at "
+                f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
                 f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
             )
+            if memory_bound:
+                what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
+                explanation.append(
+                    f"prefill bound by memory: each {ubatch}-token micro-batch reads "
+                    f"{fmt_bytes(int(streamed))} ({what}) once"
+                )
             if cpu_read:
-                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt.
+                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt; a prompt
+                # shorter than a micro-batch pays the whole copy for its few tokens.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
                 moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
                     (est.layer_expert_bytes or (0,) * len(per_layer))[:cpu_expert]
                 )
-                pcie_rate = LLAMA_CPP_UBATCH * link * 1e9 / max(moved, 1)
+                pcie_rate = ubatch * link * 1e9 / max(moved, 1)
                 if pcie_rate < prefill:
                     prefill = pcie_rate
                     explanation.append(
-                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per 512-token batch"
+                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per "
+                        f"{ubatch}-token micro-batch"
                     )
         else:
             explanation.append("prefill: compute throughput of this GPU not known; not estimated")
+    elif cpu_read:
+        speedup = mature.prefill_factor if mature is not None else 1.0
+        prefill = _cpu_prefill(est, head, machine, catalog, explanation, speedup=speedup)
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+
+
+def prefill_flops_per_token(arch: ArchConfig) -> float:
+    """2 FLOPs per active parameter that multiplies a prompt token. Neither end of the model counts: the
+    input embedding is a row lookup, and llama.cpp computes the output head only for the tokens whose logits
+    are asked for (the last one of a prompt: the graph keeps only the ``inp_out_ids`` rows before the final
+    norm and head, llama.cpp src/llama-graph.cpp build_inp_out_ids), a vanishing share of a prompt's work."""
+    return 2.0 * max(arch.params_active - arch.embed_params - arch.head_params, 1)
+
+
+def _prefill_streamed_bytes(
+    est: MemoryEstimate, arch: ArchConfig, head: int, layers: int, cpu_expert_layers: int
+) -> tuple[float, int, float]:
+    """Weight bytes a device reads for one prompt micro-batch (the first ``layers`` layers less the routed
+    experts of the first ``cpu_expert_layers``, plus the head), the micro-batch, and the share of routed
+    experts it touches.
+
+    llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
+    shorter); each one multiplies every weight matrix on the device once. For a mixture of experts the batch's
+    tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
+    1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
+    """
+    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    touched = 1.0
+    if arch.is_moe and arch.num_experts and arch.experts_per_token:
+        touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
+    n_gpu = layers
+    experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    cpu_expert = cpu_expert_layers
+    weights = sum(est.layer_weight_bytes[:n_gpu]) - sum(experts[:cpu_expert]) + head
+    on_gpu_experts = sum(experts[cpu_expert:n_gpu])
+    return weights - on_gpu_experts * (1 - touched), ubatch, touched
+
+
+def _cpu_prefill(
+    est: MemoryEstimate,
+    head: int,
+    machine: Machine,
+    catalog: Catalog,
+    explanation: list[str],
+    *,
+    speedup: float = 1.0,
+) -> float | None:
+    """CPU-only prompt processing: compute bound, 2 FLOPs per active layer parameter per token at the CPU
+    class's share of cores × clock × FLOPs per cycle (``speed.cpu_compute``), and no faster than reading
+    every weight (every expert a micro-batch touches) once per micro-batch from host memory."""
+    arch = est.model.arch
+    compute = speed.cpu_compute(machine.cpu)
+    factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    if compute is None or factor is None or factor.prefill_compute_efficiency is None:
+        why = "CPU clock not known" if compute is None else "no fitted CPU prefill efficiency"
+        explanation.append(f"prefill: {why}; not estimated")
+        return None
+    rate = compute.flops_per_s * factor.prefill_compute_efficiency * speedup
+    flops = prefill_flops_per_token(arch)
+    explanation.append(
+        f"prefill on the CPU: {flops / 1e9:,.1f} GFLOPs per token at {compute.why} × "
+        f"{factor.prefill_compute_efficiency:.0%}"
+    )
+    compute_s = flops / rate
+    streamed, ubatch, touched = _prefill_streamed_bytes(est, arch, head, len(est.layer_weight_bytes), 0)
+    host = speed.host_bandwidth(machine, catalog)
+    memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
+    if memory_s > compute_s:
+        what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
+        explanation.append(
+            f"prefill bound by memory: each {ubatch}-token micro-batch reads {fmt_bytes(int(streamed))} "
+            f"({what}) from RAM once"
+        )
+    return 1 / max(compute_s, memory_s)
 
 
 def _bandwidth(spec: GpuSpec | None) -> float | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
-from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.machine import CPU, GPU, Machine
 
 CPU_CLASS = "cpu"
 _DEFAULT_BACKEND: dict[str, Backend] = {"nvidia": "cuda", "amd": "rocm", "apple": "metal", "intel": "vulkan"}
@@ -128,3 +128,90 @@ def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None
     return replace(
         machine, memory=replace(memory, bandwidth_bytes_per_s=host.bytes_per_s, bandwidth_source=host.source)
     )
+
+
+# ---- prefill compute peaks ----
+
+#: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
+#: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
+#: (NVIDIA's Turing, GA102 and Ada whitepapers list both figures per card)
+_GEFORCE_HALF_RATE_ARCHS = ("turing", "ampere", "ada", "blackwell")
+
+
+def prefill_peak_tflops(spec: GpuSpec | None) -> tuple[float, str] | None:
+    """The tensor peak llama.cpp's prefill kernels see, and what it is, in words.
+
+    The catalog's ``bf16_tflops``/``fp16_tflops`` are dense tensor figures with FP32 accumulation.
+    llama.cpp's CUDA prompt kernels (int8 MMQ for quantised weights, cuBLAS with FP16 compute for F16) run
+    at the FP16-accumulate rate, which on GeForce cards is twice the FP32-accumulate figure, so those
+    cards' figure is doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs run FP16 at
+    the FP32 rate).
+    """
+    if spec is None:
+        return None
+    tensor = spec.bf16_tflops or spec.fp16_tflops
+    if tensor:
+        arch = (spec.architecture or "").lower()
+        geforce = (
+            spec.vendor == "nvidia"
+            and "geforce" in spec.name.lower()  # not TITAN RTX/V or workstation cards: full rate
+            and any(a in arch for a in _GEFORCE_HALF_RATE_ARCHS)
+        )
+        if geforce:
+            return 2 * tensor, f"{2 * tensor:g} TFLOPS FP16 tensor, FP16 accumulate (GeForce: 2 × {tensor:g})"
+        return tensor, f"{tensor:g} TFLOPS FP16/BF16 tensor"
+    if spec.fp32_tflops:
+        return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32"
+    return None
+
+
+#: FP32 FLOPs per core per clock by the widest vector extension the CPU reports (two FMA pipes × lanes × 2):
+#: AMX-capable Xeons (Sapphire Rapids and later) have two 512-bit FMA units (2 × 16 × 2); other AVX-512 CPUs
+#: are counted as two 256-bit pipes (Zen 4 runs 512-bit ops on 256-bit units; Ice/Tiger Lake clients have one
+#: 512-bit FMA port), as are AVX2+FMA CPUs (Haswell and later, Zen 2 and later: 2 × 8 × 2); AVX without FMA
+#: has separate 256-bit multiply and add ports (8 + 8); Arm NEON cores are counted as two 128-bit FMA pipes
+#: (2 × 4 × 2); anything else as SSE2 (4 + 4). Intel and AMD optimisation manuals, per microarchitecture.
+_FLOPS_PER_CYCLE: tuple[tuple[tuple[str, ...], int, str], ...] = (
+    (("amx_tile",), 64, "AMX/AVX-512, two 512-bit FMA units"),
+    (("avx512f",), 32, "AVX-512 on 256-bit-wide FMA pipes"),
+    (("avx2", "fma"), 32, "AVX2, two 256-bit FMA pipes"),
+    (("avx",), 16, "AVX"),
+    (("asimd",), 16, "NEON, two 128-bit FMA pipes"),
+)
+_FALLBACK_FLOPS_PER_CYCLE = (8, "SSE2")
+
+
+@dataclass(frozen=True)
+class CpuCompute:
+    """A CPU's peak FP32 throughput for prompt processing: cores × clock × FLOPs per cycle."""
+
+    flops_per_s: float
+    cores: int
+    ghz: float
+    flops_per_cycle: int
+    isa: str
+
+    @property
+    def why(self) -> str:
+        return (
+            f"{self.cores} cores × {self.ghz:.2f} GHz × {self.flops_per_cycle} FLOPs/cycle ({self.isa}) = "
+            f"{self.flops_per_s / 1e12:.2f} TFLOPS FP32"
+        )
+
+
+def cpu_compute(cpu: CPU) -> CpuCompute | None:
+    """Peak FP32 FLOP/s from the probe's core count, maximum clock and ISA flags; None when the clock is not
+    known. Physical cores are the ones llama.cpp's default thread count uses; without them, logical cores."""
+    if not cpu.max_mhz or cpu.max_mhz <= 0:
+        return None
+    cores = cpu.physical_cores or cpu.logical_cores
+    if cores <= 0:
+        return None
+    flags = {f.lower() for f in cpu.flags}
+    per_cycle, isa = _FALLBACK_FLOPS_PER_CYCLE
+    for needed, value, name in _FLOPS_PER_CYCLE:
+        if all(f in flags for f in needed):
+            per_cycle, isa = value, name
+            break
+    ghz = cpu.max_mhz / 1000
+    return CpuCompute(cores * ghz * 1e9 * per_cycle, cores, ghz, per_cycle, isa)

@@ -1,0 +1,44 @@
+"""What the probe would read on the measured CPU-only hosts: physical cores, maximum clock, ISA flags.
+
+A user's snapshot carries these from lscpu/sysctl; the measurement rows only name the CPU, so
+``data/cpu_hosts.csv`` records the vendor's figures for each CPU the CPU-only rows use (cited per row).
+``host_cpu`` builds the ``CPU`` record the estimator sees for a row's host string.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from functools import cache
+from pathlib import Path
+
+from rigcheck.core.machine import CPU
+
+DATA = Path(__file__).resolve().parent / "data" / "cpu_hosts.csv"
+
+
+@cache
+def _rows() -> tuple[dict[str, str], ...]:
+    with DATA.open(encoding="utf-8") as f:
+        rows = tuple(csv.DictReader(f))
+    for row in rows:
+        if not row["source_url"].startswith("https://"):
+            raise ValueError(f"{DATA}: {row['match']}: source_url is not a URL")
+        int(row["physical_cores"])
+        float(row["max_mhz"])
+    return rows
+
+
+def host_cpu(host: str | None, logical_cores: int = 16) -> CPU:
+    """The CPU as the probe would describe it: with cores, clock and flags when the host is a listed CPU."""
+    for row in _rows():
+        if host and re.search(row["match"], host, re.IGNORECASE):
+            cores = int(row["physical_cores"])
+            return CPU(
+                logical_cores=max(logical_cores, cores),
+                model=host,
+                physical_cores=cores,
+                max_mhz=float(row["max_mhz"]),
+                flags=tuple(row["flags"].split()),
+            )
+    return CPU(logical_cores=logical_cores, model=host or None)
