@@ -387,3 +387,12 @@ def test_a_name_too_long_for_a_path_is_not_a_crash(capsys: pytest.CaptureFixture
     assert code in (0, 2) and "internal error" not in err and "Traceback" not in err
     if command == "fleet":
         assert code == 0 and "cannot look at it (File name too long)" in err
+
+
+def test_a_tilde_name_for_no_such_user_is_not_an_internal_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the fuzz suite: ``estimate '~0'`` raised RuntimeError from Path.expanduser (exit 1)."""
+    from fakes.cli import one_error_line, run_cli
+
+    code, _out = run_cli("estimate", "~0")
+    assert code == 2
+    assert "~0" in one_error_line(capsys)

@@ -62,7 +62,10 @@ def resolve_model(
     text = text.strip()
     if not text:
         raise InputError("MODEL", "empty model name")
-    path = Path(text).expanduser()
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # "~name" for a user who does not exist: not a path, so try it as an id
+        path = Path(text)
     try:
         exists = path.exists()
     except OSError:  # a name too long for a path (ENAMETOOLONG) is not a file: try it as an id
