@@ -460,12 +460,11 @@ class ModelsPage(QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        # Names and this machine's answer are read in full; the hub id, last and least needed, takes what
+        # is left and is elided in the middle when the window is narrow (1024 px), never the names.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(HF_ID, QHeaderView.ResizeMode.Interactive)
-        self.table.resizeColumnToContents(HF_ID)  # then the user may narrow it
-        # the fit column takes room: long hub ids are elided in the middle rather than squeezing names
-        self.table.setColumnWidth(HF_ID, min(self.table.columnWidth(HF_ID), 240))
+        header.setSectionResizeMode(HF_ID, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(48)
         self.table.activated.connect(self._choose_index)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
 
