@@ -560,13 +560,18 @@ def _inference_speed(
     prefill = None
     if used:
         rates: list[float] = []
+        paths: list[str] = []
+        unquantized = est.quant is not None and est.quant.kind == "float"
         for i in used:
             found = speed.prefill_peak_tflops(specs[i])
             factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
             if found is None or factor is None or factor.prefill_compute_efficiency is None:
                 rates = []
                 break
-            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency)
+            path = speed.prefill_path(factor, moe=arch.is_moe, unquantized=unquantized)
+            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency * path.factor)
+            if path.why and path.why not in paths:
+                paths.append(path.why)
         if rates:
             flops = prefill_flops_per_token(arch)
             speedup = mature.prefill_factor if mature is not None else 1.0
@@ -595,6 +600,7 @@ def _inference_speed(
             explanation.append(
                 f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
                 f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
+                + (f" ({'; '.join(paths)})" if paths else "")
             )
             if memory_bound:
                 what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"

@@ -43,6 +43,9 @@ def hardware_class(vendor: str, name: str, spec: GpuSpec | None, unified: bool |
     if vendor == "amd":
         if segment in ("soc", "integrated") or unified:
             return "amd-apu"
+        if spec is not None and (spec.architecture or "").upper().startswith("GCN"):
+            # Vega-era GCN (gfx906: MI50/MI60, Radeon VII): no matrix units, prompt GEMMs on dot-product ALUs
+            return "amd-gcn"
         return "amd-datacenter" if segment == "datacenter" else "amd-consumer"
     return "intel"
 
@@ -131,6 +134,36 @@ def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None
 
 
 # ---- prefill compute peaks ----
+
+
+@dataclass(frozen=True)
+class PrefillPath:
+    """How the prompt's matrix products run for this model and weight format, relative to the class's
+    dense, quantised-weight prefill efficiency, and why, in words (empty when nothing applies)."""
+
+    factor: float
+    why: str
+
+
+def prefill_path(factor: SpeedFactor, *, moe: bool, unquantized: bool) -> PrefillPath:
+    """The class × backend's fitted prefill multipliers that apply to this model and format.
+
+    Unquantized (F16/BF16/F32) weights take another GEMM path than quantised ones (llama.cpp CUDA: cuBLAS on
+    tensor cores instead of MMQ, which dequantises each weight tile before its int8 product), so their share
+    of the peak differs (``prefill_float_factor``). A mixture of experts multiplies each expert's weights by
+    only the few prompt tokens routed to it (micro-batch × k / E: 16-64 tokens for gpt-oss and Qwen3 MoE
+    against 512 for a dense layer) through MUL_MAT_ID kernels that reach a smaller share of the peak than
+    the dense GEMM (``prefill_moe_factor``). Both are fitted per hardware class × backend on measured rows.
+    """
+    value, words = 1.0, []
+    if unquantized and factor.prefill_float_factor != 1.0:
+        value *= factor.prefill_float_factor
+        words.append(f"unquantized weights × {factor.prefill_float_factor:.2f}")
+    if moe and factor.prefill_moe_factor != 1.0:
+        value *= factor.prefill_moe_factor
+        words.append(f"expert GEMMs × {factor.prefill_moe_factor:.2f}")
+    return PrefillPath(value, ", ".join(words))
+
 
 #: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
 #: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
