@@ -58,6 +58,8 @@ class Point:
     #: every weight byte on the device: what one prompt micro-batch streams (all experts of an MoE)
     weight_bytes: float = 0.0
     moe: bool = False
+    #: prompt tokens each routed expert multiplies per micro-batch (speed.moe_tokens_per_expert)
+    tokens_per_expert: float = speed.MOE_TOKENS_REF
 
     @property
     def unquantized(self) -> bool:
@@ -106,6 +108,11 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),
         model.arch.is_moe,
+        speed.moe_tokens_per_expert(
+            max(min(LLAMA_CPP_UBATCH, row.tokens or LLAMA_CPP_UBATCH), 1),
+            model.arch.experts_per_token or 1,
+            model.arch.num_experts or 1,
+        ),
     )
 
 
@@ -188,6 +195,7 @@ def main() -> None:
                 print(f"prefill_float_factor = {min(prefill_fit.float_factor, 2.0):.2f}")
             if prefill_fit.moe_factor != 1.0:
                 print(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
+                print(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
@@ -207,6 +215,7 @@ class PrefillFit:
     efficiency: float
     float_factor: float
     moe_factor: float
+    moe_exponent: float
     #: in words: how many rows of which kind set each figure
     said: str
 
@@ -247,6 +256,7 @@ def fit_prefill(
     f_float = dict.fromkeys(backends, 1.0)
     f_moe = dict.fromkeys(classes, 1.0)
     eff = {key: statistics.median(s for _p, s in kept) for key, kept in rows.items()}
+    exponent = 0.0
     float_n = {b: sum(1 for (_c, kb), kept in rows.items() if kb == b for p, _s in kept if p.unquantized)
                for b in backends}  # fmt: skip
     dense_n = {c: sum(1 for (kc, _b), kept in rows.items() if kc == c for p, _s in kept if not p.moe)
@@ -267,17 +277,32 @@ def fit_prefill(
                 f_float[b] = statistics.median(
                     s / eff[key] for key, kept in rows.items() if key[1] == b for p, s in kept if p.unquantized
                 )
-        for c in classes:
-            ratios = [
-                s / eff[key]
+        # MoE rows: ratio to the dense efficiency = f_class × (tokens per expert / 64) ** exponent; the
+        # exponent is pooled over classes (least squares of log ratio on log tokens within each class)
+        moe_rows = {
+            c: [
+                (p.tokens_per_expert, s / eff[key])
                 for key, kept in rows.items()
                 if key[0] == c and dense_key[key]
                 for p, s in kept
                 if p.moe
             ]
-            if len(ratios) >= MIN_MOE_ROWS:
-                f_moe[c] = statistics.median(ratios)
-                moe_n[c] = len(ratios)
+            for c in classes
+        }
+        num = den = 0.0
+        for found in moe_rows.values():
+            if len(found) >= MIN_MOE_ROWS:
+                xs = [math.log(b / speed.MOE_TOKENS_REF) for b, _r in found]
+                ys = [math.log(r) for _b, r in found]
+                mx, my = statistics.fmean(xs), statistics.fmean(ys)
+                num += sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+                den += sum((x - mx) ** 2 for x in xs)
+        exponent = min(max(num / den, 0.0), 1.0) if den else 0.0
+        for c, found in moe_rows.items():
+            if len(found) >= MIN_MOE_ROWS:
+                f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
+                moe_n[c] = len(found)
+    exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
     for c, neighbour in BORROWED_MOE.items():
         if c in f_moe and f_moe[c] == 1.0 and moe_n.get(c, 0) == 0:
             f_moe[c] = f_moe.get(neighbour, 1.0)
@@ -298,7 +323,9 @@ def fit_prefill(
                 if moe_n.get(cls, 0)
                 else f"; MoE factor borrowed from {BORROWED_MOE[cls]} (no MoE row of its own)"
             )
-        fits[key] = PrefillFit(eff[key], f_float[backend], f_moe[cls], said)
+        if f_moe[cls] != 1.0:
+            said += f"; exponent pooled over {exponent_n} MoE rows"
+        fits[key] = PrefillFit(eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said)
     return fits
 
 

@@ -466,8 +466,10 @@ class SpeedFactor:
     #: prefill with unquantized (F16/BF16/F32) weights relative to quantized ones: a different GEMM path
     #: (cuBLAS/rocBLAS/Metal F16 kernels instead of dequantising MMQ-style kernels)
     prefill_float_factor: float = 1.0
-    #: a mixture of experts' prefill relative to a dense model's: its expert GEMMs see few tokens each
+    #: a mixture of experts' prefill relative to a dense model's at 64 prompt tokens per expert and
+    #: micro-batch (its expert GEMMs see few tokens each), scaled by (tokens per expert / 64) ** exponent
     prefill_moe_factor: float = 1.0
+    prefill_moe_exponent: float = 0.0
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -794,6 +796,8 @@ def _check_format(kind: str, record: Any) -> str | None:
         for name in ("prefill_float_factor", "prefill_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        if not 0.0 <= record.prefill_moe_exponent <= 1.0:
+            return f"prefill_moe_exponent: {record.prefill_moe_exponent!r} is not between 0 and 1"
         if record.per_layer_us < 0 or record.per_gpu_us < 0:
             return "per_layer_us, per_gpu_us: must not be negative"
     if kind == "maturity" and not (0.0 < record.decode_factor <= 2.0 and 0.0 < record.prefill_factor <= 2.0):

@@ -145,23 +145,38 @@ class PrefillPath:
     why: str
 
 
-def prefill_path(factor: SpeedFactor, *, moe: bool, unquantized: bool) -> PrefillPath:
+#: prompt tokens per expert and micro-batch at which ``prefill_moe_factor`` is stated
+MOE_TOKENS_REF = 64.0
+
+
+def moe_tokens_per_expert(micro_batch: int, experts_per_token: int, experts: int) -> float:
+    """Prompt tokens each routed expert multiplies per micro-batch with uniform routing: micro-batch × k / E."""
+    return micro_batch * experts_per_token / max(experts, 1)
+
+
+def prefill_path(
+    factor: SpeedFactor, *, moe: bool, unquantized: bool, tokens_per_expert: float = MOE_TOKENS_REF
+) -> PrefillPath:
     """The class × backend's fitted prefill multipliers that apply to this model and format.
 
     Unquantized (F16/BF16/F32) weights take another GEMM path than quantised ones (llama.cpp CUDA: cuBLAS on
     tensor cores instead of MMQ, which dequantises each weight tile before its int8 product), so their share
     of the peak differs (``prefill_float_factor``). A mixture of experts multiplies each expert's weights by
-    only the few prompt tokens routed to it (micro-batch × k / E: 16-64 tokens for gpt-oss and Qwen3 MoE
-    against 512 for a dense layer) through MUL_MAT_ID kernels that reach a smaller share of the peak than
-    the dense GEMM (``prefill_moe_factor``). Both are fitted per hardware class × backend on measured rows.
+    only the prompt tokens routed to it (micro-batch × k / E: 16-64 tokens for gpt-oss and Qwen3 MoE against
+    512 for a dense layer) through MUL_MAT_ID kernels whose narrow tiles reuse each loaded weight less, so
+    they reach a smaller share of the peak than the dense GEMM: ``prefill_moe_factor`` at 64 tokens per
+    expert, × (tokens per expert / 64) ** ``prefill_moe_exponent``, never above the dense share. Both are
+    fitted per hardware class × backend on measured rows (benchmarks/fit_speed.py).
     """
     value, words = 1.0, []
     if unquantized and factor.prefill_float_factor != 1.0:
         value *= factor.prefill_float_factor
         words.append(f"unquantized weights × {factor.prefill_float_factor:.2f}")
     if moe and factor.prefill_moe_factor != 1.0:
-        value *= factor.prefill_moe_factor
-        words.append(f"expert GEMMs × {factor.prefill_moe_factor:.2f}")
+        scale = (max(tokens_per_expert, 1.0) / MOE_TOKENS_REF) ** factor.prefill_moe_exponent
+        moe_share = min(factor.prefill_moe_factor * scale, 1.0)
+        value *= moe_share
+        words.append(f"expert GEMMs over {tokens_per_expert:.0f} tokens each × {moe_share:.2f}")
     return PrefillPath(value, ", ".join(words))
 
 
