@@ -3,8 +3,9 @@
 Run: ``.venv/bin/python benchmarks/fit_speed.py``. For every decode row run entirely on one kind of GPU
 (no offload), it works out the bytes one token reads and the layers it runs, then for each hardware
 class × backend finds the bandwidth efficiency and the fixed per-layer cost that minimise the squared
-log error of tokens/s; prefill rows give the class's share of its compute peak (median). Rows in the
-held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
+log error of tokens/s; prefill rows give the class's share of its compute peak (median of its dense rows),
+its factor for unquantized weights and for mixtures of experts (fit_prefill). Several GPUs in llama.cpp's
+layer split count as one (they run one after another). Rows in the held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
 ``catalog/speed.toml`` with each class's row count and fit error, and the source URLs of its rows.
 """
 
@@ -275,7 +276,11 @@ def fit_prefill(
         for b in backends:
             if float_n[b] >= MIN_FLOAT_ROWS:
                 f_float[b] = statistics.median(
-                    s / eff[key] for key, kept in rows.items() if key[1] == b for p, s in kept if p.unquantized
+                    s / eff[key]
+                    for key, kept in rows.items()
+                    if key[1] == b
+                    for p, s in kept
+                    if p.unquantized
                 )
         # MoE rows: ratio to the dense efficiency = f_class × (tokens per expert / 64) ** exponent; the
         # exponent is pooled over classes (least squares of log ratio on log tokens within each class)
@@ -325,7 +330,9 @@ def fit_prefill(
             )
         if f_moe[cls] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
-        fits[key] = PrefillFit(eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said)
+        fits[key] = PrefillFit(
+            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said
+        )
     return fits
 
 
@@ -414,7 +421,12 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
 # FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
 # have no published figure and get no prefill estimate); never faster than reading the device's weights
-# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency.
+# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency. The efficiency is the
+# dense model's with quantised weights; prefill_float_factor multiplies it for F16/BF16/F32 weights (another
+# GEMM path; pooled over the classes of one backend) and, for a mixture of experts, prefill_moe_factor ×
+# (prompt tokens per expert and micro-batch / 64) ** prefill_moe_exponent, at most 1 (speed.prefill_path;
+# the factor per class against its dense rows, the exponent pooled within classes). Offloaded weights add
+# their PCIe copy per micro-batch to the compute time.
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 #

@@ -604,8 +604,7 @@ def _inference_speed(
             prefill = 1 / total
             explanation.append(
                 f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
-                f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
-                + (f" ({'; '.join(paths)})" if paths else "")
+                f"{sum(rates) / 1e12:,.0f} TFLOPS effective" + (f" ({'; '.join(paths)})" if paths else "")
             )
             if memory_bound:
                 what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"

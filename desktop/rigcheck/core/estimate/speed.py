@@ -150,7 +150,7 @@ MOE_TOKENS_REF = 64.0
 
 
 def moe_tokens_per_expert(micro_batch: int, experts_per_token: int, experts: int) -> float:
-    """Prompt tokens each routed expert multiplies per micro-batch with uniform routing: micro-batch × k / E."""
+    """Prompt tokens each routed expert multiplies per micro-batch, routing uniform: micro-batch × k / E."""
     return micro_batch * experts_per_token / max(experts, 1)
 
 
