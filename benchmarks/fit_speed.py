@@ -3,8 +3,9 @@
 Run: ``.venv/bin/python benchmarks/fit_speed.py``. For every decode row run entirely on one kind of GPU
 (no offload), it works out the bytes one token reads and the layers it runs, then for each hardware
 class × backend finds the bandwidth efficiency and the fixed per-layer cost that minimise the squared
-log error of tokens/s; prefill rows give the class's share of its compute peak (median). Rows in the
-held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
+log error of tokens/s; prefill rows give the class's share of its compute peak (median of its dense rows),
+its factor for unquantized weights and for mixtures of experts (fit_prefill). Several GPUs in llama.cpp's
+layer split count as one (they run one after another). Rows in the held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
 ``catalog/speed.toml`` with each class's row count and fit error, and the source URLs of its rows.
 """
 
@@ -38,6 +39,9 @@ EFFICIENCIES = [e / 100 for e in range(5, 96)]
 PER_LAYER_US = list(range(0, 301, 2))
 #: fit the per-layer cost of a class only with this many rows; else take its vendor × backend pool's
 MIN_ROWS_FOR_FIXED_COST = 4
+#: classes whose rows stay out of their vendor × backend pool: GCN Instinct cards run community gfx906
+#: builds of llama.cpp on an architecture without matrix units, unlike the RDNA/CDNA cards the pool serves
+POOL_APART = frozenset({"amd-gcn"})
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,20 @@ class Point:
     peak_flops: float | None
     #: every weight byte on the device: what one prompt micro-batch streams (all experts of an MoE)
     weight_bytes: float = 0.0
+    moe: bool = False
+    #: prompt tokens each routed expert multiplies per micro-batch (speed.moe_tokens_per_expert)
+    tokens_per_expert: float = speed.MOE_TOKENS_REF
+
+    @property
+    def unquantized(self) -> bool:
+        return self.row.format.upper() in UNQUANTISED
 
 
 def point(row: Measurement, catalog: Catalog) -> Point | None:
     spec_model = catalog.model(row.model_id) if row.model_id else None
-    if spec_model is None or row.offloaded or row.gpu_count > 1:
+    # Several GPUs in llama.cpp's default layer split run one after another: per token, the same bytes at the
+    # same bandwidth and the same FLOPs at the same peak as one of them (the estimator's "layers" split).
+    if spec_model is None or row.offloaded:
         return None
     model = from_catalog(spec_model)
     try:
@@ -95,6 +108,12 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         flops,
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),
+        model.arch.is_moe,
+        speed.moe_tokens_per_expert(
+            max(min(LLAMA_CPP_UBATCH, row.tokens or LLAMA_CPP_UBATCH), 1),
+            model.arch.experts_per_token or 1,
+            model.arch.num_experts or 1,
+        ),
     )
 
 
@@ -133,13 +152,13 @@ def main() -> None:
     print(HEADER)
     pools: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for (cls, backend), points in decode.items():
-        pools[(cls.split("-")[0], backend)].extend(points)
+        if cls not in POOL_APART:
+            pools[(cls.split("-")[0], backend)].extend(points)
     pool_tau = {
         key: fit_decode(points)[1] for key, points in pools.items() if len(points) >= MIN_ROWS_FOR_FIXED_COST
     }
-    for key in sorted(set(decode) | set(prefill)):
-        points = decode.get(key, [])
-        pre = prefill.get(key, [])
+    decode_fits: dict[tuple[str, str], tuple[float, float, float, str, list[str]]] = {}
+    for key, points in decode.items():
         if not points:
             continue
         tau_fixed = None
@@ -154,13 +173,13 @@ def main() -> None:
             eff, n_rows, err, extra_urls = cpu_efficiency
             tau = 0.0
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
-        # a prefill row at the memory floor (every weight read once per micro-batch, at the class's
-        # bandwidth efficiency) says nothing about compute: it is left out of the compute share
-        shares = [
-            p.row.value * p.flops_per_token / p.peak_flops
-            for p in pre
-            if p.peak_flops and not at_memory_floor(p, eff)
-        ]
+        decode_fits[key] = (eff, tau, err, how, extra_urls)
+    prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
+    for key in sorted(decode_fits):
+        points = decode[key]
+        pre = prefill.get(key, [])
+        eff, tau, err, how, extra_urls = decode_fits[key]
+        prefill_fit = prefill_fits.get(key)
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
@@ -171,12 +190,17 @@ def main() -> None:
         print(f"decode_bandwidth_efficiency = {eff:.2f}")
         fitted[key[0]] = (eff, tau)
         print(f"per_layer_us = {tau:g}")
-        if shares:
-            print(f"prefill_compute_efficiency = {min(statistics.median(shares), 2.0):.2f}")
+        if prefill_fit is not None:
+            print(f"prefill_compute_efficiency = {min(prefill_fit.efficiency, 2.0):.2f}")
+            if prefill_fit.float_factor != 1.0:
+                print(f"prefill_float_factor = {min(prefill_fit.float_factor, 2.0):.2f}")
+            if prefill_fit.moe_factor != 1.0:
+                print(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
+                print(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
-            + (f", prefill: median of {len(shares)} rows" if shares else "")
+            + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
             + '"'
         )
         print("sources = [")
@@ -185,6 +209,131 @@ def main() -> None:
         print("]")
         print()
     print_borrowed(fitted)
+
+
+@dataclass(frozen=True)
+class PrefillFit:
+    efficiency: float
+    float_factor: float
+    moe_factor: float
+    moe_exponent: float
+    #: in words: how many rows of which kind set each figure
+    said: str
+
+
+#: a float-weight factor needs this many dense unquantized rows on its backend (pooled over the classes that
+#: run it: the GEMM path is the backend's); an MoE factor this many MoE rows and dense rows in its class
+MIN_FLOAT_ROWS = 3
+MIN_MOE_ROWS = 2
+#: classes with no MoE prefill row of their own take the MoE factor of a class running the same kernels
+BORROWED_MOE = {"nvidia-datacenter": "nvidia-consumer"}
+
+
+def fit_prefill(
+    prefill: dict[tuple[str, str], list[Point]], decode_eff: dict[tuple[str, str], float]
+) -> dict[tuple[str, str], PrefillFit]:
+    """Each class × backend's share of its prefill compute peak, and its multipliers for unquantized weights
+    (pooled per backend) and for a mixture of experts (per class), fitted together.
+
+    A row's share is measured tokens/s × FLOPs per token ÷ the peak. Its expected share is the class ×
+    backend efficiency × the float factor (unquantized weights) × the MoE factor (mixture of experts). The
+    three are found by alternating medians (each the median of the rows' shares with the other two divided
+    out) until they settle. Rows at the memory floor (every weight read once per micro-batch at the class's
+    decode bandwidth efficiency) say nothing about compute and are left out, as are MoE rows with
+    unquantized experts (UNQUANTISED: a format effect of its own).
+    """
+    rows: dict[tuple[str, str], list[tuple[Point, float]]] = {}
+    for key, points in prefill.items():
+        eff = decode_eff.get(key, 0.8)
+        kept = [
+            (p, p.row.value * p.flops_per_token / p.peak_flops)
+            for p in points
+            if p.peak_flops and not at_memory_floor(p, eff) and not (p.moe and p.unquantized)
+        ]
+        if kept:
+            rows[key] = kept
+    backends = {b for _c, b in rows}
+    classes = {c for c, _b in rows}
+    f_float = dict.fromkeys(backends, 1.0)
+    f_moe = dict.fromkeys(classes, 1.0)
+    eff = {key: statistics.median(s for _p, s in kept) for key, kept in rows.items()}
+    exponent = 0.0
+    float_n = {b: sum(1 for (_c, kb), kept in rows.items() if kb == b for p, _s in kept if p.unquantized)
+               for b in backends}  # fmt: skip
+    dense_n = {c: sum(1 for (kc, _b), kept in rows.items() if kc == c for p, _s in kept if not p.moe)
+               for c in classes}  # fmt: skip
+    moe_n = dict.fromkeys(classes, 0)
+    # The efficiency is the dense model's: where a class × backend has dense rows enough, they alone set it,
+    # and its MoE rows set the class's MoE factor; elsewhere all its rows do, with the factor divided out.
+    dense_key = {key: sum(1 for p, _s in kept if not p.moe) >= MIN_MOE_ROWS for key, kept in rows.items()}
+    for _ in range(50):
+        for key, kept in rows.items():
+            eff[key] = statistics.median(
+                s / ((f_float[key[1]] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0))
+                for p, s in kept
+                if not (p.moe and dense_key[key])
+            )
+        for b in backends:
+            if float_n[b] >= MIN_FLOAT_ROWS:
+                f_float[b] = statistics.median(
+                    s / eff[key]
+                    for key, kept in rows.items()
+                    if key[1] == b
+                    for p, s in kept
+                    if p.unquantized
+                )
+        # MoE rows: ratio to the dense efficiency = f_class × (tokens per expert / 64) ** exponent; the
+        # exponent is pooled over classes (least squares of log ratio on log tokens within each class)
+        moe_rows = {
+            c: [
+                (p.tokens_per_expert, s / eff[key])
+                for key, kept in rows.items()
+                if key[0] == c and dense_key[key]
+                for p, s in kept
+                if p.moe
+            ]
+            for c in classes
+        }
+        num = den = 0.0
+        for found in moe_rows.values():
+            if len(found) >= MIN_MOE_ROWS:
+                xs = [math.log(b / speed.MOE_TOKENS_REF) for b, _r in found]
+                ys = [math.log(r) for _b, r in found]
+                mx, my = statistics.fmean(xs), statistics.fmean(ys)
+                num += sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+                den += sum((x - mx) ** 2 for x in xs)
+        exponent = min(max(num / den, 0.0), 1.0) if den else 0.0
+        for c, found in moe_rows.items():
+            if len(found) >= MIN_MOE_ROWS:
+                f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
+                moe_n[c] = len(found)
+    exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
+    for c, neighbour in BORROWED_MOE.items():
+        if c in f_moe and f_moe[c] == 1.0 and moe_n.get(c, 0) == 0:
+            f_moe[c] = f_moe.get(neighbour, 1.0)
+    fits = {}
+    for key, kept in rows.items():
+        cls, backend = key
+        n_float = float_n[backend] if f_float[backend] != 1.0 else 0
+        said = (
+            f"median of {sum(1 for p, _s in kept if not p.moe)} dense rows"
+            if dense_key[key]
+            else f"median of {len(kept)} rows"
+        )
+        if n_float:
+            said += f"; float factor from {n_float} unquantized {backend} rows"
+        if f_moe[cls] != 1.0:
+            said += (
+                f"; MoE factor from {moe_n[cls]} MoE and {dense_n[cls]} dense rows of the class"
+                if moe_n.get(cls, 0)
+                else f"; MoE factor borrowed from {BORROWED_MOE[cls]} (no MoE row of its own)"
+            )
+        if f_moe[cls] != 1.0:
+            said += f"; exponent pooled over {exponent_n} MoE rows"
+        fits[key] = PrefillFit(
+            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said
+        )
+    return fits
 
 
 def at_memory_floor(p: Point, bandwidth_efficiency: float) -> bool:
@@ -272,7 +421,12 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
 # FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
 # have no published figure and get no prefill estimate); never faster than reading the device's weights
-# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency.
+# (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency. The efficiency is the
+# dense model's with quantised weights; prefill_float_factor multiplies it for F16/BF16/F32 weights (another
+# GEMM path; pooled over the classes of one backend) and, for a mixture of experts, prefill_moe_factor ×
+# (prompt tokens per expert and micro-batch / 64) ** prefill_moe_exponent, at most 1 (speed.prefill_path;
+# the factor per class against its dense rows, the exponent pooled within classes). Offloaded weights add
+# their PCIe copy per micro-batch to the compute time.
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 #

@@ -239,6 +239,8 @@ def test_mla_keys(tmp_path: Path, catalog: Catalog) -> None:
         (LlamaFileType.ALL_F32, "fp32"),
         (LlamaFileType.MOSTLY_BF16, "bf16"),
         (LlamaFileType.MOSTLY_IQ4_XS, "iq4_xs"),
+        (LlamaFileType.MOSTLY_IQ3_M, "iq3_m"),
+        (LlamaFileType.MOSTLY_Q2_K_S, "q2_k_s"),
         (LlamaFileType.MOSTLY_MXFP4_MOE, "mxfp4"),
         (LlamaFileType.MOSTLY_Q4_K_M | 1024, "q4_k_m"),  # LLAMA_FTYPE_GUESSED
     ],
@@ -256,11 +258,11 @@ def test_quant_id_from_dominant_type_without_file_type(tmp_path: Path, catalog: 
     info = read_gguf(path, catalog=catalog)
     assert info.weights is not None and info.weights.quant_id == "q8_0"
     assert any("Q8_0" in note for note in info.notes)
-    path2 = tmp_path / "iq3m.gguf"
-    write_gguf(path2, layers=1, file_type=LlamaFileType.MOSTLY_IQ3_M)  # no catalog entry
+    path2 = tmp_path / "tq1.gguf"
+    write_gguf(path2, layers=1, file_type=LlamaFileType.MOSTLY_TQ1_0)  # no catalog entry
     info2 = read_gguf(path2, catalog=catalog)
     assert info2.weights is not None and info2.weights.quant_id == "q8_0"
-    assert any("MOSTLY_IQ3_M" in note for note in info2.notes)
+    assert any("MOSTLY_TQ1_0" in note for note in info2.notes)
 
 
 def test_every_mapped_file_type_is_in_the_catalog(catalog: Catalog) -> None:

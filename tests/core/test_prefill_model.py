@@ -173,6 +173,14 @@ def test_moe_prefill_is_floored_by_reading_every_expert_once_per_micro_batch(cat
     m = from_catalog(spec)
     bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=128 * GIB), gpus=())
     machine = simulate(bare, [catalog.gpu("nvidia-gb10")], 128)  # type: ignore[list-item]
+    # the floor alone: without the class's MoE compute penalty (tests/core/test_prefill_paths.py covers it)
+    catalog = replace(
+        catalog,
+        speed_factors=tuple(
+            replace(f, prefill_moe_factor=1.0) if f.hw_class == "nvidia-soc" else f
+            for f in catalog.speed_factors
+        ),
+    )
     result = fit(m, machine, Request(), catalog, live=False)
     assert result.speed.prefill_tokens_per_s
     weights = sum(result.estimate.layer_weight_bytes)

@@ -448,7 +448,8 @@ class SpeedFactor:
 
     Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
     (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
-    prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency``). See docs/catalog.md#speed.
+    prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency`` × ``prefill_float_factor`` for unquantized
+    weights × ``prefill_moe_factor`` for a mixture of experts). See docs/catalog.md#speed.
     """
 
     id: str
@@ -462,6 +463,13 @@ class SpeedFactor:
     per_gpu_us: float = 0.0
     decode_compute_efficiency: float = 0.5
     prefill_compute_efficiency: float | None = None
+    #: prefill with unquantized (F16/BF16/F32) weights relative to quantized ones: a different GEMM path
+    #: (cuBLAS/rocBLAS/Metal F16 kernels instead of dequantising MMQ-style kernels)
+    prefill_float_factor: float = 1.0
+    #: a mixture of experts' prefill relative to a dense model's at 64 prompt tokens per expert and
+    #: micro-batch (its expert GEMMs see few tokens each), scaled by (tokens per expert / 64) ** exponent
+    prefill_moe_factor: float = 1.0
+    prefill_moe_exponent: float = 0.0
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -785,6 +793,11 @@ def _check_format(kind: str, record: Any) -> str | None:
         value = record.prefill_compute_efficiency
         if value is not None and not 0.0 < value <= 2.0:
             return f"prefill_compute_efficiency: {value!r} is not between 0 and 2 times the listed peak"
+        for name in ("prefill_float_factor", "prefill_moe_factor"):
+            if not 0.0 < getattr(record, name) <= 2.0:
+                return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        if not 0.0 <= record.prefill_moe_exponent <= 1.0:
+            return f"prefill_moe_exponent: {record.prefill_moe_exponent!r} is not between 0 and 1"
         if record.per_layer_us < 0 or record.per_gpu_us < 0:
             return "per_layer_us, per_gpu_us: must not be negative"
     if kind == "maturity" and not (0.0 < record.decode_factor <= 2.0 and 0.0 < record.prefill_factor <= 2.0):

@@ -560,13 +560,23 @@ def _inference_speed(
     prefill = None
     if used:
         rates: list[float] = []
+        paths: list[str] = []
+        unquantized = est.quant is not None and est.quant.kind == "float"
+        per_expert = speed.moe_tokens_per_expert(
+            max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
+        )
         for i in used:
             found = speed.prefill_peak_tflops(specs[i])
             factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
             if found is None or factor is None or factor.prefill_compute_efficiency is None:
                 rates = []
                 break
-            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency)
+            path = speed.prefill_path(
+                factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
+            )
+            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency * path.factor)
+            if path.why and path.why not in paths:
+                paths.append(path.why)
         if rates:
             flops = prefill_flops_per_token(arch)
             speedup = mature.prefill_factor if mature is not None else 1.0
@@ -594,7 +604,7 @@ def _inference_speed(
             prefill = 1 / total
             explanation.append(
                 f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
-                f"{sum(rates) / 1e12:,.0f} TFLOPS effective"
+                f"{sum(rates) / 1e12:,.0f} TFLOPS effective" + (f" ({'; '.join(paths)})" if paths else "")
             )
             if memory_bound:
                 what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
@@ -603,19 +613,21 @@ def _inference_speed(
                     f"{fmt_bytes(int(streamed))} ({what}) once"
                 )
             if cpu_read:
-                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt; a prompt
-                # shorter than a micro-batch pays the whole copy for its few tokens.
+                # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
+                # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
+                # before the computation that needs it: ggml_backend_sched_compute_splits copies a split's
+                # inputs to its backend, then runs the split (ggml-org/llama.cpp
+                # ggml/src/ggml-backend.cpp@5bc7a74), so the two add up rather than overlap.
                 link = min(_pcie_gbs(gpus[i], specs[i]) for i in used)
                 moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
                     (est.layer_expert_bytes or (0,) * len(per_layer))[:cpu_expert]
                 )
-                pcie_rate = ubatch * link * 1e9 / max(moved, 1)
-                if pcie_rate < prefill:
-                    prefill = pcie_rate
-                    explanation.append(
-                        f"prefill bound by PCIe ({link:g} GB/s) moving offloaded weights per "
-                        f"{ubatch}-token micro-batch"
-                    )
+                copy_s = moved / (link * 1e9) / ubatch
+                prefill = 1 / (1 / prefill + copy_s)
+                explanation.append(
+                    f"prefill adds PCIe ({link:g} GB/s) copying {fmt_bytes(int(moved))} of offloaded weights "
+                    f"per {ubatch}-token micro-batch"
+                )
         else:
             explanation.append("prefill: compute throughput of this GPU not known; not estimated")
     elif cpu_read:

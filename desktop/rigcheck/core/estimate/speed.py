@@ -43,6 +43,9 @@ def hardware_class(vendor: str, name: str, spec: GpuSpec | None, unified: bool |
     if vendor == "amd":
         if segment in ("soc", "integrated") or unified:
             return "amd-apu"
+        if spec is not None and (spec.architecture or "").upper().startswith("GCN"):
+            # Vega-era GCN (gfx906: MI50/MI60, Radeon VII): no matrix units, prompt GEMMs on dot-product ALUs
+            return "amd-gcn"
         return "amd-datacenter" if segment == "datacenter" else "amd-consumer"
     return "intel"
 
@@ -131,6 +134,51 @@ def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None
 
 
 # ---- prefill compute peaks ----
+
+
+@dataclass(frozen=True)
+class PrefillPath:
+    """How the prompt's matrix products run for this model and weight format, relative to the class's
+    dense, quantised-weight prefill efficiency, and why, in words (empty when nothing applies)."""
+
+    factor: float
+    why: str
+
+
+#: prompt tokens per expert and micro-batch at which ``prefill_moe_factor`` is stated
+MOE_TOKENS_REF = 64.0
+
+
+def moe_tokens_per_expert(micro_batch: int, experts_per_token: int, experts: int) -> float:
+    """Prompt tokens each routed expert multiplies per micro-batch, routing uniform: micro-batch × k / E."""
+    return micro_batch * experts_per_token / max(experts, 1)
+
+
+def prefill_path(
+    factor: SpeedFactor, *, moe: bool, unquantized: bool, tokens_per_expert: float = MOE_TOKENS_REF
+) -> PrefillPath:
+    """The class × backend's fitted prefill multipliers that apply to this model and format.
+
+    Unquantized (F16/BF16/F32) weights take another GEMM path than quantised ones (llama.cpp CUDA: cuBLAS on
+    tensor cores instead of MMQ, which dequantises each weight tile before its int8 product), so their share
+    of the peak differs (``prefill_float_factor``). A mixture of experts multiplies each expert's weights by
+    only the prompt tokens routed to it (micro-batch × k / E: 16-64 tokens for gpt-oss and Qwen3 MoE against
+    512 for a dense layer) through MUL_MAT_ID kernels whose narrow tiles reuse each loaded weight less, so
+    they reach a smaller share of the peak than the dense GEMM: ``prefill_moe_factor`` at 64 tokens per
+    expert, × (tokens per expert / 64) ** ``prefill_moe_exponent``, never above the dense share. Both are
+    fitted per hardware class × backend on measured rows (benchmarks/fit_speed.py).
+    """
+    value, words = 1.0, []
+    if unquantized and factor.prefill_float_factor != 1.0:
+        value *= factor.prefill_float_factor
+        words.append(f"unquantized weights × {factor.prefill_float_factor:.2f}")
+    if moe and factor.prefill_moe_factor != 1.0:
+        scale = (max(tokens_per_expert, 1.0) / MOE_TOKENS_REF) ** factor.prefill_moe_exponent
+        moe_share = min(factor.prefill_moe_factor * scale, 1.0)
+        value *= moe_share
+        words.append(f"expert GEMMs over {tokens_per_expert:.0f} tokens each × {moe_share:.2f}")
+    return PrefillPath(value, ", ".join(words))
+
 
 #: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
 #: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
