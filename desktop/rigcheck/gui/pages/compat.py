@@ -8,14 +8,17 @@ on top with its pip command; every finding's fix (or command) is copied with one
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Slot
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -103,16 +106,22 @@ class CompatPage(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(True)
         self.tree.setUniformRowHeights(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.tree.setItemDelegate(WrappingDelegate(self.tree))
         header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(False)
-        header.resizeSection(2, 170)
-        header.resizeSection(5, 64)
+        self.tree.setIndentation(14)
+        header.resizeSection(0, 140)
+        header.resizeSection(2, 120)
+        header.resizeSection(5, 60)
+        # wrapped rows are as tall as their text at the columns' new widths
+        header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
         page.addWidget(self.tree, 1)
         self.details = QLabel()
         self.details.setWordWrap(True)
@@ -204,6 +213,8 @@ class CompatPage(QWidget):
         else:
             item.setForeground(0, QColor(colour))
         item.setData(0, Qt.ItemDataRole.UserRole, where)
+        for column in range(len(COLUMNS) - 1):  # a finding's first lines side by side, however tall
+            item.setTextAlignment(column, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         item.setToolTip(3, tooltip(finding.reason))
         source = f"{tr('Source')}: {finding.source}" if finding.source else ""
         parts = (finding.fix or "", finding.side_effect or "", source)
@@ -217,7 +228,14 @@ class CompatPage(QWidget):
             button.setToolTip(tooltip(tr("Copy") + ": " + text))
             button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
             button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
-            self.tree.setItemWidget(item, 5, button)
+            # one text line tall and at the top of its row: a row with a button is no taller than one without
+            button.setFixedHeight(line_height(self.tree))
+            holder = QWidget()
+            box = QVBoxLayout(holder)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+            box.addStretch(1)
+            self.tree.setItemWidget(item, 5, holder)
 
     @Slot(object, object)
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
@@ -234,3 +252,39 @@ class CompatPage(QWidget):
     def copy(self, text: str) -> None:
         QGuiApplication.clipboard().setText(text)
         self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
+
+
+def line_height(tree: QTreeWidget) -> int:
+    """A one-line row's height in ``tree`` (what a row with a Copy button is, too)."""
+    return tree.fontMetrics().height() + 6
+
+
+class WrappingDelegate(QStyledItemDelegate):
+    """Rows as tall as their wrapped text at the column's current width, so Reason and Fix are read
+    whole at 1024 px instead of ending in "…"; a finding's first line lines up across the columns."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self.tree = tree
+
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        hint = super().sizeHint(option, index)
+        floor = line_height(self.tree)
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if not text or not index.parent().isValid():  # a group's title spans the row, one line
+            return QSize(hint.width(), max(hint.height(), floor))
+        width = self.text_width(index.column())
+        font = index.data(Qt.ItemDataRole.FontRole)
+        metrics = QFontMetrics(font) if isinstance(font, QFont) else self.tree.fontMetrics()
+        box = metrics.boundingRect(QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, str(text))
+        return QSize(hint.width(), max(floor, box.height() + 6))
+
+    def text_width(self, column: int) -> int:
+        """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
+        margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+        width = self.tree.header().sectionSize(column) - margin
+        if column == 0:
+            width -= self.tree.indentation()
+        return max(width, 16)
