@@ -155,9 +155,8 @@ class OverviewPage(QWidget):
             else:
                 bar.setFormat(fmt_bytes(total) + each)
                 if gpu.unified_memory:
-                    bar.setFormat(
-                        f"{fmt_bytes(total)} {tr('of')} {fmt_bytes(machine.memory.total_bytes)} {tr('for the GPU')}"
-                    )
+                    ram = fmt_bytes(machine.memory.total_bytes)
+                    bar.setFormat(f"{fmt_bytes(total)} {tr('of')} {ram} {tr('for the GPU')}")
                 bar.setToolTip(tr("free memory not reported"))
         else:
             bar.setRange(0, 1)
