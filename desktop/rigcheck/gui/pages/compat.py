@@ -9,7 +9,15 @@ on top with its pip command; every finding's fix (or command) is copied with one
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QPalette
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetrics,
+    QGuiApplication,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -134,6 +142,13 @@ class CompatPage(QWidget):
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
+        super().resizeEvent(event)
+        width, header = self.tree.width(), self.tree.header()
+        header.resizeSection(0, max(140, min(220, width * 15 // 100)))
+        header.resizeSection(2, max(120, min(260, width * 15 // 100)))
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
