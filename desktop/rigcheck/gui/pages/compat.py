@@ -121,7 +121,7 @@ class CompatPage(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(False)
         self.tree.setIndentation(14)
@@ -146,9 +146,20 @@ class CompatPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
         super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Status and What take 15% each (within bounds); Fix gets a share of the rest as large as its
+        share of the text (a quarter to a half), Reason the remainder: no blank Fix column beside a
+        Reason squeezed into four lines."""
         width, header = self.tree.width(), self.tree.header()
         header.resizeSection(0, max(140, min(220, width * 15 // 100)))
         header.resizeSection(2, max(120, min(260, width * 15 // 100)))
+        rest = width - sum(header.sectionSize(c) for c in (0, 1, 2, 5)) - 24
+        reasons = sum(len(f.reason) for f in self.findings)
+        fixes = sum(len(f.fix or "") for f in self.findings)
+        share = min(0.5, max(0.25, fixes / max(reasons + fixes, 1)))
+        header.resizeSection(4, max(80, int(rest * share)))
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
@@ -171,6 +182,7 @@ class CompatPage(QWidget):
         )
         self._show_summary(summarize(machine, catalog, self.findings))
         self._fill(machine)
+        self._fit_columns()
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)
