@@ -8,15 +8,19 @@ on top with its pip command; every finding's fix (or command) is copied with one
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Slot
+import math
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
-    QFontMetrics,
     QGuiApplication,
+    QPainter,
     QPalette,
     QResizeEvent,
+    QTextLayout,
+    QTextOption,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -149,17 +153,28 @@ class CompatPage(QWidget):
         self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Status and What take 15% each (within bounds); Fix gets a share of the rest as large as its
-        share of the text (a quarter to a half), Reason the remainder: no blank Fix column beside a
-        Reason squeezed into four lines."""
+        """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
+        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines)."""
         width, header = self.tree.width(), self.tree.header()
         header.resizeSection(0, max(140, min(220, width * 15 // 100)))
         header.resizeSection(2, max(120, min(260, width * 15 // 100)))
         rest = width - sum(header.sectionSize(c) for c in (0, 1, 2, 5)) - 24
-        reasons = sum(len(f.reason) for f in self.findings)
-        fixes = sum(len(f.fix or "") for f in self.findings)
-        share = min(0.5, max(0.25, fixes / max(reasons + fixes, 1)))
-        header.resizeSection(4, max(80, int(rest * share)))
+        if rest <= 160:
+            return
+        margin = 10  # the cell's text margins, as WrappingDelegate.text_width
+
+        font = self.tree.font()
+
+        def lines(text: str, room: int) -> int:
+            return text_height(text, font, room - margin) if text else 0
+
+        def total(fix_width: int) -> int:
+            return sum(
+                max(lines(f.reason, rest - fix_width), lines(f.fix or "", fix_width)) for f in self.findings
+            )
+
+        candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
+        header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
@@ -286,6 +301,30 @@ def line_height(tree: QTreeWidget) -> int:
     return tree.fontMetrics().height() + 6
 
 
+def wrap_option(
+    alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+) -> QTextOption:
+    option = QTextOption(alignment)
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    return option
+
+
+def text_height(text: str, font: QFont, width: int) -> int:
+    """How tall ``text`` is wrapped to ``width`` pixels as the cells paint it (words, else anywhere)."""
+    layout = QTextLayout(text, font)
+    layout.setTextOption(wrap_option())
+    layout.beginLayout()
+    height = 0.0
+    while True:
+        line = layout.createLine()
+        if not line.isValid():
+            break
+        line.setLineWidth(max(width, 16))
+        height += line.height()
+    layout.endLayout()
+    return math.ceil(height)
+
+
 class WrappingDelegate(QStyledItemDelegate):
     """Rows as tall as their wrapped text at the column's current width, so Reason and Fix are read
     whole at 1024 px instead of ending in "…"; a finding's first line lines up across the columns."""
@@ -302,11 +341,35 @@ class WrappingDelegate(QStyledItemDelegate):
         text = index.data(Qt.ItemDataRole.DisplayRole)
         if not text or not index.parent().isValid():  # a group's title spans the row, one line
             return QSize(hint.width(), max(hint.height(), floor))
-        width = self.text_width(index.column())
         font = index.data(Qt.ItemDataRole.FontRole)
-        metrics = QFontMetrics(font) if isinstance(font, QFont) else self.tree.fontMetrics()
-        box = metrics.boundingRect(QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, str(text))
-        return QSize(hint.width(), max(floor, box.height() + 6))
+        font = font if isinstance(font, QFont) else self.tree.font()
+        height = text_height(str(text), font, self.text_width(index.column()))
+        return QSize(hint.width(), max(floor, height + 6))
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """As Qt paints a cell, but the text wraps at word boundaries or, for a token longer than the
+        column (a pip command, "attn_implementation='sdpa'"), anywhere: never past the cell's edge."""
+        if not index.parent().isValid() or not index.data(Qt.ItemDataRole.DisplayRole):
+            super().paint(painter, option, index)
+            return
+        cell = QStyleOptionViewItem(option)
+        self.initStyleOption(cell, index)
+        text, cell.text = cell.text, ""
+        style = self.tree.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, cell, painter, self.tree)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, cell, self.tree)
+        selected = bool(cell.state & QStyle.StateFlag.State_Selected)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.save()
+        painter.setFont(cell.font)
+        painter.setPen(cell.palette.color(role))
+        painter.drawText(
+            QRectF(rect.adjusted(margin, 0, -margin, 0)), text, wrap_option(cell.displayAlignment)
+        )
+        painter.restore()
 
     def text_width(self, column: int) -> int:
         """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
