@@ -1,4 +1,5 @@
-"""Render the README's screenshots of the Monitor, Upgrade, Fit and Fleet pages (issue 18).
+"""Render the README's screenshots of the Overview, Compatibility, Monitor, Upgrade, Fit and Fleet pages
+(issue 18).
 
 Run from the repository root:
 ``QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/make_screenshots.py``.
@@ -117,6 +118,15 @@ def main() -> None:
     def open_fleet(page, scratch: Path) -> None:  # type: ignore[no-untyped-def]
         page.open_folder(fleet_folder(scratch))
 
+    def psu_1000(page, _scratch: Path) -> None:  # type: ignore[no-untyped-def]
+        page.psu.setValue(1000)
+
+    shoot("overview-rtx4090", "rtx4090-64gb.json", "overview", (1280, 800), setup=psu_1000)
+    shoot("overview-m2-ultra", "m2-ultra-192gb.json", "overview", (1280, 800))
+    shoot("overview-cpu-only-it-1024", "cpu-only-32gb.json", "overview", (1024, 700), language="it")
+    shoot("overview-hgx-1920", "hgx-h100x8-2tb.json", "overview", (1920, 1080))
+    shoot("compat-two-gpus", "two-gpus-128gb.json", "compat", (1280, 800))
+    shoot("compat-cpu-only-it-1024", "cpu-only-32gb.json", "compat", (1024, 700), language="it")
     shoot("monitor-replay", "two-gpus-128gb.json", "monitor", (1920, 1080), setup=replay)
     shoot(
         "monitor-replay-it-1024", "two-gpus-128gb.json", "monitor", (1024, 700), language="it", setup=replay

@@ -46,3 +46,66 @@ def test_details_are_plain_text(page: CompatPage) -> None:
     page.tree.setCurrentItem(gpu.child(0))
     assert "<script" not in page.details.text()
     assert "ollama" in page.details.text()
+
+
+def test_reason_and_fix_are_read_whole_at_1024x700(qtbot: QtBot, tmp_path: Path) -> None:
+    """Every finding's Reason and Fix wrap within their column (no "…"), and a Copy button does not make
+    its row taller than its text."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QToolButton
+
+    from rigcheck.core.machine import load_machine
+    from rigcheck.gui.app import create_window, settle
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = create_window(
+        settings, snapshot=load_machine(fixtures / "two-gpus-128gb.json"), snapshot_name="two-gpus"
+    )
+    qtbot.addWidget(window)
+    window.setMinimumSize(0, 0)
+    window.resize(1024, 700)
+    window.show()
+    window.show_page("compat")
+    settle(window, timeout_s=20)
+    page = window.pages["compat"]
+    assert isinstance(page, CompatPage)
+    tree = page.tree
+    metrics = QFontMetrics(tree.font())
+    with_button, without = 0, 0
+    for g in range(tree.topLevelItemCount()):
+        group = tree.topLevelItem(g)
+        for r in range(group.childCount()):
+            item = group.child(r)
+            height = tree.visualItemRect(item).height()
+            for column in (3, 4):
+                width = tree.header().sectionSize(column) - 8
+                need = metrics.boundingRect(
+                    QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, item.text(column)
+                )
+                assert height >= need.height(), f"{item.text(1)} column {column} is cut"
+            holder = tree.itemWidget(item, 5)
+            if holder is None:
+                without += 1
+                continue
+            with_button += 1
+            button = holder.findChild(QToolButton)
+            assert button.height() <= metrics.height() + 6  # one line tall, at the top of its row
+    assert with_button and without
+    # rows whose text takes the same number of lines are one height, Copy button or not: give a row with
+    # a button and one without the same short texts and compare (a button used to add height)
+    rows = [group.child(r) for g in range(tree.topLevelItemCount()) for group in [tree.topLevelItem(g)]
+            for r in range(group.childCount())]  # fmt: skip
+    plain_row = next(i for i in rows if tree.itemWidget(i, 5) is None)
+    button_row = next(i for i in rows if tree.itemWidget(i, 5) is not None)
+    for item in (plain_row, button_row):
+        for column in range(5):
+            item.setText(column, "short")
+    tree.doItemsLayout()
+    one_line = tree.visualItemRect(plain_row).height()
+    assert one_line < 2 * metrics.lineSpacing()
+    assert tree.visualItemRect(button_row).height() == one_line
+    qtbot.mouseClick(tree.itemWidget(button_row, 5).findChild(QToolButton), Qt.MouseButton.LeftButton)
+    assert page.copied.text().startswith("Copied")
+    window.close()

@@ -175,3 +175,70 @@ class FlowLayout(QLayout):
             x += hint.width() + self._spacing
             row_height = max(row_height, hint.height())
         return y + row_height - rect.y()
+
+
+class TileLayout(QLayout):
+    """Equal-width tiles in as many columns as fit (each at least ``min_width``), rows of equal height.
+
+    The Overview's cards: at 1024 px three or four sit side by side, at 1920 px twice as many; every
+    tile in a row is as tall as the tallest, so cards line up instead of leaving ragged dead space.
+    """
+
+    def __init__(self, parent: QWidget | None = None, min_width: int = 200, spacing: int = 12) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._min_width = min_width
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
+        return Qt.Orientation.Horizontal
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self._min_width, self.heightForWidth(self._min_width))
+
+    def minimumSize(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self._min_width, 0)
+
+    def columns(self, width: int) -> int:
+        """How many tiles fit side by side in ``width`` pixels."""
+        return max(1, (width + self._spacing) // (self._min_width + self._spacing))
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        items = [i for i in self._items if not i.isEmpty()]
+        columns = min(self.columns(rect.width()), max(len(items), 1))
+        tile = max(1, (rect.width() - self._spacing * (columns - 1)) // columns)
+        y = rect.y()
+        for start in range(0, len(items), columns):
+            row = items[start : start + columns]
+            height = max(
+                i.heightForWidth(tile) if i.hasHeightForWidth() else i.sizeHint().height() for i in row
+            )
+            height = max(height, *(i.minimumSize().height() for i in row))
+            if move:
+                for n, item in enumerate(row):
+                    item.setGeometry(QRect(rect.x() + n * (tile + self._spacing), y, tile, height))
+            y += height + self._spacing
+        return max(0, y - self._spacing - rect.y())

@@ -8,14 +8,29 @@ on top with its pip command; every finding's fix (or command) is copied with one
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
+import math
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Slot
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QPainter,
+    QPalette,
+    QResizeEvent,
+    QTextLayout,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -103,16 +118,22 @@ class CompatPage(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(True)
         self.tree.setUniformRowHeights(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.tree.setItemDelegate(WrappingDelegate(self.tree))
         header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(False)
-        header.resizeSection(2, 170)
-        header.resizeSection(5, 64)
+        self.tree.setIndentation(14)
+        header.resizeSection(0, 140)
+        header.resizeSection(2, 120)
+        header.resizeSection(5, 60)
+        # wrapped rows are as tall as their text at the columns' new widths
+        header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
         page.addWidget(self.tree, 1)
         self.details = QLabel()
         self.details.setWordWrap(True)
@@ -125,6 +146,35 @@ class CompatPage(QWidget):
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
+        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines)."""
+        width, header = self.tree.width(), self.tree.header()
+        header.resizeSection(0, max(140, min(220, width * 15 // 100)))
+        header.resizeSection(2, max(120, min(260, width * 15 // 100)))
+        rest = width - sum(header.sectionSize(c) for c in (0, 1, 2, 5)) - 24
+        if rest <= 160:
+            return
+        margin = 10  # the cell's text margins, as WrappingDelegate.text_width
+
+        font = self.tree.font()
+
+        def lines(text: str, room: int) -> int:
+            return text_height(text, font, room - margin) if text else 0
+
+        def total(fix_width: int) -> int:
+            return sum(
+                max(lines(f.reason, rest - fix_width), lines(f.fix or "", fix_width)) for f in self.findings
+            )
+
+        candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
+        header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
@@ -147,6 +197,7 @@ class CompatPage(QWidget):
         )
         self._show_summary(summarize(machine, catalog, self.findings))
         self._fill(machine)
+        self._fit_columns()
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)
@@ -204,6 +255,8 @@ class CompatPage(QWidget):
         else:
             item.setForeground(0, QColor(colour))
         item.setData(0, Qt.ItemDataRole.UserRole, where)
+        for column in range(len(COLUMNS) - 1):  # a finding's first lines side by side, however tall
+            item.setTextAlignment(column, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         item.setToolTip(3, tooltip(finding.reason))
         source = f"{tr('Source')}: {finding.source}" if finding.source else ""
         parts = (finding.fix or "", finding.side_effect or "", source)
@@ -217,7 +270,14 @@ class CompatPage(QWidget):
             button.setToolTip(tooltip(tr("Copy") + ": " + text))
             button.setAccessibleName(f"{tr('Copy the fix for')} {finding.framework}")
             button.clicked.connect(lambda _checked=False, t=text: self.copy(t))
-            self.tree.setItemWidget(item, 5, button)
+            # one text line tall and at the top of its row: a row with a button is no taller than one without
+            button.setFixedHeight(line_height(self.tree))
+            holder = QWidget()
+            box = QVBoxLayout(holder)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+            box.addStretch(1)
+            self.tree.setItemWidget(item, 5, holder)
 
     @Slot(object, object)
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
@@ -234,3 +294,87 @@ class CompatPage(QWidget):
     def copy(self, text: str) -> None:
         QGuiApplication.clipboard().setText(text)
         self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
+
+
+def line_height(tree: QTreeWidget) -> int:
+    """A one-line row's height in ``tree`` (what a row with a Copy button is, too)."""
+    return tree.fontMetrics().height() + 6
+
+
+def wrap_option(
+    alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+) -> QTextOption:
+    option = QTextOption(alignment)
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    return option
+
+
+def text_height(text: str, font: QFont, width: int) -> int:
+    """How tall ``text`` is wrapped to ``width`` pixels as the cells paint it (words, else anywhere)."""
+    layout = QTextLayout(text, font)
+    layout.setTextOption(wrap_option())
+    layout.beginLayout()
+    height = 0.0
+    while True:
+        line = layout.createLine()
+        if not line.isValid():
+            break
+        line.setLineWidth(max(width, 16))
+        height += line.height()
+    layout.endLayout()
+    return math.ceil(height)
+
+
+class WrappingDelegate(QStyledItemDelegate):
+    """Rows as tall as their wrapped text at the column's current width, so Reason and Fix are read
+    whole at 1024 px instead of ending in "…"; a finding's first line lines up across the columns."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self.tree = tree
+
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        hint = super().sizeHint(option, index)
+        floor = line_height(self.tree)
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if not text or not index.parent().isValid():  # a group's title spans the row, one line
+            return QSize(hint.width(), max(hint.height(), floor))
+        font = index.data(Qt.ItemDataRole.FontRole)
+        font = font if isinstance(font, QFont) else self.tree.font()
+        height = text_height(str(text), font, self.text_width(index.column()))
+        return QSize(hint.width(), max(floor, height + 6))
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """As Qt paints a cell, but the text wraps at word boundaries or, for a token longer than the
+        column (a pip command, "attn_implementation='sdpa'"), anywhere: never past the cell's edge."""
+        if not index.parent().isValid() or not index.data(Qt.ItemDataRole.DisplayRole):
+            super().paint(painter, option, index)
+            return
+        cell = QStyleOptionViewItem(option)
+        self.initStyleOption(cell, index)
+        text, cell.text = cell.text, ""
+        style = self.tree.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, cell, painter, self.tree)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, cell, self.tree)
+        selected = bool(cell.state & QStyle.StateFlag.State_Selected)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.save()
+        painter.setFont(cell.font)
+        painter.setPen(cell.palette.color(role))
+        painter.drawText(
+            QRectF(rect.adjusted(margin, 0, -margin, 0)), text, wrap_option(cell.displayAlignment)
+        )
+        painter.restore()
+
+    def text_width(self, column: int) -> int:
+        """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
+        margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+        width = self.tree.header().sectionSize(column) - margin
+        if column == 0:
+            width -= self.tree.indentation()
+        return max(width, 16)

@@ -532,7 +532,7 @@ class FitPage(QWidget):
         active = f", {arch.params_active / 1e9:.1f}B {tr('active')}" if arch.is_moe else ""
         self.title.setText(model.name)
         self.subtitle.setText(
-            f"{arch.model_type} · {arch.params_total / 1e9:.2f}B {tr('parameters')}{active} · "
+            f"{arch.model_type} · {arch.params_total / 1e9:.1f}B {tr('parameters')}{active} · "
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())

@@ -8,17 +8,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QFormLayout,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from rigcheck.core.catalog import ModelSpec
-from rigcheck.core.estimate.power import power_budget
+from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
@@ -26,11 +26,12 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import tr
+from rigcheck.gui.pages.models import billions
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     Card,
-    FlowLayout,
+    TileLayout,
     esc,
     heading,
     muted,
@@ -45,21 +46,28 @@ POPULAR = (
     "llama-3.2-3b", "llama-3.1-8b", "qwen3-8b", "gemma-3-12b", "mistral-nemo-12b", "phi-4",
     "qwen3-14b", "gpt-oss-20b", "qwen3-30b-a3b", "qwen3-32b", "llama-3.3-70b", "gpt-oss-120b",
 )  # fmt: skip
+#: the narrowest a "what you can run" card gets (four side by side at 1024×700, eight at 1920)
+MODEL_CARD_WIDTH = 180
+#: the narrowest a machine-facts card gets (three side by side at 1024×700)
+FACT_CARD_WIDTH = 240
 
 
 class OverviewPage(QWidget):
+    """Answers first: what this machine can run, then its facts in compact cards, the PSU as a badge."""
+
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
         self.content = scroll_page(self)
         self.layout_ = QVBoxLayout(self.content)
         self.layout_.setContentsMargins(16, 12, 16, 16)
-        self.layout_.setSpacing(12)
+        self.layout_.setSpacing(10)
         self.layout_.addWidget(heading(tr("Overview")))
         self.waiting = muted(tr("Probing this computer…"))
         self.layout_.addWidget(self.waiting)
         self.layout_.addStretch(1)
         self.cards: list[ModelCard] = []
+        self.fact_cards: list[Card] = []
         self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
@@ -78,39 +86,35 @@ class OverviewPage(QWidget):
         self._clear()
         self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
-        hardware = QGridLayout()
-        hardware.setSpacing(12)
-        column = len(machine.gpus)
-        for position, gpu in enumerate(machine.gpus):
-            hardware.addWidget(self._gpu_card(machine, gpu), position // 2, position % 2)
-        if not machine.gpus:
-            card = Card()
-            card.body.addWidget(subheading(tr("No GPU found")))
-            card.body.addWidget(muted(tr("Models run on the CPU from RAM; see the notes below for why.")))
-            hardware.addWidget(card, 0, 0)
-            column = 1
-        hardware.addWidget(self._system_card(machine), column // 2, column % 2)
-        column += 1
-        hardware.addWidget(self._power_card(machine), column // 2, column % 2)
-        wrapper = QWidget()
-        wrapper.setLayout(hardware)
-        self.layout_.addWidget(wrapper)
 
+        # the answer first: as many verdict cards as fit the width, the rest one scroll away
         self.layout_.addWidget(subheading(tr("What you can run")))
-        self.layout_.addWidget(
-            muted(
-                tr(
-                    "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
-                    "click a card to open it in Fit."
-                )
+        self.hint = muted(
+            tr(
+                "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
+                "click a card to open it in Fit."
             )
         )
-        flow_host = QWidget()
-        flow = FlowLayout(flow_host)
+        self.layout_.addWidget(self.hint)
+        cards_host = QWidget()
+        cards = TileLayout(cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
         self.cards = [ModelCard(self.state, spec, machine, is_live) for spec in _popular(self.state)]
         for card in self.cards:
-            flow.addWidget(card)
-        self.layout_.addWidget(flow_host)
+            cards.addWidget(card)
+        self.layout_.addWidget(cards_host)
+
+        # then the machine, in compact cards of equal height
+        self.layout_.addWidget(subheading(tr("This machine")))
+        facts_host = QWidget()
+        facts = TileLayout(facts_host, min_width=FACT_CARD_WIDTH, spacing=10)
+        self.fact_cards = [self._gpu_card(machine, group) for group in _gpu_groups(machine.gpus)]
+        if not machine.gpus:
+            self.fact_cards.append(self._no_gpu_card(machine))
+        self.fact_cards += [self._system_card(machine), self._power_card(machine)]
+        for card in self.fact_cards:
+            card.body.addStretch(1)  # equal heights: the space goes below the content, not around it
+            facts.addWidget(card)
+        self.layout_.addWidget(facts_host)
 
         if machine.notes:
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
@@ -125,32 +129,45 @@ class OverviewPage(QWidget):
 
     # -- cards -----------------------------------------------------------------------------------
 
-    def _gpu_card(self, machine: Machine, gpu: GPU) -> Card:
+    def _gpu_card(self, machine: Machine, group: list[GPU]) -> Card:
+        """One card per model of GPU: "GPU 0: GeForce RTX 4090", or "GPUs 0–7: 8 × H100 SXM5 80GB"."""
+        gpu = group[0]
         card = Card()
-        card.setMinimumWidth(380)
-        card.body.addWidget(subheading(f"GPU {gpu.index}: {gpu.name}"))
+        if len(group) == 1:
+            title = f"GPU {gpu.index}: {gpu.name}"
+        else:
+            title = f"{tr('GPUs')} {_indices(group)}: {len(group)} × {gpu.name}"
+        name = subheading(title)
+        name.setWordWrap(True)
+        card.body.addWidget(name)
         bar = QProgressBar()
         bar.setAccessibleName(tr("GPU memory"))
-        total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
-        if total:
+        total = sum(g.memory_total_bytes or 0 for g in group)
+        frees = [g.memory_free_bytes for g in group]
+        each = f" ({fmt_bytes(gpu.memory_total_bytes)} {tr('each')})" if len(group) > 1 else ""
+        if total and all(g.memory_total_bytes for g in group):
+            free = sum(f for f in frees if f is not None) if None not in frees else None
             used = total - free if free is not None else None
             bar.setRange(0, 1000)
             bar.setValue(int(1000 * (used or 0) / total))
-            if used is not None:
-                bar.setFormat(
-                    f"{fmt_bytes(used)} {tr('used of')} {fmt_bytes(total)} · {fmt_bytes(free)} {tr('free')}"
-                )
+            if used is not None and free is not None:
+                bar.setFormat(f"{fmt_bytes(free)} {tr('free of')} {fmt_bytes(total)}")
             else:
-                bar.setFormat(f"{fmt_bytes(total)} · {tr('free memory not reported')}")
+                bar.setFormat(fmt_bytes(total) + each)
+                if gpu.unified_memory:
+                    ram = fmt_bytes(machine.memory.total_bytes)
+                    bar.setFormat(f"{fmt_bytes(total)} {tr('of')} {ram} {tr('for the GPU')}")
+                bar.setToolTip(tr("free memory not reported"))
         else:
             bar.setRange(0, 1)
             bar.setValue(0)
             bar.setFormat(tr("memory size unknown"))
         bar.setTextVisible(True)
         card.body.addWidget(bar)
-        form = QFormLayout()
-        form.setHorizontalSpacing(16)
+        form = _form()
         drivers = machine.drivers
+        if gpu.unified_memory:
+            form.addRow(tr("Memory"), _wrapped(tr("unified, shared with the CPU")))
         if gpu.vendor == "nvidia":
             form.addRow(tr("Driver"), plain(drivers.nvidia or tr("unknown")))
             form.addRow(tr("CUDA (driver)"), plain(drivers.cuda_driver or tr("unknown")))
@@ -158,30 +175,39 @@ class OverviewPage(QWidget):
         elif gpu.vendor == "amd":
             form.addRow(tr("ROCm"), plain(drivers.rocm or tr("not installed")))
             form.addRow(tr("gfx target"), plain(gpu.gfx_target or tr("unknown")))
-        elif gpu.unified_memory:
-            form.addRow(tr("Memory"), QLabel(tr("unified, shared with the CPU")))
         power = fmt_watts(gpu.power_limit_watts, tr("not readable"))
-        form.addRow(tr("Power limit"), QLabel(power))
+        form.addRow(tr("Power limit"), plain(power + (f" {tr('each')}" if len(group) > 1 else "")))
         if gpu.pcie_gen and gpu.pcie_width:
-            form.addRow(tr("PCIe link"), QLabel(f"{gpu.pcie_gen}.0 x{gpu.pcie_width}"))
+            form.addRow(tr("PCIe link"), plain(f"{gpu.pcie_gen}.0 x{gpu.pcie_width}"))
         card.body.addLayout(form)
         for note in machine.notes:
-            if f"GPU {gpu.index} " in note.message or f"GPU {gpu.index}:" in note.message:
+            if any(f"GPU {g.index} " in note.message or f"GPU {g.index}:" in note.message for g in group):
                 card.body.addWidget(muted(note.message))
+        return card
+
+    def _no_gpu_card(self, machine: Machine) -> Card:
+        card = Card()
+        card.body.addWidget(subheading(tr("No GPU found")))
+        text = tr("Models run on the CPU, from system RAM, at the speed of its memory.")
+        if machine.notes:
+            text += " " + tr("The probes' notes below say what they looked for.")
+        self.no_gpu_text = muted(text)
+        card.body.addWidget(self.no_gpu_text)
         return card
 
     def _system_card(self, machine: Machine) -> Card:
         card = Card()
-        card.setMinimumWidth(380)
         cpu, mem = machine.cpu, machine.memory
-        card.body.addWidget(subheading(cpu.model or tr("CPU")))
-        form = QFormLayout()
+        card.body.addWidget(subheading(tr("CPU and memory")))
+        model = plain(cpu.model or tr("unknown CPU"))
+        model.setWordWrap(True)
+        card.body.addWidget(model)
+        form = _form()
         cores = f"{cpu.logical_cores} {tr('logical')}" + (
             f", {cpu.physical_cores} {tr('physical')}" if cpu.physical_cores else ""
         )
-        form.addRow(tr("Cores"), QLabel(cores))
-        flags = plain(" ".join(cpu.flags) or tr("none of note"))
-        flags.setWordWrap(True)
+        form.addRow(tr("Cores"), _wrapped(cores))
+        flags = _wrapped(" ".join(cpu.flags) or tr("none of note"))
         form.addRow(tr("Instruction sets"), flags)
         ram = QProgressBar()
         ram.setAccessibleName(tr("RAM"))
@@ -195,11 +221,11 @@ class OverviewPage(QWidget):
             ram.setValue(0)
             ram.setFormat(fmt_bytes(mem.total_bytes))
         form.addRow(tr("RAM"), ram)
-        form.addRow(tr("Memory bandwidth"), self._bandwidth_row(machine))
+        form.addRow(tr("Bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
-                plain(tr("Disk") + f" ({disk.purpose or ''})"),
-                plain(f"{fmt_bytes(disk.free_bytes)} {tr('free')} · {disk.path}"),
+                _wrapped(tr("Disk") + (f" ({disk.purpose})" if disk.purpose else "")),
+                _wrapped(f"{fmt_bytes(disk.free_bytes)} {tr('free')} · {disk.path}"),
             )
         card.body.addLayout(form)
         return card
@@ -208,8 +234,9 @@ class OverviewPage(QWidget):
         """Host memory bandwidth (what offloaded weights are read at), with its source; editable."""
         host = host_bandwidth(machine, self.state.catalog)
         row = QWidget()
-        layout = QHBoxLayout(row)
+        layout = QVBoxLayout(row)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
         self.bandwidth = QSpinBox()
         self.bandwidth.setRange(1, 5000)
         self.bandwidth.setSuffix(" GB/s")
@@ -222,8 +249,8 @@ class OverviewPage(QWidget):
         }[host.source]
         self.bandwidth_source = muted(source)
         self.bandwidth_source.setToolTip(host.why)
-        layout.addWidget(self.bandwidth)
-        layout.addWidget(self.bandwidth_source, 1)
+        layout.addWidget(self.bandwidth, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.bandwidth_source)
         self.bandwidth.editingFinished.connect(lambda: self._bandwidth_changed(machine))
         return row
 
@@ -235,11 +262,11 @@ class OverviewPage(QWidget):
         self.state.set_machine(replace(machine, memory=memory), self._label, self._live)
 
     def _power_card(self, machine: Machine) -> Card:
+        """The PSU: its rating (editable), a one-line badge, and the working on demand."""
         card = Card()
-        card.setMinimumWidth(380)
         card.body.addWidget(subheading(tr("Power supply")))
         row = QHBoxLayout()
-        label = QLabel(tr("PSU rating"))
+        label = QLabel(tr("Rating"))
         self.psu = QSpinBox()
         self.psu.setRange(0, 5000)
         self.psu.setSingleStep(50)
@@ -252,31 +279,61 @@ class OverviewPage(QWidget):
         row.addWidget(self.psu)
         row.addStretch(1)
         card.body.addLayout(row)
+        self.power_badge = QLabel()
+        self.power_badge.setWordWrap(True)
+        self.power_badge.setAccessibleName(tr("Power budget"))
+        card.body.addWidget(self.power_badge)
+        self.power_more = QToolButton()
+        self.power_more.setText(tr("How this is worked out"))
+        self.power_more.setCheckable(True)
+        self.power_more.setArrowType(Qt.ArrowType.RightArrow)
+        self.power_more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.power_more.setAutoRaise(True)
+        card.body.addWidget(self.power_more)
         self.power_text = muted("", rich=True)
+        self.power_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.power_text.setVisible(False)
         card.body.addWidget(self.power_text)
+        self.power_more.toggled.connect(self._show_power_details)
         self.psu.valueChanged.connect(lambda watts: self._psu_changed(machine, watts))
         self._psu_changed(machine, self.psu.value(), save=False)
         return card
+
+    def _show_power_details(self, shown: bool) -> None:
+        self.power_text.setVisible(shown)
+        self.power_more.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
 
     def _psu_changed(self, machine: Machine, watts: int, save: bool = True) -> None:
         if save:
             self.state.settings.setValue("machine/psu_watts", watts or "")
         budget = power_budget(machine, self.state.catalog, psu_watts=float(watts) if watts else None)
         glyph, words, colour = POWER_VERDICTS[budget.verdict]
+        verdict = f"{glyph} {esc(tr(words))} · " if budget.psu_watts is not None else f"{glyph} "
+        self.power_badge.setText(
+            f"<span style='color:{colour}'><b>{verdict}</b></span>{esc(psu_badge(budget))}"
+        )
         lines = [
-            f"<span style='color:{colour}'><b>{glyph} {tr(words)}</b></span> · "
-            f"{tr('sustained')} {budget.sustained_watts:.0f} W · {tr('peaks')} {budget.peak_watts:.0f} W"
-            + (
-                f" · {tr('headroom')} {budget.headroom_watts:.0f} W"
-                if budget.headroom_watts is not None
-                else ""
-            )
+            f"{tr('sustained')} {budget.sustained_watts:.0f} W · {tr('peaks')} {budget.peak_watts:.0f} W",
+            *(f"• {esc(item.name)}: {esc(item.formula)}" for item in budget.items),
+            *(esc(r) for r in budget.reasons),
+            *(f"→ {esc(a)}" for a in budget.advice),
         ]
-        lines += [f"• {esc(item.name)}: {esc(item.formula)}" for item in budget.items]
-        lines += [esc(r) for r in budget.reasons]
-        lines += [f"→ {esc(a)}" for a in budget.advice]
-        self.power_text.setText("<br>".join(lines))
-        self.power_text.setToolTip(tooltip("\n".join(f"{i.name}: {i.source}" for i in budget.items)))
+        self.power_text.setText("<br>".join(dict.fromkeys(lines)))  # never the same sentence twice
+        sources = tooltip("\n".join(f"{i.name}: {i.source}" for i in budget.items))
+        self.power_text.setToolTip(sources)
+        self.power_badge.setToolTip(tooltip(tr("Click “How this is worked out” for the parts and sources.")))
+
+
+def psu_badge(budget: PowerBudget) -> str:
+    """The PSU in one line: "1000 W · peak 943 W · 57 W spare" (or "… · 43 W short", "PSU not entered …")."""
+    peak = f"{tr('peak')} {budget.peak_watts:.0f} W" + ("" if budget.complete else "+")
+    if budget.psu_watts is None:
+        return f"{tr('PSU not entered')} · {peak}"
+    parts = [f"{budget.psu_watts:.0f} W", peak]
+    if budget.headroom_watts is not None:
+        spare = budget.headroom_watts
+        parts.append(f"{spare:.0f} W {tr('spare')}" if spare >= 0 else f"{-spare:.0f} W {tr('short')}")
+    return " · ".join(parts)
 
 
 class ModelCard(Card):
@@ -286,7 +343,8 @@ class ModelCard(Card):
         super().__init__()
         self.state = state
         self.spec = spec
-        self.setFixedWidth(250)
+        self.body.setContentsMargins(12, 8, 10, 8)
+        self.body.setSpacing(3)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         model = from_catalog(spec)
@@ -303,18 +361,25 @@ class ModelCard(Card):
         title = subheading(spec.name)
         title.setWordWrap(True)
         self.body.addWidget(title)
-        size = f"{spec.params_b:g}B" if spec.params_b else ""
+        size = billions(spec.params_b) if spec.params_b else ""
         if spec.is_moe and spec.active_params_b:
-            size += f" ({spec.active_params_b:g}B {tr('active')})"
-        self.body.addWidget(muted(size))
+            size += f" ({billions(spec.active_params_b)} {tr('active')})"
+        self.size_label = muted(size)
+        self.body.addWidget(self.size_label)
+        if view.where == "gpu" and len(machine.gpus) > 1:
+            words = "Runs on the GPUs"
         status = QLabel(f"<b>{glyph} {tr(words)}</b>")
+        status.setWordWrap(True)
         status.setStyleSheet(f"color: {colour};")
         self.body.addWidget(status)
         speed = view.tokens_per_s
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
             detail += f" · ~{speed:.0f} {tr('tokens/s')}"
-        self.body.addWidget(plain(detail))
+        self.detail = plain(detail)
+        self.detail.setWordWrap(True)
+        self.body.addWidget(self.detail)
+        self.body.addStretch(1)
         self.setToolTip(tr("Open in Fit"))
         self.setAccessibleName(f"{spec.name}: {tr(words)}, {detail}")
 
@@ -352,3 +417,35 @@ def _system_line(machine: Machine, label: str) -> str:
     if machine.taken_at:
         parts.append(tr("read at") + f" {machine.taken_at}")
     return " · ".join(parts)
+
+
+def _gpu_groups(gpus: tuple[GPU, ...]) -> list[list[GPU]]:
+    """GPUs of one model with the same memory and limits, together (an 8-GPU server is one card)."""
+    groups: dict[tuple[object, ...], list[GPU]] = {}
+    for gpu in gpus:
+        key = (gpu.vendor, gpu.name, gpu.memory_total_bytes, gpu.power_limit_watts, gpu.compute_capability,
+               gpu.gfx_target, gpu.pcie_gen, gpu.pcie_width, gpu.unified_memory)  # fmt: skip
+        groups.setdefault(key, []).append(gpu)
+    return list(groups.values())
+
+
+def _indices(group: list[GPU]) -> str:
+    """0–7 for a consecutive run, 0, 2, 5 otherwise."""
+    numbers = [g.index for g in group]
+    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}–{numbers[-1]}"
+    return ", ".join(str(n) for n in numbers)
+
+
+def _form() -> QFormLayout:
+    form = QFormLayout()
+    form.setHorizontalSpacing(12)
+    form.setVerticalSpacing(4)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+    return form
+
+
+def _wrapped(text: str) -> QLabel:
+    label = plain(text)
+    label.setWordWrap(True)
+    return label
