@@ -110,3 +110,16 @@ def test_measure_needs_this_machine(tmp_path: Path) -> None:
     save_machine(bare(), snapshot)
     code, _ = run_cli("audit", "--machine", str(snapshot), "--measure")
     assert code == 2
+
+
+def test_a_unified_memory_machine_uses_its_own_memory_bandwidth(catalog: Catalog) -> None:
+    """An M2 Ultra's RAM is its 800 GB/s unified memory, not the 77 GB/s desktop default."""
+    from rigcheck.core.machine import load_machine
+
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "m2-ultra-192gb.json"
+    mac = load_machine(fixture)
+    host = speed.host_bandwidth(replace(mac, memory=replace(mac.memory, bandwidth_bytes_per_s=None)), catalog)
+    spec = catalog.spec_for(mac.gpus[0])
+    assert spec is not None and spec.bandwidth_gbs
+    assert (host.bytes_per_s, host.source) == (int(spec.bandwidth_gbs * 1e9), "catalog")
+    assert "unified memory" in host.why

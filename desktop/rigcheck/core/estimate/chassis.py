@@ -72,7 +72,7 @@ def chassis(machine: Machine, catalog: Catalog) -> Chassis:
         return Chassis("oam_server", ("oam",), NODE_GPUS,
                        f"an OAM server (OCP baseboard): it takes OAM modules, up to {NODE_GPUS}")  # fmt: skip
     if forms and all(f in ("soc", "laptop") for f in forms):
-        why = "its GPU is built in (a laptop or a system-on-chip): no GPU can be added or swapped"
+        why = "a laptop or a system-on-chip with its GPU built in: no GPU can be added or swapped"
         return Chassis("built_in", (), 0, why)
     if (machine.cpu.model and _SERVER_CPU.search(machine.cpu.model)) or len(machine.gpus) > DESKTOP_GPUS:
         why = f"a workstation or server with PCIe slots: it takes PCIe cards, up to {NODE_GPUS}"

@@ -114,6 +114,18 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             f"{bw / 1e9:.0f} GB/s: {platform.name}, {platform.channels} channels × "
             f"{platform.mt_per_s} MT/s ({platform.source})",
         )
+    # A unified-memory machine (Apple, Strix Halo, GB10) has one memory: its RAM is the GPU's memory,
+    # whose bandwidth the GPU catalog has (the CPU cores alone reach only part of that peak).
+    for gpu in machine.gpus:
+        spec = catalog.spec_for(gpu) if gpu.unified_memory else None
+        if spec is not None and spec.bandwidth_gbs:
+            bw = int(spec.bandwidth_gbs * 1e9)
+            return HostBandwidth(
+                bw,
+                "catalog",
+                f"{bw / 1e9:.0f} GB/s: the unified memory of {spec.name}, shared by CPU and GPU "
+                f"(peak; the CPU cores alone reach less) ({spec.source})",
+            )
     return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", DEFAULT_HOST_SOURCE)
 
 

@@ -165,7 +165,7 @@ class UpgradePage(QWidget):
         self.psu.setRange(0, 10000)
         self.psu.setSingleStep(50)
         self.psu.setSuffix(" W")
-        self.psu.setSpecialValueText(tr("not entered"))
+        self.psu.setSpecialValueText(tr("none entered"))
         self.psu.setAccessibleName(tr("Candidate PSU"))
         self.workload = QComboBox()
         self.workload.setAccessibleName(tr("Workload"))
@@ -617,5 +617,6 @@ def _machine_text(machine: Machine, psu: float | None) -> str:
     return (
         (gpus or tr("No GPU"))
         + f"<br>{tr('RAM')}: {fmt_bytes(machine.memory.total_bytes)}"
-        + f"<br>{tr('PSU')}: {f'{watts:.0f} W' if watts else tr('not entered')}"
+        + "<br>"
+        + (f"{tr('PSU')}: {watts:.0f} W" if watts else tr("PSU: not entered"))
     )
