@@ -6,7 +6,16 @@ import html
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QLayout,
+    QLayoutItem,
+    QScrollArea,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from rigcheck.gui.i18n import tr
 
@@ -122,13 +131,12 @@ def blend(colour: str, alpha: int) -> QColor:
     return c
 
 
-class FlowLayout(QLayout):
-    """Lays children out left to right, wrapping to new rows (Qt's flow layout example, in Python)."""
+class _ItemsLayout(QLayout):
+    """A layout that keeps its children in a list: what every custom QLayout must implement."""
 
-    def __init__(self, parent: QWidget | None = None, spacing: int = 12) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
-        self._spacing = spacing
 
     def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
         self._items.append(item)
@@ -141,6 +149,27 @@ class FlowLayout(QLayout):
 
     def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
         return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+
+class SortItem(QTableWidgetItem):
+    """A table cell that sorts by its key (numbers as numbers, unknown last), not by its text."""
+
+    def __init__(self, text: str, key: tuple[object, ...]) -> None:
+        super().__init__(text)
+        self.key = key
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, SortItem):
+            return self.key < other.key  # type: ignore[operator]
+        return super().__lt__(other)
+
+
+class FlowLayout(_ItemsLayout):
+    """Lays children out left to right, wrapping to new rows (Qt's flow layout example, in Python)."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 12) -> None:
+        super().__init__(parent)
+        self._spacing = spacing
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
         return Qt.Orientation(0)
@@ -177,7 +206,7 @@ class FlowLayout(QLayout):
         return y + row_height - rect.y()
 
 
-class TileLayout(QLayout):
+class TileLayout(_ItemsLayout):
     """Equal-width tiles in as many columns as fit (each at least ``min_width``), rows of equal height.
 
     The Overview's cards: at 1024 px three or four sit side by side, at 1920 px twice as many; every
@@ -186,22 +215,9 @@ class TileLayout(QLayout):
 
     def __init__(self, parent: QWidget | None = None, min_width: int = 200, spacing: int = 12) -> None:
         super().__init__(parent)
-        self._items: list[QLayoutItem] = []
         self._min_width = min_width
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
-
-    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
-        self._items.append(item)
-
-    def count(self) -> int:
-        return len(self._items)
-
-    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
-        return self._items[index] if 0 <= index < len(self._items) else None
-
-    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
         return Qt.Orientation.Horizontal

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QStackedWidget,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -29,7 +28,7 @@ from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, Node, load_fleet, 
 from rigcheck.core.units import approx_speed
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, esc, heading, muted, subheading, tooltip
+from rigcheck.gui.widgets import VERDICTS, Card, SortItem, esc, heading, muted, subheading, tooltip
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
@@ -52,19 +51,6 @@ def _differ_labels() -> dict[str, str]:
         "ram_gib": tr("RAM differs"),
         "os": tr("Operating systems differ"),
     }
-
-
-class SortItem(QTableWidgetItem):
-    """A cell that sorts by its key (numbers as numbers), not by its text."""
-
-    def __init__(self, text: str, key: tuple[object, ...]) -> None:
-        super().__init__(text)
-        self.key = key
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        if isinstance(other, SortItem):
-            return self.key < other.key
-        return super().__lt__(other)
 
 
 def _sort_key(column: str, text: str) -> tuple[object, ...]:

@@ -45,6 +45,7 @@ from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     VERDICTS,
     Card,
+    SortItem,
     esc,
     heading,
     muted,
@@ -594,19 +595,6 @@ class UpgradePage(QWidget):
             )
             rows.append(f"• <b>{html.escape(option.description)}</b>: {price} · {speed}{rent}{extra}")
         self.suggestions.setText("<br>".join(rows))
-
-
-class SortItem(QTableWidgetItem):
-    """A cell that sorts by its key (numbers as numbers, unknown last), not by its text."""
-
-    def __init__(self, text: str, key: tuple[object, ...]) -> None:
-        super().__init__(text)
-        self.key = key
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        if isinstance(other, SortItem):
-            return self.key < other.key  # type: ignore[operator]
-        return super().__lt__(other)
 
 
 def _machine_text(machine: Machine, psu: float | None) -> str:
