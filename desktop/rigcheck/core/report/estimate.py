@@ -6,7 +6,7 @@ from typing import Any
 
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import MemoryEstimate
-from rigcheck.core.estimate.recommend import verdict_words, where_of
+from rigcheck.core.estimate.recommend import placement_json, verdict_words
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import fmt_bytes
 
@@ -48,19 +48,10 @@ def estimate_json(est: MemoryEstimate) -> dict[str, Any]:
 
 
 def fit_json(result: FitResult) -> dict[str, Any]:
-    p, s = result.placement, result.speed
+    s = result.speed
     return {
         "verdict": result.verdict,
-        "placement": {
-            "gpu_bytes": list(p.gpu_bytes),
-            "cpu_bytes": p.cpu_bytes,
-            "gpu_layers": p.gpu_layers,
-            "total_layers": p.total_layers,
-            "offload": p.offload,
-            "split": p.split,
-            "cpu_expert_layers": p.cpu_expert_layers,
-            "where": where_of(result),
-        },
+        "placement": placement_json(result),
         "budget": {"gpu_bytes": list(result.budget.gpu_bytes), "cpu_bytes": result.budget.cpu_bytes},
         "speed": {
             "decode_tokens_per_s": _round(s.decode_tokens_per_s),
