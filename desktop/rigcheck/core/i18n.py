@@ -80,3 +80,15 @@ def percent(fraction: float, decimals: int = 0) -> str:
 
     pattern = "#,##0" + ("." + "0" * decimals if decimals else "") + "%"
     return str(format_percent(fraction, format=pattern, locale=_current.code))
+
+
+def month_year(year: int, month: int) -> str:
+    """ "June 2028" in English, "giugno 2028" in Italian (CLDR month names through Babel)."""
+    if _current.code == "en":
+        import calendar  # noqa: PLC0415 - only the English path needs it
+
+        return f"{calendar.month_name[month]} {year}"
+    from datetime import date  # noqa: PLC0415
+    from babel.dates import format_date  # noqa: PLC0415 - Babel's CLDR data only when needed
+
+    return str(format_date(date(year, month, 1), "LLLL y", locale=_current.code))

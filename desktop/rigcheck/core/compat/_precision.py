@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import Arch, Catalog
 from rigcheck.core.compat._base import Facts, Finding
 from rigcheck.core.machine import GPU
@@ -51,7 +52,10 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "unknown",
-                    f"no source in the catalog says whether {arch.name} runs {precision} natively",
+                    tr(
+                        "no source in the catalog says whether {arch} runs {precision} natively",
+                        arch=arch.name, precision=precision,
+                    ),
                     source=arch.source,
                     cause="missing-fact",
                 )
@@ -63,7 +67,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "ok",
-                    f"{arch.name} runs {precision} natively",
+                    tr("{arch} runs {precision} natively", arch=arch.name, precision=precision),
                     source=arch.source,
                 )
             )
@@ -82,7 +86,9 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "fail",
-                    f"{arch.name} has no native {precision}: it would not work here",
+                    tr(
+                        "{arch} has no native {precision}: it would not work here", arch=arch.name, precision=precision
+                    ),
                     fix=rule.fix if rule else None,
                     source=arch.source,
                     cause="arch-unsupported",
