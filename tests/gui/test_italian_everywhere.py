@@ -55,10 +55,11 @@ ALLOWED = (
 
 WORD = re.compile(r"[a-zàèéìòù']+", re.IGNORECASE)
 TAG = re.compile(r"<[^>]+>")
+URL = re.compile(r"https?://\S+")
 
 
 def is_english(text: str) -> bool:
-    plain = TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&").strip()
+    plain = URL.sub(" ", TAG.sub(" ", text)).replace("&nbsp;", " ").replace("&amp;", "&").strip()
     if not plain or any(p.match(plain) for p in ALLOWED):
         return False
     words = [w.lower().strip("'") for w in WORD.findall(plain)]

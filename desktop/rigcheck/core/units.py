@@ -8,10 +8,10 @@ GIB = 1024**3
 MIB = 1024**2
 
 
-def fmt_bytes(value: int | float | None, unknown: str = "unknown") -> str:
+def fmt_bytes(value: int | float | None, unknown: str | None = None) -> str:
     """Binary units, as drivers and ``nvidia-smi`` count memory: 24 GiB, 512 MiB (24,0 GiB in Italian)."""
     if value is None:
-        return tr(unknown)
+        return tr("unknown") if unknown is None else unknown
     if value < 0:
         return "-" + fmt_bytes(-value)
     for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
@@ -20,9 +20,9 @@ def fmt_bytes(value: int | float | None, unknown: str = "unknown") -> str:
     return f"{int(value)} B"
 
 
-def fmt_watts(value: float | None, unknown: str = "unknown") -> str:
+def fmt_watts(value: float | None, unknown: str | None = None) -> str:
     if value is None:
-        return tr(unknown)
+        return tr("unknown") if unknown is None else unknown
     return f"{num(value, group=False)} W"
 
 

@@ -89,7 +89,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     tr(
                         "{arch} has no native {precision}: it would not work here", arch=arch.name, precision=precision
                     ),
-                    fix=rule.fix if rule else None,
+                    fix=tr(rule.fix) if rule and rule.fix else None,
                     source=arch.source,
                     cause="arch-unsupported",
                 )

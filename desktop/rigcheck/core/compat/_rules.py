@@ -85,6 +85,11 @@ def installed(facts: Facts, framework: str) -> Installed | None:
 # -- one requirement each --------------------------------------------------------------------------
 
 
+def _fix(rule: FrameworkRule) -> str | None:
+    """The catalog's fix in the current language (an entry in the translation table, else English)."""
+    return tr(rule.fix) if rule.fix else None
+
+
 def _os_check(rule: FrameworkRule, facts: Facts) -> Check:
     if facts.os is None:
         return Check("unknown", tr("the OS is not known"), cause="missing-fact")
@@ -304,12 +309,12 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 def _unavailable(rule: FrameworkRule) -> Check:
     if rule.backend == "cpu":
-        return Check("fail", tr("it needs a GPU; this machine has none it can use"), fix=rule.fix, cause="no-gpu")
+        return Check("fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu")
     backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
     return Check(
         "fail",
         tr("it has no {backend} build: it runs on other vendors' GPUs only", backend=backend),
-        fix=rule.fix,
+        fix=_fix(rule),
         cause="vendor-only",
     )
 
@@ -330,7 +335,7 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
     if rule.experimental:
         backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
         checks.append(
-            Check("warn", tr("its {backend} support is experimental", backend=backend), fix=rule.fix, cause="limited")
+            Check("warn", tr("its {backend} support is experimental", backend=backend), fix=_fix(rule), cause="limited")
         )
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
@@ -384,11 +389,11 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     cause = check.cause
     if softened and cause in HARDWARE_CAUSES:
         cause = "limited"  # the feature is missing, the framework still runs
-    reason = f"{rule.feature}: {check.reason}" if rule.feature else check.reason
+    reason = f"{tr(rule.feature)}: {check.reason}" if rule.feature else check.reason
     return Check(
         status,
         reason,
-        fix=check.fix or (rule.fix if status != "ok" else None),
+        fix=check.fix or (_fix(rule) if status != "ok" else None),
         source=check.source or rule.source,
         command=check.command,
         cause=cause,

@@ -423,9 +423,10 @@ def recommend(facts: Facts) -> TorchWheel | None:
                 (r for r in facts.catalog.frameworks if r.framework == "pytorch" and r.backend == "rocm"),
                 None,
             )
-            why = (
-                rule.fix if rule and rule.fix else "PyTorch's ROCm wheels are Linux-only"
-            ) + " (CPU wheel instead)"
+            why = tr(
+                "{why} (CPU wheel instead)",
+                why=tr(rule.fix) if rule and rule.fix else tr("PyTorch's ROCm wheels are Linux-only"),
+            )
     return _recommend_cpu(facts, why)
 
 

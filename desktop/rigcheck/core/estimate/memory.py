@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
@@ -353,12 +354,15 @@ def _kv_cache(
     terms = []
     attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
-    formula = (
-        f"{context:,} tokens × {batch} sequence(s) × {kv_type} ({elem:g} B/element) "
-        f"over {', '.join(kinds)} layers"
+    formula = tr(
+        "{context} tokens × {batch} sequence(s) × {kv_type} ({elem} B/element) over {kinds} layers",
+        context=num(context), batch=batch, kv_type=kv_type, elem=sig(elem, 6), kinds=", ".join(kinds),
     )
     if capped:
-        formula += f"; {capped} sliding-window layers capped at {arch.sliding_window:,} tokens"
+        formula += "; " + tr(
+            "{capped} sliding-window layers capped at {window} tokens",
+            capped=capped, window=num(arch.sliding_window or 0),
+        )
     if "mla" in kinds:
         formula += (
             f"; MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
@@ -374,8 +378,10 @@ def _kv_cache(
                 "recurrent state",
                 linear,
                 "estimate",
-                f"{n_linear} linear-attention layers × {arch.linear_state_elements:,} fp32 elements "
-                "per sequence",
+                tr(
+                    "{layers} linear-attention layers × {elements} fp32 elements per sequence",
+                    layers=n_linear, elements=num(arch.linear_state_elements),
+                ),
                 "Gated DeltaNet state, memory-formulas §4.3 (engine layout not verified)",
             )
         )
@@ -397,8 +403,11 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     "compute buffer",
                     buffer,
                     "estimate",
-                    f"n_ctx {context:,} × n_ubatch {LLAMA_CPP_UBATCH} × {arch.num_heads} heads × 4 B "
-                    "(one layer's f32 attention scores; much smaller with -fa)",
+                    tr(
+                        "n_ctx {context} × n_ubatch {ubatch} × {heads} heads × 4 B "
+                        "(one layer's f32 attention scores; much smaller with -fa)",
+                        context=num(context), ubatch=LLAMA_CPP_UBATCH, heads=arch.num_heads,
+                    ),
                     LLAMA_CPP_BUFFER,
                 )
             )
@@ -410,8 +419,11 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     "compute buffer",
                     logits + mask,
                     "estimate",
-                    f"f32 logits of one micro-batch, n_ubatch {LLAMA_CPP_UBATCH} × {arch.vocab_size:,} "
-                    f"tokens × 4 B, + the flash-attention KQ mask n_ctx {context:,} × n_ubatch × 2 B",
+                    tr(
+                        "f32 logits of one micro-batch, n_ubatch {ubatch} × {vocab} tokens × 4 B, "
+                        "+ the flash-attention KQ mask n_ctx {context} × n_ubatch × 2 B",
+                        ubatch=LLAMA_CPP_UBATCH, vocab=num(arch.vocab_size), context=num(context),
+                    ),
                     LLAMA_CPP_FA_BUFFER,
                 )
             )
@@ -421,7 +433,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                 "CUDA context and buffers",
                 300 * MIB,
                 "estimate",
-                "300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes",
+                tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
                 "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
             )
         )
