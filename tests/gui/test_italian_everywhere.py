@@ -150,3 +150,29 @@ def test_every_page_in_italian_shows_no_english_sentence(qtbot: QtBot, tmp_path:
     finally:
         i18n.set_language("en")
     assert not found, "English shown in the Italian UI:\n" + "\n".join(sorted(found))
+
+
+def test_spin_boxes_and_numbers_follow_the_chosen_language(qtbot: QtBot, tmp_path: Path) -> None:
+    shown: dict[str, tuple[str, str]] = {}
+    try:
+        for language in ("it", "en"):
+            settings = QSettings(str(tmp_path / f"{language}.ini"), QSettings.Format.IniFormat)
+            settings.setValue("ui/language", language)
+            snapshot = load_machine(FIXTURES / "rtx4090-64gb.json")
+            window = create_window(settings, snapshot=snapshot, snapshot_name="rtx4090")
+            qtbot.addWidget(window)
+            window.show_page("monitor")
+            window.show_page("fit")
+            window.state.pool.waitForDone()
+            qtbot.wait(20)
+            interval = window.pages["monitor"].interval  # type: ignore[attr-defined]
+            verdict = window.pages["fit"].verdict.text()  # type: ignore[attr-defined]
+            shown[language] = (interval.text(), verdict)
+            window.close()
+    finally:
+        i18n.set_language("en")
+    assert "," in shown["it"][0] and "." not in shown["it"][0], shown
+    assert "." in shown["en"][0] and "," not in shown["en"][0], shown
+    # the Fit verdict's context: "8.192 token" in Italian, "8,192 tokens" in English
+    assert re.search(r"\d\.\d{3} token\b", shown["it"][1]), shown["it"][1]
+    assert re.search(r"\d,\d{3} tokens\b", shown["en"][1]), shown["en"][1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rigcheck.core.i18n import num
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
@@ -62,7 +63,7 @@ class FitView:
         """ "Q4_K_M · ~95 tokens/s" (the words are shown apart, translated)."""
         parts = [self.quant] if self.quant else []
         if self.tokens_per_s is not None:
-            parts.append(f"~{self.tokens_per_s:,.0f} tokens/s")
+            parts.append(f"~{num(self.tokens_per_s)} tokens/s")
         return " · ".join(parts)
 
 

@@ -25,7 +25,7 @@ from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.fitview import fit_view
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
@@ -265,9 +265,9 @@ class OverviewPage(QWidget):
         glyph, words, colour = POWER_VERDICTS[budget.verdict]
         lines = [
             f"<span style='color:{colour}'><b>{glyph} {tr(words)}</b></span> · "
-            f"{tr('sustained')} {budget.sustained_watts:.0f} W · {tr('peaks')} {budget.peak_watts:.0f} W"
+            f"{tr('sustained')} {num(budget.sustained_watts, group=False)} W · {tr('peaks')} {num(budget.peak_watts, group=False)} W"
             + (
-                f" · {tr('headroom')} {budget.headroom_watts:.0f} W"
+                f" · {tr('headroom')} {num(budget.headroom_watts, group=False)} W"
                 if budget.headroom_watts is not None
                 else ""
             )
@@ -303,9 +303,9 @@ class ModelCard(Card):
         title = subheading(spec.name)
         title.setWordWrap(True)
         self.body.addWidget(title)
-        size = f"{spec.params_b:g}B" if spec.params_b else ""
+        size = f"{sig(spec.params_b, 6)}B" if spec.params_b else ""
         if spec.is_moe and spec.active_params_b:
-            size += f" ({spec.active_params_b:g}B {tr('active')})"
+            size += f" ({sig(spec.active_params_b, 6)}B {tr('active')})"
         self.body.addWidget(muted(size))
         status = QLabel(f"<b>{glyph} {tr(words)}</b>")
         status.setStyleSheet(f"color: {colour};")
@@ -313,7 +313,7 @@ class ModelCard(Card):
         speed = view.tokens_per_s
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
-            detail += f" · ~{speed:.0f} {tr('tokens/s')}"
+            detail += f" · ~{num(speed, group=False)} {tr('tokens/s')}"
         self.body.addWidget(plain(detail))
         self.setToolTip(tr("Open in Fit"))
         self.setAccessibleName(f"{spec.name}: {tr(words)}, {detail}")
