@@ -30,9 +30,9 @@ def italian() -> Iterator[None]:
 
 def test_english_is_the_default_and_fills_templates_verbatim() -> None:
     assert i18n.language() == "en"
-    assert i18n.tr("needs {need}; GPUs offer {gpus} and RAM {ram}", need="9 GiB", gpus="8 GiB", ram="4 GiB") == (
-        "needs 9 GiB; GPUs offer 8 GiB and RAM 4 GiB"
-    )
+    assert i18n.tr(
+        "needs {need}; GPUs offer {gpus} and RAM {ram}", need="9 GiB", gpus="8 GiB", ram="4 GiB"
+    ) == ("needs 9 GiB; GPUs offer 8 GiB and RAM 4 GiB")
     assert i18n.num(8192) == "8,192"
     assert i18n.num(1.25, 1) == "1.2"  # as Python's own formatting: the CLI output is unchanged
     assert i18n.percent(0.9) == "90%"
@@ -73,10 +73,18 @@ def test_the_cli_stays_english_whatever_the_system_locale() -> None:
     env = {"LANG": "it_IT.UTF-8", "LC_ALL": "it_IT.UTF-8", "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [
-            sys.executable, "-c", "import sys; from rigcheck.cli import main; sys.exit(main())",
-            "compat", "--machine", str(FIXTURES / "rtx4090-64gb.json"),
+            sys.executable,
+            "-c",
+            "import sys; from rigcheck.cli import main; sys.exit(main())",
+            "compat",
+            "--machine",
+            str(FIXTURES / "rtx4090-64gb.json"),
         ],
-        capture_output=True, text=True, env=env, check=False, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
     )
     assert out.returncode in (0, 1), out.stderr
     assert "se installato" not in out.stdout

@@ -60,7 +60,7 @@ def num(value: float, decimals: int = 0, *, group: bool = True) -> str:
     "8,192" / "8.192", "1.5" / "1,5"."""
     if _current.code == "en":
         return f"{value:{',' if group else ''}.{decimals}f}"
-    from babel.numbers import format_decimal  # noqa: PLC0415 - Babel's CLDR data only when needed
+    from babel.numbers import format_decimal
 
     pattern = ("#,##0" if group else "0") + ("." + "0" * decimals if decimals else "")
     return str(format_decimal(value, format=pattern, locale=_current.code))
@@ -76,7 +76,7 @@ def percent(fraction: float, decimals: int = 0) -> str:
     """A fraction as a percentage: 0.125 -> "12%" in English, "12 %" in Italian."""
     if _current.code == "en":
         return f"{fraction:.{decimals}%}"
-    from babel.numbers import format_percent  # noqa: PLC0415 - Babel's CLDR data only when needed
+    from babel.numbers import format_percent
 
     pattern = "#,##0" + ("." + "0" * decimals if decimals else "") + "%"
     return str(format_percent(fraction, format=pattern, locale=_current.code))
@@ -85,10 +85,11 @@ def percent(fraction: float, decimals: int = 0) -> str:
 def month_year(year: int, month: int) -> str:
     """ "June 2028" in English, "giugno 2028" in Italian (CLDR month names through Babel)."""
     if _current.code == "en":
-        import calendar  # noqa: PLC0415 - only the English path needs it
+        import calendar
 
         return f"{calendar.month_name[month]} {year}"
-    from datetime import date  # noqa: PLC0415
-    from babel.dates import format_date  # noqa: PLC0415 - Babel's CLDR data only when needed
+    from datetime import date
+
+    from babel.dates import format_date
 
     return str(format_date(date(year, month, 1), "LLLL y", locale=_current.code))

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rigcheck.core.i18n import num
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, where_of
+from rigcheck.core.i18n import num
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 

@@ -15,7 +15,18 @@ from PySide6.QtCore import QLocale
 from rigcheck.core import i18n as _core
 from rigcheck.core.i18n import LANGUAGES, language, num, percent, seen, sig, tr
 
-__all__ = ["LANGUAGES", "language", "num", "percent", "qlocale", "seen", "set_language", "sig", "system_language", "tr"]
+__all__ = [
+    "LANGUAGES",
+    "language",
+    "num",
+    "percent",
+    "qlocale",
+    "seen",
+    "set_language",
+    "sig",
+    "system_language",
+    "tr",
+]
 
 _QLOCALES = {"en": QLocale.Language.English, "it": QLocale.Language.Italian}
 

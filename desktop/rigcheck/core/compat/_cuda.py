@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from packaging.version import Version
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import CudaMajor, CudaRelease
 from rigcheck.core.compat._base import Check, Facts, Finding, Status, combine, dotted, minor, version
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
@@ -46,7 +46,9 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
 
     if floor is None:
         return replace(
-            check, fix=tr("Update the NVIDIA driver to one that supports {what}.", what=what), cause="driver-too-old"
+            check,
+            fix=tr("Update the NVIDIA driver to one that supports {what}.", what=what),
+            cause="driver-too-old",
         )
     advice = advise(facts, floor)
     if advice is None:
@@ -54,10 +56,15 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
         reason = (
             tr(
                 "{what} needs driver {floor} or newer, and R{branch} is the last driver branch for {gpus}",
-                what=what, floor=floor, branch=limit[0], gpus=limit[1],
+                what=what,
+                floor=floor,
+                branch=limit[0],
+                gpus=limit[1],
             )
             if limit
-            else tr("{what} needs driver {floor} or newer, and no supported branch has it", what=what, floor=floor)
+            else tr(
+                "{what} needs driver {floor} or newer, and no supported branch has it", what=what, floor=floor
+            )
         )
         return replace(
             check,
@@ -73,7 +80,9 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     cuda = minor(cuda_text)
     if cuda is None:
         return Check(
-            "unknown", tr("{what}: CUDA version {cuda} is not readable", what=what, cuda=repr(cuda_text)), cause="missing-fact"
+            "unknown",
+            tr("{what}: CUDA version {cuda} is not readable", what=what, cuda=repr(cuda_text)),
+            cause="missing-fact",
         )
     need = toolkit_driver(facts, cuda)
     floor = major_floor(facts, cuda[0])
@@ -83,15 +92,24 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
         reported = dotted(facts.cuda_driver)
         if cuda <= facts.cuda_driver:
             return Check(
-                "ok", tr("the driver supports CUDA {reported} ≥ {cuda} ({what})", reported=reported, cuda=dotted(cuda), what=what)
+                "ok",
+                tr(
+                    "the driver supports CUDA {reported} ≥ {cuda} ({what})",
+                    reported=reported,
+                    cuda=dotted(cuda),
+                    what=what,
+                ),
             )
         if cuda[0] == facts.cuda_driver[0]:
             check = Check(
                 "warn",
                 tr(
                     "the driver supports CUDA {reported}, older than {what}'s {cuda}: it runs through CUDA "
-                    "minor-version compatibility (features that need a newer driver, such as JIT of newer PTX, fail)",
-                    reported=reported, what=what, cuda=dotted(cuda),
+                    "minor-version compatibility (features that need a newer driver, such as JIT "
+                    "of newer PTX, fail)",
+                    reported=reported,
+                    what=what,
+                    cuda=dotted(cuda),
                 ),
                 source=MINOR_COMPAT,
             )
@@ -102,7 +120,9 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
             "fail",
             tr(
                 "the driver supports CUDA {reported}; {what} needs a CUDA {major} driver",
-                reported=reported, what=what, major=cuda[0],
+                reported=reported,
+                what=what,
+                major=cuda[0],
             ),
             source=major_source,
         )

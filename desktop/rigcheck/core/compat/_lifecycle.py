@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from rigcheck.core.i18n import month_year, tr
 from rigcheck.core.catalog import DriverBranch
 from rigcheck.core.compat._base import Facts, version
 from rigcheck.core.compat._precision import arch_of
+from rigcheck.core.i18n import month_year, tr
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,9 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
             entry.branch,
             tr(
                 "Update the NVIDIA driver to the R{branch} branch ({floor} or a later {branch}.xx{details}).",
-                branch=number, floor=floor, details=until + last,
+                branch=number,
+                floor=floor,
+                details=until + last,
             ),
         )
     if limit is not None:
@@ -147,22 +149,29 @@ def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
     ]
     if entry is not None and is_current(facts, entry):
         if entry.eol:
-            return "ok", tr("R{branch} is supported until {month}", branch=number, month=month_name(entry.eol)), None
+            return (
+                "ok",
+                tr("R{branch} is supported until {month}", branch=number, month=month_name(entry.eol)),
+                None,
+            )
         return "ok", tr("R{branch} is supported", branch=number), None
     if entry is not None and entry.eol:
         why = tr(
             "R{branch} reached its end of life in {month}: it gets no more security fixes",
-            branch=number, month=month_name(entry.eol),
+            branch=number,
+            month=month_name(entry.eol),
         )
     elif entry is not None and entry.designation == "legacy":
         why = tr(
-            "R{branch} is a legacy branch that is no longer maintained: it gets no more security fixes", branch=number
+            "R{branch} is a legacy branch that is no longer maintained: it gets no more security fixes",
+            branch=number,
         )
     else:
         names = ", ".join(f"R{b.branch}" for b in sorted(current, key=lambda b: int(b.branch)))
         why = tr(
             "R{branch} is not among NVIDIA's supported branches ({names}): it gets no more security fixes",
-            branch=number, names=names,
+            branch=number,
+            names=names,
         )
     advice = advise(facts, str(number + 1))
     return "warn", why, advice

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import Arch, Catalog
 from rigcheck.core.compat._base import Facts, Finding
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 PRECISIONS = ("bf16", "fp8", "fp4")
@@ -54,7 +54,8 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     "unknown",
                     tr(
                         "no source in the catalog says whether {arch} runs {precision} natively",
-                        arch=arch.name, precision=precision,
+                        arch=arch.name,
+                        precision=precision,
                     ),
                     source=arch.source,
                     cause="missing-fact",
@@ -87,7 +88,9 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     index,
                     "fail",
                     tr(
-                        "{arch} has no native {precision}: it would not work here", arch=arch.name, precision=precision
+                        "{arch} has no native {precision}: it would not work here",
+                        arch=arch.name,
+                        precision=precision,
                     ),
                     fix=tr(rule.fix) if rule and rule.fix else None,
                     source=arch.source,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import GfxOverride, RocmRelease
 from rigcheck.core.compat._base import Check, Facts, Finding, minor
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 
@@ -103,7 +103,9 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
                 found.reason,
                 fix=tr(
                     "Upgrade to ROCm {version}, which supports {gfx} officially; or: {fix}",
-                    version=later[0].version, gfx=gfx, fix=found.fix,
+                    version=later[0].version,
+                    gfx=gfx,
+                    fix=found.fix,
                 ),
                 source=found.source,
                 command=found.command,

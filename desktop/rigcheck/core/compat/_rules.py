@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import FrameworkRule
 from rigcheck.core.compat._base import (
     HARDWARE_CAUSES,
@@ -23,6 +22,7 @@ from rigcheck.core.compat._base import (
 )
 from rigcheck.core.compat._cuda import driver_supports
 from rigcheck.core.compat._rocm import override_check
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 #: the backends a GPU of each vendor can use, preferred first (later ones are fallbacks)
@@ -95,7 +95,9 @@ def _os_check(rule: FrameworkRule, facts: Facts) -> Check:
         return Check("unknown", tr("the OS is not known"), cause="missing-fact")
     names = "/".join(OS_NAMES.get(o, o) for o in rule.os)
     if facts.os in rule.os:
-        return Check("ok", tr("runs on {os}", os=OS_NAMES.get(facts.os, facts.os)) + (" (WSL)" if facts.wsl else ""))
+        return Check(
+            "ok", tr("runs on {os}", os=OS_NAMES.get(facts.os, facts.os)) + (" (WSL)" if facts.wsl else "")
+        )
     return Check(
         "fail",
         tr("runs on {names} only, not {os}", names=names, os=OS_NAMES.get(facts.os, facts.os)),
@@ -145,7 +147,8 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
                 "unknown",
                 tr(
                     "the source names GPUs up to CC {listed}; CC {cc} is not covered",
-                    listed=rule.listed_max_cc, cc=dotted(cc),
+                    listed=rule.listed_max_cc,
+                    cc=dotted(cc),
                 ),
                 cause="missing-fact",
             )
@@ -176,15 +179,26 @@ def _floor_check(
     wanted = version(need)
     if wanted is None:
         return Check(
-            "unknown", tr("the catalog's {name} floor {need} is not a version", name=name, need=repr(need)),
+            "unknown",
+            tr("the catalog's {name} floor {need} is not a version", name=name, need=repr(need)),
             cause="missing-fact",
         )
     if have is None:
-        return Check("unknown", tr("needs {name} ≥ {need}; {missing}", name=name, need=need, missing=missing), cause="missing-fact")
+        return Check(
+            "unknown",
+            tr("needs {name} ≥ {need}; {missing}", name=name, need=need, missing=missing),
+            cause="missing-fact",
+        )
     ok = have >= wanted
     return Check(
         "ok" if ok else "fail",
-        tr("{name} {have} {op} {need} needed", name=name, have=shown or have, op="≥" if ok else "<", need=need),
+        tr(
+            "{name} {have} {op} {need} needed",
+            name=name,
+            have=shown or have,
+            op="≥" if ok else "<",
+            need=need,
+        ),
         cause=None if ok else cause,
     )
 
@@ -192,7 +206,11 @@ def _floor_check(
 def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
     if facts.torch_text is None:
         return Check(
-            "ok", tr("needs PyTorch ≥ {need} (not installed; pip installs it with the package)", need=rule.min_torch)
+            "ok",
+            tr(
+                "needs PyTorch ≥ {need} (not installed; pip installs it with the package)",
+                need=rule.min_torch,
+            ),
         )
     check = _floor_check(
         "PyTorch", facts.torch, rule.min_torch or "", tr("its version is not readable"), cause="torch-too-old"
@@ -222,7 +240,9 @@ def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
         span = f"≥ {rule.python_min}" if rule.python_min else f"≤ {rule.python_max}"
     if facts.python is None:
         return Check(
-            "unknown", tr("needs Python {span}; the Python version is not known", span=span), cause="missing-fact"
+            "unknown",
+            tr("needs Python {span}; the Python version is not known", span=span),
+            cause="missing-fact",
         )
     low, high = minor(rule.python_min), minor(rule.python_max)
     ok = (low is None or facts.python >= low) and (high is None or facts.python <= high)
@@ -232,7 +252,10 @@ def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
     return Check(
         "fail",
         tr("Python {version} outside {span}", version=dotted(facts.python), span=span),
-        fix=tr("Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).", target=target),
+        fix=tr(
+            "Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).",
+            target=target,
+        ),
         cause="python-unsupported",
         actions=(f"python:{target}",),
     )
@@ -272,9 +295,11 @@ def _rocm_floor(rule: FrameworkRule, have: Version | None) -> Check:
             "fail",
             tr("needs ROCm ≥ {need}; ROCm was not found", need=need),
             fix=tr(
-                "Install ROCm {need} or newer (amdgpu-install), or use the {container} container, which brings "
+                "Install ROCm {need} or newer (amdgpu-install), or use the {container} container, "
+                "which brings "
                 "its own ROCm.",
-                need=need, container=rule.container,
+                need=need,
+                container=rule.container,
             )
             if rule.container
             else tr("Install ROCm {need} or newer (amdgpu-install).", need=need),
@@ -287,7 +312,8 @@ def _rocm_floor(rule: FrameworkRule, have: Version | None) -> Check:
     fix = (
         tr(
             "Upgrade ROCm to {need} or newer, or use the {container} container, which brings its own ROCm.",
-            need=need, container=rule.container,
+            need=need,
+            container=rule.container,
         )
         if rule.container
         else tr("Upgrade ROCm to {need} or newer.", need=need)
@@ -309,7 +335,9 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 def _unavailable(rule: FrameworkRule) -> Check:
     if rule.backend == "cpu":
-        return Check("fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu")
+        return Check(
+            "fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu"
+        )
     backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
     return Check(
         "fail",
@@ -335,7 +363,12 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
     if rule.experimental:
         backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
         checks.append(
-            Check("warn", tr("its {backend} support is experimental", backend=backend), fix=_fix(rule), cause="limited")
+            Check(
+                "warn",
+                tr("its {backend} support is experimental", backend=backend),
+                fix=_fix(rule),
+                cause="limited",
+            )
         )
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
@@ -419,7 +452,11 @@ def _rules_check(rules: list[FrameworkRule], facts: Facts, gpu: GPU | None, have
             ranges = ", ".join(sorted({r.versions for r in rules if r.versions})) or "all"
             return Check(
                 "unknown",
-                tr("the catalog has no requirements for {label} (its rules cover {ranges})", label=have.label, ranges=ranges),
+                tr(
+                    "the catalog has no requirements for {label} (its rules cover {ranges})",
+                    label=have.label,
+                    ranges=ranges,
+                ),
                 cause="missing-fact",
             )
     checks = [c for r in applicable if (c := evaluate_rule(r, facts, gpu)) is not None]
@@ -430,7 +467,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     """One framework on one GPU (or, with ``gpu`` None, on the CPU of a machine without GPUs)."""
     rules = [r for r in facts.catalog.frameworks if r.framework == framework]
     have = installed(facts, framework)
-    subject = f"{framework} ({have.label})" if have else tr("{framework} (not installed)", framework=framework)
+    subject = (
+        f"{framework} ({have.label})" if have else tr("{framework} (not installed)", framework=framework)
+    )
     backends = BACKENDS.get(gpu.vendor, ()) if gpu is not None else ("cpu",)
     results: list[tuple[str, Check]] = []
     for backend in backends:
@@ -449,12 +488,15 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "unknown",
             tr(
                 "the catalog has no rule for {framework} on {vendor} GPUs (its rules cover: {covered})",
-                framework=framework, vendor=_VENDORS.get(gpu.vendor, gpu.vendor), covered=covered,
+                framework=framework,
+                vendor=_VENDORS.get(gpu.vendor, gpu.vendor),
+                covered=covered,
             )
             if gpu is not None
             else tr(
                 "the catalog has no rule for {framework} without a GPU (its rules cover: {covered})",
-                framework=framework, covered=covered,
+                framework=framework,
+                covered=covered,
             ),
             installed=have is not None,
             cause="missing-fact",
@@ -467,7 +509,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             status="warn",
             reason=tr(
                 "not through {backend} ({reason}); it runs through its {fallback} backend",
-                backend=_BACKEND_NAMES[backend], reason=check.reason, fallback=_BACKEND_NAMES[fallback[0]],
+                backend=_BACKEND_NAMES[backend],
+                reason=check.reason,
+                fallback=_BACKEND_NAMES[fallback[0]],
             ),
         )
     reason = check.reason
@@ -529,6 +573,9 @@ def _side_effect(
     if replaced is not None:
         effect = tr(
             "Installing {package} {version} replaces torch {old} with {new}.",
-            package=package, version=rule.latest, old=facts.torch_text, new=replaced,
+            package=package,
+            version=rule.latest,
+            old=facts.torch_text,
+            new=replaced,
         )
     return effect, command

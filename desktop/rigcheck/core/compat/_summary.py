@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.compat._base import CAUSES, HARDWARE_CAUSES, Facts, Finding, merge_actions
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 
 BUCKETS = ("problem", "unknown", "not-here", "limited", "ok")
@@ -78,7 +78,11 @@ def describe_action(action: str, catalog: Catalog | None = None) -> str:
     kind, _, value = action.partition(":")
     if kind == "driver":
         branch = value.split(".")[0]
-        return tr("update the NVIDIA driver to the R{branch} branch ({version} or later)", branch=branch, version=value)
+        return tr(
+            "update the NVIDIA driver to the R{branch} branch ({version} or later)",
+            branch=branch,
+            version=value,
+        )
     if kind == "torch":
         return tr("install torch {version}", version=value)
     if kind == "rocm":
@@ -217,15 +221,19 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
             what = tr(" and ").join(describe_action(a, catalog) for a in actions)
             sentence += " " + tr(
                 "It would also let {things} run here ({names}) if you {what}.",
-                things=_things(len(others)), names=_names(others), what=what,
+                things=_things(len(others)),
+                names=_names(others),
+                what=what,
             )
         return Summary(sentence, groups, actions if others else (), tuple(others))
     what = tr(" and ").join(describe_action(a, catalog) for a in actions)
     values = {"what": what, "things": _things(len(problems)), "names": _names(problems)}
     sentence = (
         tr(
-            "The one change that fixes the most: {what}; it makes {things} OK ({names}) and lets {more} more run here.",
-            more=_things(len(others)), **values,
+            "The one change that fixes the most: {what}; it makes {things} OK ({names}) and lets "
+            "{more} more run here.",
+            more=_things(len(others)),
+            **values,
         )
         if others
         else tr("The one change that fixes the most: {what}; it makes {things} OK ({names}).", **values)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 
 from packaging.version import Version
 
-from rigcheck.core.i18n import tr
 from rigcheck.core.catalog import FrameworkRule, TorchRelease, TorchVariant
 from rigcheck.core.compat._base import (
     STATUS_RANK,
@@ -28,6 +27,7 @@ from rigcheck.core.compat._base import (
 )
 from rigcheck.core.compat._cuda import driver_supports
 from rigcheck.core.compat._rocm import override_check, rocm_release, rocm_variant
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 INDEX = "https://download.pytorch.org/whl"
@@ -363,7 +363,9 @@ def _recommend_rocm(facts: Facts) -> TorchWheel | None:
                 candidates.append((check, name, float(dotted(wanted))))
         best = _best(candidates, release.default_variant)
         if best is not None:
-            return _wheel(release, best[1], best[0], tr("the newest release whose ROCm supports every GPU here"))
+            return _wheel(
+                release, best[1], best[0], tr("the newest release whose ROCm supports every GPU here")
+            )
     return None
 
 
@@ -485,7 +487,10 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     if not nvidia:
         check = Check(
             "warn",
-            tr("a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only", variant=variant),
+            tr(
+                "a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only",
+                variant=variant,
+            ),
             cause="no-gpu",
         )
         return [_finding(subject, None, check, wheel, build)]

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
@@ -28,6 +27,7 @@ from rigcheck.core.estimate.memory import (
     estimate_memory,
     expert_params_per_layer,
 )
+from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.unified import unified_share
@@ -159,7 +159,9 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
             reasons.append(
                 tr(
                     "{reason}; less a {margin} safety margin = {usable}",
-                    reason=share.reason, margin=fmt_bytes(margin), usable=fmt_bytes(usable),
+                    reason=share.reason,
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
                 )
             )
             from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
@@ -168,8 +170,11 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
             reasons.append(
                 tr(
                     "{label}: {free} free of {total}, less a {margin} safety margin = {usable}",
-                    label=label, free=fmt_bytes(gpu.memory_free_bytes), total=fmt_bytes(total),
-                    margin=fmt_bytes(margin), usable=fmt_bytes(usable),
+                    label=label,
+                    free=fmt_bytes(gpu.memory_free_bytes),
+                    total=fmt_bytes(total),
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
                 )
             )
         else:
@@ -180,7 +185,13 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
                 else "{label}: {total} capacity, less a {margin} safety margin = {usable}"
             )
             reasons.append(
-                tr(template, label=label, total=fmt_bytes(total), margin=fmt_bytes(margin), usable=fmt_bytes(usable))
+                tr(
+                    template,
+                    label=label,
+                    total=fmt_bytes(total),
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
+                )
             )
             if gpu.unified_memory:
                 from_ram += max(usable, 0)
@@ -192,23 +203,29 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         reasons.append(
             tr(
                 "RAM: {available} available of {total}, keeping {reserve} for the system = {ram}",
-                available=fmt_bytes(machine.memory.available_bytes), total=fmt_bytes(total_ram),
-                reserve=fmt_bytes(reserve), ram=fmt_bytes(ram),
+                available=fmt_bytes(machine.memory.available_bytes),
+                total=fmt_bytes(total_ram),
+                reserve=fmt_bytes(reserve),
+                ram=fmt_bytes(ram),
             )
         )
     else:
         reasons.append(
             tr(
                 "RAM: {total}, keeping {reserve} for the system = {ram}",
-                total=fmt_bytes(total_ram), reserve=fmt_bytes(reserve), ram=fmt_bytes(ram),
+                total=fmt_bytes(total_ram),
+                reserve=fmt_bytes(reserve),
+                ram=fmt_bytes(ram),
             )
         )
     if from_ram:
         ram = max(ram - from_ram, 0)
         reasons.append(
             tr(
-                "unified memory: the {gpu} the GPU may use comes out of the same RAM, leaving {ram} for the CPU side",
-                gpu=fmt_bytes(from_ram), ram=fmt_bytes(ram),
+                "unified memory: the {gpu} the GPU may use comes out of the same RAM, leaving "
+                "{ram} for the CPU side",
+                gpu=fmt_bytes(from_ram),
+                ram=fmt_bytes(ram),
             )
         )
     return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
@@ -550,11 +567,20 @@ def _inference_speed(
             tr(
                 "GPU {index}: {read} read per token at {bw} GB/s × {efficiency} ({hw_class}, {backend}) "
                 "+ {layers} layers × {per_layer} µs fixed per token",
-                index=i, read=fmt_bytes(read), bw=sig(bw, 6), efficiency=percent(factor.decode_bandwidth_efficiency),
-                hw_class=factor.hw_class, backend=factor.backend, layers=layers_here,
+                index=i,
+                read=fmt_bytes(read),
+                bw=sig(bw, 6),
+                efficiency=percent(factor.decode_bandwidth_efficiency),
+                hw_class=factor.hw_class,
+                backend=factor.backend,
+                layers=layers_here,
                 per_layer=sig(factor.per_layer_us, 6),
             )
-            + (tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6)) if factor.per_gpu_us and position else "")
+            + (
+                tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6))
+                if factor.per_gpu_us and position
+                else ""
+            )
         )
     seconds += gpu_seconds
     if cpu_read:
@@ -569,7 +595,9 @@ def _inference_speed(
             if cpu_expert and n_gpu_layers == len(per_layer)
             else "RAM: {read} of weights read per token at {how} × {efficiency}"
         )
-        explanation.append(tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency)))
+        explanation.append(
+            tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency))
+        )
         if cpu_s > seconds:
             bound = "ram_bandwidth"
         seconds += cpu_s
@@ -578,7 +606,9 @@ def _inference_speed(
         explanation.append(
             tr(
                 "{engine} runs {model_type} at {share} of its usual speed ({source})",
-                engine=est.engine, model_type=arch.model_type, share=percent(mature.decode_factor),
+                engine=est.engine,
+                model_type=arch.model_type,
+                share=percent(mature.decode_factor),
                 source=mature.source,
             )
         )
@@ -586,7 +616,10 @@ def _inference_speed(
     if arch.is_moe:
         active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(
-            tr("mixture of experts: {share} of the weights are read per token", share=percent(active_fraction))
+            tr(
+                "mixture of experts: {share} of the weights are read per token",
+                share=percent(active_fraction),
+            )
         )
 
     # Prefill: 2 FLOPs per multiplying active parameter per token, at the class's share of the compute peak.
@@ -627,8 +660,10 @@ def _inference_speed(
             prefill = 1 / total
             explanation.append(
                 tr(
-                    "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at {tflops} TFLOPS effective",
-                    gflops=num(flops / 1e9, 1), tflops=num(sum(rates) / 1e12),
+                    "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
+                    "{tflops} TFLOPS effective",
+                    gflops=num(flops / 1e9, 1),
+                    tflops=num(sum(rates) / 1e12),
                 )
             )
             if memory_bound:
@@ -636,12 +671,16 @@ def _inference_speed(
                     tr(
                         "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
                         "({share} of the routed experts) once",
-                        ubatch=ubatch, size=fmt_bytes(int(streamed)), share=percent(touched),
+                        ubatch=ubatch,
+                        size=fmt_bytes(int(streamed)),
+                        share=percent(touched),
                     )
                     if arch.is_moe
                     else tr(
-                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) once",
-                        ubatch=ubatch, size=fmt_bytes(int(streamed)),
+                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+                        "(the weights) once",
+                        ubatch=ubatch,
+                        size=fmt_bytes(int(streamed)),
                     )
                 )
             if cpu_read:
@@ -656,8 +695,10 @@ def _inference_speed(
                     prefill = pcie_rate
                     explanation.append(
                         tr(
-                            "prefill bound by PCIe ({link} GB/s) moving offloaded weights per {ubatch}-token micro-batch",
-                            link=sig(link, 6), ubatch=ubatch,
+                            "prefill bound by PCIe ({link} GB/s) moving offloaded weights per "
+                            "{ubatch}-token micro-batch",
+                            link=sig(link, 6),
+                            ubatch=ubatch,
                         )
                     )
         else:
@@ -727,7 +768,9 @@ def _cpu_prefill(
     explanation.append(
         tr(
             "prefill on the CPU: {gflops} GFLOPs per token at {how} × {efficiency}",
-            gflops=num(flops / 1e9, 1), how=compute.why, efficiency=percent(factor.prefill_compute_efficiency),
+            gflops=num(flops / 1e9, 1),
+            how=compute.why,
+            efficiency=percent(factor.prefill_compute_efficiency),
         )
     )
     compute_s = flops / rate
@@ -739,12 +782,16 @@ def _cpu_prefill(
             tr(
                 "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
                 "({share} of the routed experts) from RAM once",
-                ubatch=ubatch, size=fmt_bytes(int(streamed)), share=percent(touched),
+                ubatch=ubatch,
+                size=fmt_bytes(int(streamed)),
+                share=percent(touched),
             )
             if arch.is_moe
             else tr(
-                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) from RAM once",
-                ubatch=ubatch, size=fmt_bytes(int(streamed)),
+                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
+                "weights) from RAM once",
+                ubatch=ubatch,
+                size=fmt_bytes(int(streamed)),
             )
         )
     return 1 / max(compute_s, memory_s)
@@ -779,7 +826,11 @@ def _training_speed(
     if peak is None:
         return Speed(
             explanation=(
-                tr("GPU {index} ({name}): tensor throughput not published; speed not estimated", index=i, name=gpus[i].name),
+                tr(
+                    "GPU {index} ({name}): tensor throughput not published; speed not estimated",
+                    index=i,
+                    name=gpus[i].name,
+                ),
             )
         )
     # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
@@ -815,7 +866,9 @@ def _training_speed(
                 tr(
                     "QLoRA dequantises the NF4 base {passes}× per step ({bytes} B per weight each): "
                     "+{ms} ms per step at {bw} GB/s (QLoRA §3)",
-                    passes=passes, bytes=sig(QLORA_DEQUANT_BYTES_PER_PARAM, 6), ms=num(t_dequant * 1e3),
+                    passes=passes,
+                    bytes=sig(QLORA_DEQUANT_BYTES_PER_PARAM, 6),
+                    ms=num(t_dequant * 1e3),
                     bw=sig(bw, 6),
                 )
             )
@@ -826,7 +879,8 @@ def _training_speed(
         explanation.append(
             tr(
                 "CPU AdamW: {bytes} B per trainable parameter per step at {how}",
-                bytes=CPU_ADAM_BYTES_PER_PARAM, how=host.why,
+                bytes=CPU_ADAM_BYTES_PER_PARAM,
+                how=host.why,
             )
         )
         link = _pcie_gbs(gpus[i], specs[i])
@@ -835,7 +889,10 @@ def _training_speed(
             # bf16 gradients stream out (memory-formulas §1.6, §7.3)
             t_h2d = (2 * arch.params_total * 2 + arch.params_total * 2) / (link * 1e9)
             explanation.append(
-                tr("streaming bf16 weights in twice and gradients out once per step over {link} GB/s", link=sig(link, 6))
+                tr(
+                    "streaming bf16 weights in twice and gradients out once per step over {link} GB/s",
+                    link=sig(link, 6),
+                )
             )
             if t_h2d > step:
                 step, bound = t_h2d, "pcie"
@@ -938,13 +995,18 @@ def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
         if host > ram:
             return tr(
                 "--offload {offload} keeps {host} in RAM; {ram} is available",
-                offload=offload, host=fmt_bytes(host), ram=fmt_bytes(ram),
+                offload=offload,
+                host=fmt_bytes(host),
+                ram=fmt_bytes(ram),
             )
     if est.workload != "inference" and offload in ("optimizer", "params", "full") and need <= gpu:
         return tr(
             "with --offload {offload} the parts kept in RAM need more than the {ram} available "
             "(it would fit the GPU without offload: {need} of {gpu})",
-            offload=offload, ram=fmt_bytes(ram), need=fmt_bytes(need), gpu=fmt_bytes(gpu),
+            offload=offload,
+            ram=fmt_bytes(ram),
+            need=fmt_bytes(need),
+            gpu=fmt_bytes(gpu),
         )
     return tr("needs {need}; GPUs offer {gpus} and RAM {ram}", need=fmt_bytes(need), **offers)
 
@@ -967,29 +1029,37 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         return tr(
             "attention, shared weights and KV cache of all {layers} layers on the GPU ({gpu}); "
             "the routed experts of {cpu_layers} layers in RAM ({ram}), as llama.cpp --n-cpu-moe {cpu_layers}",
-            layers=p.total_layers, gpu=fmt_bytes(gpu_total), cpu_layers=p.cpu_expert_layers,
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            cpu_layers=p.cpu_expert_layers,
             ram=fmt_bytes(p.cpu_bytes),
         )
     if p.offload == "full":
         return tr(
             "MegaTrain-style: {ram} of parameters and optimizer states in RAM, {gpu} on the GPU",
-            ram=fmt_bytes(p.cpu_bytes), gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.offload == "params":
         return tr(
             "ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({ram}), "
             "{gpu} on the GPU (4 × the largest layer + activations)",
-            ram=fmt_bytes(p.cpu_bytes), gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.offload == "optimizer":
         return tr(
             "ZeRO-Offload: optimizer states in RAM ({ram}), {gpu} on the GPU",
-            ram=fmt_bytes(p.cpu_bytes), gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.cpu_bytes and gpu_total:
         return tr(
             "{gpu_layers} of {layers} layers on the GPU ({gpu}), the rest in RAM ({ram})",
-            gpu_layers=p.gpu_layers, layers=p.total_layers, gpu=fmt_bytes(gpu_total), ram=fmt_bytes(p.cpu_bytes),
+            gpu_layers=p.gpu_layers,
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
         )
     if p.cpu_bytes:
         return tr("runs on the CPU from RAM ({ram})", ram=fmt_bytes(p.cpu_bytes))
@@ -1007,12 +1077,17 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         return (
             tr(
                 "everything on {count} GPUs: {gpu} in all (each GPU keeps its own buffers)",
-                count=used, gpu=fmt_bytes(gpu_total),
+                count=used,
+                gpu=fmt_bytes(gpu_total),
             )
             + host
         )
     return (
-        tr("everything on the GPU: {gpu} of {need} needed", gpu=fmt_bytes(gpu_total), need=fmt_bytes(est.total_bytes))
+        tr(
+            "everything on the GPU: {gpu} of {need} needed",
+            gpu=fmt_bytes(gpu_total),
+            need=fmt_bytes(est.total_bytes),
+        )
         + host
     )
 
@@ -1094,7 +1169,11 @@ def _advice(
             best = best_quant(model, machine, req, catalog, live=live)
             if best is not None and best[0] != est.quant_name:
                 advice.append(
-                    tr("{quant} fits on the GPU with {spare} to spare", quant=best[0], spare=fmt_bytes(best[1]))
+                    tr(
+                        "{quant} fits on the GPU with {spare} to spare",
+                        quant=best[0],
+                        spare=fmt_bytes(best[1]),
+                    )
                 )
         if verdict == "fits_with_offload" and placement.gpu_layers < placement.total_layers:
             advice.append(
@@ -1108,7 +1187,9 @@ def _advice(
         if spec is not None:
             count = fewest_gpus(model, machine, spec, req, catalog, limit=8)
             if count is not None and count > len(machine.gpus):
-                advice.append(tr("{count} × {gpu} would hold it entirely in GPU memory", count=count, gpu=spec.name))
+                advice.append(
+                    tr("{count} × {gpu} would hold it entirely in GPU memory", count=count, gpu=spec.name)
+                )
     if est.workload == "full" and verdict == "does_not_fit":
         host_need = MEGATRAIN_HOST_BYTES * model.arch.params_total
         have = budgets(machine, live).cpu_bytes
@@ -1116,8 +1197,10 @@ def _advice(
             extra = (host_need - have + GIB - 1) // GIB
             advice.append(
                 tr(
-                    "add {extra} GiB RAM for MegaTrain-style training (about {bytes} bytes per parameter in RAM)",
-                    extra=extra, bytes=MEGATRAIN_HOST_BYTES,
+                    "add {extra} GiB RAM for MegaTrain-style training (about {bytes} bytes per "
+                    "parameter in RAM)",
+                    extra=extra,
+                    bytes=MEGATRAIN_HOST_BYTES,
                 )
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
+from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
 Provenance = Literal["file", "config", "catalog", "estimate"]
@@ -356,12 +356,17 @@ def _kv_cache(
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
     formula = tr(
         "{context} tokens × {batch} sequence(s) × {kv_type} ({elem} B/element) over {kinds} layers",
-        context=num(context), batch=batch, kv_type=kv_type, elem=sig(elem, 6), kinds=", ".join(kinds),
+        context=num(context),
+        batch=batch,
+        kv_type=kv_type,
+        elem=sig(elem, 6),
+        kinds=", ".join(kinds),
     )
     if capped:
         formula += "; " + tr(
             "{capped} sliding-window layers capped at {window} tokens",
-            capped=capped, window=num(arch.sliding_window or 0),
+            capped=capped,
+            window=num(arch.sliding_window or 0),
         )
     if "mla" in kinds:
         formula += (
@@ -380,7 +385,8 @@ def _kv_cache(
                 "estimate",
                 tr(
                     "{layers} linear-attention layers × {elements} fp32 elements per sequence",
-                    layers=n_linear, elements=num(arch.linear_state_elements),
+                    layers=n_linear,
+                    elements=num(arch.linear_state_elements or 0),
                 ),
                 "Gated DeltaNet state, memory-formulas §4.3 (engine layout not verified)",
             )
@@ -406,7 +412,9 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     tr(
                         "n_ctx {context} × n_ubatch {ubatch} × {heads} heads × 4 B "
                         "(one layer's f32 attention scores; much smaller with -fa)",
-                        context=num(context), ubatch=LLAMA_CPP_UBATCH, heads=arch.num_heads,
+                        context=num(context),
+                        ubatch=LLAMA_CPP_UBATCH,
+                        heads=arch.num_heads,
                     ),
                     LLAMA_CPP_BUFFER,
                 )
@@ -422,7 +430,9 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     tr(
                         "f32 logits of one micro-batch, n_ubatch {ubatch} × {vocab} tokens × 4 B, "
                         "+ the flash-attention KQ mask n_ctx {context} × n_ubatch × 2 B",
-                        ubatch=LLAMA_CPP_UBATCH, vocab=num(arch.vocab_size), context=num(context),
+                        ubatch=LLAMA_CPP_UBATCH,
+                        vocab=num(arch.vocab_size),
+                        context=num(context),
                     ),
                     LLAMA_CPP_FA_BUFFER,
                 )

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.catalog import Catalog
+from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import GPU, Machine
 
 Provenance = Literal["nvml", "catalog", "estimate"]
@@ -143,7 +143,10 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
         if spec is not None:
             conf = spec.field_confidence.get("tdp_watts", spec.confidence)
             where = tr(
-                "catalog board power of {id} ({source}; {confidence})", id=spec.id, source=spec.source, confidence=conf
+                "catalog board power of {id} ({source}; {confidence})",
+                id=spec.id,
+                source=spec.source,
+                confidence=conf,
             )
         else:
             where = tr("catalog board power ({source})", source=gpu.source)
@@ -154,11 +157,13 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
             tr(
                 "{name}: its power limit is unknown (the driver did not report one and the catalog entry "
                 "{id} has no board power)",
-                name=name, id=spec.id,
+                name=name,
+                id=spec.id,
             )
             if spec
             else tr(
-                "{name}: its power limit is unknown (the driver did not report one and it matches no catalog entry)",
+                "{name}: its power limit is unknown (the driver did not report one and it matches "
+                "no catalog entry)",
                 name=name,
             )
         )
@@ -171,8 +176,11 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
         arch = spec.architecture if spec and spec.architecture else tr("its architecture")
         segment = f" {spec.segment}" if spec and spec.segment else ""
         why = tr(
-            "{name}: no measured transient factor for {kind} GPUs, so its spikes above the {limit} W limit are unknown",
-            name=name, kind=f"{arch}{segment}", limit=sig(limit, 6),
+            "{name}: no measured transient factor for {kind} GPUs, so its spikes above the {limit} "
+            "W limit are unknown",
+            name=name,
+            kind=f"{arch}{segment}",
+            limit=sig(limit, 6),
         )
         formula = tr("{limit} W limit; transient factor unknown, spikes not counted", limit=sig(limit, 6))
         item = PowerItem(name, limit, limit, provenance, formula, where, peak_known=False)
@@ -181,17 +189,24 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
     formula = (
         tr(
             "{limit} W limit × {factor} transient factor ({architecture}: {measured})",
-            limit=sig(limit, 6), factor=sig(factor.factor, 6), architecture=factor.architecture,
+            limit=sig(limit, 6),
+            factor=sig(factor.factor, 6),
+            architecture=factor.architecture,
             measured=factor.measured,
         )
         if factor.measured
         else tr(
             "{limit} W limit × {factor} transient factor ({architecture})",
-            limit=sig(limit, 6), factor=sig(factor.factor, 6), architecture=factor.architecture,
+            limit=sig(limit, 6),
+            factor=sig(factor.factor, 6),
+            architecture=factor.architecture,
         )
     )
     source = tr(
-        "{where}; factor: {source} ({confidence})", where=where, source=factor.source, confidence=factor.confidence
+        "{where}; factor: {source} ({confidence})",
+        where=where,
+        source=factor.source,
+        confidence=factor.confidence,
     )
     item = PowerItem(name, limit, peak, provenance, formula, source, factor.factor, factor.confidence)
     return item, None, recommended
@@ -210,7 +225,9 @@ def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
         ), why
     if model and _LAPTOP.search(model):
-        why = tr("CPU: a laptop processor runs from its power adapter, not a desktop PSU; no class figure applies")
+        why = tr(
+            "CPU: a laptop processor runs from its power adapter, not a desktop PSU; no class figure applies"
+        )
         formula = tr("{cpu}: laptop class, power unknown", cpu=label)
         return PowerItem(
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
@@ -219,7 +236,9 @@ def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
         formula = tr(
             "{cpu}: desktop class, {sustained} W sustained (base power) and {peak} W peak (max turbo power) "
             "of a Core i9-13900K, the top mainstream part",
-            cpu=label, sustained=sig(DESKTOP_CPU_SUSTAINED, 6), peak=sig(DESKTOP_CPU_PEAK, 6),
+            cpu=label,
+            sustained=sig(DESKTOP_CPU_SUSTAINED, 6),
+            peak=sig(DESKTOP_CPU_PEAK, 6),
         )
         source = tr("{source} (secondary; estimate)", source=DESKTOP_CPU_SOURCE)
         return PowerItem("CPU", DESKTOP_CPU_SUSTAINED, DESKTOP_CPU_PEAK, "estimate", formula, source), None
@@ -227,12 +246,14 @@ def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
         tr(
             "{cpu}: workstation/server class, {watts} W as in Intel's PSU sizing example; "
             "high-core-count parts may draw more",
-            cpu=label, watts=sig(GENERIC_CPU_WATTS, 6),
+            cpu=label,
+            watts=sig(GENERIC_CPU_WATTS, 6),
         )
         if model and _HEDT_SERVER.search(model)
         else tr(
             "{cpu}: class not recognised, {watts} W as in Intel's PSU sizing example",
-            cpu=label, watts=sig(GENERIC_CPU_WATTS, 6),
+            cpu=label,
+            watts=sig(GENERIC_CPU_WATTS, 6),
         )
     )
     source = tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE)
@@ -245,7 +266,10 @@ def platform_item() -> PowerItem:
         PLATFORM_WATTS,
         PLATFORM_WATTS,
         "estimate",
-        tr("{watts} W for the rest of the hardware, as in Intel's PSU sizing example", watts=sig(PLATFORM_WATTS, 6)),
+        tr(
+            "{watts} W for the rest of the hardware, as in Intel's PSU sizing example",
+            watts=sig(PLATFORM_WATTS, 6),
+        ),
         tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE),
     )
 
@@ -299,7 +323,8 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             tr(
                 "Estimated draw: {sustained} W sustained, {peak} W in transient spikes "
                 "({gpus}; CPU and platform are estimates).",
-                sustained=_w(sustained), peak=_w(peak),
+                sustained=_w(sustained),
+                peak=_w(peak),
                 gpus=", ".join(f"{i.name} {_w(i.peak_watts)} W" for i in gpus) or tr("no GPU"),
             )
         )
@@ -307,7 +332,8 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
         reasons.append(
             tr(
                 "Known parts alone: {sustained} W sustained, {peak} W with spikes (lower bounds).",
-                sustained=_w(sustained), peak=_w(peak),
+                sustained=_w(sustained),
+                peak=_w(peak),
             )
         )
     reasons.extend(unknown)
@@ -327,11 +353,15 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
         reasons.append(tr("No PSU wattage entered."))
         advice.append(
             tr(
-                "Enter your PSU's rated wattage (printed on its label) to check it against the estimated {peak} W peak.",
+                "Enter your PSU's rated wattage (printed on its label) to check it against the "
+                "estimated {peak} W peak.",
                 peak=_w(peak),
             )
             if complete
-            else tr("Enter your PSU's rated wattage (printed on its label) to check it against the estimated load.")
+            else tr(
+                "Enter your PSU's rated wattage (printed on its label) to check it against the "
+                "estimated load."
+            )
         )
         if suggested is not None:
             advice.append(tr("For this machine a {watts} W PSU or larger would be ok.", watts=_w(suggested)))
@@ -341,13 +371,15 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             tr(
                 "The sustained load of {sustained} W exceeds the {psu} W PSU: a PSU's rating is what it "
                 "delivers continuously.",
-                sustained=_w(sustained), psu=sig(psu, 6),
+                sustained=_w(sustained),
+                psu=sig(psu, 6),
             )
             if complete
             else tr(
                 "The sustained load of {sustained} W (known parts alone) exceeds the {psu} W PSU: a PSU's "
                 "rating is what it delivers continuously.",
-                sustained=_w(sustained), psu=sig(psu, 6),
+                sustained=_w(sustained),
+                psu=sig(psu, 6),
             )
         )
     elif not complete:
@@ -358,8 +390,11 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             tr(
                 "Spikes of {peak} W are {share} of the {psu} W PSU, beyond even the ATX 3.0 tolerance of "
                 "{tolerance} for 1 ms ({source}).",
-                peak=_w(peak), share=percent(peak / psu), psu=sig(psu, 6),
-                tolerance=percent(ATX3_EXCURSION_1MS), source=ATX3_SOURCE,
+                peak=_w(peak),
+                share=percent(peak / psu),
+                psu=sig(psu, 6),
+                tolerance=percent(ATX3_EXCURSION_1MS),
+                source=ATX3_SOURCE,
             )
         )
     else:
@@ -368,10 +403,14 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             verdict = "tight"
             reasons.append(
                 tr(
-                    "Spikes of {peak} W exceed the {psu} W rating ({share}): a PSU built to ATX 3.x must carry "
+                    "Spikes of {peak} W exceed the {psu} W rating ({share}): a PSU built to ATX "
+                    "3.x must carry "
                     "180% for 1 ms and 200% for 100 µs ({source}), an older ATX 2.x unit has no such "
                     "requirement and may shut down.",
-                    peak=_w(peak), psu=sig(psu, 6), share=percent(peak / psu), source=ATX3_SOURCE,
+                    peak=_w(peak),
+                    psu=sig(psu, 6),
+                    share=percent(peak / psu),
+                    source=ATX3_SOURCE,
                 )
             )
         if sustained * SUSTAINED_HEADROOM > psu:
@@ -380,7 +419,10 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
                 tr(
                     "The sustained {sustained} W is {share} of the {psu} W PSU, less than the ~20% headroom "
                     "PSUs are sized with ({source}).",
-                    sustained=_w(sustained), share=percent(sustained / psu), psu=sig(psu, 6), source=HEADROOM_SOURCE,
+                    sustained=_w(sustained),
+                    share=percent(sustained / psu),
+                    psu=sig(psu, 6),
+                    source=HEADROOM_SOURCE,
                 )
             )
         if recommended is not None and psu < recommended:
@@ -388,9 +430,13 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
         if verdict == "ok":
             reasons.append(
                 tr(
-                    "The {psu} W PSU covers the {peak} W peak with {spare} W to spare and keeps the sustained "
+                    "The {psu} W PSU covers the {peak} W peak with {spare} W to spare and keeps "
+                    "the sustained "
                     "{sustained} W at {share} of its rating.",
-                    psu=sig(psu, 6), peak=_w(peak), spare=_w(psu - peak), sustained=_w(sustained),
+                    psu=sig(psu, 6),
+                    peak=_w(peak),
+                    spare=_w(psu - peak),
+                    sustained=_w(sustained),
                     share=percent(sustained / psu),
                 )
             )
@@ -399,14 +445,17 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             reasons.append(
                 tr(
                     "The {psu} W PSU is below the {recommended} W the GPU vendor recommends for {gpu}.",
-                    psu=sig(psu, 6), recommended=sig(recommended, 6), gpu=recommended_by,
+                    psu=sig(psu, 6),
+                    recommended=sig(recommended, 6),
+                    gpu=recommended_by,
                 )
             )
         else:
             reasons.append(
                 tr(
                     "The GPU vendor recommends at least {recommended} W for {gpu}: met.",
-                    recommended=sig(recommended, 6), gpu=recommended_by,
+                    recommended=sig(recommended, 6),
+                    gpu=recommended_by,
                 )
             )
 
@@ -416,11 +465,15 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
                 tr(
                     "A {suggested} W PSU would cover the {peak} W peak and leave 20% headroom over the "
                     "{sustained} W sustained load.",
-                    suggested=_w(suggested), peak=_w(peak), sustained=_w(sustained),
+                    suggested=_w(suggested),
+                    peak=_w(peak),
+                    sustained=_w(sustained),
                 )
             )
         if peak > psu and verdict == "tight":
-            advice.append(tr("If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so)."))
+            advice.append(
+                tr("If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so).")
+            )
         if gpus:
             advice.append(
                 tr("Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures.")

@@ -32,7 +32,6 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit
@@ -43,6 +42,7 @@ from rigcheck.core.estimate.memory import (
     default_context,
     resolve_quant,
 )
+from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import fmt_bytes
@@ -326,7 +326,9 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
     if best is None:
         smallest = rungs[-1]
         first = smallest.result.reasons[0] if smallest.result.reasons else ""
-        return [tr("no format runs on this machine; even {quant}: {reason}", quant=smallest.quant, reason=first)]
+        return [
+            tr("no format runs on this machine; even {quant}: {reason}", quant=smallest.quant, reason=first)
+        ]
     out: list[str] = []
     index = rungs.index(best)
     if best.result.estimate.workload != "inference":
@@ -335,28 +337,33 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
         out.append(
             tr(
                 "{quant} is the fastest format that runs here at ≥ {floor}, Q4_K_M or better where one does",
-                quant=best.quant, floor=floor,
+                quant=best.quant,
+                floor=floor,
             )
         )
     elif best.where == "gpu" and _usable(best):
         out.append(
             tr(
                 "{quant} is the highest-quality format that runs entirely on the GPU at ≥ {floor}",
-                quant=best.quant, floor=floor,
+                quant=best.quant,
+                floor=floor,
             )
         )
     elif _usable(best):
         out.append(
             tr(
                 "{quant} is the highest-quality format that runs at ≥ {floor}: it {words}",
-                quant=best.quant, floor=floor, words=best.words,
+                quant=best.quant,
+                floor=floor,
+                words=best.words,
             )
         )
     else:
         out.append(
             tr(
                 "no format of Q4_K_M quality or better reaches {floor} here: {quant} is the fastest of them",
-                quant=best.quant, floor=floor,
+                quant=best.quant,
+                floor=floor,
             )
         )
     better = rungs[:index]
@@ -367,17 +374,30 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
             out.append(tr("not {quant}: it does not fit ({reason})", quant=nxt.quant, reason=reason))
         elif prefer == "speed":
             out.append(
-                tr("not {quant}: slower ({speed}, {words})", quant=nxt.quant, speed=_speed_text(nxt), words=nxt.words)
+                tr(
+                    "not {quant}: slower ({speed}, {words})",
+                    quant=nxt.quant,
+                    speed=_speed_text(nxt),
+                    words=nxt.words,
+                )
             )
         elif nxt.where != "gpu" and best.where == "gpu":
             out.append(
-                tr("not {quant}: it {words}, at {speed}", quant=nxt.quant, words=nxt.words, speed=_speed_text(nxt))
+                tr(
+                    "not {quant}: it {words}, at {speed}",
+                    quant=nxt.quant,
+                    words=nxt.words,
+                    speed=_speed_text(nxt),
+                )
             )
         else:
             out.append(
                 tr(
                     "not {quant}: {speed} is below {floor} (it {words})",
-                    quant=nxt.quant, speed=_speed_text(nxt), floor=floor, words=nxt.words,
+                    quant=nxt.quant,
+                    speed=_speed_text(nxt),
+                    floor=floor,
+                    words=nxt.words,
                 )
             )
     quick = choose(rungs, "speed", catalog) if prefer == "quality" else None
@@ -385,7 +405,9 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
         out.append(
             tr(
                 "--prefer speed would pick {quant} ({speed}, {words})",
-                quant=quick.quant, speed=_speed_text(quick), words=quick.words,
+                quant=quick.quant,
+                speed=_speed_text(quick),
+                words=quick.words,
             )
         )
     return out

@@ -532,7 +532,8 @@ class FitPage(QWidget):
         active = f", {num(arch.params_active / 1e9, 1, group=False)}B {tr('active')}" if arch.is_moe else ""
         self.title.setText(model.name)
         self.subtitle.setText(
-            f"{arch.model_type} · {num(arch.params_total / 1e9, 2, group=False)}B {tr('parameters')}{active} · "
+            f"{arch.model_type} · {num(arch.params_total / 1e9, 2, group=False)}B "
+            f"{tr('parameters')}{active} · "
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
@@ -669,7 +670,8 @@ class FitPage(QWidget):
         self.context_value.setValue(runs)
         gpu = f"{num(on_gpu)} {tr('tokens')}" if on_gpu is not None else tr("not even 512 tokens")
         self.solver_text.setText(
-            f"{tr('Longest context that runs')}: {num(runs)} {tr('tokens')} · {tr('entirely on the GPU')}: {gpu}"
+            f"{tr('Longest context that runs')}: {num(runs)} {tr('tokens')} · "
+            f"{tr('entirely on the GPU')}: {gpu}"
         )
 
     @Slot()

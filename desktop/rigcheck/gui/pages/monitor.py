@@ -627,10 +627,14 @@ class MonitorPage(QWidget):
             cap = next(iter(capacities.values()))
             lines.append(RefLine(cap, "#8c8f96", tr("capacity") + f" {num(cap, 1, group=False)} GiB"))
             card.detail.setText(
-                tr("capacity") + f" {num(cap, 1, group=False)} GiB" + (" " + tr("each") if len(gpus) > 1 else "")
+                tr("capacity")
+                + f" {num(cap, 1, group=False)} GiB"
+                + (" " + tr("each") if len(gpus) > 1 else "")
             )
         else:
-            lines += [RefLine(c, gpu_pen(i), f"GPU {i} {num(c, group=False)} GiB") for i, c in capacities.items()]
+            lines += [
+                RefLine(c, gpu_pen(i), f"GPU {i} {num(c, group=False)} GiB") for i, c in capacities.items()
+            ]
             card.detail.setText("" if capacities else tr("capacity not recorded"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -668,7 +672,9 @@ class MonitorPage(QWidget):
         psu = self._psu_watts()
         if psu and known:
             detail.append(
-                tr("{share} of the {psu} W PSU").format(share=f"{percent(total_now / psu)}", psu=f"{num(psu, group=False)}")
+                tr("{share} of the {psu} W PSU").format(
+                    share=f"{percent(total_now / psu)}", psu=f"{num(psu, group=False)}"
+                )
             )
         card.detail.setText(" · ".join(detail))
 
@@ -694,7 +700,9 @@ class MonitorPage(QWidget):
             lines = [RefLine(value, "#c8433a", tr("slows down at") + f" {num(value, group=False)} °C")]
             card.detail.setText(tr("slows down at") + f" {num(value, group=False)} °C")
         else:
-            lines = [RefLine(v, gpu_pen(i), f"GPU {i} {num(v, group=False)} °C") for i, v in slowdowns.items()]
+            lines = [
+                RefLine(v, gpu_pen(i), f"GPU {i} {num(v, group=False)} °C") for i, v in slowdowns.items()
+            ]
             card.detail.setText("" if slowdowns else tr("slowdown threshold not reported"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)

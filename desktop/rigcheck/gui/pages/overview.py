@@ -265,7 +265,8 @@ class OverviewPage(QWidget):
         glyph, words, colour = POWER_VERDICTS[budget.verdict]
         lines = [
             f"<span style='color:{colour}'><b>{glyph} {tr(words)}</b></span> · "
-            f"{tr('sustained')} {num(budget.sustained_watts, group=False)} W · {tr('peaks')} {num(budget.peak_watts, group=False)} W"
+            f"{tr('sustained')} {num(budget.sustained_watts, group=False)} W · {tr('peaks')} "
+            f"{num(budget.peak_watts, group=False)} W"
             + (
                 f" · {tr('headroom')} {num(budget.headroom_watts, group=False)} W"
                 if budget.headroom_watts is not None

@@ -508,7 +508,8 @@ class UpgradePage(QWidget):
             headroom = budget.headroom_watts
             room = f"{headroom:+.0f} W" if headroom is not None else tr("unknown")
             return (
-                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} {num(budget.peak_watts, group=False)} W · "
+                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} "
+                f"{num(budget.peak_watts, group=False)} W · "
                 f"{tr('headroom')} {room}"
             )
 
@@ -585,7 +586,11 @@ class UpgradePage(QWidget):
             else:
                 price = tr("price unknown")
             speed = f"~{approx_speed(option.tokens_per_s)} {tr('tokens/s')}" if option.tokens_per_s else ""
-            rent = f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h" if option.rent_usd_hour else ""
+            rent = (
+                f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
+                if option.rent_usd_hour
+                else ""
+            )
             needs = [n.removeprefix("also needs ") for n in option.notes if n.startswith("also needs ")]
             extra = (
                 f"<br>&nbsp;&nbsp;{tr('also needs')}: " + "; ".join(html.escape(n) for n in needs)
