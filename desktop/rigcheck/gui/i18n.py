@@ -47,4 +47,7 @@ def set_language(code: str) -> None:
     _core.set_language(code)
     # Qt widgets created from now on (spin boxes, validators) format numbers in the same language;
     # without this a spin box shows the system locale's "1,0 s" next to English text, or the reverse.
-    QLocale.setDefault(qlocale())
+    # Only on a real change: QLocale.setDefault is not safe while worker threads may use QLocale.
+    wanted = qlocale()
+    if QLocale().name() != wanted.name():
+        QLocale.setDefault(wanted)
