@@ -30,7 +30,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
     arch = arch_of(facts.catalog, gpu)
     findings = []
     for precision in PRECISIONS:
-        subject = f"{precision} on {gpu.name}"
+        subject = tr("{precision} on {gpu}", precision=precision, gpu=gpu.name)
         if arch is None:
             what = gpu.compute_capability or gpu.gfx_target or "its architecture"
             findings.append(

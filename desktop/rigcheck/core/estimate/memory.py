@@ -440,7 +440,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         terms.append(
             Term(
                 "overhead",
-                "CUDA context and buffers",
+                tr("CUDA context and buffers"),
                 300 * MIB,
                 "estimate",
                 tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),

@@ -106,7 +106,7 @@ class Rung:
         q = self.quality
         if q is None:
             return ""
-        return f"{q.ppl_delta:+.4f} perplexity on {q.measured_on}"
+        return tr("{delta} perplexity on {model}", delta=f"{q.ppl_delta:+.4f}", model=q.measured_on)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import CPU, GPU, Machine
 
 CPU_CLASS = "cpu"
@@ -99,8 +100,8 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             memory.bandwidth_bytes_per_s,
             source,
-            f"{memory.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
-            f"({memory.bandwidth_source or 'from the snapshot'})",
+            f"{num(memory.bandwidth_bytes_per_s / 1e9, group=False)} GB/s "
+            f"({tr(memory.bandwidth_source or 'from the snapshot')})",
         )
     platform = cpu_platform(catalog, machine.cpu.model)
     if platform is not None:
@@ -108,10 +109,16 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             bw,
             "catalog",
-            f"{bw / 1e9:.0f} GB/s: {platform.name}, {platform.channels} channels × "
-            f"{platform.mt_per_s} MT/s ({platform.source})",
+            tr(
+                "{bw} GB/s: {platform}, {channels} channels × {mts} MT/s ({source})",
+                bw=num(bw / 1e9, group=False),
+                platform=platform.name,
+                channels=platform.channels,
+                mts=platform.mt_per_s,
+                source=platform.source,
+            ),
         )
-    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", DEFAULT_HOST_SOURCE)
+    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
 
 
 def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None = None) -> Machine:
