@@ -214,7 +214,7 @@ def _weights(
         layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
         other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
-        term = Term("weights", "weights", weights.total_bytes, "file", f"sum of tensor sizes in {files}")
+        term = Term("weights", tr("weights"), weights.total_bytes, "file", f"sum of tensor sizes in {files}")
         return term, layers, other, int(other * embed_share)
     if quant is None:
         raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
@@ -284,7 +284,7 @@ def _weights(
     if quant.kind == "gguf" and quant.file_bpw is not None:
         provenance = "estimate"
     total = sum(per_layer) + other
-    term = Term("weights", f"weights ({quant.name})", total, provenance, formula, source)
+    term = Term("weights", tr("weights ({quant})", quant=quant.name), total, provenance, formula, source)
     return term, per_layer, other, embed
 
 
@@ -373,14 +373,14 @@ def _kv_cache(
             f"; MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
         )
     source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
-    terms.append(Term("kv_cache", "KV cache", attention, "estimate", formula, source))
+    terms.append(Term("kv_cache", tr("KV cache"), attention, "estimate", formula, source))
     linear = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k == "linear")
     if linear:
         n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
         terms.append(
             Term(
                 "kv_cache",
-                "recurrent state",
+                tr("recurrent state"),
                 linear,
                 "estimate",
                 tr(
@@ -406,7 +406,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    "compute buffer",
+                    tr("compute buffer"),
                     buffer,
                     "estimate",
                     tr(
@@ -424,7 +424,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    "compute buffer",
+                    tr("compute buffer"),
                     logits + mask,
                     "estimate",
                     tr(
@@ -452,7 +452,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         return [
             Term(
                 "activations",
-                "activation peak",
+                tr("activation peak"),
                 int(1.26 * GIB),
                 "estimate",
                 "1.26 GiB peak activations measured for an 8B model at default settings",
@@ -460,7 +460,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             ),
             Term(
                 "overhead",
-                "non-torch memory (CUDA context, NCCL)",
+                tr("non-torch memory (CUDA context, NCCL)"),
                 int(1.79 * GIB),
                 "estimate",
                 "1.79 GiB measured outside PyTorch's allocator",
@@ -470,7 +470,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     return [
         Term(
             "overhead",
-            "runtime overhead",
+            tr("runtime overhead"),
             int(weights * 0.2),
             "estimate",
             "20% of the weights for activations, CUDA context and allocator slack",
@@ -532,7 +532,7 @@ def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Chec
     formula += f" + logits s·b·V·4 B ({arch.vocab_size:,}-token vocabulary)"
     return Term(
         "activations",
-        f"activations ({checkpointing} checkpointing)",
+        tr("activations ({checkpointing} checkpointing)", checkpointing=checkpointing),
         int(total + logits),
         "estimate",
         formula,
@@ -550,16 +550,21 @@ def _training_terms(
     if req.workload == "full":
         terms.append(
             Term(
-                "weights", "weights (bf16)", 2 * params, provenance, f"{params:,} parameters × 2 bytes", ZERO
+                "weights",
+                tr("weights (bf16)"),
+                2 * params,
+                provenance,
+                f"{params:,} parameters × 2 bytes",
+                ZERO,
             )
         )
         terms.append(
-            Term("gradients", "gradients (bf16)", 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
+            Term("gradients", tr("gradients (bf16)"), 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
         )
         terms.append(
             Term(
                 "optimizer",
-                "AdamW states (fp32 master, m, v)",
+                tr("AdamW states (fp32 master, m, v)"),
                 12 * params,
                 provenance,
                 f"{params:,} × 12 bytes",
@@ -574,29 +579,40 @@ def _training_terms(
             body = params - arch.embed_params - arch.head_params
             base = int(body * 4.127 / 8) + 2 * (arch.embed_params + arch.head_params)
             terms.append(
-                Term("weights", "base weights (NF4, double quant)", base, "estimate",
+                Term("weights", tr("base weights (NF4, double quant)"), base, "estimate",
                      "layer parameters × 4.127 bits / 8 + embedding and head × 2 bytes", QLORA)
             )  # fmt: skip
         else:
             quant = catalog.quant("bf16")
             terms.append(
                 Term(
-                    "weights", "base weights (bf16, frozen)", 2 * params, provenance, f"{params:,} × 2 bytes"
+                    "weights",
+                    tr("base weights (bf16, frozen)"),
+                    2 * params,
+                    provenance,
+                    f"{params:,} × 2 bytes",
                 )
             )
         targets = ",".join(req.lora_targets)
         terms.append(
-            Term("weights", "LoRA adapters", 2 * adapters, "estimate",
+            Term("weights", tr("LoRA adapters"), 2 * adapters, "estimate",
                  f"rank {req.lora_rank} × (in + out) over {targets} in {arch.num_layers} layers "
                  f"= {adapters:,} parameters × 2 bytes")
         )  # fmt: skip
         terms.append(
-            Term("gradients", "adapter gradients", 2 * adapters, "estimate", f"{adapters:,} × 2 bytes", ZERO)
+            Term(
+                "gradients",
+                tr("adapter gradients"),
+                2 * adapters,
+                "estimate",
+                f"{adapters:,} × 2 bytes",
+                ZERO,
+            )
         )
         terms.append(
             Term(
                 "optimizer",
-                "adapter AdamW states",
+                tr("adapter AdamW states"),
                 12 * adapters,
                 "estimate",
                 f"{adapters:,} × 12 bytes",
@@ -607,7 +623,7 @@ def _training_terms(
     terms.append(
         Term(
             "overhead",
-            "CUDA context",
+            tr("CUDA context"),
             2 * 10**9,
             "estimate",
             "2 GB",

@@ -633,7 +633,7 @@ class FitPage(QWidget):
         est = result.estimate
         rows = "".join(
             f"<tr><td><b>{esc(t.name)}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td>"
-            f"<td>{esc(t.provenance)}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
+            f"<td>{esc(tr(t.provenance))}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
             for t in est.terms
         )
         notes = "".join(f"<li>{esc(n)}</li>" for n in (*est.model.notes, *est.notes))
