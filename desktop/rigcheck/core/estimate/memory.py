@@ -214,7 +214,13 @@ def _weights(
         layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
         other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
-        term = Term("weights", tr("weights"), weights.total_bytes, "file", f"sum of tensor sizes in {files}")
+        term = Term(
+            "weights",
+            tr("weights"),
+            weights.total_bytes,
+            "file",
+            tr("sum of tensor sizes in {files}", files=files),
+        )
         return term, layers, other, int(other * embed_share)
     if quant is None:
         raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
@@ -235,9 +241,13 @@ def _weights(
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = (
-            f"layers × {body_bpw:.3f} bits ({quant.name} layer average) + output × {out_bpw:g} bits"
-            f" + input embedding × {quant.bits_per_weight:g} bits, / 8"
+        formula = tr(
+            "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+            "× {embed} bits, / 8",
+            body=num(body_bpw, 3, group=False),
+            quant=quant.name,
+            out=sig(out_bpw, 6),
+            embed=sig(quant.bits_per_weight, 6),
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
@@ -252,8 +262,10 @@ def _weights(
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
-        formula = (
-            f"routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF"
+        formula = tr(
+            "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
+            bpw=bpw,
+            rest=rest,
         )
         source = LLAMA_CPP_MX_SOURCE
     elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
@@ -264,12 +276,15 @@ def _weights(
                 int(expert * bpw / 8 + (p - expert) * 2)
                 for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
             )
-            formula = (
-                f"routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes"
+            formula = tr(
+                "routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes",
+                bpw=bpw,
             )
         else:
             per_layer = tuple(int(p * bpw / 8) for p in layer_params)
-            formula = f"layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)"
+            formula = tr(
+                "layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)", bpw=bpw
+            )
         other = embed_head * 2
         embed = arch.embed_params * 2
         source = quant.source
@@ -278,7 +293,7 @@ def _weights(
         per_layer = tuple(int(p * bpw / 8) for p in layer_params)
         other = int(embed_head * bpw / 8)
         embed = int(arch.embed_params * bpw / 8)
-        formula = f"{arch.params_total:,} parameters × {bpw:g} bits / 8"
+        formula = tr("{params} parameters × {bpw} bits / 8", params=num(arch.params_total), bpw=sig(bpw, 6))
         source = quant.source
     provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
     if quant.kind == "gguf" and quant.file_bpw is not None:
@@ -515,21 +530,25 @@ def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Chec
         stored = 2 * s * b * h * arch.num_layers
         working = per_layer_linear
         total = stored + working
-        formula = (
-            f"2·s·b·h × {arch.num_layers} layers (checkpointed inputs) "
-            "+ one layer's working set s·b·h·(18 + 4·ffn/h)"
+        formula = tr(
+            "2·s·b·h × {layers} layers (checkpointed inputs) + one layer's working set s·b·h·(18 + 4·ffn/h)",
+            layers=arch.num_layers,
         )
     elif checkpointing == "selective":
         total = per_layer_linear * arch.num_layers
-        formula = f"s·b·h·(18 + 4·ffn/h) × {arch.num_layers} layers (attention recomputed or flash attention)"
+        formula = tr(
+            "s·b·h·(18 + 4·ffn/h) × {layers} layers (attention recomputed or flash attention)",
+            layers=arch.num_layers,
+        )
     else:
         attention = 5 * arch.num_heads * s / h
         total = s * b * h * (18 + 4 * ffn / h + attention) * arch.num_layers
-        formula = (
-            f"s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {arch.num_layers} layers (no recomputation, attention stored)"
+        formula = tr(
+            "s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {layers} layers (no recomputation, attention stored)",
+            layers=arch.num_layers,
         )
     logits = s * b * arch.vocab_size * 4
-    formula += f" + logits s·b·V·4 B ({arch.vocab_size:,}-token vocabulary)"
+    formula += " + " + tr("logits s·b·V·4 B ({vocab}-token vocabulary)", vocab=num(arch.vocab_size))
     return Term(
         "activations",
         tr("activations ({checkpointing} checkpointing)", checkpointing=checkpointing),
@@ -647,7 +666,13 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
     kv_type, elem = kv_bytes_per_element(catalog, req.kv_type)
     notes: list[str] = []
     if arch.max_context and context > arch.max_context:
-        notes.append(f"context {context:,} is beyond the model's maximum of {arch.max_context:,}")
+        notes.append(
+            tr(
+                "context {context} is beyond the model's maximum of {limit}",
+                context=num(context),
+                limit=num(arch.max_context),
+            )
+        )
 
     kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
     host = 0
@@ -655,10 +680,17 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         quant = resolve_quant(catalog, req.quant) if req.quant else None
         if quant is None and model.weights is None:
             quant = resolve_quant(catalog, model.native_quant or "bf16")
-            released = (
-                "the format it is released in" if model.native_quant else "bf16, its format being unknown"
+            notes.append(
+                tr(
+                    "no weight format asked for: sized as {quant}, the format it is released in",
+                    quant=quant.name,
+                )
+                if model.native_quant
+                else tr(
+                    "no weight format asked for: sized as {quant}, bf16, its format being unknown",
+                    quant=quant.name,
+                )
             )
-            notes.append(f"no weight format asked for: sized as {quant.name}, {released}")
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
         if req.engine == "llama.cpp":
             # The input embedding stays in host memory; a tied head is a second copy on the GPU.
