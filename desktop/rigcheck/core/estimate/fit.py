@@ -841,11 +841,22 @@ def _training_speed(
     mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
     tokens_per_step = est.context * est.batch
     t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
-    moe = f", {active:,} of {arch.params_total:,} parameters active" if arch.is_moe else ""
-    base = "6N" if est.workload == "full" else "4N (frozen base: no weight gradients)"
+    moe = (
+        ", " + tr("{active} of {total} parameters active", active=num(active), total=num(arch.params_total))
+        if arch.is_moe
+        else ""
+    )
+    base = "6N" if est.workload == "full" else tr("4N (frozen base: no weight gradients)")
     explanation.append(
-        f"{per_param}·N FLOPs per token ({base}{', +2N recompute' if recompute else ''}{moe}) "
-        f"at {mfu:.0%} of {peak:g} TFLOPS"
+        tr(
+            "{per_param}·N FLOPs per token ({base}{recompute}{moe}) at {mfu} of {peak} TFLOPS",
+            per_param=per_param,
+            base=base,
+            recompute=", " + tr("+2N recompute") if recompute else "",
+            moe=moe,
+            mfu=percent(mfu),
+            peak=sig(peak, 6),
+        )
     )
     bound: Bound = "compute"
     step = t_compute

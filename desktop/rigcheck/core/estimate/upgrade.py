@@ -278,20 +278,21 @@ def _money(value: float) -> str:
 
 def _price_note(cost: GpuCost, count: int) -> list[str]:
     notes = []
-    each = " each" if count > 1 else ""
+    each = " " + tr("each") if count > 1 else ""
     if cost.purchase is not None:
         when = f", {cost.purchase.date}" if cost.purchase.date else ""
         kind = {"launch": "launch price", "street": "street price", "user": "your price"}.get(
             cost.purchase.kind, "price"
         )
-        used = ", used" if cost.purchase.used else ""
-        notes.append(f"{kind} {_money(cost.purchase.usd)}{each}{used}{when} ({cost.purchase.source})")
+        used = ", " + tr("used") if cost.purchase.used else ""
+        notes.append(f"{tr(kind)} {_money(cost.purchase.usd)}{each}{used}{when} ({cost.purchase.source})")
     else:
-        notes.append(f"purchase price unknown: the catalog has none for {cost.name}")
+        notes.append(tr("purchase price unknown: the catalog has none for {gpu}", gpu=cost.name))
     if cost.rent_per_hour is not None:
         when = f", {cost.rent_per_hour.date}" if cost.rent_per_hour.date else ""
         notes.append(
-            f"cloud rent {_money(cost.rent_per_hour.usd)}/h{each}{when} ({cost.rent_per_hour.source})"
+            tr("cloud rent")
+            + f" {_money(cost.rent_per_hour.usd)}/h{each}{when} ({cost.rent_per_hour.source})"
         )
     return notes
 
@@ -659,9 +660,9 @@ def cheapest_gpus_for(
             continue
         extra: list[str] = []
         if box is not None and rent_only:
-            extra.append(f"to rent only: this machine is {box.why}")
+            extra.append(tr("to rent only: this machine is {why}", why=tr(box.why)))
         elif base is not None:
-            extra = [f"also needs {n}" for n in needs(base, trial, catalog, count)]
+            extra = [tr("also needs {what}", what=n) for n in needs(base, trial, catalog, count)]
         option = _gpu_option(model, est, spec, count, trial, tps=tps, prices=prices, extra=extra)
         options.append(replace(option, purchase_usd=None, rent_only=True) if rent_only else option)
     return _cheapest_first(options)
@@ -680,19 +681,35 @@ def _gpu_option(
     verdict: str = "fits",
 ) -> Option:
     cost = _cost(spec, prices)
-    where = "the GPU" if count == 1 else f"the {count} GPUs"
-    notes = [f"{est.quant_name}, {est.context:,}-token context, entirely on {where}", *extra]
+    values = {"quant": est.quant_name, "context": num(est.context), "count": count}
+    notes = [
+        tr("{quant}, {context}-token context, entirely on the GPU", **values)
+        if count == 1
+        else tr("{quant}, {context}-token context, entirely on the {count} GPUs", **values),
+        *extra,
+    ]
     if tps is None:
-        notes.append(f"speed unknown: the catalog has no tensor throughput or bandwidth for {spec.name}")
+        notes.append(
+            tr("speed unknown: the catalog has no tensor throughput or bandwidth for {gpu}", gpu=spec.name)
+        )
     if count > NODE_GPUS:
         notes.append(
-            f"{count} GPUs are more than one server's {NODE_GPUS}: {math.ceil(count / NODE_GPUS)} machines"
+            tr(
+                "{count} GPUs are more than one server's {node}: {machines} machines",
+                count=count,
+                node=NODE_GPUS,
+                machines=math.ceil(count / NODE_GPUS),
+            )
         )
     notes.extend(_price_note(cost, count))
     if cost.breakeven_hours is not None:
         notes.append(
-            f"buying beats renting after {cost.breakeven_hours:,.0f} hours of use "
-            f"({cost.breakeven_months or 0:.1f} months at {prices.utilization:.0%})"
+            tr(
+                "buying beats renting after {hours} hours of use ({months} months at {share})",
+                hours=num(cost.breakeven_hours),
+                months=num(cost.breakeven_months or 0, 1, group=False),
+                share=percent(prices.utilization),
+            )
         )
     return Option(
         description=f"{count} × {spec.name}",
