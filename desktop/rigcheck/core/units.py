@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+from rigcheck.core.i18n import num, sig, tr
+
 GIB = 1024**3
 MIB = 1024**2
 
 
-def fmt_bytes(value: int | float | None, unknown: str = "unknown") -> str:
-    """Binary units, as drivers and ``nvidia-smi`` count memory: 24 GiB, 512 MiB."""
+def fmt_bytes(value: int | float | None, unknown: str | None = None) -> str:
+    """Binary units, as drivers and ``nvidia-smi`` count memory: 24 GiB, 512 MiB (24,0 GiB in Italian)."""
     if value is None:
-        return unknown
+        return tr("unknown") if unknown is None else unknown
     if value < 0:
         return "-" + fmt_bytes(-value)
     for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
         if value >= size:
-            return f"{value / size:.1f} {unit}"
+            return f"{num(value / size, 1, group=False)} {unit}"
     return f"{int(value)} B"
 
 
-def fmt_watts(value: float | None, unknown: str = "unknown") -> str:
+def fmt_watts(value: float | None, unknown: str | None = None) -> str:
     if value is None:
-        return unknown
-    return f"{value:.0f} W"
+        return tr("unknown") if unknown is None else unknown
+    return f"{num(value, group=False)} W"
 
 
 def approx_speed(tokens_per_s: float) -> str:
@@ -31,6 +33,6 @@ def approx_speed(tokens_per_s: float) -> str:
     if tokens_per_s <= 0 or tokens_per_s != tokens_per_s:  # noqa: PLR0124 - NaN check
         return "0"
     if tokens_per_s < 10:
-        return f"{tokens_per_s:.2g}"
+        return sig(tokens_per_s)
     digits = len(str(int(tokens_per_s))) - 2
-    return f"{round(tokens_per_s, -digits):,.0f}"
+    return num(round(tokens_per_s, -digits))

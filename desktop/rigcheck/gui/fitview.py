@@ -14,6 +14,7 @@ from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, where_of
+from rigcheck.core.i18n import num
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 
@@ -62,7 +63,7 @@ class FitView:
         """ "Q4_K_M · ~95 tokens/s" (the words are shown apart, translated)."""
         parts = [self.quant] if self.quant else []
         if self.tokens_per_s is not None:
-            parts.append(f"~{self.tokens_per_s:,.0f} tokens/s")
+            parts.append(f"~{num(self.tokens_per_s)} tokens/s")
         return " · ".join(parts)
 
 

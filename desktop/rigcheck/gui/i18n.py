@@ -1,29 +1,34 @@
-"""Translations: English source strings, Italian (and any language added as a TOML file).
+"""Translations for the GUI: the core's one mechanism (:mod:`rigcheck.core.i18n`) plus the system locale.
 
 A translator edits ``resources/translations/<lang>.toml``: one ``"English" = "Translation"`` line per
 string, plain text, no tools needed. ``tr()`` looks the current language up; a missing entry falls back
 to English, and ``tests/gui/test_i18n.py`` fails when a string shown by the GUI has no Italian entry.
-The language follows the system locale unless the user picks one in the View menu.
+The core's sentences (fit reasons, compatibility findings, the PSU budget, …) go through the same
+table, so setting the language here translates them too. The language follows the system locale unless
+the user picks one in the View menu; spin boxes and other Qt number widgets get the matching QLocale.
 """
 
 from __future__ import annotations
 
-import tomllib
-from importlib.resources import files
-
 from PySide6.QtCore import QLocale
 
-LANGUAGES = {"en": "English", "it": "Italiano"}
+from rigcheck.core import i18n as _core
+from rigcheck.core.i18n import LANGUAGES, language, num, percent, seen, sig, tr
 
+__all__ = [
+    "LANGUAGES",
+    "language",
+    "num",
+    "percent",
+    "qlocale",
+    "seen",
+    "set_language",
+    "sig",
+    "system_language",
+    "tr",
+]
 
-class _Current:
-    code = "en"
-    table: dict[str, str] = {}  # noqa: RUF012 - replaced whole, never mutated
-
-
-_current = _Current()
-#: every string tr() was asked for, so the tests can check the translation table covers the GUI
-seen: set[str] = set()
+_QLOCALES = {"en": QLocale.Language.English, "it": QLocale.Language.Italian}
 
 
 def system_language() -> str:
@@ -31,19 +36,18 @@ def system_language() -> str:
     return name if name in LANGUAGES else "en"
 
 
+def qlocale() -> QLocale:
+    """The QLocale of the chosen language, for spin boxes and any number Qt formats itself."""
+    if language() == "en":
+        return QLocale(QLocale.Language.English, QLocale.Country.UnitedStates)
+    return QLocale(_QLOCALES[language()])
+
+
 def set_language(code: str) -> None:
-    code = code if code in LANGUAGES else "en"
-    table: dict[str, str] = {}
-    if code != "en":
-        text = files("rigcheck.resources").joinpath(f"translations/{code}.toml").read_text(encoding="utf-8")
-        table = {str(k): str(v) for k, v in tomllib.loads(text).items()}
-    _current.code, _current.table = code, table
-
-
-def language() -> str:
-    return _current.code
-
-
-def tr(text: str) -> str:
-    seen.add(text)
-    return _current.table.get(text, text)
+    _core.set_language(code)
+    # Qt widgets created from now on (spin boxes, validators) format numbers in the same language;
+    # without this a spin box shows the system locale's "1,0 s" next to English text, or the reverse.
+    # Only on a real change: QLocale.setDefault is not safe while worker threads may use QLocale.
+    wanted = qlocale()
+    if QLocale().name() != wanted.name():
+        QLocale.setDefault(wanted)

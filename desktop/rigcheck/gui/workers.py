@@ -7,7 +7,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 
 class _Signals(QObject):
@@ -36,10 +36,26 @@ def submit(
     pool: QThreadPool, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
 ) -> Job:
     job = Job(fn)
-    job.signals.finished.connect(on_done)
-    job.signals.failed.connect(on_error)
+    signals = job.signals
+    signals.finished.connect(on_done)
+    signals.failed.connect(on_error)
+    # The result reaches the GUI thread as a queued event addressed to ``signals``. Keep it alive until
+    # that event has been handled: otherwise the pool's auto-deleted job can drop the last reference
+    # first and Qt delivers the event to a freed Python wrapper (a segfault in Sbk_GetPyOverride, seen
+    # under pytest-qt about one run in seven).
+    _in_flight.add(signals)
+
+    def release(_value: object = None) -> None:
+        QTimer.singleShot(0, lambda: _in_flight.discard(signals))
+
+    signals.finished.connect(release)
+    signals.failed.connect(release)
     pool.start(job)
     return job
+
+
+#: the signal objects of jobs whose result has not been delivered yet (see ``submit``)
+_in_flight: set[_Signals] = set()
 
 
 def report_exception(exc: BaseException, what: str, *, debug: bool) -> None:

@@ -8,6 +8,7 @@ from packaging.version import Version
 
 from rigcheck.core.catalog import CudaMajor, CudaRelease
 from rigcheck.core.compat._base import Check, Facts, Finding, Status, combine, dotted, minor, version
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
@@ -45,17 +46,29 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
 
     if floor is None:
         return replace(
-            check, fix=f"Update the NVIDIA driver to one that supports {what}.", cause="driver-too-old"
+            check,
+            fix=tr("Update the NVIDIA driver to one that supports {what}.", what=what),
+            cause="driver-too-old",
         )
     advice = advise(facts, floor)
     if advice is None:
         limit = last_branch(facts)
-        where = (
-            f"R{limit[0]} is the last driver branch for {limit[1]}" if limit else "no supported branch has it"
+        reason = (
+            tr(
+                "{what} needs driver {floor} or newer, and R{branch} is the last driver branch for {gpus}",
+                what=what,
+                floor=floor,
+                branch=limit[0],
+                gpus=limit[1],
+            )
+            if limit
+            else tr(
+                "{what} needs driver {floor} or newer, and no supported branch has it", what=what, floor=floor
+            )
         )
         return replace(
             check,
-            reason=f"{check.reason}; {what} needs driver {floor} or newer, and {where}",
+            reason=f"{check.reason}; {reason}",
             fix=None,
             cause="driver-unsupported",
         )
@@ -66,7 +79,11 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     """Can the driver run software built with CUDA ``cuda_text``? ``what`` names that software."""
     cuda = minor(cuda_text)
     if cuda is None:
-        return Check("unknown", f"{what}: CUDA version {cuda_text!r} is not readable", cause="missing-fact")
+        return Check(
+            "unknown",
+            tr("{what}: CUDA version {cuda} is not readable", what=what, cuda=repr(cuda_text)),
+            cause="missing-fact",
+        )
     need = toolkit_driver(facts, cuda)
     floor = major_floor(facts, cuda[0])
     major = major_of(facts, cuda[0])
@@ -74,13 +91,26 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     if facts.cuda_driver is not None:
         reported = dotted(facts.cuda_driver)
         if cuda <= facts.cuda_driver:
-            return Check("ok", f"the driver supports CUDA {reported} ≥ {dotted(cuda)} ({what})")
+            return Check(
+                "ok",
+                tr(
+                    "the driver supports CUDA {reported} ≥ {cuda} ({what})",
+                    reported=reported,
+                    cuda=dotted(cuda),
+                    what=what,
+                ),
+            )
         if cuda[0] == facts.cuda_driver[0]:
             check = Check(
                 "warn",
-                f"the driver supports CUDA {reported}, older than {what}'s {dotted(cuda)}: it runs through "
-                "CUDA minor-version compatibility (features that need a newer driver, such as JIT of newer "
-                "PTX, fail)",
+                tr(
+                    "the driver supports CUDA {reported}, older than {what}'s {cuda}: it runs through CUDA "
+                    "minor-version compatibility (features that need a newer driver, such as JIT "
+                    "of newer PTX, fail)",
+                    reported=reported,
+                    what=what,
+                    cuda=dotted(cuda),
+                ),
                 source=MINOR_COMPAT,
             )
             return _update_driver(
@@ -88,7 +118,12 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
             )
         check = Check(
             "fail",
-            f"the driver supports CUDA {reported}; {what} needs a CUDA {cuda[0]} driver",
+            tr(
+                "the driver supports CUDA {reported}; {what} needs a CUDA {major} driver",
+                reported=reported,
+                what=what,
+                major=cuda[0],
+            ),
             source=major_source,
         )
         return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
@@ -236,7 +271,7 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
     if arch is None or need is None:
         return Check(
             "unknown",
-            f"no source in the catalog says which CUDA first builds for CC {dotted(cc)}",
+            tr("no source in the catalog says which CUDA first builds for CC {cc}", cc=dotted(cc)),
             cause="missing-fact",
         )
     if have < need:

@@ -8,7 +8,6 @@ meets the need and that every NVIDIA GPU here can run; for Maxwell, Pascal and V
 
 from __future__ import annotations
 
-import calendar
 from dataclasses import dataclass
 
 from packaging.version import Version
@@ -16,6 +15,7 @@ from packaging.version import Version
 from rigcheck.core.catalog import DriverBranch
 from rigcheck.core.compat._base import Facts, version
 from rigcheck.core.compat._precision import arch_of
+from rigcheck.core.i18n import month_year, tr
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def branch_of(text: str | None) -> int | None:
 def month_name(month: str) -> str:
     """``"2028-06"`` -> ``"June 2028"``."""
     year, number = month.split("-")
-    return f"{calendar.month_name[int(number)]} {year}"
+    return month_year(int(year), int(number))
 
 
 def last_branch(facts: Facts) -> tuple[int, str] | None:
@@ -78,7 +78,7 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
     if limit is not None and wanted.major > limit[0]:
         return None
     if facts.driver_platform == "windows":
-        return DriverAdvice(need, None, f"Update the NVIDIA driver to {need} or newer.")
+        return DriverAdvice(need, None, tr("Update the NVIDIA driver to {need} or newer.", need=need))
     branches = sorted(
         (
             b
@@ -95,22 +95,26 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
         floor = need if wanted.major == number else first or entry.branch
         if first and wanted.major == number and (version(first) or wanted) > wanted:
             floor = first
-        kind = "long-term support" if entry.designation == "ltsb" else "production branch"
-        until = f", {kind} until {month_name(entry.eol)}" if entry.eol else ""
+        kind = tr("long-term support") if entry.designation == "ltsb" else tr("production branch")
+        until = ", " + tr("{kind} until {month}", kind=kind, month=month_name(entry.eol)) if entry.eol else ""
         last = (
-            f"; R{number} is the last branch for {limit[1]}"
+            "; " + tr("R{branch} is the last branch for {gpus}", branch=number, gpus=limit[1])
             if limit is not None and limit[0] == number
             else ""
         )
         return DriverAdvice(
             floor,
             entry.branch,
-            f"Update the NVIDIA driver to the R{number} branch ({floor} or a later {number}.xx"
-            f"{until}{last}).",
+            tr(
+                "Update the NVIDIA driver to the R{branch} branch ({floor} or a later {branch}.xx{details}).",
+                branch=number,
+                floor=floor,
+                details=until + last,
+            ),
         )
     if limit is not None:
         return None
-    return DriverAdvice(need, None, f"Update the NVIDIA driver to {need} or newer.")
+    return DriverAdvice(need, None, tr("Update the NVIDIA driver to {need} or newer.", need=need))
 
 
 def cuda_of_driver(facts: Facts, driver: str) -> str | None:
@@ -136,22 +140,38 @@ def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
     limit = last_branch(facts)
     entry = branch_entry(facts, number)
     if limit is not None and number == limit[0]:
-        note = f"R{number} is the last driver branch for {limit[1]}"
+        note = tr("R{branch} is the last driver branch for {gpus}", branch=number, gpus=limit[1])
         if entry is not None and entry.eol:
-            note += f" (supported until {month_name(entry.eol)})"
+            note += " " + tr("(supported until {month})", month=month_name(entry.eol))
         return "ok", note, None
     current = [
         b for b in facts.catalog.driver_branches if b.designation in ("ltsb", "pb") and is_current(facts, b)
     ]
     if entry is not None and is_current(facts, entry):
-        until = f" until {month_name(entry.eol)}" if entry.eol else ""
-        return "ok", f"R{number} is supported{until}", None
+        if entry.eol:
+            return (
+                "ok",
+                tr("R{branch} is supported until {month}", branch=number, month=month_name(entry.eol)),
+                None,
+            )
+        return "ok", tr("R{branch} is supported", branch=number), None
     if entry is not None and entry.eol:
-        why = f"R{number} reached its end of life in {month_name(entry.eol)}"
+        why = tr(
+            "R{branch} reached its end of life in {month}: it gets no more security fixes",
+            branch=number,
+            month=month_name(entry.eol),
+        )
     elif entry is not None and entry.designation == "legacy":
-        why = f"R{number} is a legacy branch that is no longer maintained"
+        why = tr(
+            "R{branch} is a legacy branch that is no longer maintained: it gets no more security fixes",
+            branch=number,
+        )
     else:
         names = ", ".join(f"R{b.branch}" for b in sorted(current, key=lambda b: int(b.branch)))
-        why = f"R{number} is not among NVIDIA's supported branches ({names})"
+        why = tr(
+            "R{branch} is not among NVIDIA's supported branches ({names}): it gets no more security fixes",
+            branch=number,
+            names=names,
+        )
     advice = advise(facts, str(number + 1))
-    return "warn", why + ": it gets no more security fixes", advice
+    return "warn", why, advice

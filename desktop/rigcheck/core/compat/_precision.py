@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rigcheck.core.catalog import Arch, Catalog
 from rigcheck.core.compat._base import Facts, Finding
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 PRECISIONS = ("bf16", "fp8", "fp4")
@@ -29,7 +30,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
     arch = arch_of(facts.catalog, gpu)
     findings = []
     for precision in PRECISIONS:
-        subject = f"{precision} on {gpu.name}"
+        subject = tr("{precision} on {gpu}", precision=precision, gpu=gpu.name)
         if arch is None:
             what = gpu.compute_capability or gpu.gfx_target or "its architecture"
             findings.append(
@@ -51,7 +52,11 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "unknown",
-                    f"no source in the catalog says whether {arch.name} runs {precision} natively",
+                    tr(
+                        "no source in the catalog says whether {arch} runs {precision} natively",
+                        arch=arch.name,
+                        precision=precision,
+                    ),
                     source=arch.source,
                     cause="missing-fact",
                 )
@@ -63,7 +68,7 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "ok",
-                    f"{arch.name} runs {precision} natively",
+                    tr("{arch} runs {precision} natively", arch=arch.name, precision=precision),
                     source=arch.source,
                 )
             )
@@ -82,8 +87,12 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
                     subject,
                     index,
                     "fail",
-                    f"{arch.name} has no native {precision}: it would not work here",
-                    fix=rule.fix if rule else None,
+                    tr(
+                        "{arch} has no native {precision}: it would not work here",
+                        arch=arch.name,
+                        precision=precision,
+                    ),
+                    fix=tr(rule.fix) if rule and rule.fix else None,
                     source=arch.source,
                     cause="arch-unsupported",
                 )

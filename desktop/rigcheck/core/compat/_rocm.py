@@ -6,6 +6,7 @@ from collections.abc import Collection
 
 from rigcheck.core.catalog import GfxOverride, RocmRelease
 from rigcheck.core.compat._base import Check, Facts, Finding, minor
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 
@@ -100,7 +101,12 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
             return Check(
                 found.status,
                 found.reason,
-                fix=f"Upgrade to ROCm {later[0].version}, which supports {gfx} officially; or: {found.fix}",
+                fix=tr(
+                    "Upgrade to ROCm {version}, which supports {gfx} officially; or: {fix}",
+                    version=later[0].version,
+                    gfx=gfx,
+                    fix=found.fix,
+                ),
                 source=found.source,
                 command=found.command,
                 cause="arch-unofficial",

@@ -22,6 +22,7 @@ from rigcheck.core.compat._base import (
 )
 from rigcheck.core.compat._cuda import driver_supports
 from rigcheck.core.compat._rocm import override_check
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 #: the backends a GPU of each vendor can use, preferred first (later ones are fallbacks)
@@ -84,14 +85,23 @@ def installed(facts: Facts, framework: str) -> Installed | None:
 # -- one requirement each --------------------------------------------------------------------------
 
 
+def _fix(rule: FrameworkRule) -> str | None:
+    """The catalog's fix in the current language (an entry in the translation table, else English)."""
+    return tr(rule.fix) if rule.fix else None
+
+
 def _os_check(rule: FrameworkRule, facts: Facts) -> Check:
     if facts.os is None:
-        return Check("unknown", "the OS is not known", cause="missing-fact")
+        return Check("unknown", tr("the OS is not known"), cause="missing-fact")
     names = "/".join(OS_NAMES.get(o, o) for o in rule.os)
     if facts.os in rule.os:
-        return Check("ok", f"runs on {OS_NAMES.get(facts.os, facts.os)}" + (" (WSL)" if facts.wsl else ""))
+        return Check(
+            "ok", tr("runs on {os}", os=OS_NAMES.get(facts.os, facts.os)) + (" (WSL)" if facts.wsl else "")
+        )
     return Check(
-        "fail", f"runs on {names} only, not {OS_NAMES.get(facts.os, facts.os)}", cause="os-unsupported"
+        "fail",
+        tr("runs on {names} only, not {os}", names=names, os=OS_NAMES.get(facts.os, facts.os)),
+        cause="os-unsupported",
     )
 
 
@@ -100,7 +110,7 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
         return []
     cc = minor(gpu.compute_capability)
     if cc is None:
-        return [Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")]
+        return [Check("unknown", tr("the GPU's compute capability is not known"), cause="missing-fact")]
     checks = []
     low, high, listed = minor(rule.min_cc), minor(rule.max_cc), minor(rule.listed_max_cc)
     if low is not None:
@@ -108,7 +118,7 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
         checks.append(
             Check(
                 "ok" if ok else "fail",
-                f"CC {dotted(cc)} {'≥' if ok else '<'} {rule.min_cc} needed",
+                tr("CC {cc} {op} {need} needed", cc=dotted(cc), op="≥" if ok else "<", need=rule.min_cc),
                 cause=None if ok else "arch-unsupported",
             )
         )
@@ -117,17 +127,17 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
         checks.append(
             Check(
                 "ok" if ok else "fail",
-                f"CC {dotted(cc)} {'≤' if ok else '>'} {rule.max_cc} supported",
+                tr("CC {cc} {op} {limit} supported", cc=dotted(cc), op="≤" if ok else ">", limit=rule.max_cc),
                 cause=None if ok else "arch-unsupported",
             )
         )
     if rule.cc_list:
         ok = dotted(cc) in rule.cc_list
-        text = "is" if ok else "is not"
+        template = "CC {cc} is one of {listed}" if ok else "CC {cc} is not one of {listed}"
         checks.append(
             Check(
                 "ok" if ok else "fail",
-                f"CC {dotted(cc)} {text} one of {', '.join(rule.cc_list)}",
+                tr(template, cc=dotted(cc), listed=", ".join(rule.cc_list)),
                 cause=None if ok else "arch-unsupported",
             )
         )
@@ -135,7 +145,11 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
         checks.append(
             Check(
                 "unknown",
-                f"the source names GPUs up to CC {rule.listed_max_cc}; CC {dotted(cc)} is not covered",
+                tr(
+                    "the source names GPUs up to CC {listed}; CC {cc} is not covered",
+                    listed=rule.listed_max_cc,
+                    cc=dotted(cc),
+                ),
                 cause="missing-fact",
             )
         )
@@ -147,9 +161,9 @@ def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
     if gfx is None:
         return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
     if gfx in rule.gfx_targets:
-        return Check("ok", f"{gfx} is supported")
+        return Check("ok", tr("{gfx} is supported", gfx=gfx))
     return override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list") or Check(
-        "fail", f"{gfx} is not among its supported targets", cause="arch-unsupported"
+        "fail", tr("{gfx} is not among its supported targets", gfx=gfx), cause="arch-unsupported"
     )
 
 
@@ -164,13 +178,27 @@ def _floor_check(
 ) -> Check:
     wanted = version(need)
     if wanted is None:
-        return Check("unknown", f"the catalog's {name} floor {need!r} is not a version", cause="missing-fact")
+        return Check(
+            "unknown",
+            tr("the catalog's {name} floor {need} is not a version", name=name, need=repr(need)),
+            cause="missing-fact",
+        )
     if have is None:
-        return Check("unknown", f"needs {name} ≥ {need}; {missing}", cause="missing-fact")
+        return Check(
+            "unknown",
+            tr("needs {name} ≥ {need}; {missing}", name=name, need=need, missing=missing),
+            cause="missing-fact",
+        )
     ok = have >= wanted
     return Check(
         "ok" if ok else "fail",
-        f"{name} {shown or have} {'≥' if ok else '<'} {need} needed",
+        tr(
+            "{name} {have} {op} {need} needed",
+            name=name,
+            have=shown or have,
+            op="≥" if ok else "<",
+            need=need,
+        ),
         cause=None if ok else cause,
     )
 
@@ -178,10 +206,14 @@ def _floor_check(
 def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
     if facts.torch_text is None:
         return Check(
-            "ok", f"needs PyTorch ≥ {rule.min_torch} (not installed; pip installs it with the package)"
+            "ok",
+            tr(
+                "needs PyTorch ≥ {need} (not installed; pip installs it with the package)",
+                need=rule.min_torch,
+            ),
         )
     check = _floor_check(
-        "PyTorch", facts.torch, rule.min_torch or "", "its version is not readable", cause="torch-too-old"
+        "PyTorch", facts.torch, rule.min_torch or "", tr("its version is not readable"), cause="torch-too-old"
     )
     if check.status == "fail":
         from rigcheck.core.compat._torch import recommend
@@ -192,7 +224,7 @@ def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
         ):
             check = replace(
                 check,
-                fix=f"Install {wheel.label}, the newest PyTorch that fits this machine.",
+                fix=tr("Install {wheel}, the newest PyTorch that fits this machine.", wheel=wheel.label),
                 command=wheel.command,
                 actions=wheel.actions,
             )
@@ -201,22 +233,29 @@ def _torch_check(rule: FrameworkRule, facts: Facts) -> Check:
 
 def _python_check(rule: FrameworkRule, facts: Facts) -> Check:
     if rule.python_min and rule.python_min == rule.python_max:
-        span = f"{rule.python_min} only"
+        span = tr("{version} only", version=rule.python_min)
     elif rule.python_min and rule.python_max:
         span = f"{rule.python_min}–{rule.python_max}"
     else:
         span = f"≥ {rule.python_min}" if rule.python_min else f"≤ {rule.python_max}"
     if facts.python is None:
-        return Check("unknown", f"needs Python {span}; the Python version is not known", cause="missing-fact")
+        return Check(
+            "unknown",
+            tr("needs Python {span}; the Python version is not known", span=span),
+            cause="missing-fact",
+        )
     low, high = minor(rule.python_min), minor(rule.python_max)
     ok = (low is None or facts.python >= low) and (high is None or facts.python <= high)
     if ok:
-        return Check("ok", f"Python {dotted(facts.python)} fits {span}")
+        return Check("ok", tr("Python {version} fits {span}", version=dotted(facts.python), span=span))
     target = rule.python_min if low is not None and facts.python < low else rule.python_max
     return Check(
         "fail",
-        f"Python {dotted(facts.python)} outside {span}",
-        fix=f"Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).",
+        tr("Python {version} outside {span}", version=dotted(facts.python), span=span),
+        fix=tr(
+            "Use Python {target} for it (a separate virtual environment, e.g. uv venv --python {target}).",
+            target=target,
+        ),
         cause="python-unsupported",
         actions=(f"python:{target}",),
     )
@@ -226,13 +265,13 @@ def _cpu_check(rule: FrameworkRule, facts: Facts) -> Check:
     if not facts.cpu_flags:
         return Check(
             "unknown",
-            f"needs CPU flags {', '.join(rule.cpu_flags)}; the CPU's flags are not known",
+            tr("needs CPU flags {flags}; the CPU's flags are not known", flags=", ".join(rule.cpu_flags)),
             cause="missing-fact",
         )
     missing = [f for f in rule.cpu_flags if f not in facts.cpu_flags]
     if missing:
-        return Check("fail", f"the CPU lacks {', '.join(missing)}", cause="cpu-unsupported")
-    return Check("ok", f"the CPU has {', '.join(rule.cpu_flags)}")
+        return Check("fail", tr("the CPU lacks {flags}", flags=", ".join(missing)), cause="cpu-unsupported")
+    return Check("ok", tr("the CPU has {flags}", flags=", ".join(rule.cpu_flags)))
 
 
 def _driver_floor(need: str, facts: Facts) -> Check:
@@ -242,7 +281,7 @@ def _driver_floor(need: str, facts: Facts) -> Check:
         "NVIDIA driver",
         facts.driver,
         need,
-        "the driver version is not known",
+        tr("the driver version is not known"),
         shown=facts.driver_text,
         cause="driver-too-old",
     )
@@ -254,41 +293,56 @@ def _rocm_floor(rule: FrameworkRule, have: Version | None) -> Check:
     if have is None:
         return Check(
             "fail",
-            f"needs ROCm ≥ {need}; ROCm was not found",
-            fix=f"Install ROCm {need} or newer (amdgpu-install)"
-            + (
-                f", or use the {rule.container} container, which brings its own ROCm."
-                if rule.container
-                else "."
-            ),
+            tr("needs ROCm ≥ {need}; ROCm was not found", need=need),
+            fix=tr(
+                "Install ROCm {need} or newer (amdgpu-install), or use the {container} container, "
+                "which brings "
+                "its own ROCm.",
+                need=need,
+                container=rule.container,
+            )
+            if rule.container
+            else tr("Install ROCm {need} or newer (amdgpu-install).", need=need),
             cause="rocm-missing",
             actions=(f"rocm:{need}",),
         )
-    check = _floor_check("ROCm", have, need, "ROCm was not found", cause="rocm-too-old")
+    check = _floor_check("ROCm", have, need, tr("ROCm was not found"), cause="rocm-too-old")
     if check.status != "fail":
         return check
-    route = f", or use the {rule.container} container, which brings its own ROCm" if rule.container else ""
-    return replace(check, fix=f"Upgrade ROCm to {need} or newer{route}.", actions=(f"rocm:{need}",))
+    fix = (
+        tr(
+            "Upgrade ROCm to {need} or newer, or use the {container} container, which brings its own ROCm.",
+            need=need,
+            container=rule.container,
+        )
+        if rule.container
+        else tr("Upgrade ROCm to {need} or newer.", need=need)
+    )
+    return replace(check, fix=fix, actions=(f"rocm:{need}",))
 
 
 def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
     name = gpu.name.upper()
     hit = next((g for g in rule.official_gpus if g.upper() in name), None)
     if hit is not None:
-        return Check("ok", f"the {hit} is officially supported")
+        return Check("ok", tr("the {gpu} is officially supported", gpu=hit))
     return Check(
-        "fail", f"the {gpu.name} is not on the official list (community support only)", cause="not-official"
+        "fail",
+        tr("the {gpu} is not on the official list (community support only)", gpu=gpu.name),
+        cause="not-official",
     )
 
 
 def _unavailable(rule: FrameworkRule) -> Check:
     if rule.backend == "cpu":
-        return Check("fail", "it needs a GPU; this machine has none it can use", fix=rule.fix, cause="no-gpu")
+        return Check(
+            "fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu"
+        )
     backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
     return Check(
         "fail",
-        f"it has no {backend} build: it runs on other vendors' GPUs only",
-        fix=rule.fix,
+        tr("it has no {backend} build: it runs on other vendors' GPUs only", backend=backend),
+        fix=_fix(rule),
         cause="vendor-only",
     )
 
@@ -308,7 +362,14 @@ def rule_checks(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> list[Chec
             checks.append(_official_check(rule, gpu))
     if rule.experimental:
         backend = _BACKEND_NAMES.get(rule.backend, rule.backend)
-        checks.append(Check("warn", f"its {backend} support is experimental", fix=rule.fix, cause="limited"))
+        checks.append(
+            Check(
+                "warn",
+                tr("its {backend} support is experimental", backend=backend),
+                fix=_fix(rule),
+                cause="limited",
+            )
+        )
     if rule.min_cuda:
         checks.append(driver_supports(facts, rule.min_cuda, f"CUDA ≥ {rule.min_cuda}"))
     if rule.min_driver:
@@ -347,13 +408,13 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
         checks = [
             Check(
                 "unknown",
-                f"rule {rule.id} depends on the compute capability, which is not known",
+                tr("rule {id} depends on the compute capability, which is not known", id=rule.id),
                 cause="missing-fact",
             )
         ]
     else:
         checks = rule_checks(rule, facts, gpu) or [
-            Check("ok", _NOTHING.get(rule.backend, "no special requirement"))
+            Check("ok", tr(_NOTHING.get(rule.backend, "no special requirement")))
         ]
     check = combine(checks)
     softened = check.status == "fail" and rule.severity == "warn"
@@ -361,11 +422,11 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     cause = check.cause
     if softened and cause in HARDWARE_CAUSES:
         cause = "limited"  # the feature is missing, the framework still runs
-    reason = f"{rule.feature}: {check.reason}" if rule.feature else check.reason
+    reason = f"{tr(rule.feature)}: {check.reason}" if rule.feature else check.reason
     return Check(
         status,
         reason,
-        fix=check.fix or (rule.fix if status != "ok" else None),
+        fix=check.fix or (_fix(rule) if status != "ok" else None),
         source=check.source or rule.source,
         command=check.command,
         cause=cause,
@@ -391,7 +452,11 @@ def _rules_check(rules: list[FrameworkRule], facts: Facts, gpu: GPU | None, have
             ranges = ", ".join(sorted({r.versions for r in rules if r.versions})) or "all"
             return Check(
                 "unknown",
-                f"the catalog has no requirements for {have.label} (its rules cover {ranges})",
+                tr(
+                    "the catalog has no requirements for {label} (its rules cover {ranges})",
+                    label=have.label,
+                    ranges=ranges,
+                ),
                 cause="missing-fact",
             )
     checks = [c for r in applicable if (c := evaluate_rule(r, facts, gpu)) is not None]
@@ -402,7 +467,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     """One framework on one GPU (or, with ``gpu`` None, on the CPU of a machine without GPUs)."""
     rules = [r for r in facts.catalog.frameworks if r.framework == framework]
     have = installed(facts, framework)
-    subject = f"{framework} ({have.label})" if have else f"{framework} (not installed)"
+    subject = (
+        f"{framework} ({have.label})" if have else tr("{framework} (not installed)", framework=framework)
+    )
     backends = BACKENDS.get(gpu.vendor, ()) if gpu is not None else ("cpu",)
     results: list[tuple[str, Check]] = []
     for backend in backends:
@@ -413,14 +480,24 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
                 break
     if not results:
         known = sorted({_BACKEND_NAMES.get(r.backend, r.backend) for r in rules})
-        where = f"on {_VENDORS.get(gpu.vendor, gpu.vendor)} GPUs" if gpu is not None else "without a GPU"
+        covered = ", ".join(known) or tr("nothing")
         return Finding(
             framework,
             subject,
             index,
             "unknown",
-            f"the catalog has no rule for {framework} {where} "
-            f"(its rules cover: {', '.join(known) or 'nothing'})",
+            tr(
+                "the catalog has no rule for {framework} on {vendor} GPUs (its rules cover: {covered})",
+                framework=framework,
+                vendor=_VENDORS.get(gpu.vendor, gpu.vendor),
+                covered=covered,
+            )
+            if gpu is not None
+            else tr(
+                "the catalog has no rule for {framework} without a GPU (its rules cover: {covered})",
+                framework=framework,
+                covered=covered,
+            ),
             installed=have is not None,
             cause="missing-fact",
         )
@@ -430,30 +507,36 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
         check = replace(
             check,
             status="warn",
-            reason=f"not through {_BACKEND_NAMES[backend]} ({check.reason}); it runs through its "
-            f"{_BACKEND_NAMES[fallback[0]]} backend",
+            reason=tr(
+                "not through {backend} ({reason}); it runs through its {fallback} backend",
+                backend=_BACKEND_NAMES[backend],
+                reason=check.reason,
+                fallback=_BACKEND_NAMES[fallback[0]],
+            ),
         )
     reason = check.reason
     if have is None and check.status in ("ok", "warn", "fail"):
-        verdict = {
-            "fail": "would not work here"
+        template = {
+            "fail": "would not work here: {reason}"
             if check.cause in HARDWARE_CAUSES
-            else "would not work as things are",
-            "warn": "would work, with limits, if installed",
-            "ok": "would work if installed",
+            else "would not work as things are: {reason}",
+            "warn": "would work, with limits, if installed: {reason}",
+            "ok": "would work if installed: {reason}",
         }[check.status]
-        reason = f"{verdict}: {reason}"
+        reason = tr(template, reason=reason)
     chosen = [r for r in rules if r.backend in (backend, "any")]
     side_effect, command = _side_effect(facts, chosen, framework, have, check)
     new_torch = next((a.partition(":")[2] for a in check.actions if a.startswith("torch:")), None)
     if side_effect is None and new_torch and facts.torch_text and new_torch != facts.torch_text:
-        side_effect = f"Following this fix replaces torch {facts.torch_text} with torch {new_torch}."
+        side_effect = tr(
+            "Following this fix replaces torch {old} with torch {new}.", old=facts.torch_text, new=new_torch
+        )
 
     fix = check.fix
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
         if route and fix and "container" not in fix:
-            fix = f"{fix} Or run the {route} container, which ships a working set."
+            fix = f"{fix} " + tr("Or run the {route} container, which ships a working set.", route=route)
     return Finding(
         framework,
         subject,
@@ -488,5 +571,11 @@ def _side_effect(
     replaced, command = plan
     effect = None
     if replaced is not None:
-        effect = f"Installing {package} {rule.latest} replaces torch {facts.torch_text} with {replaced}."
+        effect = tr(
+            "Installing {package} {version} replaces torch {old} with {new}.",
+            package=package,
+            version=rule.latest,
+            old=facts.torch_text,
+            new=replaced,
+        )
     return effect, command

@@ -21,6 +21,7 @@ from typing import Any
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.compat._base import CAUSES, HARDWARE_CAUSES, Facts, Finding, merge_actions
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 
 BUCKETS = ("problem", "unknown", "not-here", "limited", "ok")
@@ -51,7 +52,7 @@ CAUSE_TITLES: dict[str, str] = {
 
 
 def _things(n: int) -> str:
-    return "1 thing" if n == 1 else f"{n} things"
+    return tr("1 thing") if n == 1 else tr("{n} things", n=n)
 
 
 def _names(findings: Iterable[Finding]) -> str:
@@ -77,13 +78,17 @@ def describe_action(action: str, catalog: Catalog | None = None) -> str:
     kind, _, value = action.partition(":")
     if kind == "driver":
         branch = value.split(".")[0]
-        return f"update the NVIDIA driver to the R{branch} branch ({value} or later)"
+        return tr(
+            "update the NVIDIA driver to the R{branch} branch ({version} or later)",
+            branch=branch,
+            version=value,
+        )
     if kind == "torch":
-        return f"install torch {value}"
+        return tr("install torch {version}", version=value)
     if kind == "rocm":
-        return f"upgrade ROCm to {value}"
+        return tr("upgrade ROCm to {version}", version=value)
     if kind == "python":
-        return f"use Python {value}"
+        return tr("use Python {version}", version=value)
     return action
 
 
@@ -131,12 +136,13 @@ def _fill(template: str, n: int, finding: Finding, machine: Machine | None) -> s
     drivers = machine.drivers if machine is not None else None
     packages = machine.software.python_packages if machine is not None else {}
     python = machine.host.python if machine is not None else None
-    return template.format(
+    return tr(
+        template,
         n=_things(n),
-        driver=(drivers.nvidia if drivers else None) or "unknown version",
-        rocm=(drivers.rocm if drivers else None) or "unknown version",
-        torch=packages.get("torch", "not installed"),
-        python=python or "unknown version",
+        driver=(drivers.nvidia if drivers else None) or tr("unknown version"),
+        rocm=(drivers.rocm if drivers else None) or tr("unknown version"),
+        torch=packages.get("torch") or tr("not installed"),
+        python=python or tr("unknown version"),
     )
 
 
@@ -205,20 +211,31 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
     remaining = sum(1 for f in findings if bucket(f) == "problem")
     if not actions or not problems:
         if remaining:
-            sentence = (
-                f"{_things(remaining).capitalize()} need attention; no single driver, ROCm or PyTorch change "
-                "fixes them."
+            sentence = tr(
+                "{things} need attention; no single driver, ROCm or PyTorch change fixes them.",
+                things=_things(remaining).capitalize(),
             )
         else:
-            sentence = "Nothing installed here is broken."
+            sentence = tr("Nothing installed here is broken.")
         if actions and others:
-            what = " and ".join(describe_action(a, catalog) for a in actions)
-            names = _names(others)
-            sentence += f" It would also let {_things(len(others))} run here ({names}) if you {what}."
+            what = tr(" and ").join(describe_action(a, catalog) for a in actions)
+            sentence += " " + tr(
+                "It would also let {things} run here ({names}) if you {what}.",
+                things=_things(len(others)),
+                names=_names(others),
+                what=what,
+            )
         return Summary(sentence, groups, actions if others else (), tuple(others))
-    what = " and ".join(describe_action(a, catalog) for a in actions)
-    names = _names(problems)
-    sentence = f"The one change that fixes the most: {what}; it makes {_things(len(problems))} OK ({names})"
-    if others:
-        sentence += f" and lets {_things(len(others))} more run here"
-    return Summary(sentence + ".", groups, actions, tuple(problems + others))
+    what = tr(" and ").join(describe_action(a, catalog) for a in actions)
+    values = {"what": what, "things": _things(len(problems)), "names": _names(problems)}
+    sentence = (
+        tr(
+            "The one change that fixes the most: {what}; it makes {things} OK ({names}) and lets "
+            "{more} more run here.",
+            more=_things(len(others)),
+            **values,
+        )
+        if others
+        else tr("The one change that fixes the most: {what}; it makes {things} OK ({names}).", **values)
+    )
+    return Summary(sentence, groups, actions, tuple(problems + others))

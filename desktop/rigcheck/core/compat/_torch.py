@@ -27,6 +27,7 @@ from rigcheck.core.compat._base import (
 )
 from rigcheck.core.compat._cuda import driver_supports
 from rigcheck.core.compat._rocm import override_check, rocm_release, rocm_variant
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 INDEX = "https://download.pytorch.org/whl"
@@ -240,7 +241,7 @@ def _skipped(facts: Facts, chosen: TorchRelease) -> str:
     if not newer:
         return ""
     names = ", ".join(_pin(r) for r in newer)
-    return f" ({names} is newer, but the catalog lists no CUDA wheel of it that fits)"
+    return " " + tr("({names} is newer, but the catalog lists no CUDA wheel of it that fits)", names=names)
 
 
 def _recommend_cuda(facts: Facts) -> TorchWheel | None:
@@ -255,7 +256,7 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
         candidates = _cuda_candidates(facts, release)
         if not candidates:
             continue
-        lead = "the newest release with kernels for every GPU here" + _skipped(facts, release)
+        lead = tr("the newest release with kernels for every GPU here") + _skipped(facts, release)
         ready = [(combine([k, d]), name, cuda) for k, d, name, cuda in candidates if d.status == "ok"]
         best = _best(ready, release.default_variant)
         if best is not None:
@@ -362,7 +363,9 @@ def _recommend_rocm(facts: Facts) -> TorchWheel | None:
                 candidates.append((check, name, float(dotted(wanted))))
         best = _best(candidates, release.default_variant)
         if best is not None:
-            return _wheel(release, best[1], best[0], "the newest release whose ROCm supports every GPU here")
+            return _wheel(
+                release, best[1], best[0], tr("the newest release whose ROCm supports every GPU here")
+            )
     return None
 
 
@@ -370,8 +373,8 @@ def _recommend_cpu(facts: Facts, why: str | None) -> TorchWheel | None:
     for release in _released(facts):
         if _python_ok(facts, release) and "cpu" in release.variants:
             status: Status = "warn" if why else "ok"
-            reason = why or "no NVIDIA or AMD GPU here, so the CPU-only wheel: smaller, no CUDA libraries"
-            return _wheel(release, "cpu", Check(status, reason), "the newest CPU-only release")
+            reason = why or tr("no NVIDIA or AMD GPU here, so the CPU-only wheel: smaller, no CUDA libraries")
+            return _wheel(release, "cpu", Check(status, reason), tr("the newest CPU-only release"))
     return None
 
 
@@ -390,10 +393,10 @@ def _recommend_mac(facts: Facts) -> TorchWheel | None:
         pin = _pin(release)
         if apple_silicon:
             status: Status = "ok"
-            reason = "macOS wheels are CPU/MPS only: use device 'mps' for the Apple GPU"
+            reason = tr("macOS wheels are CPU/MPS only: use device 'mps' for the Apple GPU")
         else:
             status = "unknown"
-            reason = "the catalog does not record which releases still ship Intel-Mac wheels"
+            reason = tr("the catalog does not record which releases still ship Intel-Mac wheels")
         return TorchWheel(
             pin, None, status, reason, f"pip install torch=={pin}", rule.source if rule else release.source
         )
@@ -422,9 +425,10 @@ def recommend(facts: Facts) -> TorchWheel | None:
                 (r for r in facts.catalog.frameworks if r.framework == "pytorch" and r.backend == "rocm"),
                 None,
             )
-            why = (
-                rule.fix if rule and rule.fix else "PyTorch's ROCm wheels are Linux-only"
-            ) + " (CPU wheel instead)"
+            why = tr(
+                "{why} (CPU wheel instead)",
+                why=tr(rule.fix) if rule and rule.fix else tr("PyTorch's ROCm wheels are Linux-only"),
+            )
     return _recommend_cpu(facts, why)
 
 
@@ -439,9 +443,11 @@ def _fix(
         return None, None, ()
     if build is not None and (build.release, build.variant) == (wheel.version, wheel.variant):
         return None, None, ()
-    fix = f"Install {wheel.label}, the newest wheel that fits this machine."
+    fix = tr("Install {wheel}, the newest wheel that fits this machine.", wheel=wheel.label)
     if wheel.driver_advice:
-        fix = f"{wheel.driver_advice} Then install {wheel.label}, the newest wheel that fits this machine."
+        fix = f"{wheel.driver_advice} " + tr(
+            "Then install {wheel}, the newest wheel that fits this machine.", wheel=wheel.label
+        )
     return fix, wheel.command, wheel.actions
 
 
@@ -481,7 +487,10 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
     if not nvidia:
         check = Check(
             "warn",
-            f"a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only",
+            tr(
+                "a CUDA build ({variant}) but no NVIDIA GPU was found: it runs on the CPU only",
+                variant=variant,
+            ),
             cause="no-gpu",
         )
         return [_finding(subject, None, check, wheel, build)]
@@ -509,7 +518,7 @@ def _rocm_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
         machine_checks.append(
             Check(
                 "warn",
-                f"a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU",
+                tr("a ROCm build ({variant}) but no AMD GPU was found: it runs on the CPU", variant=variant),
                 cause="no-gpu",
             )
         )
@@ -570,7 +579,7 @@ def _torch_findings(facts: Facts) -> list[Finding]:
     if facts.os == "macos":
         rule = _metal_rule(facts)
         check = combine(_os_rule_check(facts, "metal"))
-        reason = "macOS wheels are CPU/MPS only: use device 'mps' for the Apple GPU"
+        reason = tr("macOS wheels are CPU/MPS only: use device 'mps' for the Apple GPU")
         return [
             _finding(
                 f"torch {build.text}",
@@ -616,25 +625,25 @@ def _not_installed(wheel: TorchWheel | None) -> Finding:
     if wheel is None:
         return Finding(
             "pytorch",
-            "torch (not installed)",
+            tr("{framework} (not installed)", framework="torch"),
             None,
             "unknown",
             "no catalogued PyTorch release fits this machine's Python and hardware",
             installed=False,
             cause="missing-fact",
         )
-    fix = f"Install {wheel.label}."
+    fix = tr("Install {wheel}.", wheel=wheel.label)
     if wheel.driver_advice:
-        fix = f"{wheel.driver_advice} Then install {wheel.label}."
+        fix = f"{wheel.driver_advice} " + tr("Then install {wheel}.", wheel=wheel.label)
     cause = None
     if wheel.status != "ok":
         cause = "driver-too-old" if wheel.driver else "limited" if wheel.status == "warn" else "missing-fact"
     return Finding(
         "pytorch",
-        "torch (not installed)",
+        tr("{framework} (not installed)", framework="torch"),
         None,
         wheel.status,
-        f"not installed; {wheel.label} would fit: {wheel.reason}",
+        tr("not installed; {wheel} would fit: {reason}", wheel=wheel.label, reason=wheel.reason),
         fix=fix,
         source=wheel.source,
         command=wheel.command,

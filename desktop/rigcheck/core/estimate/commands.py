@@ -25,6 +25,7 @@ from rigcheck.core.catalog import Catalog
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 
 #: vLLM's default share of each GPU's memory (--gpu-memory-utilization, fit.VLLM_GPU_UTILIZATION)
@@ -206,7 +207,7 @@ def commands_for(
     if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
         notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"
     elif not any(machine.gpus):
-        notes["vllm"] = "vLLM needs a GPU"
+        notes["vllm"] = tr("vLLM needs a GPU")
     else:
         vllm = _vllm_fit(rec, machine, catalog, live=live)
         if vllm is None:

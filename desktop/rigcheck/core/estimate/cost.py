@@ -31,6 +31,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Confidence, GpuSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.i18n import num, sig, tr
 
 SEED_002 = "shared/seeds/002_ab477cb36c5a1177.txt"
 SEED_000 = "shared/seeds/000_15906b73c227beb0.txt"
@@ -216,41 +217,67 @@ def _rent(spec: GpuSpec, override: float | None, today: str) -> PriceFact | None
 
 def _usd(value: float) -> str:
     if abs(value) >= 1000:
-        return f"${value:,.0f}"
+        return f"${num(value)}"
     if abs(value) >= 1 or round(value, 2) == value:
-        return f"${value:,.2f}"
-    return f"${value:.3g}"
+        return f"${num(value, 2)}"
+    return f"${sig(value, 3)}"
 
 
 def _num(value: float) -> str:
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.4g}"
+    return num(value) if value == int(value) else sig(value, 4)
 
 
 def _pct(value: float) -> str:
-    return f"{value * 100:.4g}%"
+    return f"{sig(value * 100, 4)}%"
 
 
 def _price_notes(label: str, fact: PriceFact | None, spec: GpuSpec) -> list[str]:
+    label = tr(label)
     if fact is None:
-        return [f"No {label} in the catalog for {spec.name}: enter one to see the figures that need it."]
+        return [
+            tr(
+                "No {label} in the catalog for {gpu}: enter one to see the figures that need it.",
+                label=label,
+                gpu=spec.name,
+            )
+        ]
     notes = []
     if fact.kind == "launch":
         year = f", {spec.release_year}" if spec.release_year else ""
         notes.append(
-            f"The {label} is the launch price (MSRP{year}), {_usd(fact.usd)}; today's price may differ."
+            tr(
+                "The {label} is the launch price (MSRP{year}), {price}; today's price may differ.",
+                label=label,
+                year=year,
+                price=_usd(fact.usd),
+            )
         )
     if fact.range_usd is not None:
         low, high = fact.range_usd
-        notes.append(f"The source gives {_usd(low)}–{_usd(high)} for the {label}; the midpoint is used.")
+        notes.append(
+            tr(
+                "The source gives {low}–{high} for the {label}; the midpoint is used.",
+                low=_usd(low),
+                high=_usd(high),
+                label=label,
+            )
+        )
     if fact.used:
-        notes.append(f"The {label} is for a used card.")
+        notes.append(tr("The {label} is for a used card.", label=label))
     if fact.confidence == "uncertain":
-        notes.append(f"The {label} is uncertain: see the catalog entry's notes.")
+        notes.append(tr("The {label} is uncertain: see the catalog entry's notes.", label=label))
     if not fact.overridden:
         if fact.date is None and fact.kind != "launch":
-            notes.append(f"The {label} has no date.")
+            notes.append(tr("The {label} has no date.", label=label))
         elif fact.age_months is not None and fact.age_months >= STALE_AFTER_MONTHS:
-            notes.append(f"The {label} is from {fact.date}, {fact.age_months} months old.")
+            notes.append(
+                tr(
+                    "The {label} is from {date}, {months} months old.",
+                    label=label,
+                    date=fact.date,
+                    months=fact.age_months,
+                )
+            )
     return notes
 
 
@@ -282,7 +309,7 @@ def gpu_cost(
     memory = max(spec.memory_gb) if spec.memory_gb else None
     u, e, c, years = prices.utilization, prices.electricity_usd_per_kwh, prices.cooling_factor, prices.years
     hours_used_per_month = u * prices.hours_per_month
-    cooling = f" × (1 + {_pct(c)} cooling)" if c else ""
+    cooling = " " + tr("× (1 + {share} cooling)", share=_pct(c)) if c else ""
     formulas: list[str] = []
     notes = _price_notes("purchase price", purchase, spec) + _price_notes("cloud price", rent, spec)
 
@@ -290,17 +317,26 @@ def gpu_cost(
     if rent is not None and tflops:
         per_tflop = rent.usd / tflops
         formulas.append(
-            f"Cost per FP16 TFLOP-hour = {_usd(rent.usd)}/h ÷ {_num(tflops)} TFLOPS (dense FP16) "
-            f"= {_usd(per_tflop)}"
+            tr(
+                "Cost per FP16 TFLOP-hour = {rent}/h ÷ {tflops} TFLOPS (dense FP16) = {cost}",
+                rent=_usd(rent.usd),
+                tflops=_num(tflops),
+                cost=_usd(per_tflop),
+            )
         )
     elif rent is not None:
-        notes.append(f"{spec.name}'s dense FP16 TFLOPS are unknown: no cost per TFLOP-hour.")
+        notes.append(tr("{gpu}'s dense FP16 TFLOPS are unknown: no cost per TFLOP-hour.", gpu=spec.name))
 
     per_gb = None
     if purchase is not None and memory:
         per_gb = purchase.usd / memory
         formulas.append(
-            f"Price per GB of VRAM = {_usd(purchase.usd)} ÷ {_num(memory)} GB = {_usd(per_gb)}/GB"
+            tr(
+                "Price per GB of VRAM = {price} ÷ {memory} GB = {cost}/GB",
+                price=_usd(purchase.usd),
+                memory=_num(memory),
+                cost=_usd(per_gb),
+            )
         )
 
     per_year = per_hour = None
@@ -308,19 +344,40 @@ def gpu_cost(
         per_hour = power * e * (1 + c) / 1000
         per_year = per_hour * u * HOURS_PER_YEAR
         formulas.append(
-            f"Electricity per year = {_num(power)} W × {_pct(u)} × 8,760 h × {_usd(e)}/kWh{cooling} ÷ 1000 "
-            f"= {_usd(per_year)}"
+            tr(
+                "Electricity per year = {power} W × {share} × {hours} h × {price}/kWh{cooling} ÷ "
+                "1000 = {cost}",
+                power=_num(power),
+                share=_pct(u),
+                hours=num(HOURS_PER_YEAR),
+                price=_usd(e),
+                cooling=cooling,
+                cost=_usd(per_year),
+            )
         )
     else:
-        notes.append(f"{spec.name}'s power is unknown: no electricity, ownership or full break-even figures.")
+        notes.append(
+            tr(
+                "{gpu}'s power is unknown: no electricity, ownership or full break-even figures.",
+                gpu=spec.name,
+            )
+        )
 
     ownership = None
     if purchase is not None and per_year is not None:
         hours = years * HOURS_PER_YEAR * u
         ownership = (purchase.usd + per_year * years) / hours
         formulas.append(
-            f"Ownership per hour of use over {_num(years)} years = ({_usd(purchase.usd)} + {_num(years)} × "
-            f"{_usd(per_year)}) ÷ ({_num(years)} × 8,760 h × {_pct(u)}) = {_usd(ownership)}/h"
+            tr(
+                "Ownership per hour of use over {years} years = ({price} + {years} × {per_year}) "
+                "÷ ({years} × {hours} h × {share}) = {cost}/h",
+                years=_num(years),
+                price=_usd(purchase.usd),
+                per_year=_usd(per_year),
+                hours=num(HOURS_PER_YEAR),
+                share=_pct(u),
+                cost=_usd(ownership),
+            )
         )
 
     simple_hours = simple_months = None
@@ -329,23 +386,46 @@ def gpu_cost(
         simple_hours = purchase.usd / rent.usd
         simple_months = simple_hours / hours_used_per_month
         formulas.append(
-            f"Break-even, rent only = {_usd(purchase.usd)} ÷ {_usd(rent.usd)}/h "
-            f"= {_num(round(simple_hours))} h of use = {simple_months:.1f} months at {_pct(u)} "
-            f"({_num(hours_used_per_month)} h a month)"
+            tr(
+                "Break-even, rent only = {price} ÷ {rent}/h = {hours} h of use = {months} months at {share} "
+                "({per_month} h a month)",
+                price=_usd(purchase.usd),
+                rent=_usd(rent.usd),
+                hours=_num(round(simple_hours)),
+                months=num(simple_months, 1, group=False),
+                share=_pct(u),
+                per_month=_num(hours_used_per_month),
+            )
         )
         if per_hour is not None and rent.usd > per_hour:
             breakeven_hours = purchase.usd / (rent.usd - per_hour)
             breakeven_months = breakeven_hours / hours_used_per_month
             formulas.append(
-                f"Break-even with electricity = {_usd(purchase.usd)} ÷ ({_usd(rent.usd)}/h "
-                f"- {_usd(per_hour)}/h electricity{' and cooling' if c else ''}) "
-                f"= {_num(round(breakeven_hours))} h of use "
-                f"= {breakeven_months:.1f} months at {_pct(u)}"
+                tr(
+                    "Break-even with electricity = {price} ÷ ({rent}/h - {per_hour}/h electricity "
+                    "and cooling) "
+                    "= {hours} h of use = {months} months at {share}"
+                    if c
+                    else "Break-even with electricity = {price} ÷ ({rent}/h - {per_hour}/h electricity) "
+                    "= {hours} h of use = {months} months at {share}",
+                    price=_usd(purchase.usd),
+                    rent=_usd(rent.usd),
+                    per_hour=_usd(per_hour),
+                    hours=_num(round(breakeven_hours)),
+                    months=num(breakeven_months, 1, group=False),
+                    share=_pct(u),
+                )
             )
         elif per_hour is not None:
             notes.append(
-                f"Renting at {_usd(rent.usd)}/h costs no more than the electricity of an owned "
-                f"{spec.name} ({_usd(per_hour)}/h): buying never breaks even."
+                tr(
+                    "Renting at {rent}/h costs no more than the electricity of an owned {gpu} "
+                    "({per_hour}/h): "
+                    "buying never breaks even.",
+                    rent=_usd(rent.usd),
+                    gpu=spec.name,
+                    per_hour=_usd(per_hour),
+                )
             )
 
     return GpuCost(

@@ -27,6 +27,7 @@ from rigcheck.core.estimate.memory import (
     estimate_memory,
     expert_params_per_layer,
 )
+from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.unified import unified_share
@@ -150,27 +151,47 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         total = share.bytes if share is not None else gpu.memory_total_bytes
         if total is None:
             gpu_bytes.append(0)
-            reasons.append(f"{label}: memory size unknown, not used")
+            reasons.append(tr("{label}: memory size unknown, not used", label=label))
             continue
         margin = gpu_margin(total, engine)
         if share is not None:
             usable = total - margin
-            reasons.append(f"{share.reason}; less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}")
+            reasons.append(
+                tr(
+                    "{reason}; less a {margin} safety margin = {usable}",
+                    reason=share.reason,
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
+                )
+            )
             from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
         elif live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
             usable = gpu.memory_free_bytes - margin
             reasons.append(
-                f"{label}: {fmt_bytes(gpu.memory_free_bytes)} free "
-                f"of {fmt_bytes(total)}, "
-                f"less a {fmt_bytes(margin)} safety margin = {fmt_bytes(usable)}"
+                tr(
+                    "{label}: {free} free of {total}, less a {margin} safety margin = {usable}",
+                    label=label,
+                    free=fmt_bytes(gpu.memory_free_bytes),
+                    total=fmt_bytes(total),
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
+                )
             )
         else:
             usable = total - margin
-            what = "GPU share of unified memory" if gpu.unified_memory else "capacity"
+            template = (
+                "{label}: {total} GPU share of unified memory, less a {margin} safety margin = {usable}"
+                if gpu.unified_memory
+                else "{label}: {total} capacity, less a {margin} safety margin = {usable}"
+            )
             reasons.append(
-                f"{label}: {fmt_bytes(total)} {what}, "
-                f"less a {fmt_bytes(margin)} safety margin "
-                f"= {fmt_bytes(usable)}"
+                tr(
+                    template,
+                    label=label,
+                    total=fmt_bytes(total),
+                    margin=fmt_bytes(margin),
+                    usable=fmt_bytes(usable),
+                )
             )
             if gpu.unified_memory:
                 from_ram += max(usable, 0)
@@ -180,18 +201,32 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
     if live and machine.memory.available_bytes is not None:
         ram = min(ram, machine.memory.available_bytes)
         reasons.append(
-            f"RAM: {fmt_bytes(machine.memory.available_bytes)} available of {fmt_bytes(total_ram)}, "
-            f"keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
+            tr(
+                "RAM: {available} available of {total}, keeping {reserve} for the system = {ram}",
+                available=fmt_bytes(machine.memory.available_bytes),
+                total=fmt_bytes(total_ram),
+                reserve=fmt_bytes(reserve),
+                ram=fmt_bytes(ram),
+            )
         )
     else:
         reasons.append(
-            f"RAM: {fmt_bytes(total_ram)}, keeping {fmt_bytes(reserve)} for the system = {fmt_bytes(ram)}"
+            tr(
+                "RAM: {total}, keeping {reserve} for the system = {ram}",
+                total=fmt_bytes(total_ram),
+                reserve=fmt_bytes(reserve),
+                ram=fmt_bytes(ram),
+            )
         )
     if from_ram:
         ram = max(ram - from_ram, 0)
         reasons.append(
-            f"unified memory: the {fmt_bytes(from_ram)} the GPU may use comes out of the same RAM, "
-            f"leaving {fmt_bytes(ram)} for the CPU side"
+            tr(
+                "unified memory: the {gpu} the GPU may use comes out of the same RAM, leaving "
+                "{ram} for the CPU side",
+                gpu=fmt_bytes(from_ram),
+                ram=fmt_bytes(ram),
+            )
         )
     return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
 
@@ -508,8 +543,12 @@ def _inference_speed(
         bw = _bandwidth(specs[i])
         factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
         if bw is None or factor is None:
-            why = "memory bandwidth unknown (not in the catalog)" if bw is None else "no speed factors"
-            return Speed(explanation=(f"GPU {i} ({gpus[i].name}): {why}",))
+            template = (
+                "GPU {index} ({name}): memory bandwidth unknown (not in the catalog)"
+                if bw is None
+                else "GPU {index} ({name}): no speed factors"
+            )
+            return Speed(explanation=(tr(template, index=i, name=gpus[i].name),))
         if placement.split == "tensor":
             share, layers_here = 1 / len(used), n_gpu_layers
         else:
@@ -525,10 +564,23 @@ def _inference_speed(
             bound = "compute"
         gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
         explanation.append(
-            f"GPU {i}: {fmt_bytes(read)} read per token at {bw:g} GB/s × "
-            f"{factor.decode_bandwidth_efficiency:.0%} ({factor.hw_class}, {factor.backend})"
-            f" + {layers_here} layers × {factor.per_layer_us:g} µs fixed per token"
-            + (f" + {factor.per_gpu_us:g} µs per GPU" if factor.per_gpu_us and position else "")
+            tr(
+                "GPU {index}: {read} read per token at {bw} GB/s × {efficiency} ({hw_class}, {backend}) "
+                "+ {layers} layers × {per_layer} µs fixed per token",
+                index=i,
+                read=fmt_bytes(read),
+                bw=sig(bw, 6),
+                efficiency=percent(factor.decode_bandwidth_efficiency),
+                hw_class=factor.hw_class,
+                backend=factor.backend,
+                layers=layers_here,
+                per_layer=sig(factor.per_layer_us, 6),
+            )
+            + (
+                tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6))
+                if factor.per_gpu_us and position
+                else ""
+            )
         )
     seconds += gpu_seconds
     if cpu_read:
@@ -538,9 +590,13 @@ def _inference_speed(
         cpu_layers = (len(per_layer) - n_gpu_layers) + cpu_expert
         cpu_s = cpu_read / (host.bytes_per_s * efficiency)
         cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
-        what = "routed experts" if cpu_expert and n_gpu_layers == len(per_layer) else "weights"
+        template = (
+            "RAM: {read} of routed experts read per token at {how} × {efficiency}"
+            if cpu_expert and n_gpu_layers == len(per_layer)
+            else "RAM: {read} of weights read per token at {how} × {efficiency}"
+        )
         explanation.append(
-            f"RAM: {fmt_bytes(cpu_read)} of {what} read per token at {host.why} × {efficiency:.0%}"
+            tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency))
         )
         if cpu_s > seconds:
             bound = "ram_bandwidth"
@@ -548,13 +604,23 @@ def _inference_speed(
     if mature is not None and mature.decode_factor != 1.0:
         seconds /= mature.decode_factor
         explanation.append(
-            f"{est.engine} runs {arch.model_type} at {mature.decode_factor:.0%} of its usual speed "
-            f"({mature.source})"
+            tr(
+                "{engine} runs {model_type} at {share} of its usual speed ({source})",
+                engine=est.engine,
+                model_type=arch.model_type,
+                share=percent(mature.decode_factor),
+                source=mature.source,
+            )
         )
     decode = 1 / seconds if seconds > 0 else None
     if arch.is_moe:
         active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
-        explanation.append(f"mixture of experts: {active_fraction:.0%} of the weights are read per token")
+        explanation.append(
+            tr(
+                "mixture of experts: {share} of the weights are read per token",
+                share=percent(active_fraction),
+            )
+        )
 
     # Prefill: 2 FLOPs per multiplying active parameter per token, at the class's share of the compute peak.
     prefill = None
@@ -603,14 +669,30 @@ def _inference_speed(
             total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
             prefill = 1 / total
             explanation.append(
-                f"prefill: {flops / 1e9:,.1f} GFLOPs per token (2 × the active layer parameters) at "
-                f"{sum(rates) / 1e12:,.0f} TFLOPS effective" + (f" ({'; '.join(paths)})" if paths else "")
+                tr(
+                    "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
+                    "{tflops} TFLOPS effective",
+                    gflops=num(flops / 1e9, 1),
+                    tflops=num(sum(rates) / 1e12),
+                )
+                + (f" ({'; '.join(paths)})" if paths else "")
             )
             if memory_bound:
-                what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
                 explanation.append(
-                    f"prefill bound by memory: each {ubatch}-token micro-batch reads "
-                    f"{fmt_bytes(int(streamed))} ({what}) once"
+                    tr(
+                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+                        "({share} of the routed experts) once",
+                        ubatch=ubatch,
+                        size=fmt_bytes(int(streamed)),
+                        share=percent(touched),
+                    )
+                    if arch.is_moe
+                    else tr(
+                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+                        "(the weights) once",
+                        ubatch=ubatch,
+                        size=fmt_bytes(int(streamed)),
+                    )
                 )
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
@@ -625,11 +707,16 @@ def _inference_speed(
                 copy_s = moved / (link * 1e9) / ubatch
                 prefill = 1 / (1 / prefill + copy_s)
                 explanation.append(
-                    f"prefill adds PCIe ({link:g} GB/s) copying {fmt_bytes(int(moved))} of offloaded weights "
-                    f"per {ubatch}-token micro-batch"
+                    tr(
+                        "prefill adds PCIe ({link} GB/s) copying {size} of offloaded weights per "
+                        "{ubatch}-token micro-batch",
+                        link=sig(link, 6),
+                        size=fmt_bytes(int(moved)),
+                        ubatch=ubatch,
+                    )
                 )
         else:
-            explanation.append("prefill: compute throughput of this GPU not known; not estimated")
+            explanation.append(tr("prefill: compute throughput of this GPU not known; not estimated"))
     elif cpu_read:
         speedup = mature.prefill_factor if mature is not None else 1.0
         prefill = _cpu_prefill(est, head, machine, catalog, explanation, speedup=speedup)
@@ -684,24 +771,42 @@ def _cpu_prefill(
     compute = speed.cpu_compute(machine.cpu)
     factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
     if compute is None or factor is None or factor.prefill_compute_efficiency is None:
-        why = "CPU clock not known" if compute is None else "no fitted CPU prefill efficiency"
-        explanation.append(f"prefill: {why}; not estimated")
+        explanation.append(
+            tr("prefill: CPU clock not known; not estimated")
+            if compute is None
+            else tr("prefill: no fitted CPU prefill efficiency; not estimated")
+        )
         return None
     rate = compute.flops_per_s * factor.prefill_compute_efficiency * speedup
     flops = prefill_flops_per_token(arch)
     explanation.append(
-        f"prefill on the CPU: {flops / 1e9:,.1f} GFLOPs per token at {compute.why} × "
-        f"{factor.prefill_compute_efficiency:.0%}"
+        tr(
+            "prefill on the CPU: {gflops} GFLOPs per token at {how} × {efficiency}",
+            gflops=num(flops / 1e9, 1),
+            how=compute.why,
+            efficiency=percent(factor.prefill_compute_efficiency),
+        )
     )
     compute_s = flops / rate
     streamed, ubatch, touched = _prefill_streamed_bytes(est, arch, head, len(est.layer_weight_bytes), 0)
     host = speed.host_bandwidth(machine, catalog)
     memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
     if memory_s > compute_s:
-        what = f"{touched:.0%} of the routed experts" if arch.is_moe else "the weights"
         explanation.append(
-            f"prefill bound by memory: each {ubatch}-token micro-batch reads {fmt_bytes(int(streamed))} "
-            f"({what}) from RAM once"
+            tr(
+                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+                "({share} of the routed experts) from RAM once",
+                ubatch=ubatch,
+                size=fmt_bytes(int(streamed)),
+                share=percent(touched),
+            )
+            if arch.is_moe
+            else tr(
+                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
+                "weights) from RAM once",
+                ubatch=ubatch,
+                size=fmt_bytes(int(streamed)),
+            )
         )
     return 1 / max(compute_s, memory_s)
 
@@ -729,12 +834,18 @@ def _training_speed(
     gpus = machine.gpus
     used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
     if not used:
-        return Speed(explanation=("training needs a GPU",))
+        return Speed(explanation=(tr("training needs a GPU"),))
     i = used[0]
     peak = _tflops(specs[i])
     if peak is None:
         return Speed(
-            explanation=(f"GPU {i} ({gpus[i].name}): tensor throughput not published; speed not estimated",)
+            explanation=(
+                tr(
+                    "GPU {index} ({name}): tensor throughput not published; speed not estimated",
+                    index=i,
+                    name=gpus[i].name,
+                ),
+            )
         )
     # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
     active = arch.params_active
@@ -744,11 +855,22 @@ def _training_speed(
     mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
     tokens_per_step = est.context * est.batch
     t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
-    moe = f", {active:,} of {arch.params_total:,} parameters active" if arch.is_moe else ""
-    base = "6N" if est.workload == "full" else "4N (frozen base: no weight gradients)"
+    moe = (
+        ", " + tr("{active} of {total} parameters active", active=num(active), total=num(arch.params_total))
+        if arch.is_moe
+        else ""
+    )
+    base = "6N" if est.workload == "full" else tr("4N (frozen base: no weight gradients)")
     explanation.append(
-        f"{per_param}·N FLOPs per token ({base}{', +2N recompute' if recompute else ''}{moe}) "
-        f"at {mfu:.0%} of {peak:g} TFLOPS"
+        tr(
+            "{per_param}·N FLOPs per token ({base}{recompute}{moe}) at {mfu} of {peak} TFLOPS",
+            per_param=per_param,
+            base=base,
+            recompute=", " + tr("+2N recompute") if recompute else "",
+            moe=moe,
+            mfu=percent(mfu),
+            peak=sig(peak, 6),
+        )
     )
     bound: Bound = "compute"
     step = t_compute
@@ -766,15 +888,25 @@ def _training_speed(
             )
             step += t_dequant
             explanation.append(
-                f"QLoRA dequantises the NF4 base {passes}× per step ({QLORA_DEQUANT_BYTES_PER_PARAM:g} B per "
-                f"weight each): +{t_dequant * 1e3:,.0f} ms per step at {bw:g} GB/s (QLoRA §3)"
+                tr(
+                    "QLoRA dequantises the NF4 base {passes}× per step ({bytes} B per weight each): "
+                    "+{ms} ms per step at {bw} GB/s (QLoRA §3)",
+                    passes=passes,
+                    bytes=sig(QLORA_DEQUANT_BYTES_PER_PARAM, 6),
+                    ms=num(t_dequant * 1e3),
+                    bw=sig(bw, 6),
+                )
             )
     if placement.offload in ("optimizer", "params", "full"):
         host = speed.host_bandwidth(machine, catalog)
         trainable = arch.params_total if est.workload == "full" else est.total("gradients") // 2
         t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
-            f"CPU AdamW: {CPU_ADAM_BYTES_PER_PARAM} B per trainable parameter per step at {host.why}"
+            tr(
+                "CPU AdamW: {bytes} B per trainable parameter per step at {how}",
+                bytes=CPU_ADAM_BYTES_PER_PARAM,
+                how=host.why,
+            )
         )
         link = _pcie_gbs(gpus[i], specs[i])
         if placement.offload in ("params", "full"):
@@ -782,7 +914,10 @@ def _training_speed(
             # bf16 gradients stream out (memory-formulas §1.6, §7.3)
             t_h2d = (2 * arch.params_total * 2 + arch.params_total * 2) / (link * 1e9)
             explanation.append(
-                f"streaming bf16 weights in twice and gradients out once per step over {link:g} GB/s"
+                tr(
+                    "streaming bf16 weights in twice and gradients out once per step over {link} GB/s",
+                    link=sig(link, 6),
+                )
             )
             if t_h2d > step:
                 step, bound = t_h2d, "pcie"
@@ -790,7 +925,7 @@ def _training_speed(
             # MegaTrain pipelines prefetch, compute, gradient offload and the CPU update (arXiv 2604.05091)
             if t_opt > step:
                 step, bound = t_opt, "cpu_optimizer"
-            explanation.append("MegaTrain overlaps the CPU optimizer with the GPU's work")
+            explanation.append(tr("MegaTrain overlaps the CPU optimizer with the GPU's work"))
         else:
             if t_opt > step:
                 bound = "cpu_optimizer"
@@ -861,9 +996,9 @@ VLLM_GPU_UTILIZATION = 0.9
 def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
     """Why nothing was placed, in one sentence that never claims it fits."""
     need, gpu, ram = est.total_bytes, max(budget.gpu_bytes, default=0), budget.cpu_bytes
-    offers = f"GPUs offer {fmt_bytes(sum(budget.gpu_bytes))} and RAM {fmt_bytes(ram)}"
+    offers = {"gpus": fmt_bytes(sum(budget.gpu_bytes)), "ram": fmt_bytes(ram)}
     if est.workload in ("lora", "qlora") and offload == "full":
-        return (
+        return tr(
             "MegaTrain-style offload (--offload full) streams full fine-tuning; for LoRA/QLoRA use "
             "--offload optimizer or params, or none"
         )
@@ -872,9 +1007,9 @@ def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
         and offload == "experts"
         and not any(est.layer_expert_bytes)
     ):
-        return "expert offload needs a mixture-of-experts model; this one is dense"
+        return tr("expert offload needs a mixture-of-experts model; this one is dense")
     if not any(budget.gpu_bytes) and est.workload != "inference":
-        return f"training needs a GPU; {offers}"
+        return tr("training needs a GPU; GPUs offer {gpus} and RAM {ram}", **offers)
     if est.workload == "full" and offload in ("optimizer", "params", "full"):
         params = est.model.arch.params_total
         host = {
@@ -883,13 +1018,22 @@ def _why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
             "full": MEGATRAIN_HOST_BYTES * params,
         }[offload]
         if host > ram:
-            return f"--offload {offload} keeps {fmt_bytes(host)} in RAM; {fmt_bytes(ram)} is available"
+            return tr(
+                "--offload {offload} keeps {host} in RAM; {ram} is available",
+                offload=offload,
+                host=fmt_bytes(host),
+                ram=fmt_bytes(ram),
+            )
     if est.workload != "inference" and offload in ("optimizer", "params", "full") and need <= gpu:
-        return (
-            f"with --offload {offload} the parts kept in RAM need more than the {fmt_bytes(ram)} available "
-            f"(it would fit the GPU without offload: {fmt_bytes(need)} of {fmt_bytes(gpu)})"
+        return tr(
+            "with --offload {offload} the parts kept in RAM need more than the {ram} available "
+            "(it would fit the GPU without offload: {need} of {gpu})",
+            offload=offload,
+            ram=fmt_bytes(ram),
+            need=fmt_bytes(need),
+            gpu=fmt_bytes(gpu),
         )
-    return f"needs {fmt_bytes(need)}; {offers}"
+    return tr("needs {need}; GPUs offer {gpus} and RAM {ram}", need=fmt_bytes(need), **offers)
 
 
 def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
@@ -897,9 +1041,9 @@ def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
         min(b, int(g.memory_total_bytes * VLLM_GPU_UTILIZATION)) if g.memory_total_bytes else b
         for g, b in zip(machine.gpus, budget.gpu_bytes, strict=True)
     )
-    reason = (
-        f"vLLM uses at most {VLLM_GPU_UTILIZATION:.0%} of each GPU's memory "
-        "(--gpu-memory-utilization default)"
+    reason = tr(
+        "vLLM uses at most {share} of each GPU's memory (--gpu-memory-utilization default)",
+        share=percent(VLLM_GPU_UTILIZATION),
     )
     return Budget(capped, budget.cpu_bytes, (*budget.reasons, reason))
 
@@ -907,45 +1051,70 @@ def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
 def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     gpu_total = sum(p.gpu_bytes)
     if p.offload == "experts":
-        return (
-            f"attention, shared weights and KV cache of all {p.total_layers} layers on the GPU "
-            f"({fmt_bytes(gpu_total)}); the routed experts of {p.cpu_expert_layers} layers in RAM "
-            f"({fmt_bytes(p.cpu_bytes)}), as llama.cpp --n-cpu-moe {p.cpu_expert_layers}"
+        return tr(
+            "attention, shared weights and KV cache of all {layers} layers on the GPU ({gpu}); "
+            "the routed experts of {cpu_layers} layers in RAM ({ram}), as llama.cpp --n-cpu-moe {cpu_layers}",
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            cpu_layers=p.cpu_expert_layers,
+            ram=fmt_bytes(p.cpu_bytes),
         )
     if p.offload == "full":
-        return (
-            f"MegaTrain-style: {fmt_bytes(p.cpu_bytes)} of parameters and optimizer states in RAM, "
-            f"{fmt_bytes(gpu_total)} on the GPU"
+        return tr(
+            "MegaTrain-style: {ram} of parameters and optimizer states in RAM, {gpu} on the GPU",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.offload == "params":
-        return (
-            f"ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({fmt_bytes(p.cpu_bytes)}), "
-            f"{fmt_bytes(gpu_total)} on the GPU (4 × the largest layer + activations)"
+        return tr(
+            "ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({ram}), "
+            "{gpu} on the GPU (4 × the largest layer + activations)",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.offload == "optimizer":
-        return (
-            f"ZeRO-Offload: optimizer states in RAM ({fmt_bytes(p.cpu_bytes)}), "
-            f"{fmt_bytes(gpu_total)} on the GPU"
+        return tr(
+            "ZeRO-Offload: optimizer states in RAM ({ram}), {gpu} on the GPU",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
         )
     if p.cpu_bytes and gpu_total:
-        return (
-            f"{p.gpu_layers} of {p.total_layers} layers on the GPU ({fmt_bytes(gpu_total)}), "
-            f"the rest in RAM ({fmt_bytes(p.cpu_bytes)})"
+        return tr(
+            "{gpu_layers} of {layers} layers on the GPU ({gpu}), the rest in RAM ({ram})",
+            gpu_layers=p.gpu_layers,
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
         )
     if p.cpu_bytes:
-        return f"runs on the CPU from RAM ({fmt_bytes(p.cpu_bytes)})"
+        return tr("runs on the CPU from RAM ({ram})", ram=fmt_bytes(p.cpu_bytes))
     used = sum(1 for b in p.gpu_bytes if b)
     host = (
-        f"; the input embedding ({fmt_bytes(est.host_weight_bytes)}) stays in RAM, as llama.cpp keeps it"
+        "; "
+        + tr(
+            "the input embedding ({size}) stays in RAM, as llama.cpp keeps it",
+            size=fmt_bytes(est.host_weight_bytes),
+        )
         if est.host_weight_bytes
         else ""
     )
     if used > 1:
         return (
-            f"everything on {used} GPUs: {fmt_bytes(gpu_total)} in all (each GPU keeps its own buffers)"
+            tr(
+                "everything on {count} GPUs: {gpu} in all (each GPU keeps its own buffers)",
+                count=used,
+                gpu=fmt_bytes(gpu_total),
+            )
             + host
         )
-    return f"everything on the GPU: {fmt_bytes(gpu_total)} of {fmt_bytes(est.total_bytes)} needed" + host
+    return (
+        tr(
+            "everything on the GPU: {gpu} of {need} needed",
+            gpu=fmt_bytes(gpu_total),
+            need=fmt_bytes(est.total_bytes),
+        )
+        + host
+    )
 
 
 def max_context(
@@ -1015,40 +1184,54 @@ def _advice(
     advice: list[str] = []
     if verdict == "fits":
         spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
-        advice.append(f"{est.quant_name} fits with {fmt_bytes(spare)} to spare")
+        advice.append(tr("{quant} fits with {spare} to spare", quant=est.quant_name, spare=fmt_bytes(spare)))
         return advice
     if est.workload == "inference" and machine.gpus:
         longest = max_context(model, machine, req, catalog, live=live)
         if longest is not None and longest < est.context:
-            advice.append(f"reduce context to {longest // 1024}k to fit entirely on the GPU")
+            advice.append(tr("reduce context to {k}k to fit entirely on the GPU", k=longest // 1024))
         if model.weights is None or req.quant:
             best = best_quant(model, machine, req, catalog, live=live)
             if best is not None and best[0] != est.quant_name:
-                advice.append(f"{best[0]} fits on the GPU with {fmt_bytes(best[1])} to spare")
+                advice.append(
+                    tr(
+                        "{quant} fits on the GPU with {spare} to spare",
+                        quant=best[0],
+                        spare=fmt_bytes(best[1]),
+                    )
+                )
         if verdict == "fits_with_offload" and placement.gpu_layers < placement.total_layers:
             advice.append(
-                f"{placement.total_layers - placement.gpu_layers} layers run from RAM: "
-                "expect decode bound by RAM bandwidth"
+                tr(
+                    "{count} layers run from RAM: expect decode bound by RAM bandwidth",
+                    count=placement.total_layers - placement.gpu_layers,
+                )
             )
         first = machine.gpus[0]
         spec = catalog.gpu(first.catalog_id) if first.catalog_id else None
         if spec is not None:
             count = fewest_gpus(model, machine, spec, req, catalog, limit=8)
             if count is not None and count > len(machine.gpus):
-                advice.append(f"{count} × {spec.name} would hold it entirely in GPU memory")
+                advice.append(
+                    tr("{count} × {gpu} would hold it entirely in GPU memory", count=count, gpu=spec.name)
+                )
     if est.workload == "full" and verdict == "does_not_fit":
         host_need = MEGATRAIN_HOST_BYTES * model.arch.params_total
         have = budgets(machine, live).cpu_bytes
         if host_need > have:
             extra = (host_need - have + GIB - 1) // GIB
             advice.append(
-                f"add {extra} GiB RAM for MegaTrain-style training "
-                f"(about {MEGATRAIN_HOST_BYTES} bytes per parameter in RAM)"
+                tr(
+                    "add {extra} GiB RAM for MegaTrain-style training (about {bytes} bytes per "
+                    "parameter in RAM)",
+                    extra=extra,
+                    bytes=MEGATRAIN_HOST_BYTES,
+                )
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":
-        advice.append("QLoRA (4-bit base) needs about a quarter of the weight memory")
+        advice.append(tr("QLoRA (4-bit base) needs about a quarter of the weight memory"))
     if verdict == "does_not_fit" and est.workload == "inference":
-        advice.append("a smaller quantization, a shorter context, or a GPU with more memory would help")
+        advice.append(tr("a smaller quantization, a shorter context, or a GPU with more memory would help"))
     return advice
 
 

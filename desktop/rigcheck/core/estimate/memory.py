@@ -14,6 +14,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
+from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
 Provenance = Literal["file", "config", "catalog", "estimate"]
@@ -213,7 +214,13 @@ def _weights(
         layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
         other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
-        term = Term("weights", "weights", weights.total_bytes, "file", f"sum of tensor sizes in {files}")
+        term = Term(
+            "weights",
+            tr("weights"),
+            weights.total_bytes,
+            "file",
+            tr("sum of tensor sizes in {files}", files=files),
+        )
         return term, layers, other, int(other * embed_share)
     if quant is None:
         raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
@@ -234,9 +241,13 @@ def _weights(
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = (
-            f"layers × {body_bpw:.3f} bits ({quant.name} layer average) + output × {out_bpw:g} bits"
-            f" + input embedding × {quant.bits_per_weight:g} bits, / 8"
+        formula = tr(
+            "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+            "× {embed} bits, / 8",
+            body=num(body_bpw, 3, group=False),
+            quant=quant.name,
+            out=sig(out_bpw, 6),
+            embed=sig(quant.bits_per_weight, 6),
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
@@ -251,8 +262,10 @@ def _weights(
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
-        formula = (
-            f"routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF"
+        formula = tr(
+            "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
+            bpw=bpw,
+            rest=rest,
         )
         source = LLAMA_CPP_MX_SOURCE
     elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
@@ -263,12 +276,15 @@ def _weights(
                 int(expert * bpw / 8 + (p - expert) * 2)
                 for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
             )
-            formula = (
-                f"routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes"
+            formula = tr(
+                "routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes",
+                bpw=bpw,
             )
         else:
             per_layer = tuple(int(p * bpw / 8) for p in layer_params)
-            formula = f"layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)"
+            formula = tr(
+                "layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)", bpw=bpw
+            )
         other = embed_head * 2
         embed = arch.embed_params * 2
         source = quant.source
@@ -277,13 +293,13 @@ def _weights(
         per_layer = tuple(int(p * bpw / 8) for p in layer_params)
         other = int(embed_head * bpw / 8)
         embed = int(arch.embed_params * bpw / 8)
-        formula = f"{arch.params_total:,} parameters × {bpw:g} bits / 8"
+        formula = tr("{params} parameters × {bpw} bits / 8", params=num(arch.params_total), bpw=sig(bpw, 6))
         source = quant.source
     provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
     if quant.kind == "gguf" and quant.file_bpw is not None:
         provenance = "estimate"
     total = sum(per_layer) + other
-    term = Term("weights", f"weights ({quant.name})", total, provenance, formula, source)
+    term = Term("weights", tr("weights ({quant})", quant=quant.name), total, provenance, formula, source)
     return term, per_layer, other, embed
 
 
@@ -353,29 +369,40 @@ def _kv_cache(
     terms = []
     attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
-    formula = (
-        f"{context:,} tokens × {batch} sequence(s) × {kv_type} ({elem:g} B/element) "
-        f"over {', '.join(kinds)} layers"
+    formula = tr(
+        "{context} tokens × {batch} sequence(s) × {kv_type} ({elem} B/element) over {kinds} layers",
+        context=num(context),
+        batch=batch,
+        kv_type=kv_type,
+        elem=sig(elem, 6),
+        kinds=", ".join(kinds),
     )
     if capped:
-        formula += f"; {capped} sliding-window layers capped at {arch.sliding_window:,} tokens"
+        formula += "; " + tr(
+            "{capped} sliding-window layers capped at {window} tokens",
+            capped=capped,
+            window=num(arch.sliding_window or 0),
+        )
     if "mla" in kinds:
         formula += (
             f"; MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
         )
     source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
-    terms.append(Term("kv_cache", "KV cache", attention, "estimate", formula, source))
+    terms.append(Term("kv_cache", tr("KV cache"), attention, "estimate", formula, source))
     linear = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k == "linear")
     if linear:
         n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
         terms.append(
             Term(
                 "kv_cache",
-                "recurrent state",
+                tr("recurrent state"),
                 linear,
                 "estimate",
-                f"{n_linear} linear-attention layers × {arch.linear_state_elements:,} fp32 elements "
-                "per sequence",
+                tr(
+                    "{layers} linear-attention layers × {elements} fp32 elements per sequence",
+                    layers=n_linear,
+                    elements=num(arch.linear_state_elements or 0),
+                ),
                 "Gated DeltaNet state, memory-formulas §4.3 (engine layout not verified)",
             )
         )
@@ -394,11 +421,16 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    "compute buffer",
+                    tr("compute buffer"),
                     buffer,
                     "estimate",
-                    f"n_ctx {context:,} × n_ubatch {LLAMA_CPP_UBATCH} × {arch.num_heads} heads × 4 B "
-                    "(one layer's f32 attention scores; much smaller with -fa)",
+                    tr(
+                        "n_ctx {context} × n_ubatch {ubatch} × {heads} heads × 4 B "
+                        "(one layer's f32 attention scores; much smaller with -fa)",
+                        context=num(context),
+                        ubatch=LLAMA_CPP_UBATCH,
+                        heads=arch.num_heads,
+                    ),
                     LLAMA_CPP_BUFFER,
                 )
             )
@@ -407,21 +439,26 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    "compute buffer",
+                    tr("compute buffer"),
                     logits + mask,
                     "estimate",
-                    f"f32 logits of one micro-batch, n_ubatch {LLAMA_CPP_UBATCH} × {arch.vocab_size:,} "
-                    f"tokens × 4 B, + the flash-attention KQ mask n_ctx {context:,} × n_ubatch × 2 B",
+                    tr(
+                        "f32 logits of one micro-batch, n_ubatch {ubatch} × {vocab} tokens × 4 B, "
+                        "+ the flash-attention KQ mask n_ctx {context} × n_ubatch × 2 B",
+                        ubatch=LLAMA_CPP_UBATCH,
+                        vocab=num(arch.vocab_size),
+                        context=num(context),
+                    ),
                     LLAMA_CPP_FA_BUFFER,
                 )
             )
         terms.append(
             Term(
                 "overhead",
-                "CUDA context and buffers",
+                tr("CUDA context and buffers"),
                 300 * MIB,
                 "estimate",
-                "300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes",
+                tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
                 "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
             )
         )
@@ -430,7 +467,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         return [
             Term(
                 "activations",
-                "activation peak",
+                tr("activation peak"),
                 int(1.26 * GIB),
                 "estimate",
                 "1.26 GiB peak activations measured for an 8B model at default settings",
@@ -438,7 +475,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             ),
             Term(
                 "overhead",
-                "non-torch memory (CUDA context, NCCL)",
+                tr("non-torch memory (CUDA context, NCCL)"),
                 int(1.79 * GIB),
                 "estimate",
                 "1.79 GiB measured outside PyTorch's allocator",
@@ -448,7 +485,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     return [
         Term(
             "overhead",
-            "runtime overhead",
+            tr("runtime overhead"),
             int(weights * 0.2),
             "estimate",
             "20% of the weights for activations, CUDA context and allocator slack",
@@ -493,24 +530,28 @@ def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Chec
         stored = 2 * s * b * h * arch.num_layers
         working = per_layer_linear
         total = stored + working
-        formula = (
-            f"2·s·b·h × {arch.num_layers} layers (checkpointed inputs) "
-            "+ one layer's working set s·b·h·(18 + 4·ffn/h)"
+        formula = tr(
+            "2·s·b·h × {layers} layers (checkpointed inputs) + one layer's working set s·b·h·(18 + 4·ffn/h)",
+            layers=arch.num_layers,
         )
     elif checkpointing == "selective":
         total = per_layer_linear * arch.num_layers
-        formula = f"s·b·h·(18 + 4·ffn/h) × {arch.num_layers} layers (attention recomputed or flash attention)"
+        formula = tr(
+            "s·b·h·(18 + 4·ffn/h) × {layers} layers (attention recomputed or flash attention)",
+            layers=arch.num_layers,
+        )
     else:
         attention = 5 * arch.num_heads * s / h
         total = s * b * h * (18 + 4 * ffn / h + attention) * arch.num_layers
-        formula = (
-            f"s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {arch.num_layers} layers (no recomputation, attention stored)"
+        formula = tr(
+            "s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {layers} layers (no recomputation, attention stored)",
+            layers=arch.num_layers,
         )
     logits = s * b * arch.vocab_size * 4
-    formula += f" + logits s·b·V·4 B ({arch.vocab_size:,}-token vocabulary)"
+    formula += " + " + tr("logits s·b·V·4 B ({vocab}-token vocabulary)", vocab=num(arch.vocab_size))
     return Term(
         "activations",
-        f"activations ({checkpointing} checkpointing)",
+        tr("activations ({checkpointing} checkpointing)", checkpointing=checkpointing),
         int(total + logits),
         "estimate",
         formula,
@@ -528,16 +569,21 @@ def _training_terms(
     if req.workload == "full":
         terms.append(
             Term(
-                "weights", "weights (bf16)", 2 * params, provenance, f"{params:,} parameters × 2 bytes", ZERO
+                "weights",
+                tr("weights (bf16)"),
+                2 * params,
+                provenance,
+                f"{params:,} parameters × 2 bytes",
+                ZERO,
             )
         )
         terms.append(
-            Term("gradients", "gradients (bf16)", 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
+            Term("gradients", tr("gradients (bf16)"), 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
         )
         terms.append(
             Term(
                 "optimizer",
-                "AdamW states (fp32 master, m, v)",
+                tr("AdamW states (fp32 master, m, v)"),
                 12 * params,
                 provenance,
                 f"{params:,} × 12 bytes",
@@ -552,29 +598,40 @@ def _training_terms(
             body = params - arch.embed_params - arch.head_params
             base = int(body * 4.127 / 8) + 2 * (arch.embed_params + arch.head_params)
             terms.append(
-                Term("weights", "base weights (NF4, double quant)", base, "estimate",
+                Term("weights", tr("base weights (NF4, double quant)"), base, "estimate",
                      "layer parameters × 4.127 bits / 8 + embedding and head × 2 bytes", QLORA)
             )  # fmt: skip
         else:
             quant = catalog.quant("bf16")
             terms.append(
                 Term(
-                    "weights", "base weights (bf16, frozen)", 2 * params, provenance, f"{params:,} × 2 bytes"
+                    "weights",
+                    tr("base weights (bf16, frozen)"),
+                    2 * params,
+                    provenance,
+                    f"{params:,} × 2 bytes",
                 )
             )
         targets = ",".join(req.lora_targets)
         terms.append(
-            Term("weights", "LoRA adapters", 2 * adapters, "estimate",
+            Term("weights", tr("LoRA adapters"), 2 * adapters, "estimate",
                  f"rank {req.lora_rank} × (in + out) over {targets} in {arch.num_layers} layers "
                  f"= {adapters:,} parameters × 2 bytes")
         )  # fmt: skip
         terms.append(
-            Term("gradients", "adapter gradients", 2 * adapters, "estimate", f"{adapters:,} × 2 bytes", ZERO)
+            Term(
+                "gradients",
+                tr("adapter gradients"),
+                2 * adapters,
+                "estimate",
+                f"{adapters:,} × 2 bytes",
+                ZERO,
+            )
         )
         terms.append(
             Term(
                 "optimizer",
-                "adapter AdamW states",
+                tr("adapter AdamW states"),
                 12 * adapters,
                 "estimate",
                 f"{adapters:,} × 12 bytes",
@@ -585,7 +642,7 @@ def _training_terms(
     terms.append(
         Term(
             "overhead",
-            "CUDA context",
+            tr("CUDA context"),
             2 * 10**9,
             "estimate",
             "2 GB",
@@ -609,7 +666,13 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
     kv_type, elem = kv_bytes_per_element(catalog, req.kv_type)
     notes: list[str] = []
     if arch.max_context and context > arch.max_context:
-        notes.append(f"context {context:,} is beyond the model's maximum of {arch.max_context:,}")
+        notes.append(
+            tr(
+                "context {context} is beyond the model's maximum of {limit}",
+                context=num(context),
+                limit=num(arch.max_context),
+            )
+        )
 
     kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
     host = 0
@@ -617,10 +680,17 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         quant = resolve_quant(catalog, req.quant) if req.quant else None
         if quant is None and model.weights is None:
             quant = resolve_quant(catalog, model.native_quant or "bf16")
-            released = (
-                "the format it is released in" if model.native_quant else "bf16, its format being unknown"
+            notes.append(
+                tr(
+                    "no weight format asked for: sized as {quant}, the format it is released in",
+                    quant=quant.name,
+                )
+                if model.native_quant
+                else tr(
+                    "no weight format asked for: sized as {quant}, bf16, its format being unknown",
+                    quant=quant.name,
+                )
             )
-            notes.append(f"no weight format asked for: sized as {quant.name}, {released}")
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
         if req.engine == "llama.cpp":
             # The input embedding stays in host memory; a tied head is a second copy on the GPU.

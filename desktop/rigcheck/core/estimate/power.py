@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rigcheck.core.catalog import Catalog
+from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import GPU, Machine
 
 Provenance = Literal["nvml", "catalog", "estimate"]
@@ -133,7 +134,7 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
     provenance: Provenance
     if gpu.power_limit_watts is not None and not _from_catalog(gpu):
         limit, provenance = gpu.power_limit_watts, "nvml"
-        where = f"power limit read from the driver ({gpu.source or 'probe'})"
+        where = tr("power limit read from the driver ({source})", source=gpu.source or "probe")
     elif gpu.power_limit_watts is not None or (spec is not None and spec.tdp_watts is not None):
         limit = (
             gpu.power_limit_watts if gpu.power_limit_watts is not None else spec.tdp_watts if spec else None
@@ -141,88 +142,144 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
         provenance = "catalog"
         if spec is not None:
             conf = spec.field_confidence.get("tdp_watts", spec.confidence)
-            where = f"catalog board power of {spec.id} ({spec.source}; {conf})"
+            where = tr(
+                "catalog board power of {id} ({source}; {confidence})",
+                id=spec.id,
+                source=spec.source,
+                confidence=conf,
+            )
         else:
-            where = f"catalog board power ({gpu.source})"
+            where = tr("catalog board power ({source})", source=gpu.source)
     else:
         limit, provenance, where = None, "catalog", ""
     if limit is None:
-        why = f"{name}: its power limit is unknown (the driver did not report one and " + (
-            f"the catalog entry {spec.id} has no board power)" if spec else "it matches no catalog entry)"
+        why = (
+            tr(
+                "{name}: its power limit is unknown (the driver did not report one and the catalog entry "
+                "{id} has no board power)",
+                name=name,
+                id=spec.id,
+            )
+            if spec
+            else tr(
+                "{name}: its power limit is unknown (the driver did not report one and it matches "
+                "no catalog entry)",
+                name=name,
+            )
         )
         item = PowerItem(
-            name, 0.0, 0.0, "catalog", "power unknown", "—", sustained_known=False, peak_known=False
+            name, 0.0, 0.0, "catalog", tr("power unknown"), "—", sustained_known=False, peak_known=False
         )
         return item, why, recommended
     factor = catalog.power_factor(spec) if spec else None
     if factor is None:
-        arch = spec.architecture if spec and spec.architecture else "its architecture"
+        arch = spec.architecture if spec and spec.architecture else tr("its architecture")
         segment = f" {spec.segment}" if spec and spec.segment else ""
-        why = (
-            f"{name}: no measured transient factor for {arch}{segment} GPUs, so its spikes above the "
-            f"{limit:g} W limit are unknown"
+        why = tr(
+            "{name}: no measured transient factor for {kind} GPUs, so its spikes above the {limit} "
+            "W limit are unknown",
+            name=name,
+            kind=f"{arch}{segment}",
+            limit=sig(limit, 6),
         )
-        formula = f"{limit:g} W limit; transient factor unknown, spikes not counted"
+        formula = tr("{limit} W limit; transient factor unknown, spikes not counted", limit=sig(limit, 6))
         item = PowerItem(name, limit, limit, provenance, formula, where, peak_known=False)
         return item, why, recommended
     peak = limit * factor.factor
     formula = (
-        f"{limit:g} W limit × {factor.factor:g} transient factor ({factor.architecture}: {factor.measured})"
+        tr(
+            "{limit} W limit × {factor} transient factor ({architecture}: {measured})",
+            limit=sig(limit, 6),
+            factor=sig(factor.factor, 6),
+            architecture=factor.architecture,
+            measured=factor.measured,
+        )
         if factor.measured
-        else f"{limit:g} W limit × {factor.factor:g} transient factor ({factor.architecture})"
+        else tr(
+            "{limit} W limit × {factor} transient factor ({architecture})",
+            limit=sig(limit, 6),
+            factor=sig(factor.factor, 6),
+            architecture=factor.architecture,
+        )
     )
-    source = f"{where}; factor: {factor.source} ({factor.confidence})"
+    source = tr(
+        "{where}; factor: {source} ({confidence})",
+        where=where,
+        source=factor.source,
+        confidence=factor.confidence,
+    )
     item = PowerItem(name, limit, peak, provenance, formula, source, factor.factor, factor.confidence)
     return item, None, recommended
 
 
 def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
     """The CPU's class estimate by its model string, and a reason when its power is unknown."""
-    label = model or "model unknown"
+    label = model or tr("model unknown")
     if model and _APPLE.search(model):
-        why = (
+        why = tr(
             "CPU: Apple silicon is one chip with the GPU behind a built-in power supply; no per-part power "
             "figure is catalogued, so no budget can be drawn"
         )
-        formula = f"{label}: Apple silicon, power unknown"
+        formula = tr("{cpu}: Apple silicon, power unknown", cpu=label)
         return PowerItem(
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
         ), why
     if model and _LAPTOP.search(model):
-        why = (
+        why = tr(
             "CPU: a laptop processor runs from its power adapter, not a desktop PSU; no class figure applies"
         )
-        formula = f"{label}: laptop class, power unknown"
+        formula = tr("{cpu}: laptop class, power unknown", cpu=label)
         return PowerItem(
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
         ), why
     if model and _DESKTOP.search(model) and not _HEDT_SERVER.search(model):
-        formula = (
-            f"{label}: desktop class, {DESKTOP_CPU_SUSTAINED:g} W sustained (base power) and "
-            f"{DESKTOP_CPU_PEAK:g} W peak (max turbo power) of a Core i9-13900K, the top mainstream part"
+        formula = tr(
+            "{cpu}: desktop class, {sustained} W sustained (base power) and {peak} W peak (max turbo power) "
+            "of a Core i9-13900K, the top mainstream part",
+            cpu=label,
+            sustained=sig(DESKTOP_CPU_SUSTAINED, 6),
+            peak=sig(DESKTOP_CPU_PEAK, 6),
         )
-        source = f"{DESKTOP_CPU_SOURCE} (secondary; estimate)"
+        source = tr("{source} (secondary; estimate)", source=DESKTOP_CPU_SOURCE)
         return PowerItem("CPU", DESKTOP_CPU_SUSTAINED, DESKTOP_CPU_PEAK, "estimate", formula, source), None
-    kind = "workstation/server class" if model and _HEDT_SERVER.search(model) else "class not recognised"
-    formula = f"{label}: {kind}, {GENERIC_CPU_WATTS:g} W as in Intel's PSU sizing example" + (
-        "; high-core-count parts may draw more" if model and _HEDT_SERVER.search(model) else ""
+    formula = (
+        tr(
+            "{cpu}: workstation/server class, {watts} W as in Intel's PSU sizing example; "
+            "high-core-count parts may draw more",
+            cpu=label,
+            watts=sig(GENERIC_CPU_WATTS, 6),
+        )
+        if model and _HEDT_SERVER.search(model)
+        else tr(
+            "{cpu}: class not recognised, {watts} W as in Intel's PSU sizing example",
+            cpu=label,
+            watts=sig(GENERIC_CPU_WATTS, 6),
+        )
     )
-    source = f"{INTEL_SIZING_SOURCE} (secondary; estimate)"
+    source = tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE)
     return PowerItem("CPU", GENERIC_CPU_WATTS, GENERIC_CPU_WATTS, "estimate", formula, source), None
 
 
 def platform_item() -> PowerItem:
     return PowerItem(
-        "platform (board, RAM, drives, fans)",
+        tr("platform (board, RAM, drives, fans)"),
         PLATFORM_WATTS,
         PLATFORM_WATTS,
         "estimate",
-        f"{PLATFORM_WATTS:g} W for the rest of the hardware, as in Intel's PSU sizing example",
-        f"{INTEL_SIZING_SOURCE} (secondary; estimate)",
+        tr(
+            "{watts} W for the rest of the hardware, as in Intel's PSU sizing example",
+            watts=sig(PLATFORM_WATTS, 6),
+        ),
+        tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE),
     )
 
 
 # -- the budget -----------------------------------------------------------------------------------
+
+
+def _w(watts: float) -> str:
+    """Whole watts in the current language, ungrouped as the sentences always printed them."""
+    return num(watts, group=False)
 
 
 def _round_up(watts: float) -> float:
@@ -263,89 +320,166 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
     gpus = [i for i in items if i.name.startswith("GPU ")]
     if complete:
         reasons.append(
-            f"Estimated draw: {sustained:.0f} W sustained, {peak:.0f} W in transient spikes "
-            f"({', '.join(f'{i.name} {i.peak_watts:.0f} W' for i in gpus) or 'no GPU'}; "
-            f"CPU and platform are estimates)."
+            tr(
+                "Estimated draw: {sustained} W sustained, {peak} W in transient spikes "
+                "({gpus}; CPU and platform are estimates).",
+                sustained=_w(sustained),
+                peak=_w(peak),
+                gpus=", ".join(f"{i.name} {_w(i.peak_watts)} W" for i in gpus) or tr("no GPU"),
+            )
         )
     else:
         reasons.append(
-            f"Known parts alone: {sustained:.0f} W sustained, {peak:.0f} W with spikes (lower bounds)."
+            tr(
+                "Known parts alone: {sustained} W sustained, {peak} W with spikes (lower bounds).",
+                sustained=_w(sustained),
+                peak=_w(peak),
+            )
         )
     reasons.extend(unknown)
-    shaky = {i.formula.partition("transient factor ")[2] for i in gpus if i.factor_confidence == "uncertain"}
-    reasons.extend(f"An uncertain transient factor is used: {what.strip('()')}." for what in sorted(shaky))
+    # the factor's parenthesis in the formula: "450 W limit × 1.2 transient factor (Ada Lovelace: …)"
+    shaky = {
+        i.formula[i.formula.index(" (") + 1 :]
+        for i in gpus
+        if i.factor_confidence == "uncertain" and " (" in i.formula
+    }
+    reasons.extend(
+        tr("An uncertain transient factor is used: {what}.", what=what.strip("()")) for what in sorted(shaky)
+    )
 
     verdict: PowerVerdict
     if psu is None:
         verdict = "unknown"
-        reasons.append("No PSU wattage entered.")
+        reasons.append(tr("No PSU wattage entered."))
         advice.append(
-            "Enter your PSU's rated wattage (printed on its label) to check it against the estimated "
-            + (f"{peak:.0f} W peak." if complete else "load.")
+            tr(
+                "Enter your PSU's rated wattage (printed on its label) to check it against the "
+                "estimated {peak} W peak.",
+                peak=_w(peak),
+            )
+            if complete
+            else tr(
+                "Enter your PSU's rated wattage (printed on its label) to check it against the "
+                "estimated load."
+            )
         )
         if suggested is not None:
-            advice.append(f"For this machine a {suggested:.0f} W PSU or larger would be ok.")
+            advice.append(tr("For this machine a {watts} W PSU or larger would be ok.", watts=_w(suggested)))
     elif sustained > psu:
         verdict = "insufficient"
         reasons.append(
-            f"The sustained load of {sustained:.0f} W{'' if complete else ' (known parts alone)'} exceeds "
-            f"the {psu:g} W PSU: a PSU's rating is what it delivers continuously."
+            tr(
+                "The sustained load of {sustained} W exceeds the {psu} W PSU: a PSU's rating is what it "
+                "delivers continuously.",
+                sustained=_w(sustained),
+                psu=sig(psu, 6),
+            )
+            if complete
+            else tr(
+                "The sustained load of {sustained} W (known parts alone) exceeds the {psu} W PSU: a PSU's "
+                "rating is what it delivers continuously.",
+                sustained=_w(sustained),
+                psu=sig(psu, 6),
+            )
         )
     elif not complete:
         verdict = "unknown"
     elif peak > psu * ATX3_EXCURSION_1MS:
         verdict = "insufficient"
         reasons.append(
-            f"Spikes of {peak:.0f} W are {peak / psu:.0%} of the {psu:g} W PSU, beyond even the ATX 3.0 "
-            f"tolerance of {ATX3_EXCURSION_1MS:.0%} for 1 ms ({ATX3_SOURCE})."
+            tr(
+                "Spikes of {peak} W are {share} of the {psu} W PSU, beyond even the ATX 3.0 tolerance of "
+                "{tolerance} for 1 ms ({source}).",
+                peak=_w(peak),
+                share=percent(peak / psu),
+                psu=sig(psu, 6),
+                tolerance=percent(ATX3_EXCURSION_1MS),
+                source=ATX3_SOURCE,
+            )
         )
     else:
         verdict = "ok"
         if peak > psu:
             verdict = "tight"
             reasons.append(
-                f"Spikes of {peak:.0f} W exceed the {psu:g} W rating ({peak / psu:.0%}): a PSU built to "
-                f"ATX 3.x must carry 180% for 1 ms and 200% for 100 µs ({ATX3_SOURCE}), an older ATX 2.x "
-                "unit has no such requirement and may shut down."
+                tr(
+                    "Spikes of {peak} W exceed the {psu} W rating ({share}): a PSU built to ATX "
+                    "3.x must carry "
+                    "180% for 1 ms and 200% for 100 µs ({source}), an older ATX 2.x unit has no such "
+                    "requirement and may shut down.",
+                    peak=_w(peak),
+                    psu=sig(psu, 6),
+                    share=percent(peak / psu),
+                    source=ATX3_SOURCE,
+                )
             )
         if sustained * SUSTAINED_HEADROOM > psu:
             verdict = "tight"
             reasons.append(
-                f"The sustained {sustained:.0f} W is {sustained / psu:.0%} of the {psu:g} W PSU, less than "
-                f"the ~20% headroom PSUs are sized with ({HEADROOM_SOURCE})."
+                tr(
+                    "The sustained {sustained} W is {share} of the {psu} W PSU, less than the ~20% headroom "
+                    "PSUs are sized with ({source}).",
+                    sustained=_w(sustained),
+                    share=percent(sustained / psu),
+                    psu=sig(psu, 6),
+                    source=HEADROOM_SOURCE,
+                )
             )
         if recommended is not None and psu < recommended:
             verdict = "tight"
         if verdict == "ok":
             reasons.append(
-                f"The {psu:g} W PSU covers the {peak:.0f} W peak with {psu - peak:.0f} W to spare and keeps "
-                f"the sustained {sustained:.0f} W at {sustained / psu:.0%} of its rating."
+                tr(
+                    "The {psu} W PSU covers the {peak} W peak with {spare} W to spare and keeps "
+                    "the sustained "
+                    "{sustained} W at {share} of its rating.",
+                    psu=sig(psu, 6),
+                    peak=_w(peak),
+                    spare=_w(psu - peak),
+                    sustained=_w(sustained),
+                    share=percent(sustained / psu),
+                )
             )
     if psu is not None and recommended is not None:
         if psu < recommended:
             reasons.append(
-                f"The {psu:g} W PSU is below the {recommended:g} W the GPU vendor recommends for "
-                f"{recommended_by}."
+                tr(
+                    "The {psu} W PSU is below the {recommended} W the GPU vendor recommends for {gpu}.",
+                    psu=sig(psu, 6),
+                    recommended=sig(recommended, 6),
+                    gpu=recommended_by,
+                )
             )
         else:
-            reasons.append(f"The GPU vendor recommends at least {recommended:g} W for {recommended_by}: met.")
+            reasons.append(
+                tr(
+                    "The GPU vendor recommends at least {recommended} W for {gpu}: met.",
+                    recommended=sig(recommended, 6),
+                    gpu=recommended_by,
+                )
+            )
 
     if psu is not None and verdict in ("tight", "insufficient"):
         if suggested is not None:
             advice.append(
-                f"A {suggested:.0f} W PSU would cover the {peak:.0f} W peak and leave 20% headroom over the "
-                f"{sustained:.0f} W sustained load."
+                tr(
+                    "A {suggested} W PSU would cover the {peak} W peak and leave 20% headroom over the "
+                    "{sustained} W sustained load.",
+                    suggested=_w(suggested),
+                    peak=_w(peak),
+                    sustained=_w(sustained),
+                )
             )
         if peak > psu and verdict == "tight":
             advice.append(
-                "If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so)."
+                tr("If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so).")
             )
         if gpus:
             advice.append(
-                "Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures."
+                tr("Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures.")
             )
     if not complete and psu is not None:
-        advice.append("The verdict needs every part's power; the reasons say what is missing.")
+        advice.append(tr("The verdict needs every part's power; the reasons say what is missing."))
 
     headroom = psu - peak if psu is not None and complete else None
     return PowerBudget(

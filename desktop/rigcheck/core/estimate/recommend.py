@@ -42,6 +42,7 @@ from rigcheck.core.estimate.memory import (
     default_context,
     resolve_quant,
 )
+from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import fmt_bytes
@@ -105,7 +106,7 @@ class Rung:
         q = self.quality
         if q is None:
             return ""
-        return f"{q.ppl_delta:+.4f} perplexity on {q.measured_on}"
+        return tr("{delta} perplexity on {model}", delta=f"{q.ppl_delta:+.4f}", model=q.measured_on)
 
 
 @dataclass(frozen=True)
@@ -152,21 +153,23 @@ def verdict_words(result: FitResult) -> str:
     where = where_of(result)
     p = result.placement
     if where is None:
-        return "does not fit"
+        return tr("does not fit")
     if where == "cpu":
-        return "runs on the CPU"
-    gpus = sum(1 for b in p.gpu_bytes if b)
-    on = "the GPUs" if gpus > 1 else "the GPU"
+        return tr("runs on the CPU")
+    several = sum(1 for b in p.gpu_bytes if b) > 1
     if where == "gpu":
-        return f"runs on {on}"
+        return tr("runs on the GPUs") if several else tr("runs on the GPU")
     what = {
-        "experts": "experts in RAM",
-        "layers": f"{p.total_layers - p.gpu_layers} of {p.total_layers} layers in RAM",
-        "optimizer": "optimizer in RAM",
-        "params": "parameters in RAM",
-        "full": "MegaTrain-style, states in RAM",
-    }.get(p.offload, "part in RAM")
-    return f"runs on {on} + RAM ({what})"
+        "experts": tr("experts in RAM"),
+        "layers": tr(
+            "{count} of {total} layers in RAM", count=p.total_layers - p.gpu_layers, total=p.total_layers
+        ),
+        "optimizer": tr("optimizer in RAM"),
+        "params": tr("parameters in RAM"),
+        "full": tr("MegaTrain-style, states in RAM"),
+    }.get(p.offload) or tr("part in RAM")
+    template = "runs on the GPUs + RAM ({what})" if several else "runs on the GPU + RAM ({what})"
+    return tr(template, what=what)
 
 
 def _rung_name(result: FitResult, catalog: Catalog) -> str:
@@ -315,46 +318,98 @@ def choose(rungs: Sequence[Rung], prefer: Prefer, catalog: Catalog) -> Rung | No
 
 def _speed_text(rung: Rung) -> str:
     tps = rung.tokens_per_s
-    return f"~{tps:,.1f} tokens/s" if tps is not None else "speed unknown"
+    return tr("~{speed} tokens/s", speed=num(tps, 1)) if tps is not None else tr("speed unknown")
 
 
 def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Catalog) -> list[str]:
-    floor = f"{USABLE_DECODE_TOKENS_PER_S:g} tokens/s"
+    floor = tr("{speed} tokens/s", speed=sig(USABLE_DECODE_TOKENS_PER_S, 6))
     if best is None:
         smallest = rungs[-1]
         first = smallest.result.reasons[0] if smallest.result.reasons else ""
-        return [f"no format runs on this machine; even {smallest.quant}: {first}"]
+        return [
+            tr("no format runs on this machine; even {quant}: {reason}", quant=smallest.quant, reason=first)
+        ]
     out: list[str] = []
     index = rungs.index(best)
     if best.result.estimate.workload != "inference":
         return [f"{best.quant}: {best.words}, {_speed_text(best)}"]
     if prefer == "speed":
         out.append(
-            f"{best.quant} is the fastest format that runs here at ≥ {floor}, Q4_K_M or better where one does"
+            tr(
+                "{quant} is the fastest format that runs here at ≥ {floor}, Q4_K_M or better where one does",
+                quant=best.quant,
+                floor=floor,
+            )
         )
     elif best.where == "gpu" and _usable(best):
-        out.append(f"{best.quant} is the highest-quality format that runs entirely on the GPU at ≥ {floor}")
+        out.append(
+            tr(
+                "{quant} is the highest-quality format that runs entirely on the GPU at ≥ {floor}",
+                quant=best.quant,
+                floor=floor,
+            )
+        )
     elif _usable(best):
-        out.append(f"{best.quant} is the highest-quality format that runs at ≥ {floor}: it {best.words}")
+        out.append(
+            tr(
+                "{quant} is the highest-quality format that runs at ≥ {floor}: it {words}",
+                quant=best.quant,
+                floor=floor,
+                words=best.words,
+            )
+        )
     else:
         out.append(
-            f"no format of Q4_K_M quality or better reaches {floor} here: {best.quant} is the fastest of them"
+            tr(
+                "no format of Q4_K_M quality or better reaches {floor} here: {quant} is the fastest of them",
+                quant=best.quant,
+                floor=floor,
+            )
         )
     better = rungs[:index]
     if better:
         nxt = better[-1]
         if not nxt.runs:
-            reason = nxt.result.reasons[0] if nxt.result.reasons else "does not fit"
-            out.append(f"not {nxt.quant}: it does not fit ({reason})")
+            reason = nxt.result.reasons[0] if nxt.result.reasons else tr("does not fit")
+            out.append(tr("not {quant}: it does not fit ({reason})", quant=nxt.quant, reason=reason))
         elif prefer == "speed":
-            out.append(f"not {nxt.quant}: slower ({_speed_text(nxt)}, {nxt.words})")
+            out.append(
+                tr(
+                    "not {quant}: slower ({speed}, {words})",
+                    quant=nxt.quant,
+                    speed=_speed_text(nxt),
+                    words=nxt.words,
+                )
+            )
         elif nxt.where != "gpu" and best.where == "gpu":
-            out.append(f"not {nxt.quant}: it {nxt.words}, at {_speed_text(nxt)}")
+            out.append(
+                tr(
+                    "not {quant}: it {words}, at {speed}",
+                    quant=nxt.quant,
+                    words=nxt.words,
+                    speed=_speed_text(nxt),
+                )
+            )
         else:
-            out.append(f"not {nxt.quant}: {_speed_text(nxt)} is below {floor} (it {nxt.words})")
+            out.append(
+                tr(
+                    "not {quant}: {speed} is below {floor} (it {words})",
+                    quant=nxt.quant,
+                    speed=_speed_text(nxt),
+                    floor=floor,
+                    words=nxt.words,
+                )
+            )
     quick = choose(rungs, "speed", catalog) if prefer == "quality" else None
     if quick is not None and quick is not best and (quick.tokens_per_s or 0.0) > (best.tokens_per_s or 0.0):
-        out.append(f"--prefer speed would pick {quick.quant} ({_speed_text(quick)}, {quick.words})")
+        out.append(
+            tr(
+                "--prefer speed would pick {quant} ({speed}, {words})",
+                quant=quick.quant,
+                speed=_speed_text(quick),
+                words=quick.words,
+            )
+        )
     return out
 
 

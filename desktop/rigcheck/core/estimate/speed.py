@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import CPU, GPU, Machine
 
 CPU_CLASS = "cpu"
@@ -102,8 +103,8 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             memory.bandwidth_bytes_per_s,
             source,
-            f"{memory.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
-            f"({memory.bandwidth_source or 'from the snapshot'})",
+            f"{num(memory.bandwidth_bytes_per_s / 1e9, group=False)} GB/s "
+            f"({tr(memory.bandwidth_source or 'from the snapshot')})",
         )
     platform = cpu_platform(catalog, machine.cpu.model)
     if platform is not None:
@@ -111,8 +112,14 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             bw,
             "catalog",
-            f"{bw / 1e9:.0f} GB/s: {platform.name}, {platform.channels} channels × "
-            f"{platform.mt_per_s} MT/s ({platform.source})",
+            tr(
+                "{bw} GB/s: {platform}, {channels} channels × {mts} MT/s ({source})",
+                bw=num(bw / 1e9, group=False),
+                platform=platform.name,
+                channels=platform.channels,
+                mts=platform.mt_per_s,
+                source=platform.source,
+            ),
         )
     # A unified-memory machine (Apple, Strix Halo, GB10) has one memory: its RAM is the GPU's memory,
     # whose bandwidth the GPU catalog has (the CPU cores alone reach only part of that peak).
@@ -123,10 +130,15 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             return HostBandwidth(
                 bw,
                 "catalog",
-                f"{bw / 1e9:.0f} GB/s: the unified memory of {spec.name}, shared by CPU and GPU "
-                f"(peak; the CPU cores alone reach less) ({spec.source})",
+                tr(
+                    "{bw} GB/s: the unified memory of {gpu}, shared by CPU and GPU (peak; the CPU cores "
+                    "alone reach less) ({source})",
+                    bw=num(bw / 1e9, group=False),
+                    gpu=spec.name,
+                    source=spec.source,
+                ),
             )
-    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", DEFAULT_HOST_SOURCE)
+    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
 
 
 def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None = None) -> Machine:
@@ -183,12 +195,18 @@ def prefill_path(
     value, words = 1.0, []
     if unquantized and factor.prefill_float_factor != 1.0:
         value *= factor.prefill_float_factor
-        words.append(f"unquantized weights × {factor.prefill_float_factor:.2f}")
+        words.append(tr("unquantized weights × {factor}", factor=num(factor.prefill_float_factor, 2)))
     if moe and factor.prefill_moe_factor != 1.0:
         scale = (max(tokens_per_expert, 1.0) / MOE_TOKENS_REF) ** factor.prefill_moe_exponent
         moe_share = min(factor.prefill_moe_factor * scale, 1.0)
         value *= moe_share
-        words.append(f"expert GEMMs over {tokens_per_expert:.0f} tokens each × {moe_share:.2f}")
+        words.append(
+            tr(
+                "expert GEMMs over {tokens} tokens each × {share}",
+                tokens=num(tokens_per_expert),
+                share=num(moe_share, 2),
+            )
+        )
     return PrefillPath(value, ", ".join(words))
 
 

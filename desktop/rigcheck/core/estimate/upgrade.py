@@ -34,6 +34,7 @@ from rigcheck.core.estimate.fit import (
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, Workload, estimate_memory
 from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.recommend import Prefer, display_quant, recommend, where_of
+from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -272,25 +273,26 @@ def _cost(spec: GpuSpec, prices: Prices) -> GpuCost:
 
 
 def _money(value: float) -> str:
-    return f"${value:,.0f}" if value >= 100 else f"${value:,.2f}"
+    return f"${num(value)}" if value >= 100 else f"${num(value, 2)}"
 
 
 def _price_note(cost: GpuCost, count: int) -> list[str]:
     notes = []
-    each = " each" if count > 1 else ""
+    each = " " + tr("each") if count > 1 else ""
     if cost.purchase is not None:
         when = f", {cost.purchase.date}" if cost.purchase.date else ""
         kind = {"launch": "launch price", "street": "street price", "user": "your price"}.get(
             cost.purchase.kind, "price"
         )
-        used = ", used" if cost.purchase.used else ""
-        notes.append(f"{kind} {_money(cost.purchase.usd)}{each}{used}{when} ({cost.purchase.source})")
+        used = ", " + tr("used") if cost.purchase.used else ""
+        notes.append(f"{tr(kind)} {_money(cost.purchase.usd)}{each}{used}{when} ({cost.purchase.source})")
     else:
-        notes.append(f"purchase price unknown: the catalog has none for {cost.name}")
+        notes.append(tr("purchase price unknown: the catalog has none for {gpu}", gpu=cost.name))
     if cost.rent_per_hour is not None:
         when = f", {cost.rent_per_hour.date}" if cost.rent_per_hour.date else ""
         notes.append(
-            f"cloud rent {_money(cost.rent_per_hour.usd)}/h{each}{when} ({cost.rent_per_hour.source})"
+            tr("cloud rent")
+            + f" {_money(cost.rent_per_hour.usd)}/h{each}{when} ({cost.rent_per_hour.source})"
         )
     return notes
 
@@ -408,8 +410,13 @@ def _speed_words(outcome: Outcome, workload: str) -> str:
     tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
     if tps is None:
         return ""
-    what = "tokens/s" if workload == "inference" else "training tokens/s"
-    return f", ~{tps:,.1f} {what}"
+    return ", " + _speed_phrase(tps, workload)
+
+
+def _speed_phrase(tps: float, workload: str) -> str:
+    if workload == "inference":
+        return tr("~{speed} tokens/s", speed=num(tps, 1))
+    return tr("~{speed} training tokens/s", speed=num(tps, 1))
 
 
 def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices: Prices) -> list[str]:
@@ -417,44 +424,83 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
     workload = report.workload
     newly = [c for c in report.models if c.newly_runnable]
     for change in newly[:5]:
-        quant = f" at {change.after.quant}" if change.after.quant else ""
+        values = {
+            "model": change.name,
+            "workload": workload,
+            "before": tr(_VERDICT_WORDS[change.before.verdict]),
+            "after": tr(_VERDICT_WORDS[change.after.verdict]),
+            "quant": change.after.quant,
+            "speed": _speed_words(change.after, workload),
+        }
         out.append(
-            f"{change.name} ({workload}): {_VERDICT_WORDS[change.before.verdict]} before, "
-            f"{_VERDICT_WORDS[change.after.verdict]} after{quant}{_speed_words(change.after, workload)}."
+            tr("{model} ({workload}): {before} before, {after} after at {quant}{speed}.", **values)
+            if change.after.quant
+            else tr("{model} ({workload}): {before} before, {after} after{speed}.", **values)
         )
     if len(newly) > 5:
-        out.append(f"{len(newly) - 5} more models become runnable; see the table.")
+        out.append(tr("{count} more models become runnable; see the table.", count=len(newly) - 5))
     if not newly and report.models:
-        out.append("No model changes verdict with this upgrade.")
+        out.append(tr("No model changes verdict with this upgrade."))
 
     after = report.power_after
     if after.verdict in ("tight", "insufficient") and after.psu_watts is not None:
-        fix = f" A {after.suggested_psu_watts:.0f} W PSU would cover it." if after.suggested_psu_watts else ""
+        fix = (
+            " " + tr("A {watts} W PSU would cover it.", watts=num(after.suggested_psu_watts, group=False))
+            if after.suggested_psu_watts
+            else ""
+        )
+        template = (
+            "Power: the {psu} W PSU is tight after the upgrade ({peak} W in spikes, {sustained} W sustained)."
+            if after.verdict == "tight"
+            else "Power: the {psu} W PSU is insufficient after the upgrade ({peak} W in spikes, "
+            "{sustained} W sustained)."
+        )
         out.append(
-            f"Power: the {after.psu_watts:g} W PSU is {after.verdict} after the upgrade "
-            f"({after.peak_watts:.0f} W in spikes, {after.sustained_watts:.0f} W sustained).{fix}"
+            tr(
+                template,
+                psu=sig(after.psu_watts, 6),
+                peak=num(after.peak_watts, group=False),
+                sustained=num(after.sustained_watts, group=False),
+            )
+            + fix
         )
     elif after.psu_watts is None and after.suggested_psu_watts is not None:
         out.append(
-            "Power: no PSU wattage given (--psu-watts); after the upgrade a "
-            f"{after.suggested_psu_watts:.0f} W PSU or larger would be ok "
-            f"({after.peak_watts:.0f} W in spikes)."
+            tr(
+                "Power: no PSU wattage given (--psu-watts); after the upgrade a {watts} W PSU or larger "
+                "would be ok ({peak} W in spikes).",
+                watts=num(after.suggested_psu_watts, group=False),
+                peak=num(after.peak_watts, group=False),
+            )
         )
 
     for cost in report.costs:
         if cost.breakeven_hours is not None and cost.purchase and cost.rent_per_hour:
             months = (
-                f" ({cost.breakeven_months:.1f} months at {prices.utilization:.0%} use)"
+                " "
+                + tr(
+                    "({months} months at {share} use)",
+                    months=num(cost.breakeven_months, 1),
+                    share=percent(prices.utilization),
+                )
                 if cost.breakeven_months
                 else ""
             )
             out.append(
-                f"Buying a {cost.name} ({_money(cost.purchase.usd)}) beats renting one "
-                f"({_money(cost.rent_per_hour.usd)}/h) after {cost.breakeven_hours:,.0f} hours of use"
-                f"{months}."
+                tr(
+                    "Buying a {gpu} ({price}) beats renting one ({rent}/h) after {hours} hours of use"
+                    "{months}.",
+                    gpu=cost.name,
+                    price=_money(cost.purchase.usd),
+                    rent=_money(cost.rent_per_hour.usd),
+                    hours=num(cost.breakeven_hours),
+                    months=months,
+                )
             )
         elif cost.purchase is None:
-            out.append(f"The catalog has no purchase price for the {cost.name}: costs are incomplete.")
+            out.append(
+                tr("The catalog has no purchase price for the {gpu}: costs are incomplete.", gpu=cost.name)
+            )
 
     bought_names = " + ".join(f"{n} × {s.name}" if n > 1 else s.name for s, n in _count(added))
     for change in report.models:
@@ -464,17 +510,34 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
         if not options:
             if change.after.verdict == "does_not_fit":
                 out.append(
-                    f"{change.name} ({workload}): no catalog GPU found that runs it entirely in GPU memory."
+                    tr(
+                        "{model} ({workload}): no catalog GPU found that runs it entirely in GPU memory.",
+                        model=change.name,
+                        workload=workload,
+                    )
                 )
             continue
-        state = "still does not fit" if change.after.verdict == "does_not_fit" else "still needs RAM offload"
-        where = f" on {_gpu_names(report.after)}" if report.after.gpus else ""
+        state = (
+            tr("still does not fit")
+            if change.after.verdict == "does_not_fit"
+            else tr("still needs RAM offload")
+        )
+        where = " " + tr("on {gpus}", gpus=_gpu_names(report.after)) if report.after.gpus else ""
         buy = next((o for o in options if o.purchase_usd is not None), None)
         if buy is not None:
             out.append(
-                f"{change.name} ({workload}) {state}{where}; the cheapest catalog GPUs that hold it "
-                f"entirely{_at(buy, workload)}: {buy.description} ({_money(buy.purchase_usd or 0.0)})"
-                f"{_tps(buy, workload)}."
+                tr(
+                    "{model} ({workload}) {state}{where}; the cheapest catalog GPUs that hold it "
+                    "entirely{at}: {gpus} ({price}){speed}.",
+                    model=change.name,
+                    workload=workload,
+                    state=state,
+                    where=where,
+                    at=_at(buy, workload),
+                    gpus=buy.description,
+                    price=_money(buy.purchase_usd or 0.0),
+                    speed=_tps(buy, workload),
+                )
             )
         rent = min(
             (o for o in options if o.rent_usd_hour is not None),
@@ -482,16 +545,24 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
             default=None,
         )
         if rent is not None and rent.rent_usd_hour:
-            line = (
-                f"Rent instead: {rent.description} at {_money(rent.rent_usd_hour)}/h runs {change.name}"
-                f"{_tps(rent, workload)}"
+            line = tr(
+                "Rent instead: {gpus} at {rent}/h runs {model}{speed}",
+                gpus=rent.description,
+                rent=_money(rent.rent_usd_hour),
+                model=change.name,
+                speed=_tps(rent, workload),
             )
             if report.purchase_usd:
                 hours = report.purchase_usd / rent.rent_usd_hour
                 rent_months = hours / (prices.utilization * prices.hours_per_month)
-                line += (
-                    f"; the {_money(report.purchase_usd)} for {bought_names} would pay for {hours:,.0f} "
-                    f"hours of that ({rent_months:.1f} months at {prices.utilization:.0%} use)"
+                line += "; " + tr(
+                    "the {price} for {gpus} would pay for {hours} hours of that "
+                    "({months} months at {share} use)",
+                    price=_money(report.purchase_usd),
+                    gpus=bought_names,
+                    hours=num(hours),
+                    months=num(rent_months, 1),
+                    share=percent(prices.utilization),
                 )
             out.append(line + ".")
     return out
@@ -499,14 +570,13 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
 
 def _at(option: Option, workload: str) -> str:
     """The format an inference option was sized with, as " at Q4_K_M"; training formats go unsaid."""
-    return f" at {option.quant}" if option.quant and workload == "inference" else ""
+    return " " + tr("at {quant}", quant=option.quant) if option.quant and workload == "inference" else ""
 
 
 def _tps(option: Option, workload: str) -> str:
     if option.tokens_per_s is None:
-        return ", speed unknown"
-    what = "tokens/s" if workload == "inference" else "training tokens/s"
-    return f", ~{option.tokens_per_s:,.1f} {what}"
+        return ", " + tr("speed unknown")
+    return ", " + _speed_phrase(option.tokens_per_s, workload)
 
 
 # -- cheapest GPUs --------------------------------------------------------------------------------
@@ -590,9 +660,9 @@ def cheapest_gpus_for(
             continue
         extra: list[str] = []
         if box is not None and rent_only:
-            extra.append(f"to rent only: this machine is {box.why}")
+            extra.append(tr("to rent only: this machine is {why}", why=tr(box.why)))
         elif base is not None:
-            extra = [f"also needs {n}" for n in needs(base, trial, catalog, count)]
+            extra = [tr("also needs {what}", what=n) for n in needs(base, trial, catalog, count)]
         option = _gpu_option(model, est, spec, count, trial, tps=tps, prices=prices, extra=extra)
         options.append(replace(option, purchase_usd=None, rent_only=True) if rent_only else option)
     return _cheapest_first(options)
@@ -611,19 +681,35 @@ def _gpu_option(
     verdict: str = "fits",
 ) -> Option:
     cost = _cost(spec, prices)
-    where = "the GPU" if count == 1 else f"the {count} GPUs"
-    notes = [f"{est.quant_name}, {est.context:,}-token context, entirely on {where}", *extra]
+    values = {"quant": est.quant_name, "context": num(est.context), "count": count}
+    notes = [
+        tr("{quant}, {context}-token context, entirely on the GPU", **values)
+        if count == 1
+        else tr("{quant}, {context}-token context, entirely on the {count} GPUs", **values),
+        *extra,
+    ]
     if tps is None:
-        notes.append(f"speed unknown: the catalog has no tensor throughput or bandwidth for {spec.name}")
+        notes.append(
+            tr("speed unknown: the catalog has no tensor throughput or bandwidth for {gpu}", gpu=spec.name)
+        )
     if count > NODE_GPUS:
         notes.append(
-            f"{count} GPUs are more than one server's {NODE_GPUS}: {math.ceil(count / NODE_GPUS)} machines"
+            tr(
+                "{count} GPUs are more than one server's {node}: {machines} machines",
+                count=count,
+                node=NODE_GPUS,
+                machines=math.ceil(count / NODE_GPUS),
+            )
         )
     notes.extend(_price_note(cost, count))
     if cost.breakeven_hours is not None:
         notes.append(
-            f"buying beats renting after {cost.breakeven_hours:,.0f} hours of use "
-            f"({cost.breakeven_months or 0:.1f} months at {prices.utilization:.0%})"
+            tr(
+                "buying beats renting after {hours} hours of use ({months} months at {share})",
+                hours=num(cost.breakeven_hours),
+                months=num(cost.breakeven_months or 0, 1, group=False),
+                share=percent(prices.utilization),
+            )
         )
     return Option(
         description=f"{count} × {spec.name}",

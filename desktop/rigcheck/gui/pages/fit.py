@@ -50,7 +50,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitview import view_of_result
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading
 
@@ -197,8 +197,8 @@ class MemoryChart(QWidget):
             painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
             painter.drawRect(outline)
             painter.setPen(text)
-            percent = f" ({used / budget:.0%})" if budget > 0 else ""
-            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{percent}"
+            used_share = f" ({percent(used / budget)})" if budget > 0 else ""
+            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{used_share}"
             for shorter in (f"{fmt_bytes(used)} / {fmt_bytes(budget)}", fmt_bytes(used)):
                 if metrics.horizontalAdvance(words) <= width - 10:
                     break
@@ -529,10 +529,11 @@ class FitPage(QWidget):
             return
         model, machine = self.model, self.state.machine
         arch = model.arch
-        active = f", {arch.params_active / 1e9:.1f}B {tr('active')}" if arch.is_moe else ""
+        active = f", {num(arch.params_active / 1e9, 1, group=False)}B {tr('active')}" if arch.is_moe else ""
         self.title.setText(model.name)
         self.subtitle.setText(
-            f"{arch.model_type} · {arch.params_total / 1e9:.1f}B {tr('parameters')}{active} · "
+            f"{arch.model_type} · {num(arch.params_total / 1e9, 1, group=False)}B "
+            f"{tr('parameters')}{active} · "
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
@@ -582,7 +583,7 @@ class FitPage(QWidget):
         est = result.estimate
         self.verdict.setText(
             f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
-            f"<br>{esc(display_quant(est.quant_name))} · {est.context:,} {tr('tokens')} · "
+            f"<br>{esc(display_quant(est.quant_name))} · {num(est.context)} {tr('tokens')} · "
             f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
         )
         machine = self.state.machine
@@ -632,7 +633,7 @@ class FitPage(QWidget):
         est = result.estimate
         rows = "".join(
             f"<tr><td><b>{esc(t.name)}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td>"
-            f"<td>{esc(t.provenance)}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
+            f"<td>{esc(tr(t.provenance))}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
             for t in est.terms
         )
         notes = "".join(f"<li>{esc(n)}</li>" for n in (*est.model.notes, *est.notes))
@@ -667,9 +668,10 @@ class FitPage(QWidget):
             self.solver_text.setText(tr("Not even 512 tokens run with these settings."))
             return
         self.context_value.setValue(runs)
-        gpu = f"{on_gpu:,} {tr('tokens')}" if on_gpu is not None else tr("not even 512 tokens")
+        gpu = f"{num(on_gpu)} {tr('tokens')}" if on_gpu is not None else tr("not even 512 tokens")
         self.solver_text.setText(
-            f"{tr('Longest context that runs')}: {runs:,} {tr('tokens')} · {tr('entirely on the GPU')}: {gpu}"
+            f"{tr('Longest context that runs')}: {num(runs)} {tr('tokens')} · "
+            f"{tr('entirely on the GPU')}: {gpu}"
         )
 
     @Slot()

@@ -55,7 +55,7 @@ from rigcheck.core.models.hub import Cancelled, load_hub_model
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui.fitview import FitView, recommend_catalog
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import Job, submit
 
@@ -90,7 +90,7 @@ PAGE_MARGIN = 16
 
 def billions(value: float | None) -> str:
     """``8.03`` → ``"8.0B"``; unknown → ``"—"``."""
-    return "—" if value is None else f"{value:.1f}B"
+    return "—" if value is None else f"{num(value, 1, group=False)}B"
 
 
 def tokens(value: int | None) -> str:
@@ -100,7 +100,7 @@ def tokens(value: int | None) -> str:
     for unit, size in (("M", 1_000_000), ("M", 1 << 20), ("k", 1000), ("k", 1024)):
         if value >= size and value % size == 0:
             return f"{value // size}{unit}"
-    return f"{value / 1000:.0f}k" if value >= 1000 else str(value)
+    return f"{num(value / 1000, group=False)}k" if value >= 1000 else str(value)
 
 
 def sort_key(spec: ModelSpec, column: int, fit: FitView | None = None) -> tuple[Any, ...]:
@@ -257,11 +257,11 @@ class CatalogTable(QAbstractTableModel):
         if column == NAME:
             return f"{spec.name} ({spec.id})" + (f"\n{gated}" if gated else "")
         if column == PARAMS and spec.params_exact is not None:
-            return tr("{count} parameters").format(count=f"{spec.params_exact:,}")
+            return tr("{count} parameters").format(count=f"{num(spec.params_exact)}")
         if column == ACTIVE and not spec.is_moe:
             return tr("Dense model: every parameter is used for each token")
         if column == CONTEXT and spec.max_context is not None:
-            return tr("{count} tokens").format(count=f"{spec.max_context:,}")
+            return tr("{count} tokens").format(count=f"{num(spec.max_context)}")
         if column == HF_ID:
             return spec.hf_id + (f"\n{gated}" if gated else "")
         return ""

@@ -44,7 +44,7 @@ from rigcheck.core.machine import Machine
 from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
 from rigcheck.core.replay import Recording, read_recording
 from rigcheck.gui.charts import RefLine, Series, TimeChart, nice_ceiling, nice_step, time_label
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted
 
@@ -599,7 +599,7 @@ class MonitorPage(QWidget):
         for i, _name in gpus:
             y = view.values(f"gpu{i}_util_percent")
             series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} %")))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} %")))
         card.chart.y_range = (0.0, 100.0)
         card.chart.set_data(series, [], view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -618,19 +618,23 @@ class MonitorPage(QWidget):
             if total:
                 capacities[i] = total
             series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.1f} GiB")))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, 1, group=False)} GiB")))
         top = max([*capacities.values(), _max_finite(np.concatenate([s.y for s in series])) or 1.0])
         step = nice_step(top)
         card.chart.y_range = (0.0, nice_ceiling(top * 1.02, step))
         lines = []
         if capacities and len(set(capacities.values())) == 1:
             cap = next(iter(capacities.values()))
-            lines.append(RefLine(cap, "#8c8f96", tr("capacity") + f" {cap:.1f} GiB"))
+            lines.append(RefLine(cap, "#8c8f96", tr("capacity") + f" {num(cap, 1, group=False)} GiB"))
             card.detail.setText(
-                tr("capacity") + f" {cap:.1f} GiB" + (" " + tr("each") if len(gpus) > 1 else "")
+                tr("capacity")
+                + f" {num(cap, 1, group=False)} GiB"
+                + (" " + tr("each") if len(gpus) > 1 else "")
             )
         else:
-            lines += [RefLine(c, gpu_pen(i), f"GPU {i} {c:.0f} GiB") for i, c in capacities.items()]
+            lines += [
+                RefLine(c, gpu_pen(i), f"GPU {i} {num(c, group=False)} GiB") for i, c in capacities.items()
+            ]
             card.detail.setText("" if capacities else tr("capacity not recorded"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -646,7 +650,7 @@ class MonitorPage(QWidget):
                 limits[i] = limit
             series.append(Series(gpu_pen(i), view.x, y))
             value = view.current(y)
-            parts.append((gpu_pen(i), _shown(value, lambda v: f"{v:.0f} W")))
+            parts.append((gpu_pen(i), _shown(value, lambda v: f"{num(v, group=False)} W")))
             if value is None:
                 known = False
             else:
@@ -662,13 +666,15 @@ class MonitorPage(QWidget):
         self._card_values(card, parts, len(gpus) > 1)
         detail = []
         if limits and len(gpus) == 1:
-            detail.append(tr("limit") + f" {next(iter(limits.values())):.0f} W")
+            detail.append(tr("limit") + f" {num(next(iter(limits.values())), group=False)} W")
         if len(gpus) > 1 and known:
-            detail.append(tr("all GPUs") + f" {total_now:.0f} W")
+            detail.append(tr("all GPUs") + f" {num(total_now, group=False)} W")
         psu = self._psu_watts()
         if psu and known:
             detail.append(
-                tr("{share} of the {psu} W PSU").format(share=f"{total_now / psu:.0%}", psu=f"{psu:.0f}")
+                tr("{share} of the {psu} W PSU").format(
+                    share=f"{percent(total_now / psu)}", psu=f"{num(psu, group=False)}"
+                )
             )
         card.detail.setText(" · ".join(detail))
 
@@ -685,16 +691,18 @@ class MonitorPage(QWidget):
             if slow:
                 slowdowns[i] = slow
             series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} °C")))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} °C")))
         observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
         top = max([100.0, observed + 5, *(s + 10 for s in slowdowns.values())])
         card.chart.y_range = (0.0, nice_ceiling(top, 20.0))
         if slowdowns and len(set(slowdowns.values())) == 1:
             value = next(iter(slowdowns.values()))
-            lines = [RefLine(value, "#c8433a", tr("slows down at") + f" {value:.0f} °C")]
-            card.detail.setText(tr("slows down at") + f" {value:.0f} °C")
+            lines = [RefLine(value, "#c8433a", tr("slows down at") + f" {num(value, group=False)} °C")]
+            card.detail.setText(tr("slows down at") + f" {num(value, group=False)} °C")
         else:
-            lines = [RefLine(v, gpu_pen(i), f"GPU {i} {v:.0f} °C") for i, v in slowdowns.items()]
+            lines = [
+                RefLine(v, gpu_pen(i), f"GPU {i} {num(v, group=False)} °C") for i, v in slowdowns.items()
+            ]
             card.detail.setText("" if slowdowns else tr("slowdown threshold not reported"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -705,7 +713,7 @@ class MonitorPage(QWidget):
         for i, _name in gpus:
             y = view.values(f"gpu{i}_sm_clock_mhz")
             series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{v:.0f} MHz")))
+            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} MHz")))
         observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
         self._clock_max = max(self._clock_max, observed)  # the scale only grows: no jumping axis
         card.chart.y_range = (0.0, nice_ceiling(self._clock_max * 1.05, 500.0))
@@ -725,11 +733,11 @@ class MonitorPage(QWidget):
         used = view.current(view.values("ram_used_bytes", 1 / GIB))
         card.show_values(
             [
-                (CPU_PEN, "CPU " + _shown(view.current(cpu), lambda v: f"{v:.0f} %")),
-                (RAM_PEN, "RAM " + _shown(used, lambda v: f"{v:.1f} GiB")),
+                (CPU_PEN, "CPU " + _shown(view.current(cpu), lambda v: f"{num(v, group=False)} %")),
+                (RAM_PEN, "RAM " + _shown(used, lambda v: f"{num(v, 1, group=False)} GiB")),
             ]
         )
-        card.detail.setText(tr("RAM of") + f" {total / GIB:.0f} GiB" if total else "")
+        card.detail.setText(tr("RAM of") + f" {num(total / GIB, group=False)} GiB" if total else "")
 
     def _ram_total(self) -> float | None:
         if self.recording is None:

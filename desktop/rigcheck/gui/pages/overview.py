@@ -25,7 +25,7 @@ from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.fitview import fit_view
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
@@ -313,7 +313,8 @@ class OverviewPage(QWidget):
             f"<span style='color:{colour}'><b>{verdict}</b></span>{esc(psu_badge(budget))}"
         )
         lines = [
-            f"{tr('sustained')} {budget.sustained_watts:.0f} W · {tr('peaks')} {budget.peak_watts:.0f} W",
+            f"{tr('sustained')} {num(budget.sustained_watts, group=False)} W · {tr('peaks')} "
+            f"{num(budget.peak_watts, group=False)} W",
             *(f"• {esc(item.name)}: {esc(item.formula)}" for item in budget.items),
             *(esc(r) for r in budget.reasons),
             *(f"→ {esc(a)}" for a in budget.advice),
@@ -375,7 +376,7 @@ class ModelCard(Card):
         speed = view.tokens_per_s
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
         if speed is not None:
-            detail += f" · ~{speed:.0f} {tr('tokens/s')}"
+            detail += f" · ~{num(speed, group=False)} {tr('tokens/s')}"
         self.detail = plain(detail)
         self.detail.setWordWrap(True)
         self.body.addWidget(self.detail)

@@ -39,7 +39,7 @@ from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus,
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.core.whatif import upgrade
-from rigcheck.gui.i18n import tr
+from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
@@ -293,9 +293,9 @@ class UpgradePage(QWidget):
             name.setData(Qt.ItemDataRole.UserRole, spec.id)
             cells = (
                 name,
-                SortItem(f"{memory:g} GiB" if memory else "?", (memory is None, memory or 0.0)),
-                SortItem(f"${price:,.0f}" if price else "—", (price is None, price or 0.0)),
-                SortItem(f"${per_gib:,.0f}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
+                SortItem(f"{sig(memory, 6)} GiB" if memory else "?", (memory is None, memory or 0.0)),
+                SortItem(f"${num(price)}" if price else "—", (price is None, price or 0.0)),
+                SortItem(f"${num(per_gib)}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
             )
             if purchase is not None:
                 cells[2].setToolTip(f"{purchase.date or tr('undated')}, {purchase.source}")
@@ -509,7 +509,8 @@ class UpgradePage(QWidget):
             headroom = budget.headroom_watts
             room = f"{headroom:+.0f} W" if headroom is not None else tr("unknown")
             return (
-                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} {budget.peak_watts:.0f} W · "
+                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} "
+                f"{num(budget.peak_watts, group=False)} W · "
                 f"{tr('headroom')} {room}"
             )
 
@@ -531,24 +532,24 @@ class UpgradePage(QWidget):
             parts = [f"<b>{esc(cost.name)}</b>"]
             if cost.purchase:
                 parts.append(
-                    f"{tr('buy')} ${cost.purchase.usd:,.0f} "
+                    f"{tr('buy')} ${num(cost.purchase.usd)} "
                     f"({esc(cost.purchase.date or tr('undated'))}, {esc(cost.purchase.source)})"
                 )
             else:
                 parts.append(tr("purchase price unknown"))
             if cost.rent_per_hour:
                 parts.append(
-                    f"{tr('rent')} ${cost.rent_per_hour.usd:.2f}/h "
+                    f"{tr('rent')} ${num(cost.rent_per_hour.usd, 2, group=False)}/h "
                     f"({esc(cost.rent_per_hour.date or tr('undated'))})"
                 )
             if cost.usd_per_tflop_hour is not None:
-                parts.append(f"${cost.usd_per_tflop_hour:.4f} / FP16 TFLOP-h")
+                parts.append(f"${num(cost.usd_per_tflop_hour, 4, group=False)} / FP16 TFLOP-h")
             if cost.usd_per_gb_vram is not None:
-                parts.append(f"${cost.usd_per_gb_vram:,.0f} / GiB")
+                parts.append(f"${num(cost.usd_per_gb_vram)} / GiB")
             if cost.electricity_usd_per_year is not None:
-                parts.append(f"{tr('electricity')} ${cost.electricity_usd_per_year:,.0f}/{tr('year')}")
+                parts.append(f"{tr('electricity')} ${num(cost.electricity_usd_per_year)}/{tr('year')}")
             if cost.breakeven_months is not None:
-                parts.append(f"{tr('break-even')} {cost.breakeven_months:,.1f} {tr('months')}")
+                parts.append(f"{tr('break-even')} {num(cost.breakeven_months, 1)} {tr('months')}")
             lines.append(" · ".join(parts))
             lines += [f"<small>{esc(n)}</small>" for n in cost.notes]
         self.cost_text.setText("<br>".join(lines))
@@ -582,11 +583,15 @@ class UpgradePage(QWidget):
             if option.rent_only:
                 price = tr("to rent only (does not fit this machine)")
             elif option.purchase_usd is not None:
-                price = f"${option.purchase_usd:,.0f}"
+                price = f"${num(option.purchase_usd)}"
             else:
                 price = tr("price unknown")
             speed = f"~{approx_speed(option.tokens_per_s)} {tr('tokens/s')}" if option.tokens_per_s else ""
-            rent = f" · {tr('or rent')} ${option.rent_usd_hour:.2f}/h" if option.rent_usd_hour else ""
+            rent = (
+                f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
+                if option.rent_usd_hour
+                else ""
+            )
             needs = [n.removeprefix("also needs ") for n in option.notes if n.startswith("also needs ")]
             extra = (
                 f"<br>&nbsp;&nbsp;{tr('also needs')}: " + "; ".join(html.escape(n) for n in needs)
@@ -606,5 +611,5 @@ def _machine_text(machine: Machine, psu: float | None) -> str:
         (gpus or tr("No GPU"))
         + f"<br>{tr('RAM')}: {fmt_bytes(machine.memory.total_bytes)}"
         + "<br>"
-        + (f"{tr('PSU')}: {watts:.0f} W" if watts else tr("PSU: not entered"))
+        + (f"{tr('PSU')}: {num(watts, group=False)} W" if watts else tr("PSU: not entered"))
     )
