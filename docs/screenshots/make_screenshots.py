@@ -140,6 +140,9 @@ def main() -> None:
     shoot("fit-m2-ultra-it-1024", "m2-ultra-192gb.json", "fit", (1024, 700), language="it")
     shoot("fleet", "rtx4090-64gb.json", "fleet", (1280, 800), setup=open_fleet)
     shoot("fleet-empty-it-1024", "cpu-only-32gb.json", "fleet", (1024, 700), language="it")
+    shoot("models-two-gpus-1024", "two-gpus-128gb.json", "models", (1024, 700))
+    shoot("overview-m2-ultra-it-1920", "m2-ultra-192gb.json", "overview", (1920, 1080), language="it")
+    shoot("compat-hgx-it-1920", "hgx-h100x8-2tb.json", "compat", (1920, 1080), language="it")
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def arch_check(entry: TorchVariant, gpu: GPU) -> Check:
     label = f"torch {entry.release}+{entry.variant}"
     cc = minor(gpu.compute_capability)
     if cc is None:
-        return Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's compute capability is not known"), cause="missing-fact")
     for arch in entry.archs:
         match = _SM.fullmatch(arch)
         if match is None:
@@ -119,22 +119,35 @@ def arch_check(entry: TorchVariant, gpu: GPU) -> Check:
         built = (int(match.group(2)), int(match.group(3)))
         if (built == cc) if match.group(4) else (built[0] == cc[0] and cc[1] >= built[1]):
             return Check(
-                "ok", f"{label} has {arch} kernels, which run on CC {dotted(cc)}", source=entry.source
+                "ok",
+                tr("{label} has {arch} kernels, which run on CC {cc}", label=label, arch=arch, cc=dotted(cc)),
+                source=entry.source,
             )
     for ptx in entry.ptx:
         match = _SM.fullmatch(ptx)
         if match and cc >= (int(match.group(2)), int(match.group(3))):
             return Check(
                 "warn",
-                f"{label} has no cubin for CC {dotted(cc)}, only {ptx} PTX: it is JIT-compiled on the first "
-                "run (minutes; cached afterwards)",
+                tr(
+                    "{label} has no cubin for CC {cc}, only {ptx} PTX: it is JIT-compiled on the first run "
+                    "(minutes; cached afterwards)",
+                    label=label,
+                    cc=dotted(cc),
+                    ptx=ptx,
+                ),
                 source=entry.source,
                 cause="limited",
             )
     built_for = ", ".join(entry.archs + entry.ptx)
     return Check(
         "fail",
-        f"{label} has no kernels for CC {dotted(cc)} (sm_{cc[0]}{cc[1]}); it is built for {built_for}",
+        tr(
+            "{label} has no kernels for CC {cc} (sm_{sm}); it is built for {built_for}",
+            label=label,
+            cc=dotted(cc),
+            sm=f"{cc[0]}{cc[1]}",
+            built_for=built_for,
+        ),
         source=entry.source,
         cause="wheel-cuda-mismatch",
     )

@@ -94,7 +94,8 @@ def cpu_platform(catalog: Catalog, cpu_model: str | None) -> CpuPlatform | None:
 
 
 def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
-    """Peak host memory bandwidth: the snapshot's (measured or typed in), the CPU platform's, or a default."""
+    """Peak host memory bandwidth: the snapshot's (measured or typed in), a unified-memory GPU's, the CPU
+    platform's, or a default."""
     memory = machine.memory
     if memory.bandwidth_bytes_per_s:
         source: HostSource = "measured" if memory.bandwidth_source == "measured" else "catalog"
@@ -105,21 +106,6 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             source,
             f"{num(memory.bandwidth_bytes_per_s / 1e9, group=False)} GB/s "
             f"({tr(memory.bandwidth_source or 'from the snapshot')})",
-        )
-    platform = cpu_platform(catalog, machine.cpu.model)
-    if platform is not None:
-        bw = platform.bandwidth_bytes_per_s
-        return HostBandwidth(
-            bw,
-            "catalog",
-            tr(
-                "{bw} GB/s: {platform}, {channels} channels × {mts} MT/s ({source})",
-                bw=num(bw / 1e9, group=False),
-                platform=platform.name,
-                channels=platform.channels,
-                mts=platform.mt_per_s,
-                source=platform.source,
-            ),
         )
     # A unified-memory machine (Apple, Strix Halo, GB10) has one memory: its RAM is the GPU's memory,
     # whose bandwidth the GPU catalog has (the CPU cores alone reach only part of that peak).
@@ -138,6 +124,21 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
                     source=spec.source,
                 ),
             )
+    platform = cpu_platform(catalog, machine.cpu.model)
+    if platform is not None:
+        bw = platform.bandwidth_bytes_per_s
+        return HostBandwidth(
+            bw,
+            "catalog",
+            tr(
+                "{bw} GB/s: {platform}, {channels} channels × {mts} MT/s ({source})",
+                bw=num(bw / 1e9, group=False),
+                platform=platform.name,
+                channels=platform.channels,
+                mts=platform.mt_per_s,
+                source=platform.source,
+            ),
+        )
     return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
 
 

@@ -244,7 +244,9 @@ class OverviewPage(QWidget):
         self.bandwidth.setValue(round(host.bytes_per_s / 1e9))
         source = {
             "measured": tr("measured or entered"),
-            "catalog": tr("from the CPU platform catalog"),
+            "catalog": tr("unified memory, from the GPU catalog")
+            if any(g.unified_memory for g in machine.gpus)
+            else tr("from the CPU platform catalog"),
             "default": tr("default (CPU not in the catalog)"),
         }[host.source]
         self.bandwidth_source = muted(source)
