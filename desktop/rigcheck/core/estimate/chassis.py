@@ -24,6 +24,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, FormFactor, GpuSpec
 from rigcheck.core.estimate.power import power_budget
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 
 #: GPUs one server baseboard holds (HGX/DGX and OAM boards carry 8)
@@ -86,18 +87,26 @@ def needs(before: Machine, after: Machine, catalog: Catalog, cards: int) -> list
     """What else turning ``before`` into ``after`` would need, ``cards`` being the GPUs installed."""
     found: list[str] = []
     if cards > 1 and chassis(before, catalog).kind in ("desktop", "workstation"):
-        found.append(f"{cards} PCIe x16 slots with room for {cards} cards")
+        found.append(tr("{cards} PCIe x16 slots with room for {cards} cards", cards=cards))
         found.append(
-            f"{cards} sets of GPU power cables from the PSU (one per card, with the connector it takes)"
+            tr(
+                "{cards} sets of GPU power cables from the PSU (one per card, with the connector it takes)",
+                cards=cards,
+            )
         )
     budget = power_budget(after, catalog)
     if budget.psu_watts is None:
-        found.append("a PSU rating to check the power against (enter it on the Overview page)")
+        found.append(tr("a PSU rating to check the power against (enter it on the Overview page)"))
     elif budget.verdict in ("insufficient", "tight") and budget.suggested_psu_watts:
         found.append(
-            f"a PSU of at least {budget.suggested_psu_watts:.0f} W (the machine's is "
-            f"{budget.psu_watts:.0f} W; it would draw {budget.sustained_watts:.0f} W, "
-            f"peaks {budget.peak_watts:.0f} W)"
+            tr(
+                "a PSU of at least {suggested} W (the machine's is {psu} W; it would draw {sustained} W, "
+                "peaks {peak} W)",
+                suggested=f"{budget.suggested_psu_watts:.0f}",
+                psu=f"{budget.psu_watts:.0f}",
+                sustained=f"{budget.sustained_watts:.0f}",
+                peak=f"{budget.peak_watts:.0f}",
+            )
         )
     return found
 

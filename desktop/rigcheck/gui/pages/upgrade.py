@@ -592,7 +592,8 @@ class UpgradePage(QWidget):
                 if option.rent_usd_hour
                 else ""
             )
-            needs = [n.removeprefix("also needs ") for n in option.notes if n.startswith("also needs ")]
+            prefix = tr("also needs {what}", what="")  # the notes are in the language shown
+            needs = [n.removeprefix(prefix) for n in option.notes if n.startswith(prefix)]
             extra = (
                 f"<br>&nbsp;&nbsp;{tr('also needs')}: " + "; ".join(html.escape(n) for n in needs)
                 if needs
