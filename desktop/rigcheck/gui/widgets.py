@@ -150,6 +150,20 @@ class _ItemsLayout(QLayout):
     def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        """Place the children in ``rect`` (only measure unless ``move``); the height they take."""
+        raise NotImplementedError
+
 
 class SortItem(QTableWidgetItem):
     """A table cell that sorts by its key (numbers as numbers, unknown last), not by its text."""
@@ -173,16 +187,6 @@ class FlowLayout(_ItemsLayout):
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
         return Qt.Orientation(0)
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
-        return True
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
-        return self._arrange(QRect(0, 0, width, 0), move=False)
-
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
-        super().setGeometry(rect)
-        self._arrange(rect, move=True)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return self.minimumSize()
@@ -221,16 +225,6 @@ class TileLayout(_ItemsLayout):
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt's name
         return Qt.Orientation.Horizontal
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
-        return True
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
-        return self._arrange(QRect(0, 0, width, 0), move=False)
-
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
-        super().setGeometry(rect)
-        self._arrange(rect, move=True)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(self._min_width, self.heightForWidth(self._min_width))

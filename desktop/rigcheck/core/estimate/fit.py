@@ -516,6 +516,33 @@ def _peak_tflops(spec: GpuSpec | None) -> float | None:
     return spec.bf16_tflops or spec.fp16_tflops or spec.fp32_tflops
 
 
+def _memory_bound_prefill(moe: bool, ubatch: int, streamed: float, touched: float, *, from_ram: bool) -> str:
+    """Why prefill is bound by memory: each micro-batch reads the weights (or the routed experts) once."""
+    size = fmt_bytes(int(streamed))
+    if moe and from_ram:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+            "({share} of the routed experts) from RAM once",
+            ubatch=ubatch, size=size, share=percent(touched),
+        )  # fmt: skip
+    if moe:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+            "({share} of the routed experts) once",
+            ubatch=ubatch, size=size, share=percent(touched),
+        )  # fmt: skip
+    if from_ram:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
+            "weights) from RAM once",
+            ubatch=ubatch, size=size,
+        )  # fmt: skip
+    return tr(
+        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) once",
+        ubatch=ubatch, size=size,
+    )  # fmt: skip
+
+
 def _inference_speed(
     est: MemoryEstimate,
     placement: Placement,
@@ -679,20 +706,7 @@ def _inference_speed(
             )
             if memory_bound:
                 explanation.append(
-                    tr(
-                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
-                        "({share} of the routed experts) once",
-                        ubatch=ubatch,
-                        size=fmt_bytes(int(streamed)),
-                        share=percent(touched),
-                    )
-                    if arch.is_moe
-                    else tr(
-                        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
-                        "(the weights) once",
-                        ubatch=ubatch,
-                        size=fmt_bytes(int(streamed)),
-                    )
+                    _memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False)
                 )
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
@@ -792,22 +806,7 @@ def _cpu_prefill(
     host = speed.host_bandwidth(machine, catalog)
     memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
     if memory_s > compute_s:
-        explanation.append(
-            tr(
-                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
-                "({share} of the routed experts) from RAM once",
-                ubatch=ubatch,
-                size=fmt_bytes(int(streamed)),
-                share=percent(touched),
-            )
-            if arch.is_moe
-            else tr(
-                "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
-                "weights) from RAM once",
-                ubatch=ubatch,
-                size=fmt_bytes(int(streamed)),
-            )
-        )
+        explanation.append(_memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=True))
     return 1 / max(compute_s, memory_s)
 
 
