@@ -12,7 +12,7 @@ optimizer. Every factor names where it was calibrated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -1136,14 +1136,20 @@ def max_context(
             == "fits"
         )
 
-    if not fits(512):
+    return largest_context(fits, upper)
+
+
+def largest_context(ok: Callable[[int], bool], upper: int) -> int | None:
+    """The largest context in [512, ``upper``] for which ``ok`` holds (to 256 tokens, bisecting; more
+    context never needs less memory), or None if not even 512 tokens do."""
+    if not ok(512):
         return None
-    if fits(upper):
+    if ok(upper):
         return upper
     low, high = 512, upper
     while high - low > 256:
         mid = (low + high) // 2
-        low, high = (mid, high) if fits(mid) else (low, mid)
+        low, high = (mid, high) if ok(mid) else (low, mid)
     return low
 
 

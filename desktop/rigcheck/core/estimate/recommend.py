@@ -34,7 +34,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit
+from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit, largest_context
 from rigcheck.core.estimate.memory import (
     Engine,
     Request,
@@ -221,15 +221,7 @@ def longest_running_context(
             "does_not_fit"
         )
 
-    if not runs(512):
-        return None
-    if runs(upper):
-        return upper
-    low, high = 512, upper
-    while high - low > 256:
-        mid = (low + high) // 2
-        low, high = (mid, high) if runs(mid) else (low, mid)
-    return low
+    return largest_context(runs, upper)
 
 
 # -- the ladder -----------------------------------------------------------------------------------
