@@ -101,20 +101,7 @@ def _toolkit_on_gpu(facts: Facts, toolkit: str, index: int, gpu: GPU) -> Finding
     ]
     checks: list[Check] = [c for r in rules if (c := evaluate_rule(r, facts, gpu)) is not None]
     checks.append(toolkit_targets(facts, toolkit, gpu))
-    check = combine(checks)
-    return Finding(
-        "cuda-toolkit",
-        f"CUDA toolkit {toolkit}",
-        index,
-        check.status,
-        check.reason,
-        check.fix,
-        check.source,
-        check.command,
-        installed=True,
-        cause=check.cause,
-        actions=check.actions,
-    )
+    return combine(checks).finding("cuda-toolkit", f"CUDA toolkit {toolkit}", index, installed=True)
 
 
 def _toolkit_findings(facts: Facts) -> list[Finding]:

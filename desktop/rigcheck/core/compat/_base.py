@@ -61,6 +61,15 @@ class Check:
     cause: str | None = None
     actions: tuple[str, ...] = ()
 
+    def finding(
+        self, framework: str, subject: str, gpu_index: int | None, *, installed: bool | None
+    ) -> Finding:
+        """This outcome as the finding about ``subject``, carrying everything it says."""
+        return Finding(
+            framework, subject, gpu_index, self.status, self.reason, self.fix, self.source, self.command,
+            installed=installed, cause=self.cause, actions=self.actions,
+        )  # fmt: skip
+
 
 def worst(statuses: Iterable[Status]) -> Status:
     return min(statuses, key=STATUS_RANK.__getitem__, default="ok")

@@ -301,16 +301,4 @@ def toolkit_driver_finding(facts: Facts, toolkit: str) -> Finding:
             cause="no-gpu",
         )
     check = combine([driver_supports(facts, toolkit, f"the CUDA {toolkit} toolkit")])
-    return Finding(
-        "cuda-toolkit",
-        subject,
-        None,
-        check.status,
-        check.reason,
-        check.fix,
-        check.source,
-        check.command,
-        installed=True,
-        cause=check.cause,
-        actions=check.actions,
-    )
+    return check.finding("cuda-toolkit", subject, None, installed=True)

@@ -130,21 +130,7 @@ def rocm_findings(facts: Facts) -> list[Finding]:
     for index, gpu in facts.gpus_of("amd"):
         check = gfx_check(facts, gpu)
         subject = f"ROCm {facts.rocm_text}" if facts.rocm_text else "ROCm (not found)"
-        findings.append(
-            Finding(
-                "rocm",
-                subject,
-                index,
-                check.status,
-                check.reason,
-                check.fix,
-                check.source,
-                check.command,
-                installed=facts.rocm_text is not None,
-                cause=check.cause,
-                actions=check.actions,
-            )
-        )
+        findings.append(check.finding("rocm", subject, index, installed=facts.rocm_text is not None))
     return findings
 
 
