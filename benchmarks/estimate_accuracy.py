@@ -142,8 +142,25 @@ def _machine(row: Measurement, catalog: Catalog) -> Machine:
     if row.unified and row.ram_gb:
         # the machine as measured: its unified memory is the RAM it was sold with
         gpus = tuple(replace(g, memory_total_bytes=int(row.ram_gb * GIB)) for g in machine.gpus)
+        apu = _apu_memory(row.host)
+        if apu is not None:
+            # an AMD APU as its probe reads it: the BIOS carve-out (mem_info_vram_total) and the GTT pool
+            # (mem_info_gtt_total) the host's kernel parameters set, where the source states them
+            carve, gtt = apu
+            gpus = tuple(replace(g, memory_total_bytes=carve, memory_shared_bytes=gtt) for g in gpus)
         machine = replace(machine, gpus=gpus)
     return machine
+
+
+def _apu_memory(host: str) -> tuple[int, int] | None:
+    """``(carve-out, GTT)`` bytes from a host description such as "512 MB BIOS carve-out, GTT up to 124
+    GiB via kernel parameters"; None when the host does not state both."""
+    carve = re.search(r"(\d+(?:\.\d+)?) (MB|GB|GiB) BIOS carve-out", host)
+    gtt = re.search(r"GTT up to (\d+(?:\.\d+)?) GiB", host)
+    if not carve or not gtt:
+        return None
+    unit = {"MB": 1024**2, "GB": GIB, "GiB": GIB}[carve.group(2)]  # BIOS menus say MB/GB for MiB/GiB
+    return int(float(carve.group(1)) * unit), int(float(gtt.group(1)) * GIB)
 
 
 def estimate(row: Measurement, catalog: Catalog) -> Outcome:

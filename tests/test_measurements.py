@@ -197,3 +197,33 @@ def test_cpu_host_facts_are_cited_and_each_describes_a_measured_cpu_only_host() 
     for row in cpu_rows:
         if row.metric == "prefill_tokens_per_s":
             assert any(re.search(h["match"], row.host or "", re.IGNORECASE) for h in hosts), row.id
+
+
+def test_strix_halo_rows_state_the_gtt_their_runs_needed() -> None:
+    """An APU row that ran a model larger than the default GTT (half the RAM) with every layer on the GPU
+    states the carve-out and the raised GTT its source documents, and the accuracy script builds the GPU
+    from them as the probe would (carve-out in memory_total_bytes, GTT in memory_shared_bytes)."""
+    spec = importlib.util.spec_from_file_location(
+        "estimate_accuracy", ROOT / "benchmarks" / "estimate_accuracy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("estimate_accuracy", module)
+    spec.loader.exec_module(module)
+    sizes = {r.id.removesuffix("-size"): r.value for r in ROWS if r.metric == "file_bytes"}
+    big = [
+        r
+        for r in ROWS
+        if r.device_class == "strix-halo"
+        and r.speed
+        and r.ram_gb
+        and sizes.get(r.id.rsplit("-", 1)[0], 0) > r.ram_gb * GIB / 2
+    ]
+    assert big, "the set has Strix Halo runs of models above half the RAM"
+    catalog = load_catalog(use_overlay=False)
+    for row in big:
+        assert module._apu_memory(row.host) is not None, row.id
+        gpu = module._machine(row, catalog).gpus[0]
+        assert gpu.memory_total_bytes == 512 * 1024**2 and gpu.memory_shared_bytes == 124 * GIB, row.id
+    assert module._apu_memory("128 GB RAM; Fedora 42") is None
