@@ -354,9 +354,13 @@ def _megatrain(what: str) -> Callable[[Catalog], float]:
         assert spec is not None and gpu is not None
         bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=2048 * GIB), gpus=())
         box = simulate(bare, [gpu], 2048)
-        result = fit(from_catalog(spec), box, Request(workload="full", context=1024, batch=96), catalog,
+        model = from_catalog(spec)
+        result = fit(model, box, Request(workload="full", context=1024, batch=96), catalog,
                      offload="full", live=False, advise=False)  # fmt: skip
         placement = result.placement
+        if what == "tflops":  # 8·N FLOPs per token: 6N plus the recomputed forward pass
+            tokens = result.speed.train_tokens_per_s or 0.0
+            return tokens * 8 * model.arch.params_total / 1e12
         return (placement.cpu_bytes if what == "cpu" else sum(placement.gpu_bytes)) / 1e9
 
     return run
@@ -379,6 +383,8 @@ FORMULA_CHECKS = (
                  _megatrain("cpu")),
     FormulaCheck("MegaTrain Qwen2.5-32B GPU memory, batch 96 × 1024", 40, "GB",
                  "DLYuanGod/MegaTrain README@2a9f977 performance table", _megatrain("gpu")),
+    FormulaCheck("MegaTrain Qwen2.5-32B training throughput (8·N FLOPs per token)", 259, "TFLOPS",
+                 "DLYuanGod/MegaTrain README@2a9f977 performance table", _megatrain("tflops")),
 )  # fmt: skip
 
 
