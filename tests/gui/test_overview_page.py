@@ -3,6 +3,7 @@ and words that fit the machine (CPU-only, unified memory, several GPUs)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -117,3 +118,30 @@ def test_unified_memory_and_several_gpus(qtbot: QtBot, tmp_path: Path) -> None:
     assert titles[0] == "GPUs 0–7: 8 × H100 SXM5 80GB" and len(titles) == 3
     assert page.fact_cards[0].findChild(QProgressBar).text() == "640.0 GiB (80.0 GiB each)"
     assert "Runs on the GPUs" in shown_text(page)
+
+
+def test_unified_gpu_without_a_size_shows_its_platform_share(qtbot: QtBot, tmp_path: Path) -> None:
+    """A Strix Halo snapshot with null GPU memory (what sysfs gives without amdgpu sizes): the card shows
+    what the GPU may use by the GTT rule, the same figure the estimates use, not "memory size unknown"."""
+    snapshot = json.loads((FIXTURES / "rtx4090-64gb.json").read_text(encoding="utf-8"))
+    snapshot["gpus"] = [
+        {"vendor": "amd", "name": "AMD Radeon 8060S Graphics", "memory_total_bytes": None, "index": 0,
+         "unified_memory": True, "gfx_target": "gfx1151"}
+    ]  # fmt: skip
+    snapshot["memory"] = {"total_bytes": 128 * 1024**3, "available_bytes": None, "swap_total_bytes": 0}
+    (tmp_path / "strix.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = create_window(
+        settings, snapshot=load_machine(tmp_path / "strix.json"), snapshot_name="strix.json"
+    )
+    qtbot.addWidget(window)
+    window.show()
+    window.show_page("overview")
+    settle(window, timeout_s=20)
+    page = window.pages["overview"]
+    assert isinstance(page, OverviewPage)
+    bar = page.fact_cards[0].findChild(QProgressBar)
+    assert bar.text() == "64.0 GiB of 128.0 GiB for the GPU"
+    assert "GTT" in bar.toolTip() and "amdgpu_ttm.c" in bar.toolTip()
+    assert "memory size unknown" not in shown_text(page)
+    window.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import GPU
 
 GIB = 1024**3
@@ -85,23 +86,35 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
         return Share(
             limit,
             limit,
-            f"{name}: macOS lets the GPU wire {words} of {gib:.0f} GiB unified memory "
-            f"(default recommendedMaxWorkingSetSize; {APPLE_SOURCE})",
+            tr(
+                "{name}: macOS lets the GPU wire {share} of {gib} GiB unified memory "
+                "(default recommendedMaxWorkingSetSize; {source})",
+                name=name,
+                share=tr(words),
+                gib=num(gib),
+                source=APPLE_SOURCE,
+            ),
         )
     if gpu.vendor == "amd":
         carve = gpu.memory_total_bytes or 0
         if _is_system_size(gpu, ram_total):
             carve = 0
         gtt = gpu.memory_shared_bytes
-        rule = "as the driver reports it (mem_info_gtt_total)"
+        rule = tr("as the driver reports it (mem_info_gtt_total)")
         if gtt is None:
             gtt = amd_default_gtt(ram_total)
-            rule = f"half of {gib:.0f} GiB RAM by default ({AMD_GTT_SOURCE})"
+            rule = tr("half of {gib} GiB RAM by default ({source})", gib=num(gib), source=AMD_GTT_SOURCE)
         gtt = min(gtt, ram_total)
         return Share(
             carve + gtt,
             gtt,
-            f"{name}: APU: {carve / GIB:.1f} GiB BIOS carve-out + {gtt / GIB:.1f} GiB GTT, {rule}",
+            tr(
+                "{name}: APU: {carve} GiB BIOS carve-out + {gtt} GiB GTT, {rule}",
+                name=name,
+                carve=num(carve / GIB, 1),
+                gtt=num(gtt / GIB, 1),
+                rule=rule,
+            ),
         )
     if gpu.vendor == "nvidia":
         if gpu.memory_total_bytes is not None and not _is_system_size(gpu, ram_total):
@@ -112,7 +125,13 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
         return Share(
             share,
             share,
-            f"{name}: unified memory: the GPU allocates from the {gib:.0f} GiB of system memory, less "
-            f"{reserve / GIB:.1f} GiB the system keeps ({GB10_SOURCE})",
+            tr(
+                "{name}: unified memory: the GPU allocates from the {gib} GiB of system memory, less "
+                "{reserve} GiB the system keeps ({source})",
+                name=name,
+                gib=num(gib),
+                reserve=num(reserve / GIB, 1),
+                source=GB10_SOURCE,
+            ),
         )
     return None

@@ -23,6 +23,7 @@ from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import num, tr
@@ -145,7 +146,15 @@ class OverviewPage(QWidget):
         total = sum(g.memory_total_bytes or 0 for g in group)
         frees = [g.memory_free_bytes for g in group]
         each = f" ({fmt_bytes(gpu.memory_total_bytes)} {tr('each')})" if len(group) > 1 else ""
-        if total and all(g.memory_total_bytes for g in group):
+        share = unified_share(gpu, machine.memory.total_bytes) if len(group) == 1 else None
+        if share is not None:
+            # a unified GPU's size is its platform's rule (core/unified.py), the one the estimates use
+            ram = fmt_bytes(machine.memory.total_bytes)
+            bar.setRange(0, 1)
+            bar.setValue(0)
+            bar.setFormat(f"{fmt_bytes(share.bytes)} {tr('of')} {ram} {tr('for the GPU')}")
+            bar.setToolTip(tooltip(share.reason))
+        elif total and all(g.memory_total_bytes for g in group):
             free = sum(f for f in frees if f is not None) if None not in frees else None
             used = total - free if free is not None else None
             bar.setRange(0, 1000)
