@@ -123,3 +123,15 @@ def test_a_unified_memory_machine_uses_its_own_memory_bandwidth(catalog: Catalog
     assert spec is not None and spec.bandwidth_gbs
     assert (host.bytes_per_s, host.source) == (int(spec.bandwidth_gbs * 1e9), "catalog")
     assert "unified memory" in host.why
+
+
+def test_audit_text_and_reports_say_the_bandwidth_and_where_it_comes_from() -> None:
+    from rigcheck.core.report.summary import memory_text, summarise
+
+    mem = Memory(total_bytes=64 * GIB, bandwidth_bytes_per_s=int(83.2e9), bandwidth_source="measured")
+    assert memory_text(mem).endswith("bandwidth 83.2 GB/s (measured by audit --measure)")
+    default = replace(mem, bandwidth_bytes_per_s=int(76.8e9), bandwidth_source="default")
+    assert "76.8 GB/s (a typical dual-channel DDR5 desktop, not measured)" in memory_text(default)
+    assert "bandwidth" not in memory_text(replace(mem, bandwidth_bytes_per_s=None))
+    machine = Machine(cpu=CPU(logical_cores=8), memory=mem, gpus=())
+    assert "83.2 GB/s (measured" in summarise(machine)

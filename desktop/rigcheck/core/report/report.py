@@ -36,6 +36,7 @@ from rigcheck.core.machine import (
 )
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
+from rigcheck.core.report.summary import memory_text
 from rigcheck.core.text import text_problem
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
@@ -368,8 +369,7 @@ def machine_facts(machine: Machine) -> list[tuple[str, str]]:
     cpu_text = ", ".join(x for x in (cpu.model or "unknown CPU", cores, cpu.arch) if x)
     if cpu.max_mhz:
         cpu_text += f", up to {cpu.max_mhz:.0f} MHz"
-    memory = f"{fmt_bytes(mem.total_bytes)} total, {fmt_bytes(mem.available_bytes)} available"
-    memory += f", swap {fmt_bytes(mem.swap_total_bytes)}"
+    memory = memory_text(mem)
     drivers = []
     if drv.nvidia or drv.cuda_driver:
         drivers.append(f"NVIDIA {drv.nvidia or 'unknown'} (supports CUDA {drv.cuda_driver or 'unknown'})")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.machine import GPU, Machine, Memory
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
 _LABEL = 10
@@ -75,9 +75,7 @@ def summarise(machine: Machine) -> str:
     lines.append(_line("CPU", cpu_text))
     lines.append(_line("", "flags: " + (" ".join(cpu.flags) if cpu.flags else "none of note")))
 
-    memory = f"{fmt_bytes(mem.total_bytes)} total, {fmt_bytes(mem.available_bytes)} available"
-    memory += f", swap {fmt_bytes(mem.swap_total_bytes)}"
-    lines.append(_line("Memory", memory))
+    lines.append(_line("Memory", memory_text(mem)))
 
     if machine.gpus:
         for gpu in machine.gpus:
@@ -116,3 +114,20 @@ def summarise(machine: Machine) -> str:
         lines += ["", "Notes"]
         lines += [f"  [{n.level}] {n.probe}: {n.message}" for n in machine.notes]
     return "\n".join(lines)
+
+
+_BANDWIDTH_SOURCES = {
+    "measured": "measured by audit --measure",
+    "catalog": "peak of the CPU platform, from the catalog",
+    "default": "a typical dual-channel DDR5 desktop, not measured",
+}
+
+
+def memory_text(mem: Memory) -> str:
+    """RAM sizes, swap and the host memory bandwidth offloaded weights are read at, and its source."""
+    text = f"{fmt_bytes(mem.total_bytes)} total, {fmt_bytes(mem.available_bytes)} available"
+    text += f", swap {fmt_bytes(mem.swap_total_bytes)}"
+    if mem.bandwidth_bytes_per_s:
+        source = _BANDWIDTH_SOURCES.get(mem.bandwidth_source or "", "from the snapshot")
+        text += f", bandwidth {mem.bandwidth_bytes_per_s / 1e9:.1f} GB/s ({source})"
+    return text
