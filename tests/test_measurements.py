@@ -197,3 +197,16 @@ def test_cpu_host_facts_are_cited_and_each_describes_a_measured_cpu_only_host() 
     for row in cpu_rows:
         if row.metric == "prefill_tokens_per_s":
             assert any(re.search(h["match"], row.host or "", re.IGNORECASE) for h in hosts), row.id
+
+
+def test_llama_cpp_rows_include_ollama_but_not_forks_or_other_engines() -> None:
+    """The engine × architecture maturity fit (fit_speed.py print_maturity) takes the rows of the engine the
+    estimator models: llama.cpp and Ollama (which runs its GGUF models on llama.cpp's ggml), not ik_llama.cpp or
+    ktransformers, whose kernels are their own."""
+    by_engine = {row.engine: row.llama_cpp for row in ROWS}
+    assert by_engine["Ollama 0.15.6 (CPU-only)"]
+    assert by_engine["llama.cpp (llama-bench)"]
+    assert not by_engine["ik_llama.cpp (llama-bench, 't/s (main)' column)"]
+    assert not any(v for engine, v in by_engine.items() if engine.startswith(("ktransformers", "ik_llama")))
+    ollama_rows = [row for row in ROWS if row.engine.startswith("Ollama")]
+    assert ollama_rows and all(row.llama_cpp for row in ollama_rows)
