@@ -695,8 +695,6 @@ def _inference_speed(
                 seconds_per_token.append(max(compute_s, memory_s))
             total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
             prefill = 1 / total
-            if mature is not None and mature.prefill_factor != 1.0:
-                explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
             explanation.append(
                 tr(
                     "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
@@ -710,6 +708,8 @@ def _inference_speed(
                 explanation.append(
                     _memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False)
                 )
+            if mature is not None and mature.prefill_factor != 1.0:
+                explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
                 # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
