@@ -353,7 +353,7 @@ def fit_cpu(
     shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
     used_urls = [p.row.source_url for p in cpu_points]
     for row in rows:
-        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.engine.startswith("llama.cpp"):
+        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.llama_cpp:
             continue
         spec = catalog.model(row.model_id) if row.model_id else None
         gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
@@ -492,9 +492,9 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     if spec is None or row.offloaded or (row.gpu_count and gpu is None):
         return None
     ram = row.ram_gb or 128
-    machine = Machine(
-        cpu=CPU(logical_cores=16, model=row.host), memory=Memory(total_bytes=int(ram * GIB)), gpus=()
-    )
+    # the host as published, with the cores and clock benchmarks/data/cpu_hosts.csv lists for it (a CPU-only
+    # prefill estimate needs them), as estimate_accuracy.py builds it
+    machine = Machine(cpu=host_cpu(row.host or None), memory=Memory(total_bytes=int(ram * GIB)), gpus=())
     machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
     backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
     try:
@@ -514,26 +514,35 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     return s.decode_tokens_per_s if row.metric == "decode_tokens_per_s" else s.prefill_tokens_per_s
 
 
+FACTOR_NAMES = (("decode_tokens_per_s", "decode_factor"), ("prefill_tokens_per_s", "prefill_factor"))
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string: backslashes and double quotes escaped (build names carry quotes)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
     bare = replace(catalog, maturities=())
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     urls: dict[tuple[str, str], set[str]] = defaultdict(set)
+    builds: dict[tuple[str, str], set[str]] = defaultdict(set)
     for row in rows:
         if row.metric == "prefill_tokens_per_s" and row.moe and row.format.upper() in UNQUANTISED:
             continue  # a weight-format effect, not the architecture's (UNQUANTISED)
+        if not row.llama_cpp:
+            continue
         value = estimate(row, bare)
-        if not value or not row.engine.startswith("llama.cpp"):
+        if not value:
             continue
         model_type = str(bare.model(row.model_id).config["model_type"])  # type: ignore[union-attr]
         ratios[(model_type, row.metric)].append(row.value / value)
         urls[(model_type, row.metric)].add(row.source_url)
+        builds[(model_type, row.metric)].add(row.build)
     print("# ---- engine × architecture maturity, where the measurements show one ----\n")
     for model_type in sorted({m for m, _ in ratios}):
         factors = {}
-        for metric, name in (
-            ("decode_tokens_per_s", "decode_factor"),
-            ("prefill_tokens_per_s", "prefill_factor"),
-        ):
+        for metric, name in FACTOR_NAMES:
             found = ratios.get((model_type, metric), [])
             if len(found) >= MATURITY_MIN_ROWS and abs(statistics.median(found) - 1) > MATURITY_THRESHOLD:
                 factors[name] = (min(statistics.median(found), 2.0), len(found))
@@ -548,11 +557,15 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         said = ", ".join(f"{name}: median of {n} rows" for name, (_v, n) in factors.items())
         print(f'measured = "measured ÷ estimated with the class factors alone; {said}"')
+        # the factor describes the engine as it was at its rows' builds: a new architecture speeds up release
+        # by release, so the builds are part of what the figure means
+        metrics = [m for m, name in FACTOR_NAMES if name in factors]
+        used = sorted({build for m in metrics for build in builds[(model_type, m)]})
+        notes = "engine builds of its rows: " + "; ".join(used)
+        print(f"notes = {toml_string(notes)}")
         print("sources = [")
-        for metric in ("decode_tokens_per_s", "prefill_tokens_per_s"):
-            if ("decode" if metric.startswith("decode") else "prefill") + "_factor" in factors:
-                for url in sorted(urls[(model_type, metric)]):
-                    print(f'  "{url}",')
+        for url in sorted({url for m in metrics for url in urls[(model_type, m)]}):
+            print(f'  "{url}",')
         print("]")
         print()
 

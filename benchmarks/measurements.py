@@ -104,6 +104,17 @@ class Measurement:
         return self.metric in SPEED_METRICS
 
     @property
+    def llama_cpp(self) -> bool:
+        """The run is llama.cpp's as the estimator models it: llama.cpp itself, or Ollama, which runs GGUF
+        models on a vendored copy of llama.cpp's ggml kernels (ollama/ollama ml/backend/ggml/ggml/src) and
+        whose users get the estimator's one GGUF engine, "llama.cpp". Ollama builds some architectures'
+        graphs in Go rather than llama.cpp's C++ (qwen3next: ollama/ollama
+        model/models/qwen3next/deltanet.go@bc82a5507ed2f7439966d9409d678800a0d097fe), so its rows speak for
+        what an Ollama user sees, not for llama.cpp's own graph. Forks with kernels of their own
+        (ik_llama.cpp) are not llama.cpp."""
+        return self.engine.startswith(("llama.cpp", "Ollama"))
+
+    @property
     def tokens(self) -> int | None:
         """The first token count in the test name: 512 for pp512, 128 for tg128, 2048 for tg@ctx2048."""
         found = re.search(r"\d+", self.test)

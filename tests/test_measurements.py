@@ -227,3 +227,16 @@ def test_strix_halo_rows_state_the_gtt_their_runs_needed() -> None:
         gpu = module._machine(row, catalog).gpus[0]
         assert gpu.memory_total_bytes == 512 * 1024**2 and gpu.memory_shared_bytes == 124 * GIB, row.id
     assert module._apu_memory("128 GB RAM; Fedora 42") is None
+
+
+def test_llama_cpp_rows_include_ollama_but_not_forks_or_other_engines() -> None:
+    """The engine × architecture maturity fit (fit_speed.py print_maturity) takes the rows of the engine the
+    estimator models: llama.cpp and Ollama (which runs its GGUF models on llama.cpp's ggml), not ik_llama.cpp or
+    ktransformers, whose kernels are their own."""
+    by_engine = {row.engine: row.llama_cpp for row in ROWS}
+    assert by_engine["Ollama 0.15.6 (CPU-only)"]
+    assert by_engine["llama.cpp (llama-bench)"]
+    assert not by_engine["ik_llama.cpp (llama-bench, 't/s (main)' column)"]
+    assert not any(v for engine, v in by_engine.items() if engine.startswith(("ktransformers", "ik_llama")))
+    ollama_rows = [row for row in ROWS if row.engine.startswith("Ollama")]
+    assert ollama_rows and all(row.llama_cpp for row in ollama_rows)

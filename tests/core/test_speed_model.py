@@ -111,3 +111,49 @@ def test_grid_agrees_with_fit_on_one_gpu(catalog: Catalog) -> None:
     )
     assert cell.verdict == single.verdict == "fits"
     assert cell.decode_tokens_per_s == pytest.approx(single.speed.decode_tokens_per_s, rel=0.02)
+
+
+def test_a_qwen3_next_maturity_reaches_fit_on_gpu_and_cpu_only_and_no_other_architecture(
+    catalog: Catalog,
+) -> None:
+    """An engine × architecture maturity for qwen3_next (catalog [[maturity]], fitted by fit_speed.py
+    --maturity) scales decode and prefill of Qwen3-Next through fit(), on a GPU and on a CPU-only machine
+    (Ollama and CPU-only users get the same llama.cpp engine), says so in the explanation, and leaves a
+    model of another architecture alone."""
+    bare = replace(catalog, maturities=())
+    slow = replace(
+        bare,
+        maturities=(
+            Maturity(
+                "llama.cpp-qwen3_next",
+                "llama.cpp",
+                "qwen3_next",
+                "https://example.org/m",
+                decode_factor=0.5,
+                prefill_factor=0.8,
+            ),
+        ),
+    )
+    qwen3_next = from_catalog(catalog.model("qwen3-next-80b-a3b"))  # type: ignore[arg-type]
+    other = from_catalog(catalog.model("qwen3-30b-a3b"))  # type: ignore[arg-type]
+    assert qwen3_next.arch.model_type == "qwen3_next" and other.arch.model_type != "qwen3_next"
+    gpu_box = box(catalog, "nvidia-rtx-pro-6000-blackwell-workstation")
+    cpu_only = box(catalog, ram_gib=96)
+    cpu_only = replace(cpu_only, cpu=CPU(logical_cores=24, model="AMD Ryzen AI 9 HX PRO 370", max_mhz=5100.0,
+                                         physical_cores=12, flags=("avx2", "fma", "avx512f")))  # fmt: skip
+    request = Request(quant="q4_k_m", context=4096)
+    for machine in (gpu_box, cpu_only):
+        plain = fit(qwen3_next, machine, request, bare, live=False).speed
+        scaled = fit(qwen3_next, machine, request, slow, live=False).speed
+        assert plain.decode_tokens_per_s and plain.prefill_tokens_per_s, plain.explanation
+        assert scaled.decode_tokens_per_s == pytest.approx(plain.decode_tokens_per_s / 2)
+        assert scaled.prefill_tokens_per_s is not None
+        assert scaled.prefill_tokens_per_s < plain.prefill_tokens_per_s
+        assert any("runs qwen3_next at 50% of its usual speed" in line for line in scaled.explanation)
+        assert any("qwen3_next prompts at 80% of its usual speed" in line for line in scaled.explanation)
+        assert not any("usual speed" in line for line in plain.explanation)
+        untouched = fit(other, machine, request, slow, live=False).speed
+        reference = fit(other, machine, request, bare, live=False).speed
+        assert untouched.decode_tokens_per_s == reference.decode_tokens_per_s
+        assert untouched.prefill_tokens_per_s == reference.prefill_tokens_per_s
+        assert not any("usual speed" in line for line in untouched.explanation)

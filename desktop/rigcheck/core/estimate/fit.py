@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.catalog import Catalog, GpuSpec, Maturity
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
     GIB,
@@ -708,6 +708,8 @@ def _inference_speed(
                 explanation.append(
                     _memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False)
                 )
+            if mature is not None and mature.prefill_factor != 1.0:
+                explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
                 # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
@@ -734,7 +736,21 @@ def _inference_speed(
     elif cpu_read:
         speedup = mature.prefill_factor if mature is not None else 1.0
         prefill = _cpu_prefill(est, head, machine, catalog, explanation, speedup=speedup)
+        if prefill is not None and mature is not None and mature.prefill_factor != 1.0:
+            explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+
+
+def _prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
+    """The engine × architecture maturity's share of the usual prompt speed (catalog/speed.toml [[maturity]],
+    fitted by benchmarks/fit_speed.py --maturity), in words."""
+    return tr(
+        "{engine} processes {model_type} prompts at {share} of its usual speed ({source})",
+        engine=engine,
+        model_type=model_type,
+        share=percent(mature.prefill_factor),
+        source=mature.source,
+    )
 
 
 def prefill_flops_per_token(arch: ArchConfig) -> float:
