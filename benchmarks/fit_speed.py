@@ -564,6 +564,15 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
     for row in rows:
         if row.metric == "prefill_tokens_per_s" and row.moe and row.format.upper() in UNQUANTISED:
             continue  # a weight-format effect, not the architecture's (UNQUANTISED)
+        if (
+            row.metric == "decode_tokens_per_s"
+            and row.moe
+            and speed.tiled_expert_decode(
+                row.backend,  # type: ignore[arg-type]
+                row.format.lower(),
+            )
+        ):
+            continue  # likewise: the backend's kernel for these experts (speed.TILED_EXPERT_DECODE)
         value = estimate(row, bare)
         if not value or not row.engine.startswith("llama.cpp"):
             continue
