@@ -146,6 +146,15 @@ def main() -> None:
         if p is None:
             continue
         key = (p.hw_class, p.backend)
+        if (
+            row.metric == "decode_tokens_per_s"
+            and p.moe
+            and speed.tiled_expert_decode(
+                row.backend,
+                row.format.lower(),  # type: ignore[arg-type]
+            )
+        ):
+            continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
     fitted: dict[str, tuple[float, float]] = {}
@@ -197,6 +206,8 @@ def main() -> None:
             if prefill_fit.moe_factor != 1.0:
                 print(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
                 print(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
+            if prefill_fit.float_moe_factor != 1.0:
+                print(f"prefill_float_moe_factor = {min(prefill_fit.float_moe_factor, 2.0):.2f}")
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
@@ -219,12 +230,18 @@ class PrefillFit:
     moe_exponent: float
     #: in words: how many rows of which kind set each figure
     said: str
+    #: a mixture of experts with unquantized experts, relative to the dense quantised share (per backend)
+    float_moe_factor: float = 1.0
 
 
 #: a float-weight factor needs this many dense unquantized rows on its backend (pooled over the classes that
 #: run it: the GEMM path is the backend's); an MoE factor this many MoE rows and dense rows in its class
 MIN_FLOAT_ROWS = 3
 MIN_MOE_ROWS = 2
+#: a backend's factor for unquantized experts needs this many MoE rows with F16/BF16 experts, pooled over its
+#: classes (the path is the backend's kernels). One: the set has one such prefill row per backend, and the
+#: factor's decode consequence (speed.TILED_EXPERT_DECODE) is checked on rows it was not fitted on
+MIN_FLOAT_MOE_ROWS = 1
 #: classes with no MoE prefill row of their own take the MoE factor of a class running the same kernels
 BORROWED_MOE = {"nvidia-datacenter": "nvidia-consumer"}
 
@@ -308,6 +325,24 @@ def fit_prefill(
                 f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
                 moe_n[c] = len(found)
     exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
+    # Unquantized experts (kept out above): per backend, the median of their shares over the dense efficiency
+    # of their class × backend. A separate multiplier, not the float × MoE product: their expert products
+    # leave the quantised MUL_MAT_ID kernels altogether (UNQUANTISED, speed.prefill_path).
+    float_moe: dict[str, tuple[float, int, list[str]]] = {}
+    for b in {kb for _c, kb in prefill}:
+        found = [
+            (p.row.value * p.flops_per_token / p.peak_flops / eff[key], p.row.format.upper())
+            for key, points in prefill.items()
+            if key[1] == b and key in eff
+            for p in points
+            if p.moe and p.unquantized and p.peak_flops and not at_memory_floor(p, decode_eff.get(key, 0.8))
+        ]
+        if len(found) >= MIN_FLOAT_MOE_ROWS:
+            float_moe[b] = (
+                statistics.median(r for r, _f in found),
+                len(found),
+                sorted({f for _r, f in found}),
+            )
     for c, neighbour in BORROWED_MOE.items():
         if c in f_moe and f_moe[c] == 1.0 and moe_n.get(c, 0) == 0:
             f_moe[c] = f_moe.get(neighbour, 1.0)
@@ -330,8 +365,14 @@ def fit_prefill(
             )
         if f_moe[cls] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
+        fm, fm_n, fm_formats = float_moe.get(backend, (1.0, 0, []))
+        if fm_n:
+            said += (
+                f"; unquantized-expert factor from {fm_n} MoE {backend} row{'s' if fm_n > 1 else ''} with "
+                f"{'/'.join(fm_formats)} experts"
+            )
         fits[key] = PrefillFit(
-            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said
+            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said, fm
         )
     return fits
 
@@ -425,8 +466,10 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # dense model's with quantised weights; prefill_float_factor multiplies it for F16/BF16/F32 weights (another
 # GEMM path; pooled over the classes of one backend) and, for a mixture of experts, prefill_moe_factor ×
 # (prompt tokens per expert and micro-batch / 64) ** prefill_moe_exponent, at most 1 (speed.prefill_path;
-# the factor per class against its dense rows, the exponent pooled within classes). Offloaded weights add
-# their PCIe copy per micro-batch to the compute time.
+# the factor per class against its dense rows, the exponent pooled within classes); with F16/BF16 experts,
+# prefill_float_moe_factor alone (per backend). Vulkan decodes BF16 experts through that tiled GEMM
+# (speed.TILED_EXPERT_DECODE), at that rate. Offloaded weights add their PCIe copy per micro-batch to the
+# compute time.
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 #
@@ -532,6 +575,15 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
             continue  # a weight-format effect, not the architecture's (UNQUANTISED)
         if not row.llama_cpp:
             continue
+        if (
+            row.metric == "decode_tokens_per_s"
+            and row.moe
+            and speed.tiled_expert_decode(
+                row.backend,  # type: ignore[arg-type]
+                row.format.lower(),
+            )
+        ):
+            continue  # likewise: the backend's kernel for these experts (speed.TILED_EXPERT_DECODE)
         value = estimate(row, bare)
         if not value:
             continue

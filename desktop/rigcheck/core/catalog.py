@@ -449,7 +449,8 @@ class SpeedFactor:
     Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
     (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
     prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency`` × ``prefill_float_factor`` for unquantized
-    weights × ``prefill_moe_factor`` for a mixture of experts). See docs/catalog.md#speed.
+    weights × ``prefill_moe_factor`` for a mixture of experts, or × ``prefill_float_moe_factor`` for a mixture
+    of experts with unquantized experts). See docs/catalog.md#speed.
     """
 
     id: str
@@ -470,6 +471,10 @@ class SpeedFactor:
     #: micro-batch (its expert GEMMs see few tokens each), scaled by (tokens per expert / 64) ** exponent
     prefill_moe_factor: float = 1.0
     prefill_moe_exponent: float = 0.0
+    #: a mixture of experts with unquantized (F16/BF16) expert weights relative to the dense quantised share:
+    #: its expert products take another MUL_MAT_ID path than quantised experts (speed.prefill_path); it
+    #: replaces the float and MoE factors for such a model; fitted per backend
+    prefill_float_moe_factor: float = 1.0
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -793,7 +798,7 @@ def _check_format(kind: str, record: Any) -> str | None:
         value = record.prefill_compute_efficiency
         if value is not None and not 0.0 < value <= 2.0:
             return f"prefill_compute_efficiency: {value!r} is not between 0 and 2 times the listed peak"
-        for name in ("prefill_float_factor", "prefill_moe_factor"):
+        for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
         if not 0.0 <= record.prefill_moe_exponent <= 1.0:

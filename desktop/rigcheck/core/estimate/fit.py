@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rigcheck.core.catalog import Catalog, GpuSpec, Maturity
+from rigcheck.core.catalog import Catalog, GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
     GIB,
@@ -583,6 +583,12 @@ def _inference_speed(
             layers_here = round(n_gpu_layers * share)
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        tiled = _tiled_expert_seconds(
+            est, gpus[i], specs[i], factor, sum(expert_read[cpu_expert:n_gpu_layers]) * share
+        )
+        if tiled is not None:
+            expert_bytes, expert_s, _why = tiled
+            memory_s += expert_s - expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency)
         peak = _peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
         fixed_s = (layers_here * factor.per_layer_us + factor.per_gpu_us) * 1e-6
@@ -609,6 +615,8 @@ def _inference_speed(
                 else ""
             )
         )
+        if tiled is not None:
+            explanation.append(tr("GPU {index}: {why}", index=i, why=tiled[2]))
     seconds += gpu_seconds
     if cpu_read:
         host = speed.host_bandwidth(machine, catalog)
@@ -751,6 +759,58 @@ def _prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
         share=percent(mature.prefill_factor),
         source=mature.source,
     )
+
+
+def _tiled_expert_seconds(
+    est: MemoryEstimate, gpu: GPU, spec: GpuSpec | None, factor: SpeedFactor, expert_bytes: float
+) -> tuple[float, float, str] | None:
+    """Routed experts that llama.cpp multiplies at batch 1 with its tiled MUL_MAT_ID GEMM (the kernel a prompt
+    micro-batch runs) rather than a matrix-vector kernel: their bytes on this GPU, the seconds per token they
+    take, and why, in words; None where the backend has a matrix-vector kernel for them
+    (speed.TILED_EXPERT_DECODE).
+
+    The tiled kernel computes whole tiles of tokens for each selected expert, so one token's expert costs
+    about what that expert costs in a prompt micro-batch, where it multiplies micro-batch × k / E tokens
+    (speed.moe_tokens_per_expert: 32 for Qwen3-30B-A3B at 512, within one tile). Per token, then: those
+    tokens × the routed experts' FLOPs (2 per weight) at the class's prefill rate for unquantized experts
+    (speed.prefill_path), never faster than reading them at the decode bandwidth.
+    """
+    arch = est.model.arch
+    quant = est.quant
+    backend = est.backend or speed.default_backend(gpu.vendor)
+    if (
+        not arch.is_moe
+        or quant is None
+        or not expert_bytes
+        or not speed.tiled_expert_decode(backend, quant.id)
+    ):
+        return None
+    found = speed.prefill_peak_tflops(spec)
+    bw = _bandwidth(spec)
+    if found is None or bw is None or factor.prefill_compute_efficiency is None:
+        return None
+    # the full default micro-batch, whatever the context: the per-expert cost is the kernel's, and the
+    # prefill factors it is read from are fitted on pp512 runs
+    per_expert = speed.moe_tokens_per_expert(
+        LLAMA_CPP_UBATCH, arch.experts_per_token or 1, arch.num_experts or 1
+    )
+    path = speed.prefill_path(factor, moe=True, unquantized=True, tokens_per_expert=per_expert)
+    rate = found[0] * 1e12 * factor.prefill_compute_efficiency * path.factor
+    flops = 2 * expert_bytes / (quant.bits_per_weight / 8)
+    seconds = max(per_expert * flops / rate, expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency))
+    why = tr(
+        "{read} of {quant} routed experts per token go through llama.cpp's tiled MUL_MAT_ID GEMM on "
+        "{backend}, not a matrix-vector kernel ({source}): each costs what it costs in a prompt micro-batch "
+        "for {tokens} tokens, {ms} ms per token at {tflops} TFLOPS",
+        read=fmt_bytes(int(expert_bytes)),
+        quant=quant.name,
+        backend=backend,
+        source=speed.TILED_EXPERT_DECODE_SOURCE,
+        tokens=num(per_expert),
+        ms=num(seconds * 1e3, 1),
+        tflops=num(rate / 1e12, 2),
+    )
+    return expert_bytes, seconds, why
 
 
 def prefill_flops_per_token(arch: ArchConfig) -> float:

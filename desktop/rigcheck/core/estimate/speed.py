@@ -194,6 +194,18 @@ def prefill_path(
     fitted per hardware class × backend on measured rows (benchmarks/fit_speed.py).
     """
     value, words = 1.0, []
+    if moe and unquantized and factor.prefill_float_moe_factor != 1.0:
+        # Unquantized experts leave the quantised MUL_MAT_ID kernels: llama.cpp's CUDA/HIP backend multiplies
+        # them expert by expert with a host synchronisation (the fallback loop of ggml_cuda_mul_mat_id), its
+        # Vulkan backend on its float matmul_id shaders (BF16 on the scalar path where the driver lacks
+        # VK_KHR_shader_bfloat16). One factor, fitted on such rows, stands for the float and MoE factors.
+        return PrefillPath(
+            factor.prefill_float_moe_factor,
+            tr(
+                "unquantized experts (float MUL_MAT_ID kernels) × {factor}",
+                factor=num(factor.prefill_float_moe_factor, 2),
+            ),
+        )
     if unquantized and factor.prefill_float_factor != 1.0:
         value *= factor.prefill_float_factor
         words.append(tr("unquantized weights × {factor}", factor=num(factor.prefill_float_factor, 2)))
@@ -209,6 +221,27 @@ def prefill_path(
             )
         )
     return PrefillPath(value, ", ".join(words))
+
+
+#: Where llama.cpp multiplies one token's routed experts with a tiled matrix-matrix kernel instead of its
+#: matrix-vector one, by backend and expert weight type. Vulkan: ``ggml_vk_use_mul_mat_vec_id`` sends
+#: MUL_MAT_ID at batch 1 to the matrix-vector shaders only for F32, F16 and quantised weights, so BF16 experts
+#: run ``ggml_vk_mul_mat_id_q_f16``, the tiled matmul_id GEMM a prompt micro-batch runs (dense BF16 MUL_MAT
+#: does take the matrix-vector path: ``ggml_vk_mul_mat`` lists BF16) (ggml-org/llama.cpp
+#: ggml/src/ggml-vulkan/ggml-vulkan.cpp@000651caaa5b97364a481345863770c2b898d2e7; the same test, with
+#: ``ne[1] == 1``, in earlier versions). CUDA/HIP is not listed: ``ggml_cuda_mul_mat_id`` runs one token's
+#: unquantized experts through ``ggml_cuda_mul_mat_vec_f`` with the expert ids (``ne2 == 1``;
+#: ggml/src/ggml-cuda/ggml-cuda.cu@f6d77a1ba0ac794e950bd3abb630b904bdcd8fb8, built for HIP too), and only a
+#: prompt's go through its per-expert fallback loop (prefill_float_moe_factor).
+TILED_EXPERT_DECODE: dict[Backend, frozenset[str]] = {"vulkan": frozenset({"bf16"})}
+TILED_EXPERT_DECODE_SOURCE = (
+    "ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp@000651c, ggml_vk_use_mul_mat_vec_id"
+)
+
+
+def tiled_expert_decode(backend: Backend | None, quant_id: str | None) -> bool:
+    """Whether llama.cpp decodes this backend's routed experts of this weight type through a tiled GEMM."""
+    return backend is not None and quant_id is not None and quant_id in TILED_EXPERT_DECODE.get(backend, ())
 
 
 #: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
