@@ -35,13 +35,15 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import estimate_accuracy
+import fit_speed
 from measurements import Measurement, load
-from rigcheck.core.catalog import Catalog, GpuSpec, load_catalog
+from rigcheck.core.catalog import Catalog, GpuSpec, Maturity, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH
@@ -183,13 +185,103 @@ def correlations(found: Sequence[Row]) -> None:
         print(f"  {name:<46} n={len(xs):3d}  slope {slope:+.2f}  r {r:+.2f}")
 
 
+# -- leave-one-out over the fit split, through the real estimator ---------------------------------------
+
+#: prefill model variants compared by ``--loo``: keyword arguments of fit_speed.fit_prefill
+VARIANTS: dict[str, dict[str, object]] = {
+    "share of the peak per class × backend (before)": {"power": "none"},
+    "power cap, TFLOPS/W per class × backend": {"power": "class"},
+    "power cap, TFLOPS/W per vendor × backend": {"power": "pooled"},
+}
+
+
+def with_prefill(catalog: Catalog, fits: dict[tuple[str, str], fit_speed.PrefillFit]) -> Catalog:
+    """``catalog`` with its prefill factors replaced by ``fits``, rounded as fit_speed prints them; a class ×
+    backend without a fit loses its prefill efficiency (it has no row left to set one)."""
+    factors = []
+    for f in catalog.speed_factors:
+        found = fits.get((f.hw_class, f.backend))
+        if found is None:
+            factors.append(replace(f, prefill_compute_efficiency=None) if f.prefill_compute_efficiency else f)
+            continue
+        factors.append(
+            replace(
+                f,
+                prefill_compute_efficiency=round(min(found.efficiency, 2.0), 2),
+                prefill_float_factor=round(min(found.float_factor, 2.0), 2),
+                prefill_moe_factor=round(min(found.moe_factor, 2.0), 2),
+                prefill_moe_exponent=round(found.moe_exponent, 2) if found.moe_factor != 1.0 else 0.0,
+                prefill_tflops_per_watt=None
+                if found.tflops_per_watt is None
+                else round(found.tflops_per_watt, 3),
+            )
+        )
+    return replace(catalog, speed_factors=tuple(factors))
+
+
+def with_prefill_maturity(catalog: Catalog, prefill_rows: list[Measurement]) -> Catalog:
+    """``catalog`` with the prefill maturity factors fitted again on ``prefill_rows`` (fit_speed.fit_maturity;
+    decode factors as they are)."""
+    fitted, _urls = fit_speed.fit_maturity(prefill_rows, catalog)
+    kept = {m.model_type: replace(m, prefill_factor=1.0) for m in catalog.maturities}
+    for model_type, factors in fitted.items():
+        if "prefill_factor" in factors:
+            value = round(factors["prefill_factor"][0], 2)
+            base = kept.get(model_type) or Maturity(
+                f"llama.cpp-{model_type}", "llama.cpp", model_type, "leave-one-out refit"
+            )
+            kept[model_type] = replace(base, prefill_factor=value)
+    return replace(catalog, maturities=tuple(kept.values()))
+
+
+def loo(catalog: Catalog, variant: dict[str, object]) -> dict[str, estimate_accuracy.Outcome]:
+    """Each fit-split prefill row estimated with the prefill factors (and prefill maturity) fitted on the
+    other fit rows, as fit_speed fits them, the decode factors as catalog/speed.toml has them."""
+    fit_rows = [r for r in load() if r.split == "fit" and r.speed]
+    prefill_rows = [r for r in fit_rows if r.metric == "prefill_tokens_per_s"]
+    decode_eff = {(f.hw_class, f.backend): f.decode_bandwidth_efficiency for f in catalog.speed_factors}
+    _decode, points = fit_speed.points_by_key(prefill_rows, catalog)
+    bare = replace(catalog, maturities=tuple(replace(m, prefill_factor=1.0) for m in catalog.maturities))
+    outcomes = {}
+    for row in prefill_rows:
+        rest = {key: [p for p in found if p.row.id != row.id] for key, found in points.items()}
+        fits = fit_speed.fit_prefill({k: v for k, v in rest.items() if v}, decode_eff, **variant)  # type: ignore[arg-type]
+        fitted = with_prefill(bare, fits)
+        fitted = with_prefill_maturity(fitted, [r for r in prefill_rows if r.id != row.id])
+        outcomes[row.id] = estimate_accuracy.estimate(row, fitted)
+    return outcomes
+
+
+def loo_report(catalog: Catalog) -> None:
+    print("\n== leave-one-out on the fit split (prefill rows; each refitted without the row it estimates)")
+    results = {name: loo(catalog, variant) for name, variant in VARIANTS.items()}
+    for subset in ("all speed", "NVIDIA discrete", "MoE", "unified memory"):
+        print(f"  {subset} / prefill:")
+        for name, outcomes in results.items():
+            chosen = [o for o in outcomes.values() if subset in o.row.subsets()]
+            s = estimate_accuracy.summarise(chosen)
+            print(
+                f"    {name:<64} n={s.expressible:3d}  median |error| {_f(s.median, '5.1%')}  "
+                f"within ±35% {_f(s.within, '4.0%')}"
+            )
+    names = list(results)
+    print(f"\n  per row: {' | '.join(f'[{i}] {n}' for i, n in enumerate(names))}")
+    for row_id in results[names[0]]:
+        errors = [results[n][row_id].error for n in names]
+        cells = "".join(_f(None if e is None else 100 * e, "+8.0f") for e in errors)
+        print(f"  {row_id[:62]:<63}{cells}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--loo", action="store_true", help="compare prefill model variants by leave-one-out")
+    args = parser.parse_args(argv)
     catalog = load_catalog(use_overlay=False)
     found = rows(catalog)
     table(found)
     correlations(found)
+    if args.loo:
+        loo_report(catalog)
     return 0
 
 
