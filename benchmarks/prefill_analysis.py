@@ -34,7 +34,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -143,9 +143,9 @@ def table(found: Sequence[Row]) -> None:
             )
 
 
-def correlations(found: Sequence[Row]) -> None:
-    """Within each class × backend, how a dense quantised row's log implied efficiency (less the class
-    median) moves with each candidate's log (a slope of -1 on TDP/peak's inverse: the watts set the rate)."""
+def correlations(found: Sequence[Row], value: Callable[[Row], float | None], title: str) -> None:
+    """Within each class × backend, how a dense quantised row's log ``value`` (less the class mean) moves
+    with each candidate's log (a slope of -1 on peak per watt: the watts, not the peak, set the rate)."""
     candidates = {
         "peak per watt (TFLOPS/W of the listed peak)": lambda x: (
             x.peak / x.spec.tdp_watts if x.spec.tdp_watts else None
@@ -161,13 +161,13 @@ def correlations(found: Sequence[Row]) -> None:
     for x in found:
         if not x.moe and not x.unquantized:
             by_key[(x.hw_class, x.row.backend)].append(x)
-    print("\n== log implied efficiency against log candidate, dense quantised rows, within class × backend")
+    print(f"\n== {title} against log candidate, dense quantised rows, within class × backend")
     for name, get in candidates.items():
         xs: list[float] = []
         ys: list[float] = []
         for group in by_key.values():
-            pairs = [(get(x), x.implied) for x in group]
-            pairs = [(a, b) for a, b in pairs if a]
+            pairs = [(get(x), value(x)) for x in group]
+            pairs = [(a, b) for a, b in pairs if a and b]
             if len(pairs) < 3 or len({a for a, _ in pairs}) < 2:
                 continue
             lx = [math.log(a) for a, _ in pairs]
@@ -279,7 +279,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     catalog = load_catalog(use_overlay=False)
     found = rows(catalog)
     table(found)
-    correlations(found)
+    correlations(found, lambda x: x.implied, "log implied efficiency")
+    left = {}
+    for x in found:
+        estimate = estimate_accuracy.estimate(x.row, catalog).estimate
+        if estimate:
+            left[x.row.id] = x.row.value / estimate
+    correlations(found, lambda x: left.get(x.row.id), "log measured ÷ estimate (catalog/speed.toml as it is)")
     if args.loo:
         loo_report(catalog)
     return 0
