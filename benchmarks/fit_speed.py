@@ -3,14 +3,16 @@
 Run: ``.venv/bin/python benchmarks/fit_speed.py``. For every decode row run entirely on one kind of GPU
 (no offload), it works out the bytes one token reads and the layers it runs, then for each hardware
 class × backend finds the bandwidth efficiency and the fixed per-layer cost that minimise the squared
-log error of tokens/s; prefill rows give the class's share of its compute peak (median of its dense rows),
-its factor for unquantized weights and for mixtures of experts (fit_prefill). Several GPUs in llama.cpp's
+log error of tokens/s; prefill rows give the class's share of its compute peak (median of its dense rows,
+or fitted with a board-power cap pooled over a vendor's classes on one backend: fit_power), its factor for
+unquantized weights and for mixtures of experts (fit_prefill). Several GPUs in llama.cpp's
 layer split count as one (they run one after another). Rows in the held-out quarter (``Measurement.split == "holdout"``) are never used. It prints TOML to paste into
 ``catalog/speed.toml`` with each class's row count and fit error, and the source URLs of its rows.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -61,6 +63,8 @@ class Point:
     moe: bool = False
     #: prompt tokens each routed expert multiplies per micro-batch (speed.moe_tokens_per_expert)
     tokens_per_expert: float = speed.MOE_TOKENS_REF
+    #: the GPU's board power (catalog ``tdp_watts``): the power limit it ran at, as far as anyone published
+    watts: float | None = None
 
     @property
     def unquantized(self) -> bool:
@@ -114,6 +118,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
             model.arch.experts_per_token or 1,
             model.arch.num_experts or 1,
         ),
+        gpu.tdp_watts,
     )
 
 
@@ -136,9 +141,10 @@ def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[flo
     return eff, tau, statistics.median(errors)
 
 
-def main() -> None:
-    catalog = load_catalog(use_overlay=False)
-    rows = [r for r in load() if r.split == "fit" and r.speed]
+def points_by_key(
+    rows: list[Measurement], catalog: Catalog
+) -> tuple[dict[tuple[str, str], list[Point]], dict[tuple[str, str], list[Point]]]:
+    """The decode and the prefill points of ``rows``, by hardware class × backend."""
     decode: dict[tuple[str, str], list[Point]] = defaultdict(list)
     prefill: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for row in rows:
@@ -156,6 +162,13 @@ def main() -> None:
         ):
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
+    return decode, prefill
+
+
+def main() -> None:
+    catalog = load_catalog(use_overlay=False)
+    rows = [r for r in load() if r.split == "fit" and r.speed]
+    decode, prefill = points_by_key(rows, catalog)
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
     fitted: dict[str, tuple[float, float]] = {}
     print(HEADER)
@@ -208,6 +221,8 @@ def main() -> None:
                 print(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
             if prefill_fit.float_moe_factor != 1.0:
                 print(f"prefill_float_moe_factor = {min(prefill_fit.float_moe_factor, 2.0):.2f}")
+            if prefill_fit.tflops_per_watt is not None:
+                print(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
@@ -228,6 +243,8 @@ class PrefillFit:
     float_factor: float
     moe_factor: float
     moe_exponent: float
+    #: TFLOPS per watt of board power (speed.prefill_compute), None where no cap is fitted
+    tflops_per_watt: float | None
     #: in words: how many rows of which kind set each figure
     said: str
     #: a mixture of experts with unquantized experts, relative to the dense quantised share (per backend)
@@ -244,26 +261,119 @@ MIN_MOE_ROWS = 2
 MIN_FLOAT_MOE_ROWS = 1
 #: classes with no MoE prefill row of their own take the MoE factor of a class running the same kernels
 BORROWED_MOE = {"nvidia-datacenter": "nvidia-consumer"}
+#: a power cap is fitted for a class × backend only when its dense rows hold at least this many GPUs with a
+#: published board power on each side of it: below the cap (their peak × efficiency sets their rate) and at
+#: it (their watts do); with fewer, one regime would be a single card's, and the class keeps the plain share
+MIN_POWER_GPUS = 2
+
+
+def power_pool(key: tuple[str, str], power: str) -> tuple[str, str]:
+    """The rows that share one TFLOPS-per-watt figure: ``pooled``, a vendor's classes on one backend (one
+    set of kernels; what a tensor operation costs in watts is the silicon's, not the market segment's),
+    except the classes kept apart from their vendor's pool (POOL_APART); ``class``, each class × backend."""
+    cls, backend = key
+    if power == "pooled" and cls not in POOL_APART:
+        return (cls.split("-")[0], backend)
+    return key
+
+
+def dense_rate(p: Point, efficiency: float, per_watt: float | None) -> float:
+    """FLOP/s the class model gives a dense quantised-weight row: speed.prefill_compute's min(peak ×
+    efficiency, board power × TFLOPS per watt)."""
+    rate = (p.peak_flops or 0.0) * efficiency
+    if per_watt and p.watts:
+        rate = min(rate, p.watts * per_watt * 1e12)
+    return rate
+
+
+def fit_power(
+    groups: dict[tuple[str, str], list[tuple[Point, float]]],
+) -> tuple[dict[tuple[str, str], float], float | None]:
+    """Each class × backend's efficiency and one TFLOPS per watt for all of ``groups``, minimising the sum
+    of |log error| of min(peak × e, watts × k) against the rows' FLOP rates: the median's own loss, so one
+    stray row (a published figure far off its card's other rows) moves them no more than the plain median
+    would. The model is linear in log e and log k on each side of the cap, so the optimum lies on rows'
+    breakpoints: k is tried at each row's own watts-set rate, then e and k are refined in turn over every
+    breakpoint. Without GPUs enough on both sides of the cap (MIN_POWER_GPUS), or when the cap does not
+    lower the loss, the plain median shares and no cap.
+    """
+    plain = {
+        key: statistics.median(r / (p.peak_flops or 1.0) for p, r in rows) for key, rows in groups.items()
+    }
+    logs = {
+        key: [(math.log(p.peak_flops or 1.0), math.log(p.watts * 1e12) if p.watts else math.inf, math.log(r), p)
+              for p, r in rows]
+        for key, rows in groups.items()
+    }  # fmt: skip
+    with_watts = {p.row.gpu_id for rows in logs.values() for _a, c, _t, p in rows if c != math.inf}
+    if len(with_watts) < 2 * MIN_POWER_GPUS:
+        return plain, None
+
+    def loss(key: tuple[str, str], log_e: float, log_k: float, power: int = 1) -> float:
+        return sum(abs(min(a + log_e, c + log_k) - t) ** power for a, c, t, _p in logs[key])
+
+    def between(points: set[float]) -> list[float]:
+        """The breakpoints and the midpoints between neighbours: where the |log error| is flat between two
+        breakpoints (an even number of rows), the squared error then picks its middle, as a median does."""
+        ordered = sorted(points)
+        return ordered + [(x + y) / 2 for x, y in itertools.pairwise(ordered)]
+
+    def best_e(key: tuple[str, str], log_k: float) -> float:
+        rows = logs[key]
+        candidates = {t - a for a, _c, t, _p in rows} | {
+            c + log_k - a for a, c, _t, _p in rows if c != math.inf
+        }
+        return min(between(candidates), key=lambda e: (round(loss(key, e, log_k), 9), loss(key, e, log_k, 2)))
+
+    def total(log_k: float, es: dict[tuple[str, str], float], power: int = 1) -> float:
+        return sum(loss(key, es[key], log_k, power) for key in logs)
+
+    power_side = {t - c for rows in logs.values() for _a, c, t, _p in rows if c != math.inf}
+    scored = []
+    for log_k in sorted(power_side):
+        es = {key: best_e(key, log_k) for key in logs}
+        scored.append((round(total(log_k, es), 9), total(log_k, es, 2), log_k, es))
+    _loss, _square, log_k, es = min(scored, key=lambda x: (x[0], x[1]))
+    for _ in range(5):
+        breakpoints = power_side | {
+            a + es[key] - c for key, rows in logs.items() for a, c, _t, _p in rows if c != math.inf
+        }
+        log_k = min(between(breakpoints), key=lambda k: (round(total(k, es), 9), total(k, es, 2)))
+        new = {key: best_e(key, log_k) for key in logs}
+        if new == es:
+            break
+        es = new
+    below = {p.row.gpu_id for key, rows in logs.items() for a, c, _t, p in rows if a + es[key] < c + log_k}
+    at_cap = {p.row.gpu_id for key, rows in logs.items() for a, c, _t, p in rows if a + es[key] >= c + log_k}
+    plain_loss = sum(loss(key, math.log(plain[key]), math.inf) for key in logs)
+    if len(below) < MIN_POWER_GPUS or len(at_cap) < MIN_POWER_GPUS or total(log_k, es) >= plain_loss:
+        return plain, None
+    return {key: math.exp(e) for key, e in es.items()}, math.exp(log_k)
 
 
 def fit_prefill(
-    prefill: dict[tuple[str, str], list[Point]], decode_eff: dict[tuple[str, str], float]
+    prefill: dict[tuple[str, str], list[Point]],
+    decode_eff: dict[tuple[str, str], float],
+    *,
+    power: str = "pooled",
 ) -> dict[tuple[str, str], PrefillFit]:
-    """Each class × backend's share of its prefill compute peak, and its multipliers for unquantized weights
-    (pooled per backend) and for a mixture of experts (per class), fitted together.
+    """Each class × backend's share of its prefill compute peak, its power cap, and its multipliers for
+    unquantized weights (pooled per backend) and for a mixture of experts (per class), fitted together.
 
-    A row's share is measured tokens/s × FLOPs per token ÷ the peak. Its expected share is the class ×
-    backend efficiency × the float factor (unquantized weights) × the MoE factor (mixture of experts). The
-    three are found by alternating medians (each the median of the rows' shares with the other two divided
-    out) until they settle. Rows at the memory floor (every weight read once per micro-batch at the class's
-    decode bandwidth efficiency) say nothing about compute and are left out, as are MoE rows with
-    unquantized experts (UNQUANTISED: a format effect of its own).
+    A row's rate is measured tokens/s × FLOPs per token. Its expected rate is the class × backend's dense
+    rate (dense_rate: min(peak × efficiency, board power × TFLOPS per watt); ``power=False`` fits no cap)
+    × the float factor (unquantized weights) × the MoE factor (mixture of experts). They are found by
+    alternating: the efficiency and cap from the rows with the other factors divided out (fit_power), each
+    factor the median of its rows' ratios to the dense rate, until they settle. Rows at the memory floor
+    (every weight read once per micro-batch at the class's decode bandwidth efficiency) say nothing about
+    compute and are left out, as are MoE rows with unquantized experts (UNQUANTISED: a format effect of its
+    own).
     """
     rows: dict[tuple[str, str], list[tuple[Point, float]]] = {}
     for key, points in prefill.items():
         eff = decode_eff.get(key, 0.8)
         kept = [
-            (p, p.row.value * p.flops_per_token / p.peak_flops)
+            (p, p.row.value * p.flops_per_token)
             for p in points
             if p.peak_flops and not at_memory_floor(p, eff) and not (p.moe and p.unquantized)
         ]
@@ -273,7 +383,8 @@ def fit_prefill(
     classes = {c for c, _b in rows}
     f_float = dict.fromkeys(backends, 1.0)
     f_moe = dict.fromkeys(classes, 1.0)
-    eff = {key: statistics.median(s for _p, s in kept) for key, kept in rows.items()}
+    eff = {key: statistics.median(r / (p.peak_flops or 1.0) for p, r in kept) for key, kept in rows.items()}
+    cap: dict[tuple[str, str], float | None] = dict.fromkeys(rows)
     exponent = 0.0
     float_n = {b: sum(1 for (_c, kb), kept in rows.items() if kb == b for p, _s in kept if p.unquantized)
                for b in backends}  # fmt: skip
@@ -283,30 +394,46 @@ def fit_prefill(
     # The efficiency is the dense model's: where a class × backend has dense rows enough, they alone set it,
     # and its MoE rows set the class's MoE factor; elsewhere all its rows do, with the factor divided out.
     dense_key = {key: sum(1 for p, _s in kept if not p.moe) >= MIN_MOE_ROWS for key, kept in rows.items()}
+
+    def moe_share(c: str, p: Point) -> float:
+        return min(f_moe[c] * (p.tokens_per_expert / speed.MOE_TOKENS_REF) ** exponent, 1.0) if p.moe else 1.0
+
     for _ in range(50):
+        before = (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent)
+        pools: dict[tuple[str, str], dict[tuple[str, str], list[tuple[Point, float]]]] = defaultdict(dict)
         for key, kept in rows.items():
-            eff[key] = statistics.median(
-                s / ((f_float[key[1]] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0))
-                for p, s in kept
+            pools[power_pool(key, power)][key] = [
+                (p, r / ((f_float[key[1]] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0)))
+                for p, r in kept
                 if not (p.moe and dense_key[key])
-            )
+            ]
+        for groups in pools.values():
+            if power == "none":
+                found = {
+                    k: statistics.median(r / (p.peak_flops or 1.0) for p, r in g) for k, g in groups.items()
+                }
+                per_watt = None
+            else:
+                found, per_watt = fit_power(groups)
+            for key, value in found.items():
+                eff[key], cap[key] = value, per_watt
         for b in backends:
             if float_n[b] >= MIN_FLOAT_ROWS:
                 f_float[b] = statistics.median(
-                    s / eff[key]
+                    r / dense_rate(p, eff[key], cap[key])
                     for key, kept in rows.items()
                     if key[1] == b
-                    for p, s in kept
+                    for p, r in kept
                     if p.unquantized
                 )
-        # MoE rows: ratio to the dense efficiency = f_class × (tokens per expert / 64) ** exponent; the
-        # exponent is pooled over classes (least squares of log ratio on log tokens within each class)
+        # MoE rows: ratio to the dense rate = f_class × (tokens per expert / 64) ** exponent; the exponent is
+        # pooled over classes (least squares of log ratio on log tokens within each class)
         moe_rows = {
             c: [
-                (p.tokens_per_expert, s / eff[key])
+                (p.tokens_per_expert, r / dense_rate(p, eff[key], cap[key]))
                 for key, kept in rows.items()
                 if key[0] == c and dense_key[key]
-                for p, s in kept
+                for p, r in kept
                 if p.moe
             ]
             for c in classes
@@ -324,6 +451,8 @@ def fit_prefill(
             if len(found) >= MIN_MOE_ROWS:
                 f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
                 moe_n[c] = len(found)
+        if (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent) == before:
+            break
     exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
     # Unquantized experts (kept out above): per backend, the median of their shares over the dense efficiency
     # of their class × backend. A separate multiplier, not the float × MoE product: their expert products
@@ -355,6 +484,26 @@ def fit_prefill(
             if dense_key[key]
             else f"median of {len(kept)} rows"
         )
+        if cap[key] is not None:
+            dense = [p for p, _r in kept if not (p.moe and dense_key[key])]
+            capped = {
+                p.row.gpu_id
+                for p in dense
+                if dense_rate(p, eff[key], None) > dense_rate(p, eff[key], cap[key])
+            }
+            pool = power_pool(key, power)
+            pooled = [k for k in rows if power_pool(k, power) == pool]
+            pooled_rows = [p for k in pooled for p, _r in rows[k] if not (p.moe and dense_key[k])]
+            said = (
+                f"efficiency fitted with the power cap on {len(dense)} {'dense ' if dense_key[key] else ''}rows "
+                f"of {len({p.row.gpu_id for p in dense})} GPUs ({len(capped)} at the cap"
+                + (
+                    f"); TFLOPS per watt pooled over {pool[0]} {pool[1]} ({len(pooled_rows)} rows of "
+                    f"{len({p.row.gpu_id for p in pooled_rows})} GPUs; least |log error|)"
+                    if len(pooled) > 1
+                    else "; least |log error|)"
+                )
+            )
         if n_float:
             said += f"; float factor from {n_float} unquantized {backend} rows"
         if f_moe[cls] != 1.0:
@@ -372,7 +521,7 @@ def fit_prefill(
                 f"{'/'.join(fm_formats)} experts"
             )
         fits[key] = PrefillFit(
-            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, said, fm
+            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, cap[key], said, fm
         )
     return fits
 
@@ -461,7 +610,10 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # prefill_compute_efficiency × the compute peak llama.cpp's prompt kernels see (speed.prefill_peak_tflops):
 # the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
 # FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
-# have no published figure and get no prefill estimate); never faster than reading the device's weights
+# have no published figure and get no prefill estimate), and at most prefill_tflops_per_watt × the GPU's
+# power limit (its board power): a GPU at its power limit lowers its clocks (speed.prefill_compute; the figure
+# is pooled over a vendor's classes on one backend and fitted with the efficiencies, least |log error|);
+# never faster than reading the device's weights
 # (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency. The efficiency is the
 # dense model's with quantised weights; prefill_float_factor multiplies it for F16/BF16/F32 weights (another
 # GEMM path; pooled over the classes of one backend) and, for a mixture of experts, prefill_moe_factor ×
@@ -517,6 +669,10 @@ def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
 #: than MATURITY_THRESHOLD (median ratio of measured to estimated, with the class factors above)
 MATURITY_MIN_ROWS = 3
 MATURITY_THRESHOLD = 0.15
+#: ... from at least this many hardware classes: an engine's code for an architecture runs slow or fast on
+#: every device, while rows of one class cannot tell the architecture's effect from that class's (the 2× MI50
+#: table alone once gave "qwen3" a prefill factor, which is gfx906's K-quant GEMMs, not Qwen3's)
+MATURITY_MIN_CLASSES = 2
 #: MoE prefill with unquantised (F16/BF16) expert weights is left out of the maturity fit: llama.cpp runs
 #: quantised experts through one batched MUL_MAT_ID kernel (MMQ), but F16/BF16 experts through a GEMM per
 #: expert over the few tokens routed to it, with a host synchronisation (the fallback loop in
@@ -565,11 +721,28 @@ def toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
+def row_class(row: Measurement, catalog: Catalog) -> str:
+    """The hardware class a speed row ran on (speed.hardware_class; the CPU class for CPU-only rows)."""
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id and row.gpu_count else None
+    if gpu is None:
+        return speed.CPU_CLASS
+    return speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
+
+
+#: per (model_type, metric): the rows' source URLs, or their engine builds
+Keyed = dict[tuple[str, str], set[str]]
+
+
+def fit_maturity(
+    rows: list[Measurement], catalog: Catalog
+) -> tuple[dict[str, dict[str, tuple[float, int]]], Keyed, Keyed]:
+    """Per model_type, the maturity factors the rows show ({"decode_factor": (value, rows), ...}) against
+    ``catalog``'s class factors alone, and each (model_type, metric)'s source URLs and engine builds."""
     bare = replace(catalog, maturities=())
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     urls: dict[tuple[str, str], set[str]] = defaultdict(set)
     builds: dict[tuple[str, str], set[str]] = defaultdict(set)
+    classes: dict[tuple[str, str], set[str]] = defaultdict(set)
     for row in rows:
         if row.metric == "prefill_tokens_per_s" and row.moe and row.format.upper() in UNQUANTISED:
             continue  # a weight-format effect, not the architecture's (UNQUANTISED)
@@ -590,16 +763,28 @@ def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
         model_type = str(bare.model(row.model_id).config["model_type"])  # type: ignore[union-attr]
         ratios[(model_type, row.metric)].append(row.value / value)
         urls[(model_type, row.metric)].add(row.source_url)
+        classes[(model_type, row.metric)].add(row_class(row, bare))
         builds[(model_type, row.metric)].add(row.build)
-    print("# ---- engine × architecture maturity, where the measurements show one ----\n")
+    fitted: dict[str, dict[str, tuple[float, int]]] = {}
     for model_type in sorted({m for m, _ in ratios}):
         factors = {}
         for metric, name in FACTOR_NAMES:
             found = ratios.get((model_type, metric), [])
-            if len(found) >= MATURITY_MIN_ROWS and abs(statistics.median(found) - 1) > MATURITY_THRESHOLD:
+            if (
+                len(found) >= MATURITY_MIN_ROWS
+                and len(classes[(model_type, metric)]) >= MATURITY_MIN_CLASSES
+                and abs(statistics.median(found) - 1) > MATURITY_THRESHOLD
+            ):
                 factors[name] = (min(statistics.median(found), 2.0), len(found))
-        if not factors:
-            continue
+        if factors:
+            fitted[model_type] = factors
+    return fitted, urls, builds
+
+
+def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
+    fitted, urls, builds = fit_maturity(rows, catalog)
+    print("# ---- engine × architecture maturity, where the measurements show one ----\n")
+    for model_type, factors in fitted.items():
         print("[[maturity]]")
         print(f'id = "llama.cpp-{model_type}"')
         print('engine = "llama.cpp"')

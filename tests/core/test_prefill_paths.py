@@ -174,3 +174,102 @@ source = "test"
 """
     with pytest.raises(InputError, match=field):
         parse_file("speed.toml", text)
+
+
+# ---- the board power limit caps the prompt's compute rate ----
+
+
+def test_a_power_limited_card_runs_prefill_at_watts_times_tflops_per_watt(catalog: Catalog) -> None:
+    """RTX 6000 Ada: 364 TFLOPS listed, 300 W. At 35% of its peak it would need more power than its board
+    may draw, so the rate is 300 W × the class's TFLOPS per watt; the explanation says so."""
+    cat = with_factor(
+        catalog, "nvidia-consumer", "cuda", prefill_compute_efficiency=0.35, prefill_tflops_per_watt=0.25
+    )
+    machine = one_gpu(catalog, "nvidia-rtx-6000-ada")
+    m = model(LLAMA_31_8B)
+    s = fit(m, machine, Request(quant="q4_k_m"), cat, live=False).speed
+    flops = 2 * sum(m.arch.layer_active_params)
+    assert s.prefill_tokens_per_s == pytest.approx(300 * 0.25e12 / flops, rel=1e-6)
+    line = next(line for line in s.explanation if line.startswith("prefill on GPU 0:"))
+    assert "300 W power limit" in line and "0.250 TFLOPS per watt" in line and "held to 75.0 TFLOPS" in line
+    # without a cap in the catalog the same card runs at its peak share
+    free = with_factor(
+        catalog, "nvidia-consumer", "cuda", prefill_compute_efficiency=0.35, prefill_tflops_per_watt=None
+    )
+    uncapped = fit(m, machine, Request(quant="q4_k_m"), free, live=False).speed
+    assert uncapped.prefill_tokens_per_s == pytest.approx(364.2e12 * 0.35 / flops, rel=1e-3)
+    assert not any(line.startswith("prefill on GPU") for line in uncapped.explanation)
+
+
+def test_a_card_below_its_power_limit_keeps_its_peak_share(catalog: Catalog) -> None:
+    """RTX 3090: 142 TFLOPS (FP16 accumulate) × 35% = 50 TFLOPS, well within 350 W × 0.25 = 87.5."""
+    capped = with_factor(
+        catalog, "nvidia-consumer", "cuda", prefill_compute_efficiency=0.35, prefill_tflops_per_watt=0.25
+    )
+    free = with_factor(
+        catalog, "nvidia-consumer", "cuda", prefill_compute_efficiency=0.35, prefill_tflops_per_watt=None
+    )
+    machine = one_gpu(catalog, "nvidia-geforce-rtx-3090")
+    a = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), capped, live=False).speed
+    b = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), free, live=False).speed
+    assert a.prefill_tokens_per_s == b.prefill_tokens_per_s
+    assert not any(line.startswith("prefill on GPU") for line in a.explanation)
+
+
+def test_the_power_limit_the_driver_reports_sets_the_cap(catalog: Catalog) -> None:
+    """A card its owner limited to half its board power (nvidia-smi -pl) prefills at half the capped rate;
+    the float factor multiplies the capped rate like the uncapped one."""
+    cat = with_factor(
+        catalog,
+        "nvidia-consumer",
+        "cuda",
+        prefill_compute_efficiency=0.35,
+        prefill_tflops_per_watt=0.25,
+        prefill_float_factor=1.25,
+    )
+    machine = one_gpu(catalog, "nvidia-rtx-6000-ada")
+    halved = replace(machine, gpus=(replace(machine.gpus[0], power_limit_watts=150.0),))
+    m = model(LLAMA_31_8B)
+    full = fit(m, machine, Request(quant="q4_k_m"), cat, live=False).speed
+    half = fit(m, halved, Request(quant="q4_k_m"), cat, live=False).speed
+    assert full.prefill_tokens_per_s and half.prefill_tokens_per_s
+    assert half.prefill_tokens_per_s == pytest.approx(full.prefill_tokens_per_s / 2, rel=1e-6)
+    assert any("150 W power limit" in line for line in half.explanation)
+    f16 = fit(m, machine, Request(quant="fp16"), cat, live=False).speed
+    assert f16.prefill_tokens_per_s == pytest.approx(1.25 * full.prefill_tokens_per_s, rel=1e-6)  # type: ignore[operator]
+
+
+def test_shipped_factors_put_the_rtx_6000_ada_below_the_4090(catalog: Catalog) -> None:
+    """The RTX 6000 Ada lists 10% more tensor TFLOPS than the GeForce RTX 4090 (364 against 330 with FP16
+    accumulate) but draws 300 W against 450 W, and prefills slower (XiongjieDai's table: 5,792 against 7,139
+    tokens/s for Llama 3 8B Q4_K_M). The fitted cap reproduces the order; one TFLOPS-per-watt figure serves
+    every NVIDIA CUDA class (fitted on them pooled)."""
+    consumer = speed.speed_factor(catalog, "nvidia-consumer", "cuda")
+    datacenter = speed.speed_factor(catalog, "nvidia-datacenter", "cuda")
+    assert consumer is not None and datacenter is not None
+    assert (
+        consumer.prefill_tflops_per_watt
+        and consumer.prefill_tflops_per_watt == datacenter.prefill_tflops_per_watt
+    )
+    m = model(LLAMA_31_8B)
+    ada = fit(m, one_gpu(catalog, "nvidia-rtx-6000-ada"), Request(quant="q4_k_m"), catalog, live=False).speed
+    geforce = fit(
+        m, one_gpu(catalog, "nvidia-geforce-rtx-4090"), Request(quant="q4_k_m"), catalog, live=False
+    )
+    assert ada.prefill_tokens_per_s and geforce.speed.prefill_tokens_per_s
+    assert ada.prefill_tokens_per_s < geforce.speed.prefill_tokens_per_s
+    assert any("power limit" in line for line in ada.explanation)
+
+
+def test_the_loader_rejects_a_nonpositive_tflops_per_watt() -> None:
+    text = """
+[[speed_factor]]
+id = "x-cuda"
+hw_class = "x"
+backend = "cuda"
+decode_bandwidth_efficiency = 0.9
+source = "test"
+prefill_tflops_per_watt = 0
+"""
+    with pytest.raises(InputError, match="prefill_tflops_per_watt"):
+        parse_file("speed.toml", text)

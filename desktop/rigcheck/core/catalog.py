@@ -448,9 +448,10 @@ class SpeedFactor:
 
     Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
     (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
-    prefill = FLOPs ÷ (compute × ``prefill_compute_efficiency`` × ``prefill_float_factor`` for unquantized
-    weights × ``prefill_moe_factor`` for a mixture of experts, or × ``prefill_float_moe_factor`` for a mixture
-    of experts with unquantized experts). See docs/catalog.md#speed.
+    prefill = FLOPs ÷ (min(compute × ``prefill_compute_efficiency``, board power ×
+    ``prefill_tflops_per_watt``) × ``prefill_float_factor`` for unquantized weights × ``prefill_moe_factor``
+    for a mixture of experts, or × ``prefill_float_moe_factor`` for a mixture of experts with unquantized
+    experts). See docs/catalog.md#speed.
     """
 
     id: str
@@ -475,6 +476,10 @@ class SpeedFactor:
     #: its expert products take another MUL_MAT_ID path than quantised experts (speed.prefill_path); it
     #: replaces the float and MoE factors for such a model; fitted per backend
     prefill_float_moe_factor: float = 1.0
+    #: prompt TFLOPS this class sustains per watt of board power limit: a GPU at its power limit lowers its
+    #: clock, so its prefill rate is at most this × its power limit, whatever its boost-clock peak (None: no
+    #: cap fitted for this class × backend)
+    prefill_tflops_per_watt: float | None = None
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -801,6 +806,9 @@ def _check_format(kind: str, record: Any) -> str | None:
         for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        watt = record.prefill_tflops_per_watt
+        if watt is not None and not 0.0 < watt <= 10.0:
+            return f"prefill_tflops_per_watt: {watt!r} is not between 0 and 10 TFLOPS per watt"
         if not 0.0 <= record.prefill_moe_exponent <= 1.0:
             return f"prefill_moe_exponent: {record.prefill_moe_exponent!r} is not between 0 and 1"
         if record.per_layer_us < 0 or record.per_gpu_us < 0:

@@ -666,18 +666,22 @@ def _inference_speed(
         per_expert = speed.moe_tokens_per_expert(
             max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
         )
+        power_bound: dict[str, list[int]] = {}
         for i in used:
-            found = speed.prefill_peak_tflops(specs[i])
             factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
-            if found is None or factor is None or factor.prefill_compute_efficiency is None:
+            # the power limit the driver enforces (a what-if GPU carries its catalog board power)
+            compute = speed.prefill_compute(specs[i], factor, gpus[i].power_limit_watts)
+            if compute is None or factor is None:
                 rates = []
                 break
             path = speed.prefill_path(
                 factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
             )
-            rates.append(found[0] * 1e12 * factor.prefill_compute_efficiency * path.factor)
+            rates.append(compute.flops_per_s * path.factor)
             if path.why and path.why not in paths:
                 paths.append(path.why)
+            if compute.power_bound:
+                power_bound.setdefault(compute.why, []).append(i)
         if rates:
             flops = prefill_flops_per_token(arch)
             speedup = mature.prefill_factor if mature is not None else 1.0
@@ -712,6 +716,14 @@ def _inference_speed(
                 )
                 + (f" ({'; '.join(paths)})" if paths else "")
             )
+            for why, indices in power_bound.items():
+                explanation.append(
+                    tr(
+                        "prefill on GPU {indices}: {why}",
+                        indices=", ".join(str(i) for i in indices),
+                        why=why,
+                    )
+                )
             if memory_bound:
                 explanation.append(
                     _memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
-from rigcheck.core.i18n import num, tr
+from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import CPU, GPU, Machine
 
 CPU_CLASS = "cpu"
@@ -275,6 +275,56 @@ def prefill_peak_tflops(spec: GpuSpec | None) -> tuple[float, str] | None:
     if spec.fp32_tflops:
         return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32"
     return None
+
+
+@dataclass(frozen=True)
+class PrefillCompute:
+    """The FLOP rate a GPU's prompt kernels sustain for a dense model with quantised weights, before the
+    format and mixture-of-experts multipliers (``prefill_path``), and why, in words."""
+
+    flops_per_s: float
+    #: the listed peak it is measured against, TFLOPS (``prefill_peak_tflops``)
+    peak_tflops: float
+    #: the board power limit held it below peak × efficiency
+    power_bound: bool
+    #: in words, when the power limit binds (empty otherwise)
+    why: str
+
+
+def prefill_compute(
+    spec: GpuSpec | None, factor: SpeedFactor | None, watts: float | None = None
+) -> PrefillCompute | None:
+    """min(peak × the class's ``prefill_compute_efficiency``, board power × its ``prefill_tflops_per_watt``).
+
+    A GPU that reaches its power limit lowers its clocks to stay within it (NVML's clock event reason
+    "SwPowerCap": "the clocks have been optimized to ensure not to exceed currently set power limits",
+    https://docs.nvidia.com/deploy/nvml-api/api/group__nvmlClocksEventReasons.html), so sustained prompt
+    GEMMs on a card whose boost-clock peak needs more power than its board may draw run at a rate set by the
+    watts: the professional Ada cards (RTX 6000 Ada: 364 TFLOPS at 300 W) reach a smaller share of their peak
+    than a GeForce RTX 4090 (330 TFLOPS at 450 W). ``watts``: the power limit the driver enforces (the
+    snapshot's), else the catalog's board power. None when the peak or the class's efficiency is unknown.
+    """
+    found = prefill_peak_tflops(spec)
+    if found is None or factor is None or factor.prefill_compute_efficiency is None:
+        return None
+    peak, peak_why = found
+    rate = peak * 1e12 * factor.prefill_compute_efficiency
+    per_watt = factor.prefill_tflops_per_watt
+    limit = watts or (spec.tdp_watts if spec else None)
+    if per_watt and limit and limit * per_watt * 1e12 < rate:
+        capped = limit * per_watt * 1e12
+        why = tr(
+            "held to {capped} TFLOPS by its {watts} W power limit ({per_watt} TFLOPS per watt, {hw_class}), "
+            "below {peak_why} × {efficiency}",
+            capped=num(capped / 1e12, 1),
+            watts=num(limit),
+            per_watt=num(per_watt, 3),
+            hw_class=factor.hw_class,
+            peak_why=peak_why,
+            efficiency=percent(factor.prefill_compute_efficiency),
+        )
+        return PrefillCompute(capped, peak, True, why)
+    return PrefillCompute(rate, peak, False, "")
 
 
 #: FP32 FLOPs per core per clock by the widest vector extension the CPU reports (two FMA pipes × lanes × 2):
