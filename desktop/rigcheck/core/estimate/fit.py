@@ -586,14 +586,17 @@ def _inference_speed(
         tiled = _tiled_expert_seconds(
             est, gpus[i], specs[i], factor, sum(expert_read[cpu_expert:n_gpu_layers]) * share
         )
+        tiled_bound = False
         if tiled is not None:
             expert_bytes, expert_s, _why = tiled
-            memory_s += expert_s - expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+            streamed_s = expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+            memory_s += expert_s - streamed_s
+            tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = _peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
         fixed_s = (layers_here * factor.per_layer_us + factor.per_gpu_us) * 1e-6
         device_s = max(memory_s, compute_s) + fixed_s
-        if compute_s > memory_s:
+        if compute_s > memory_s or tiled_bound:
             bound = "compute"
         gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
         explanation.append(
