@@ -80,7 +80,7 @@ def test_bf16_moe_on_vulkan_decodes_slower_than_q8_although_q8_reads_half(catalo
     assert "BF16 routed experts" in said and "for 32 tokens" in said  # Qwen3-30B-A3B: 512 × 8 / 128
     assert "tiled MUL_MAT_ID" not in " ".join(q8.speed.explanation)
     # the kernel's arithmetic sets the pace, and the verdict says so
-    assert bf16.speed.bound == "compute" and q8.speed.bound == "memory_bandwidth"
+    assert bf16.speed.bound_by == "compute" and q8.speed.bound_by == "memory_bandwidth"
 
 
 def test_the_same_bf16_moe_on_rocm_is_bandwidth_bound(catalog: Catalog) -> None:
