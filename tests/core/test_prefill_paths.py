@@ -160,7 +160,12 @@ def test_gcn_instinct_cards_are_their_own_class(catalog: Catalog) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("prefill_float_factor", 0), ("prefill_moe_factor", 2.5), ("prefill_moe_exponent", 1.5)],
+    [
+        ("prefill_float_factor", 0),
+        ("prefill_moe_factor", 2.5),
+        ("prefill_moe_exponent", 1.5),
+        ("prefill_tflops_per_watt", 0),
+    ],
 )
 def test_the_loader_rejects_out_of_range_prefill_factors(field: str, value: float) -> None:
     text = f"""
@@ -259,17 +264,3 @@ def test_shipped_factors_put_the_rtx_6000_ada_below_the_4090(catalog: Catalog) -
     assert ada.prefill_tokens_per_s and geforce.speed.prefill_tokens_per_s
     assert ada.prefill_tokens_per_s < geforce.speed.prefill_tokens_per_s
     assert any("power limit" in line for line in ada.explanation)
-
-
-def test_the_loader_rejects_a_nonpositive_tflops_per_watt() -> None:
-    text = """
-[[speed_factor]]
-id = "x-cuda"
-hw_class = "x"
-backend = "cuda"
-decode_bandwidth_efficiency = 0.9
-source = "test"
-prefill_tflops_per_watt = 0
-"""
-    with pytest.raises(InputError, match="prefill_tflops_per_watt"):
-        parse_file("speed.toml", text)
