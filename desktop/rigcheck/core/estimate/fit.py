@@ -1477,7 +1477,8 @@ def _advice(
         spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
         advice.append(tr("{quant} fits with {spare} to spare", quant=est.quant_name, spare=fmt_bytes(spare)))
         return advice
-    if est.workload == "inference" and machine.gpus:
+    if est.workload == "inference" and machine.gpus and req.engine != "ktransformers":
+        # (ktransformers always keeps the routed experts in RAM: "entirely on the GPU" is not its choice)
         longest = max_context(model, machine, req, catalog, live=live)
         if longest is not None and longest < est.context:
             advice.append(tr("reduce context to {k}k to fit entirely on the GPU", k=longest // 1024))

@@ -85,7 +85,7 @@ OFFLOADS = (
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
-ENGINES = ("llama.cpp", "vllm", "transformers")
+ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
 CATEGORY_COLOURS = {
     "weights": "#4f7fd9",
     "kv_cache": "#3aa889",
