@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu_hosts import host_cpu
+from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
@@ -86,7 +86,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
         machine = Machine(
-            cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
+            cpu=CPU(logical_cores=8, model=row.host), memory=host_memory(row.host, 64 * GIB), gpus=()
         )
         host = speed.host_bandwidth(machine, catalog)
         if host.source == "default" and row.metric == "decode_tokens_per_s":
@@ -294,8 +294,8 @@ def fit_ktransformers(rows: list[Measurement], catalog: Catalog) -> EngineCpuFit
         ):  # a row the estimator cannot place: not estimable there either
             continue
         parts = ktransformers_parts(result.estimate, result.placement, machine, probing)
-        if parts is None or result.verdict == "does_not_fit":
-            continue
+        if parts is None or result.verdict == "does_not_fit" or parts.host.source == "default":
+            continue  # (a host whose bandwidth would be the default's guess says nothing: as in fit_cpu)
         host = parts.host.bytes_per_s
         if row.metric == "decode_tokens_per_s" and result.speed.decode_tokens_per_s:
             gpu_s = 1 / result.speed.decode_tokens_per_s - parts.cpu_read_bytes / host
@@ -662,15 +662,14 @@ def fit_cpu(
         gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
         if spec is None or gpu is None:
             continue
-        machine = Machine(
-            cpu=CPU(logical_cores=16, model=row.host),
-            memory=Memory(total_bytes=int((row.ram_gb or 128) * GIB)),
-            gpus=(),
-        )
+        memory = host_memory(row.host, int((row.ram_gb or 128) * GIB))
+        machine = Machine(cpu=CPU(logical_cores=16, model=row.host), memory=memory, gpus=())
         host = speed.host_bandwidth(machine, catalog)
-        if host.source != "catalog":
-            continue
-        machine = simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128)
+        if host.source == "default":
+            continue  # a host we cannot place: its bandwidth would be a guess
+        # a figure the source measured is the snapshot's measured figure, and the efficiency applies to it as
+        # the product applies it (fit._inference_speed: the figure the snapshot holds × the efficiency)
+        machine = replace(simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128), memory=memory)
         ngl = re.search(r"-ngl (\d+)", row.offload)
         ncmoe = re.search(r"n-cpu-moe (\d+)", row.offload)
         kind = row.offload_kind
