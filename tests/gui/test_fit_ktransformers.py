@@ -50,6 +50,8 @@ def test_a_mixture_of_experts_runs_under_ktransformers_with_its_command(page: Fi
     assert page.command_engine.findText("ktransformers") >= 0
     page.command_engine.setCurrentIndex(page.command_engine.findText("ktransformers"))
     assert page.command.text().startswith("python -m ktransformers.local_chat --model_path Qwen/")
+    page.fit_max_context()  # runs with the experts in RAM; nothing is "entirely on the GPU" under it
+    assert "entirely on the GPU: not even 512 tokens" in page.solver_text.text()
 
 
 def test_a_dense_model_under_ktransformers_says_why_in_italian(page: FitPage) -> None:
@@ -57,6 +59,8 @@ def test_a_dense_model_under_ktransformers_says_why_in_italian(page: FitPage) ->
     page.engine.setCurrentIndex(page.engine.findData("ktransformers"))
     assert page.result is None
     assert "ktransformers runs mixture-of-experts models" in page.verdict.text()
+    page.fit_max_context()  # the solver says the same, never a traceback
+    assert "ktransformers runs mixture-of-experts models" in page.solver_text.text()
     i18n.set_language("it")
     try:
         page.recompute()

@@ -1405,7 +1405,10 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
 def max_context(
     model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, *, live: bool = True
 ) -> int | None:
-    """The longest context that fits entirely in GPU memory, or None if not even 512 tokens do."""
+    """The longest context that fits entirely in GPU memory, or None if not even 512 tokens do (or the engine,
+    ktransformers, keeps the routed experts in RAM whatever fits)."""
+    if req.engine == "ktransformers":
+        return None
     upper = model.arch.max_context or 131072
 
     def fits(context: int) -> bool:

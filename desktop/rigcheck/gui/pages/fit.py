@@ -659,11 +659,15 @@ class FitPage(QWidget):
         if self.model is None or self.state.machine is None:
             return
         model, machine, request = self.model, self.state.machine, self.request()
-        on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
-        runs = longest_running_context(
-            model, machine, request, self.state.catalog, offload=self.offload.currentData(),
-            live=self.state.is_live,
-        )  # fmt: skip
+        try:
+            on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
+            runs = longest_running_context(
+                model, machine, request, self.state.catalog, offload=self.offload.currentData(),
+                live=self.state.is_live,
+            )  # fmt: skip
+        except InputError as exc:  # an engine that cannot run this model here (ktransformers, a dense model)
+            self.solver_text.setText(str(exc))
+            return
         if runs is None:
             self.solver_text.setText(tr("Not even 512 tokens run with these settings."))
             return
