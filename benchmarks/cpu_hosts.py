@@ -12,7 +12,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from rigcheck.core.machine import CPU
+from rigcheck.core.machine import CPU, Memory
 
 DATA = Path(__file__).resolve().parent / "data" / "cpu_hosts.csv"
 
@@ -27,6 +27,24 @@ def _rows() -> tuple[dict[str, str], ...]:
         int(row["physical_cores"])
         float(row["max_mhz"])
     return rows
+
+
+#: a host description that states a measured memory bandwidth: "the author measured ~230 GB/s"
+_MEASURED = re.compile(r"measured ~?(\d+(?:\.\d+)?) GB/s", re.IGNORECASE)
+
+
+def host_memory(host: str | None, total_bytes: int) -> Memory:
+    """The host memory as the probe would record it: a bandwidth the source says its author measured is what
+    ``rigcheck audit --measure`` records (``bandwidth_source = "measured"``); otherwise none, and the
+    estimator takes the CPU platform's peak or its default, as it does for a user's snapshot."""
+    found = _MEASURED.search(host or "")
+    if found is None:
+        return Memory(total_bytes=total_bytes)
+    return Memory(
+        total_bytes=total_bytes,
+        bandwidth_bytes_per_s=int(float(found.group(1)) * 1e9),
+        bandwidth_source="measured",
+    )
 
 
 def host_cpu(host: str | None, logical_cores: int = 16) -> CPU:

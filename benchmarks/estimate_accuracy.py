@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu_hosts import host_cpu
+from cpu_hosts import host_cpu, host_memory
 from measurements import BACKENDS, Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
@@ -125,14 +125,14 @@ def _cpu_expert_layers(row: Measurement) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _machine(row: Measurement, catalog: Catalog) -> Machine:
+def row_machine(row: Measurement, catalog: Catalog) -> Machine:
     ram = row.ram_gb or DEFAULT_RAM_GIB
     # The host as published ("EPYC 9654, 12×DDR5-4800"): the estimator matches its CPU platform for the
     # host memory bandwidth, as the probe does with the CPU model it reads.
     cpu = host_cpu(row.host or None)
     bare = Machine(cpu=cpu, memory=Memory(total_bytes=int(ram * GIB)), gpus=())
     if row.device_class == "cpu":
-        return simulate(bare, [], ram)
+        return _with_host_memory(simulate(bare, [], ram), row)
     if not row.gpu_id:
         raise NotEstimableError(f"GPU '{row.device}' not in the catalog")
     spec = catalog.gpu(row.gpu_id)
@@ -149,7 +149,14 @@ def _machine(row: Measurement, catalog: Catalog) -> Machine:
             carve, gtt = apu
             gpus = tuple(replace(g, memory_total_bytes=carve, memory_shared_bytes=gtt) for g in gpus)
         machine = replace(machine, gpus=gpus)
-    return machine
+    return _with_host_memory(machine, row)
+
+
+def _with_host_memory(machine: Machine, row: Measurement) -> Machine:
+    """The machine with the host memory bandwidth its source says was measured, as a snapshot from
+    ``rigcheck audit --measure`` carries it (cpu_hosts.host_memory); unchanged where none was."""
+    memory = host_memory(row.host or None, machine.memory.total_bytes)
+    return replace(machine, memory=memory) if memory.bandwidth_bytes_per_s else machine
 
 
 def _apu_memory(host: str) -> tuple[int, int] | None:
@@ -172,15 +179,20 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
             return Outcome(row, float(weights))
         if not row.speed:
             raise NotEstimableError(f"metric {row.metric} not estimated by this script")
-        machine = _machine(row, catalog)
+        machine = row_machine(row, catalog)
         # CPU-only: llama.cpp with no GPU layers is the estimator's "layers" placement with nothing on a GPU
         offload = "auto" if row.device_class == "cpu" else row.offload_kind
+        engine = "ktransformers" if row.engine.lower().startswith("ktransformers") else "llama.cpp"
+        if engine == "ktransformers" and row.metric == "prefill_tokens_per_s" and machine.cpu.max_mhz is None:
+            raise NotEstimableError(
+                "the source names no CPU model: its cores × clock (the CPU compute peak) are unknown"
+            )
         context = max(row.tokens or 512, 128)
         ngl = _gpu_layers(row)
         extra: dict[str, object] = {}
         if ngl is not None and "gpu_layers" in inspect.signature(fit).parameters:
             extra["gpu_layers"] = ngl
-        n_cpu_moe = _cpu_expert_layers(row)
+        n_cpu_moe = _cpu_expert_layers(row) if engine == "llama.cpp" else None
         if n_cpu_moe is not None:
             extra["cpu_expert_layers"] = n_cpu_moe
         backend = row.backend if row.backend in BACKENDS else None
@@ -188,7 +200,7 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
             result = fit(
                 model,
                 machine,
-                Request(quant=quant, context=context, backend=backend),  # type: ignore[arg-type]
+                Request(quant=quant, context=context, backend=backend, engine=engine),  # type: ignore[arg-type]
                 catalog,
                 offload=offload,  # type: ignore[arg-type]
                 live=False,

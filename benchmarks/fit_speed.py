@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu_hosts import host_cpu
+from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
-from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
@@ -86,7 +86,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
         machine = Machine(
-            cpu=CPU(logical_cores=8, model=row.host), memory=Memory(total_bytes=64 * GIB), gpus=()
+            cpu=CPU(logical_cores=8, model=row.host), memory=host_memory(row.host, 64 * GIB), gpus=()
         )
         host = speed.host_bandwidth(machine, catalog)
         if host.source == "default" and row.metric == "decode_tokens_per_s":
@@ -234,7 +234,120 @@ def main() -> None:
             print(f'  "{url}",')
         print("]")
         print()
+    print_ktransformers(rows, catalog)
     print_borrowed(fitted)
+
+
+@dataclass(frozen=True)
+class EngineCpuFit:
+    """An engine's own CPU kernels (ktransformers): the host's share of its peak bandwidth when they read the
+    routed experts of a decoded token, and of the CPU's compute peak in a prompt's expert products."""
+
+    decode_efficiency: float
+    decode_rows: int
+    decode_error: float
+    prefill_efficiency: float | None
+    prefill_rows: int
+    prefill_error: float
+    urls: list[str]
+
+
+def fit_ktransformers(rows: list[Measurement], catalog: Catalog) -> EngineCpuFit | None:
+    """ktransformers' two CPU efficiencies from its fit-split rows, each row placed and timed by fit() as a
+    user's machine would be (estimate_accuracy.row_machine: the catalog GPU, the host's CPU from
+    data/cpu_hosts.csv, a bandwidth the source measured as a snapshot's measured figure). What the GPU part
+    (attention, shared experts, KV cache, at the GPU class's own factors) takes of the measured time per token
+    is subtracted; the rest is the CPU's: routed-expert bytes ÷ (host bandwidth × e) for decode, routed-expert
+    FLOPs ÷ (cores × clock × FLOPs per cycle × e) for prefill. Each efficiency is the median over its rows;
+    prefill rows at the memory floor (reading the experts a chunk touches) say nothing of compute and are
+    left out. The host bandwidth is taken as the estimator takes it, so a measured figure is treated alike
+    in the fit and in the product."""
+    from estimate_accuracy import NotEstimableError, row_machine
+    from rigcheck.core.estimate.fit import fit, ktransformers_parts
+
+    probe = SpeedFactor(
+        id="cpu-ktransformers", hw_class=speed.CPU_CLASS, backend="ktransformers",
+        decode_bandwidth_efficiency=1.0, prefill_compute_efficiency=1.0, source="fit_speed.py probe",
+    )  # fmt: skip
+    probing = replace(
+        catalog, speed_factors=(*(f for f in catalog.speed_factors if f.backend != "ktransformers"), probe)
+    )
+    decode: list[float] = []
+    prefill: list[tuple[float, float, float]] = []  # (share, floor seconds at e=1, CPU seconds needed)
+    urls: set[str] = set()
+    for row in rows:
+        if not row.engine.lower().startswith("ktransformers") or not row.model_id:
+            continue
+        spec = catalog.model(row.model_id)
+        if spec is None:
+            continue
+        try:
+            machine = row_machine(row, catalog)
+            req = Request(
+                quant=row.format.lower(), context=max(row.tokens or 512, 128), engine="ktransformers",
+                backend=row.backend if row.backend in ("cuda", "rocm") else None,  # type: ignore[arg-type]
+            )  # fmt: skip
+            result = fit(from_catalog(spec), machine, req, probing, live=False, advise=False)
+        except (
+            InputError,
+            NotEstimableError,
+        ):  # a row the estimator cannot place: not estimable there either
+            continue
+        parts = ktransformers_parts(result.estimate, result.placement, machine, probing)
+        if parts is None or result.verdict == "does_not_fit" or parts.host.source == "default":
+            continue  # (a host whose bandwidth would be the default's guess says nothing: as in fit_cpu)
+        host = parts.host.bytes_per_s
+        if row.metric == "decode_tokens_per_s" and result.speed.decode_tokens_per_s:
+            gpu_s = 1 / result.speed.decode_tokens_per_s - parts.cpu_read_bytes / host
+            left = 1 / row.value - gpu_s
+            if left > 0:
+                decode.append(parts.cpu_read_bytes / (host * left))
+                urls.add(row.source_url)
+        elif row.metric == "prefill_tokens_per_s" and parts.cpu_compute and parts.gpu_prefill_s is not None:
+            left = 1 / row.value - parts.gpu_prefill_s
+            if left > 0:
+                floor = parts.cpu_expert_bytes * parts.touched / host / parts.chunk
+                share = parts.cpu_flops_per_token / (parts.cpu_compute.flops_per_s * left)
+                prefill.append((share, floor, left))
+                urls.add(row.source_url)
+    if not decode:
+        return None
+    d_eff = statistics.median(min(max(x, 0.05), 0.95) for x in decode)
+    d_err = statistics.median(abs(x / d_eff - 1) for x in decode)
+    # at the memory floor: the measured CPU time is within 15% of reading the touched experts at d_eff
+    compute_rows = [share for share, floor, left in prefill if left >= 1.15 * floor / d_eff]
+    p_eff = statistics.median(compute_rows) if compute_rows else None
+    p_err = statistics.median(abs(x / p_eff - 1) for x in compute_rows) if p_eff else 0.0
+    return EngineCpuFit(d_eff, len(decode), d_err, p_eff, len(compute_rows), p_err, sorted(urls))
+
+
+def print_ktransformers(rows: list[Measurement], catalog: Catalog) -> None:
+    found = fit_ktransformers(rows, catalog)
+    if found is None:
+        return
+    print("# ---- engines with CPU kernels of their own: the CPU class's factors for ktransformers ----\n")
+    print("[[speed_factor]]")
+    print('id = "cpu-ktransformers"')
+    print(f'hw_class = "{speed.CPU_CLASS}"')
+    print('backend = "ktransformers"')
+    print(f"decode_bandwidth_efficiency = {found.decode_efficiency:.2f}")
+    print("per_layer_us = 0")
+    if found.prefill_efficiency is not None:
+        print(f"prefill_compute_efficiency = {found.prefill_efficiency:.2f}")
+    print(
+        'source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py fit_ktransformers)"'
+    )
+    said = (
+        f"decode: median of {found.decode_rows} ktransformers rows (routed experts read from RAM; |error| "
+        f"{found.decode_error:.0%} on them); prefill: median of {found.prefill_rows} rows (routed-expert FLOPs "
+        f"on the CPU; |error| {found.prefill_error:.0%})"
+    )
+    print(f'measured = "{said}"')
+    print("sources = [")
+    for url in found.urls:
+        print(f'  "{url}",')
+    print("]")
+    print()
 
 
 @dataclass(frozen=True)
@@ -549,15 +662,14 @@ def fit_cpu(
         gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
         if spec is None or gpu is None:
             continue
-        machine = Machine(
-            cpu=CPU(logical_cores=16, model=row.host),
-            memory=Memory(total_bytes=int((row.ram_gb or 128) * GIB)),
-            gpus=(),
-        )
+        memory = host_memory(row.host, int((row.ram_gb or 128) * GIB))
+        machine = Machine(cpu=CPU(logical_cores=16, model=row.host), memory=memory, gpus=())
         host = speed.host_bandwidth(machine, catalog)
-        if host.source != "catalog":
-            continue
-        machine = simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128)
+        if host.source == "default":
+            continue  # a host we cannot place: its bandwidth would be a guess
+        # a figure the source measured is the snapshot's measured figure, and the efficiency applies to it as
+        # the product applies it (fit._inference_speed: the figure the snapshot holds × the efficiency)
+        machine = replace(simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128), memory=memory)
         ngl = re.search(r"-ngl (\d+)", row.offload)
         ncmoe = re.search(r"n-cpu-moe (\d+)", row.offload)
         kind = row.offload_kind
@@ -624,6 +736,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # compute time.
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
+# The CPU × "ktransformers" row: ktransformers' own CPU kernels for the routed experts it keeps in RAM
+# (fit.ktransformers_parts), the same two shares from ktransformers rows, after their GPU part.
 #
 # GENERATED by `benchmarks/fit_speed.py --maturity > catalog/speed.toml` from the fit split of
 # benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement

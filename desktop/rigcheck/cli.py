@@ -104,9 +104,10 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
     parser.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm", "transformers"),
+        choices=("llama.cpp", "vllm", "transformers", "ktransformers"),
         default="llama.cpp",
-        help="inference engine whose overheads to use",
+        help="inference engine whose overheads to use (ktransformers: mixture-of-experts models on a GPU, "
+        "their routed experts in RAM on the CPU)",
     )
     parser.add_argument(
         "--rope-scaling",

@@ -439,7 +439,9 @@ class PowerFactor:
     notes: str | None = None
 
 
-Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu"]
+#: the GPU backend llama.cpp runs, or "ktransformers": the speed_factor row of the CPU class that times
+#: ktransformers' CPU expert kernels (catalog/speed.toml; core/estimate/speed.py engine_cpu_factor)
+Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "ktransformers"]
 
 
 @dataclass(frozen=True)

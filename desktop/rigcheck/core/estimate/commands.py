@@ -1,4 +1,5 @@
-"""The command that runs a recommendation: llama.cpp, Ollama, vLLM, and transformers/PEFT for training.
+"""The command that runs a recommendation: llama.cpp, Ollama, vLLM, ktransformers, and transformers/PEFT for
+training.
 
 Every flag comes from the placement ``fit`` worked out, never from a template with guesses: llama.cpp's
 ``-ngl`` is the layers placed on the GPUs (all of them and the output: 999, which llama.cpp caps), its
@@ -20,6 +21,7 @@ import math
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.estimate.fit import FitResult
@@ -93,6 +95,26 @@ def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
     parts.append("-fa on")
     if est.kv_type not in ("f16",):
         parts.append(f"-ctk {est.kv_type} -ctv {est.kv_type}")
+    return " ".join(parts)
+
+
+def ktransformers_command(rung: Rung, machine: Machine, catalog: Catalog) -> str:
+    """ktransformers' local chat as its tutorial runs it (kvcache-ai/ktransformers
+    doc/en/DeepseekR1_V3_tutorial.md@034a116, "V0.3 Showcase": ``python -m ktransformers.local_chat
+    --model_path <your model path> --gguf_path <your gguf path> --cpu_infer 65``): the Hugging Face repository
+    for the configuration, the directory holding the GGUF files ("notice it's the dir path"), and the CPU
+    cores its expert kernels use ("adjust it slightly lower to your actual number of cores")."""
+    est = rung.result.estimate
+    spec = catalog.model(est.model.id)
+    repo = spec.hf_id if spec else est.model.source
+    if est.model.weights is not None and est.model.source_kind == "file":
+        gguf_dir = str(Path(est.model.source).parent)
+    else:
+        gguf_dir = f"./{est.model.id}-{display_quant(rung.quant).split()[0]}/"
+    parts = ["python -m ktransformers.local_chat", f"--model_path {_q(repo)}", f"--gguf_path {_q(gguf_dir)}"]
+    cores = machine.cpu.physical_cores
+    if cores:
+        parts.append(f"--cpu_infer {cores}")
     return " ".join(parts)
 
 
@@ -196,6 +218,8 @@ def commands_for(
             )
         return Commands(out, None, notes)
     gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
+    if rec.engine == "ktransformers" and result.placement.offload == "experts":
+        out["ktransformers"] = ktransformers_command(best, machine, catalog)
     if rec.engine == "llama.cpp" and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Catalog, GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import (
     GIB,
@@ -621,23 +622,43 @@ def _inference_speed(
         if tiled is not None:
             explanation.append(tr("GPU {index}: {why}", index=i, why=tiled[2]))
     seconds += gpu_seconds
+    kt = est.engine == "ktransformers"
     if cpu_read:
         host = speed.host_bandwidth(machine, catalog)
-        cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+        if kt:
+            cpu_factor = speed.engine_cpu_factor(catalog, speed.KTRANSFORMERS)
+            if cpu_factor is None:
+                return Speed(explanation=(*explanation, tr(
+                    "ktransformers: no fitted CPU factors (catalog/speed.toml); speed not estimated"
+                )))  # fmt: skip
+        else:
+            cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
         efficiency = cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0
         cpu_layers = (len(per_layer) - n_gpu_layers) + cpu_expert
         cpu_s = cpu_read / (host.bytes_per_s * efficiency)
         cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
-        template = (
-            "RAM: {read} of routed experts read per token at {how} × {efficiency}"
-            if cpu_expert and n_gpu_layers == len(per_layer)
-            else "RAM: {read} of weights read per token at {how} × {efficiency}"
-        )
+        if kt:
+            template = (
+                "RAM: {read} of routed experts per token, read by ktransformers' CPU kernels at {how} × "
+                "{efficiency}"
+            )
+        elif cpu_expert and n_gpu_layers == len(per_layer):
+            template = "RAM: {read} of routed experts read per token at {how} × {efficiency}"
+        else:
+            template = "RAM: {read} of weights read per token at {how} × {efficiency}"
         explanation.append(
             tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency))
         )
         if cpu_s > seconds:
             bound = "ram_bandwidth"
+            if kt:
+                explanation.append(
+                    tr(
+                        "decode bound by host memory bandwidth: the CPU reads every token's routed experts "
+                        "from RAM ({share} of the time per token)",
+                        share=percent(cpu_s / (seconds + cpu_s)),
+                    )
+                )
         seconds += cpu_s
     if mature is not None and mature.decode_factor != 1.0:
         seconds /= mature.decode_factor
@@ -662,7 +683,11 @@ def _inference_speed(
 
     # Prefill: 2 FLOPs per multiplying active parameter per token, at the class's share of the compute peak.
     prefill = None
-    if used:
+    if kt:
+        parts = ktransformers_parts(est, placement, machine, catalog)
+        if parts is not None:
+            prefill = _ktransformers_prefill(parts, catalog, explanation)
+    elif used:
         rates: list[float] = []
         paths: list[str] = []
         unquantized = est.quant is not None and est.quant.kind == "float"
@@ -762,6 +787,123 @@ def _inference_speed(
         if prefill is not None and mature is not None and mature.prefill_factor != 1.0:
             explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
     return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+
+
+@dataclass(frozen=True)
+class KtransformersParts:
+    """ktransformers' work per token split between the GPU and the CPU (before its CPU efficiencies)."""
+
+    #: routed-expert bytes the CPU reads per decoded token, and every routed-expert byte in RAM
+    cpu_read_bytes: float
+    cpu_expert_bytes: float
+    host: speed.HostBandwidth
+    #: 2 FLOPs per routed-expert weight × the experts a token is routed to
+    cpu_flops_per_token: float
+    cpu_compute: speed.CpuCompute | None
+    #: prefill seconds per token of the rest (attention, shared experts, dense layers) on the GPUs, or None
+    gpu_prefill_s: float | None
+    gpu_flops_per_token: float
+    gpu_tflops: float
+    #: prompt tokens per chunk and the share of the routed experts a chunk's tokens touch
+    chunk: int
+    touched: float
+
+
+def ktransformers_parts(
+    est: MemoryEstimate, placement: Placement, machine: Machine, catalog: Catalog
+) -> KtransformersParts | None:
+    """The CPU and GPU shares of a ktransformers placement; None where a GPU lacks prefill factors."""
+    arch = est.model.arch
+    _per_layer, expert_read, _head = _active_bytes(est)
+    n_cpu = placement.cpu_expert_layers
+    _dense, routed_share = _read_ratios(arch)
+    expert_params = expert_params_per_layer(arch)
+    routed_params = sum(
+        p * r for p, r in zip(expert_params[:n_cpu], routed_share[:n_cpu], strict=False) if r > 0
+    )
+    cpu_flops = 2.0 * routed_params
+    gpu_flops = max(prefill_flops_per_token(arch) - cpu_flops, 0.0)
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    gpu_s: float | None = 0.0
+    tflops = 0.0
+    for i in used:
+        spec = catalog.spec_for(machine.gpus[i])
+        factor = speed.gpu_factor(catalog, machine.gpus[i], spec, est.backend)
+        compute = speed.prefill_compute(spec, factor, machine.gpus[i].power_limit_watts)
+        if compute is None:
+            gpu_s = None
+            break
+        share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+        gpu_s = (gpu_s or 0.0) + gpu_flops * share / compute.flops_per_s
+        tflops += compute.flops_per_s / 1e12
+    chunk = max(min(KTRANSFORMERS_CHUNK, est.context), 1)
+    touched = 1.0
+    if arch.num_experts and arch.experts_per_token:
+        touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** chunk
+    return KtransformersParts(
+        cpu_read_bytes=float(sum(expert_read[:n_cpu])),
+        cpu_expert_bytes=float(placement.cpu_bytes),
+        host=speed.host_bandwidth(machine, catalog),
+        cpu_flops_per_token=cpu_flops,
+        cpu_compute=speed.cpu_compute(machine.cpu),
+        gpu_prefill_s=gpu_s,
+        gpu_flops_per_token=gpu_flops,
+        gpu_tflops=tflops,
+        chunk=chunk,
+        touched=touched,
+    )
+
+
+def _ktransformers_prefill(
+    parts: KtransformersParts, catalog: Catalog, explanation: list[str]
+) -> float | None:
+    """ktransformers' prompt rate: the routed experts' products on the CPU (2 FLOPs per weight × the tokens
+    routed to it, at cores × clock × FLOPs per cycle × its fitted efficiency), never faster than reading the
+    experts a chunk touches once from RAM, plus the rest on the GPU at the class's dense prompt rate."""
+    factor = speed.engine_cpu_factor(catalog, speed.KTRANSFORMERS)
+    compute = parts.cpu_compute
+    if factor is None or factor.prefill_compute_efficiency is None:
+        explanation.append(tr("prefill: no fitted ktransformers CPU efficiency; not estimated"))
+        return None
+    if compute is None:
+        explanation.append(tr("prefill: CPU clock not known; not estimated"))
+        return None
+    if parts.gpu_prefill_s is None:
+        explanation.append(tr("prefill: compute throughput of this GPU not known; not estimated"))
+        return None
+    compute_s = parts.cpu_flops_per_token / (compute.flops_per_s * factor.prefill_compute_efficiency)
+    streamed = parts.cpu_expert_bytes * parts.touched
+    memory_s = streamed / (parts.host.bytes_per_s * factor.decode_bandwidth_efficiency) / parts.chunk
+    explanation.append(
+        tr(
+            "prefill: the routed experts' {gflops} GFLOPs per token run on the CPU at {how} × {efficiency} "
+            "(ktransformers' CPU kernels); the other {gpu_gflops} GFLOPs on the GPU at {tflops} TFLOPS",
+            gflops=num(parts.cpu_flops_per_token / 1e9, 1),
+            how=compute.why,
+            efficiency=percent(factor.prefill_compute_efficiency),
+            gpu_gflops=num(parts.gpu_flops_per_token / 1e9, 1),
+            tflops=num(parts.gpu_tflops),
+        )
+    )
+    if memory_s > compute_s:
+        explanation.append(
+            tr(
+                "prefill bound by host memory: each {chunk}-token chunk reads {size} ({share} of the routed "
+                "experts) from RAM once",
+                chunk=parts.chunk,
+                size=fmt_bytes(int(streamed)),
+                share=percent(parts.touched),
+            )
+        )
+    elif compute_s > parts.gpu_prefill_s:
+        explanation.append(
+            tr(
+                "prefill bound by the CPU's compute: the routed experts' matrix products run on its cores "
+                "({share} of the time per token)",
+                share=percent(compute_s / (compute_s + parts.gpu_prefill_s)),
+            )
+        )
+    return 1 / (max(compute_s, memory_s) + parts.gpu_prefill_s)
 
 
 def _prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
@@ -1026,6 +1168,43 @@ def _training_speed(
 # -- verdict, solvers, advice --------------------------------------------------------------------
 
 
+#: ktransformers: what runs where (kvcache-ai/ktransformers doc/en/DeepseekR1_V3_tutorial.md@034a116, "Where
+#: Does the Speedup Come From?": "we offload the expert computation to the CPU and MLA/KVCache to GPU"; the
+#: injection rules ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d: routed experts on
+#: KExpertsCPU, attention, shared experts, gate and lm_head on "cuda", embed_tokens on "cpu"). Its CPU expert
+#: kernels are its own CPUInfer operators on llamafile's sgemm, AVX2/AVX-512 by what the CPU offers
+#: (doc/en/operators/llamafile.md@b244f25); its prefill speed grows with the CPU's cores (the tutorial's V0.2
+#: table: 54.21 tokens/s on one 32-core socket, 82.94 on two) and with a faster CPU kernel (V0.3's AMX), so
+#: the routed experts' prompt products run on the CPU too.
+KTRANSFORMERS_SOURCE = "kvcache-ai/ktransformers doc/en/DeepseekR1_V3_tutorial.md@034a116"
+#: tokens ktransformers prefills at a time (chunk_prefill_size, default 8192: the same tutorial, "longer
+#: context"); a shorter prompt is one chunk
+KTRANSFORMERS_CHUNK = 8192
+
+
+def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload, layers: int | None) -> None:
+    """ktransformers runs mixtures of experts on a GPU with their routed experts in RAM: else one line why."""
+    if not any(est.layer_expert_bytes):
+        raise InputError(
+            "--engine ktransformers",
+            tr(
+                "ktransformers runs mixture-of-experts models (their routed experts on the CPU); "
+                "{model} is dense",
+                model=est.model.id,
+            ),
+        )
+    if not machine.gpus:
+        raise InputError(
+            "--engine ktransformers",
+            tr("ktransformers needs a GPU for attention and the KV cache; this machine has none"),
+        )
+    if offload not in ("auto", "experts") or layers is not None:
+        raise InputError(
+            "--engine ktransformers",
+            tr("ktransformers keeps every layer's routed experts in RAM: use --offload auto or experts"),
+        )
+
+
 def fit(
     model: ModelInfo,
     machine: Machine,
@@ -1045,10 +1224,20 @@ def fit(
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = _vllm_budget(machine, budget)
-    placement = place(est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers)
+    kt = req.engine == "ktransformers" and est.workload == "inference"
+    if kt:
+        _check_ktransformers(est, machine, offload, cpu_expert_layers)
+        # every layer's routed experts in RAM: ktransformers' injection rules send each
+        # model.layers.*.mlp.experts to KExpertsCPU (generate_device "cpu"), the rest to the GPU
+        placement = _place_experts(est, budget, len(est.layer_weight_bytes))
+    else:
+        placement = place(
+            est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers
+        )
     chosen: Speed | None = None
     if (
-        offload == "auto"
+        not kt
+        and offload == "auto"
         and est.workload == "inference"
         and placement is not None
         and placement.offload != "none"
@@ -1140,6 +1329,15 @@ def _vllm_budget(machine: Machine, budget: Budget) -> Budget:
 
 def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
     gpu_total = sum(p.gpu_bytes)
+    if p.offload == "experts" and est.engine == "ktransformers":
+        return tr(
+            "attention, shared experts and KV cache of all {layers} layers on the GPU ({gpu}); the routed "
+            "experts of {cpu_layers} layers in RAM ({ram}), computed on the CPU by ktransformers",
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            cpu_layers=sum(1 for e in est.layer_expert_bytes[: p.cpu_expert_layers] if e),
+            ram=fmt_bytes(p.cpu_bytes),
+        )
     if p.offload == "experts":
         return tr(
             "attention, shared weights and KV cache of all {layers} layers on the GPU ({gpu}); "
@@ -1210,7 +1408,10 @@ def _placement_sentence(est: MemoryEstimate, p: Placement) -> str:
 def max_context(
     model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, *, live: bool = True
 ) -> int | None:
-    """The longest context that fits entirely in GPU memory, or None if not even 512 tokens do."""
+    """The longest context that fits entirely in GPU memory, or None if not even 512 tokens do (or the engine,
+    ktransformers, keeps the routed experts in RAM whatever fits)."""
+    if req.engine == "ktransformers":
+        return None
     upper = model.arch.max_context or 131072
 
     def fits(context: int) -> bool:
@@ -1282,7 +1483,8 @@ def _advice(
         spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
         advice.append(tr("{quant} fits with {spare} to spare", quant=est.quant_name, spare=fmt_bytes(spare)))
         return advice
-    if est.workload == "inference" and machine.gpus:
+    if est.workload == "inference" and machine.gpus and req.engine != "ktransformers":
+        # (ktransformers always keeps the routed experts in RAM: "entirely on the GPU" is not its choice)
         longest = max_context(model, machine, req, catalog, live=live)
         if longest is not None and longest < est.context:
             advice.append(tr("reduce context to {k}k to fit entirely on the GPU", k=longest // 1024))

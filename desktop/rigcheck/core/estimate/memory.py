@@ -19,7 +19,9 @@ from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
 Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
-Engine = Literal["llama.cpp", "vllm", "transformers"]
+#: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
+#: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
 Checkpointing = Literal["none", "selective", "full"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
 
@@ -413,7 +415,10 @@ def _kv_cache(
 
 
 def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: int) -> list[Term]:
-    if req.engine == "llama.cpp":
+    # ktransformers' GPU buffers are not measured here: llama.cpp's terms (one micro-batch's logits, the
+    # attention mask, a CUDA context) stand in for them (its tutorial's "at least 14GB VRAM" for DeepSeek-V3
+    # Q4_K_M is the non-expert weights and the KV cache, which are counted exactly)
+    if req.engine in ("llama.cpp", "ktransformers"):
         terms = []
         logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
         if not req.flash_attention:
@@ -692,8 +697,10 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
                 )
             )
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
-        if req.engine == "llama.cpp":
-            # The input embedding stays in host memory; a tied head is a second copy on the GPU.
+        if req.engine in ("llama.cpp", "ktransformers"):
+            # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
+            # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers
+            # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).
             host = embed
             other = other if arch.tie_word_embeddings else other - embed
         terms = [weights, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]

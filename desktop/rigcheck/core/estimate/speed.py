@@ -65,6 +65,16 @@ def speed_factor(catalog: Catalog, hw_class: str, backend: Backend | None) -> Sp
     return next((f for f in rows if f.default), rows[0] if rows else None)
 
 
+#: the speed_factor backend that holds ktransformers' CPU expert factors (hw_class "cpu")
+KTRANSFORMERS = "ktransformers"
+
+
+def engine_cpu_factor(catalog: Catalog, engine: str) -> SpeedFactor | None:
+    """The CPU class's factors for an engine with CPU kernels of its own (ktransformers): its exact row only,
+    never llama.cpp's CPU row in its place (another engine's kernels); None when none is fitted."""
+    return next((f for f in catalog.speed_factors if f.hw_class == CPU_CLASS and f.backend == engine), None)
+
+
 def maturity(catalog: Catalog, engine: str, model_type: str) -> Maturity | None:
     return next((m for m in catalog.maturities if m.engine == engine and m.model_type == model_type), None)
 

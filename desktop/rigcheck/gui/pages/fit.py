@@ -85,7 +85,7 @@ OFFLOADS = (
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
-ENGINES = ("llama.cpp", "vllm", "transformers")
+ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
 CATEGORY_COLOURS = {
     "weights": "#4f7fd9",
     "kv_cache": "#3aa889",
@@ -659,11 +659,15 @@ class FitPage(QWidget):
         if self.model is None or self.state.machine is None:
             return
         model, machine, request = self.model, self.state.machine, self.request()
-        on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
-        runs = longest_running_context(
-            model, machine, request, self.state.catalog, offload=self.offload.currentData(),
-            live=self.state.is_live,
-        )  # fmt: skip
+        try:
+            on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
+            runs = longest_running_context(
+                model, machine, request, self.state.catalog, offload=self.offload.currentData(),
+                live=self.state.is_live,
+            )  # fmt: skip
+        except InputError as exc:  # an engine that cannot run this model here (ktransformers, a dense model)
+            self.solver_text.setText(str(exc))
+            return
         if runs is None:
             self.solver_text.setText(tr("Not even 512 tokens run with these settings."))
             return
