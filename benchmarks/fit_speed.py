@@ -364,8 +364,14 @@ class PrefillFit:
     float_moe_factor: float = 1.0
 
 
-#: a float-weight factor needs this many dense unquantized rows on its backend (pooled over the classes that
-#: run it: the GEMM path is the backend's); an MoE factor this many MoE rows and dense rows in its class
+#: a float-weight factor needs this many dense unquantized rows: a class × backend with that many of its own
+#: gets its own factor, the others the median over their backend's rows. The GEMM path for F16/BF16 weights
+#: is the backend's, but the units it runs on are the class's: GCN 5.1 (gfx906, amd-gcn) has no matrix
+#: units (catalog/gpus/amd.toml, MI50 notes) while RDNA 3 has BF16 WMMA (catalog/compat/arch.toml), and
+#: the FP16-accumulate peak the estimate measures against is twice the FP32-accumulate rate on GeForce
+#: cards only (speed.prefill_peak_tflops). Leave-one-out over the fit split
+#: (benchmarks/prefill_analysis.py --loo): all prefill 16.5% median |error|, 70% within ±35% per class
+#: against 19.4%, 68% pooled per backend. An MoE factor needs this many MoE rows and dense rows in its class
 MIN_FLOAT_ROWS = 3
 MIN_MOE_ROWS = 2
 #: a backend's factor for unquantized experts needs this many MoE rows with F16/BF16 experts, pooled over its
@@ -469,9 +475,12 @@ def fit_prefill(
     decode_eff: dict[tuple[str, str], float],
     *,
     power: str = "pooled",
+    float_by: str = "class",
 ) -> dict[tuple[str, str], PrefillFit]:
     """Each class × backend's share of its prefill compute peak, its power cap, and its multipliers for
-    unquantized weights (pooled per backend) and for a mixture of experts (per class), fitted together.
+    unquantized weights (per class × backend where it has MIN_FLOAT_ROWS of them, else pooled per backend;
+    ``float_by="backend"`` pools them all, as before) and for a mixture of experts (per class), fitted
+    together.
 
     A row's rate is measured tokens/s × FLOPs per token. Its expected rate is the class × backend's dense
     rate (dense_rate: min(peak × efficiency, board power × TFLOPS per watt); ``power=False`` fits no cap)
@@ -494,13 +503,16 @@ def fit_prefill(
             rows[key] = kept
     backends = {b for _c, b in rows}
     classes = {c for c, _b in rows}
-    f_float = dict.fromkeys(backends, 1.0)
+    # the float factor of a class × backend: its own unquantized rows where it has MIN_FLOAT_ROWS of them,
+    # else the median over its backend's (see MIN_FLOAT_ROWS)
+    f_float = dict.fromkeys(rows, 1.0)
     f_moe = dict.fromkeys(classes, 1.0)
     eff = {key: statistics.median(r / (p.peak_flops or 1.0) for p, r in kept) for key, kept in rows.items()}
     cap: dict[tuple[str, str], float | None] = dict.fromkeys(rows)
     exponent = 0.0
     float_n = {b: sum(1 for (_c, kb), kept in rows.items() if kb == b for p, _s in kept if p.unquantized)
                for b in backends}  # fmt: skip
+    own_float_n = {key: sum(1 for p, _s in kept if p.unquantized) for key, kept in rows.items()}
     dense_n = {c: sum(1 for (kc, _b), kept in rows.items() if kc == c for p, _s in kept if not p.moe)
                for c in classes}  # fmt: skip
     moe_n = dict.fromkeys(classes, 0)
@@ -516,7 +528,7 @@ def fit_prefill(
         pools: dict[tuple[str, str], dict[tuple[str, str], list[tuple[Point, float]]]] = defaultdict(dict)
         for key, kept in rows.items():
             pools[power_pool(key, power)][key] = [
-                (p, r / ((f_float[key[1]] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0)))
+                (p, r / ((f_float[key] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0)))
                 for p, r in kept
                 if not (p.moe and dense_key[key])
             ]
@@ -530,15 +542,24 @@ def fit_prefill(
                 found, per_watt = fit_power(groups)
             for key, value in found.items():
                 eff[key], cap[key] = value, per_watt
-        for b in backends:
-            if float_n[b] >= MIN_FLOAT_ROWS:
-                f_float[b] = statistics.median(
-                    r / dense_rate(p, eff[key], cap[key])
-                    for key, kept in rows.items()
-                    if key[1] == b
-                    for p, r in kept
-                    if p.unquantized
+        pooled_float = {
+            b: statistics.median(
+                r / dense_rate(p, eff[key], cap[key])
+                for key, kept in rows.items()
+                if key[1] == b
+                for p, r in kept
+                if p.unquantized
+            )
+            for b in backends
+            if float_n[b] >= MIN_FLOAT_ROWS
+        }
+        for key, kept in rows.items():
+            if float_by == "class" and own_float_n[key] >= MIN_FLOAT_ROWS:
+                f_float[key] = statistics.median(
+                    r / dense_rate(p, eff[key], cap[key]) for p, r in kept if p.unquantized
                 )
+            else:
+                f_float[key] = pooled_float.get(key[1], 1.0)
         # MoE rows: ratio to the dense rate = f_class × (tokens per expert / 64) ** exponent; the exponent is
         # pooled over classes (least squares of log ratio on log tokens within each class)
         moe_rows = {
@@ -591,7 +612,8 @@ def fit_prefill(
     fits = {}
     for key, kept in rows.items():
         cls, backend = key
-        n_float = float_n[backend] if f_float[backend] != 1.0 else 0
+        own = float_by == "class" and own_float_n[key] >= MIN_FLOAT_ROWS
+        n_float = (own_float_n[key] if own else float_n[backend]) if f_float[key] != 1.0 else 0
         said = (
             f"median of {sum(1 for p, _s in kept if not p.moe)} dense rows"
             if dense_key[key]
@@ -618,7 +640,11 @@ def fit_prefill(
                 )
             )
         if n_float:
-            said += f"; float factor from {n_float} unquantized {backend} rows"
+            said += (
+                f"; float factor from its {n_float} unquantized rows"
+                if own
+                else f"; float factor from {n_float} unquantized {backend} rows"
+            )
         if f_moe[cls] != 1.0:
             said += (
                 f"; MoE factor from {moe_n[cls]} MoE and {dense_n[cls]} dense rows of the class"
@@ -634,7 +660,7 @@ def fit_prefill(
                 f"{'/'.join(fm_formats)} experts"
             )
         fits[key] = PrefillFit(
-            eff[key], f_float[backend], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, cap[key], said, fm
+            eff[key], f_float[key], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, cap[key], said, fm
         )
     return fits
 
@@ -728,7 +754,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # never faster than reading the device's weights
 # (every routed expert touched) once per micro-batch at decode_bandwidth_efficiency. The efficiency is the
 # dense model's with quantised weights; prefill_float_factor multiplies it for F16/BF16/F32 weights (another
-# GEMM path; pooled over the classes of one backend) and, for a mixture of experts, prefill_moe_factor ×
+# GEMM path; per class where it has 3 such rows, else pooled over its backend's) and, for a mixture of
+# experts, prefill_moe_factor ×
 # (prompt tokens per expert and micro-batch / 64) ** prefill_moe_exponent, at most 1 (speed.prefill_path;
 # the factor per class against its dense rows, the exponent pooled within classes); with F16/BF16 experts,
 # prefill_float_moe_factor alone (per backend). Vulkan decodes BF16 experts through that tiled GEMM

@@ -191,6 +191,10 @@ def correlations(found: Sequence[Row], value: Callable[[Row], float | None], tit
 VARIANTS: dict[str, dict[str, object]] = {
     "share of the peak per class × backend (before)": {"power": "none"},
     "power cap, TFLOPS/W per class × backend": {"power": "class"},
+    "power cap, TFLOPS/W per vendor × backend, float factor per backend": {
+        "power": "pooled",
+        "float_by": "backend",
+    },
     "power cap, TFLOPS/W per vendor × backend": {"power": "pooled"},
 }
 

@@ -14,6 +14,7 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import MEGATRAIN_HOST_BYTES, best_quant, fewest_gpus, fit, max_context
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
+from rigcheck.core.models.config import parse_config
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.whatif import simulate
 
@@ -95,6 +96,20 @@ def test_mla_caches_the_latent_only(catalog: Catalog) -> None:
     est = estimate_memory(model(arch), Request(quant="q4_k_m", context=1000), catalog)
     assert est.kv_cache_bytes_per_token == 35_136 * 2
     assert est.total("kv_cache") == 35_136 * 2 * 1000
+
+
+def test_hybrid_linear_attention_caches_full_layers_only(catalog: Catalog) -> None:
+    """Qwen3.5-9B: 8 full-attention layers keep K and V (4 heads × 256) per token; the 24 Gated DeltaNet
+    layers keep a fixed fp32 state (conv 8192 × 4 + recurrent 32 × 128 × 128) whatever the context."""
+    spec = catalog.model("qwen3.5-9b")
+    assert spec is not None
+    m = model(parse_config(spec.config, "catalog:qwen3.5-9b"))
+    per_token = 8 * 2 * 4 * 256 * 2
+    state = 24 * (8192 * 4 + 32 * 128 * 128) * 4
+    for context in (4096, 65536):
+        est = estimate_memory(m, Request(quant="bf16", context=context), catalog)
+        assert est.kv_cache_bytes_per_token == per_token
+        assert est.total("kv_cache") == context * per_token + state
 
 
 def test_sliding_window_layers_are_capped(catalog: Catalog) -> None:

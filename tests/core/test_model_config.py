@@ -184,6 +184,7 @@ def test_exact_counts_match_the_published_integers(model: ModelSpec) -> None:
 #: published totals cut rather than rounded to their last digit
 TRUNCATED_TOTALS = {
     "qwen2.5-coder-7b": "the Qwen2.5 7B cards print 7,615,616,512 as 7.61B",
+    "ministral-3-8b": "Mistral's card prints the 8,489,553,920-parameter language model as 8.4B",
 }
 
 
@@ -351,6 +352,48 @@ def test_qwen3_next_is_three_linear_layers_per_full_one() -> None:
     assert (arch.num_kv_heads, arch.head_dim) == (2, 256)
     # conv state: (2·16·128 + 32·128) channels × kernel 4; recurrent state: 32 × 128 × 128
     assert arch.linear_state_elements == 8192 * 4 + 32 * 128 * 128
+
+
+def test_qwen3_5_is_a_dense_hybrid_of_three_linear_layers_per_full_one() -> None:
+    """Qwen3.5-9B: Qwen3-Next's token mixers over a dense gated MLP in every layer (modular_qwen3_5.py)."""
+    arch = arch_of("qwen3.5-9b")
+    assert arch.layer_kinds == ("linear", "linear", "linear", "full") * 8
+    assert not arch.is_moe and arch.layer_active_params == arch.layer_params
+    assert (arch.num_kv_heads, arch.head_dim) == (4, 256)
+    assert arch.linear_state_elements == 8192 * 4 + 32 * 128 * 128
+    h, mlp, norms = 4096, 3 * 4096 * 12288, 2 * 4096
+    # full: q_proj doubled for the output gate (16·256·2), k/v (4·256 each), o_proj, q/k norms of 256
+    full = h * (2 * 16 * 256 + 2 * 4 * 256) + 16 * 256 * h + 2 * 256
+    # linear: in_proj_qkv + in_proj_z (2·2048 + 2·4096), in_proj_b + in_proj_a (2·32), conv1d over
+    # 8192 channels × 4, dt_bias and A_log (32 each), gated norm of 128, out_proj (4096 → 4096)
+    linear = h * (2 * 2048 + 2 * 4096) + h * 64 + 8192 * 4 + 64 + 128 + 4096 * h
+    assert arch.layer_params[3] == full + mlp + norms and arch.layer_params[0] == linear + mlp + norms
+    assert arch.params_total == 2 * 248320 * h + h + 8 * (full + mlp + norms) + 24 * (linear + mlp + norms)
+    assert arch.params_total == 8_953_803_264
+
+
+def test_a_multimodal_qwen3_5_config_is_read_through_its_text_config() -> None:
+    text = {k: v for k, v in BY_ID["qwen3.5-9b"].config.items() if k != "model_type"}
+    arch = parse_config({"model_type": "qwen3_5", "text_config": text}, "test")
+    assert arch.model_type == "qwen3_5_text" and arch.params_total == arch_of("qwen3.5-9b").params_total
+
+
+def test_qwen3_5_layer_types_default_to_every_fourth_layer_full() -> None:
+    config = {k: v for k, v in BY_ID["qwen3.5-9b"].config.items() if k != "full_attention_interval"}
+    arch = parse_config(config, "test")
+    assert arch.layer_kinds == ("linear", "linear", "linear", "full") * 8
+    assert "full_attention_interval" in arch.assumed
+
+
+def test_ministral3_counts_as_mistral() -> None:
+    """Ministral3Attention rescales queries by position and adds no weights (modular_ministral3.py)."""
+    for model_id in ("ministral-3-8b", "ministral-3-14b"):
+        arch = arch_of(model_id)
+        as_mistral = arch_of(model_id, model_type="mistral")
+        assert arch.model_type == "ministral3" and set(arch.layer_kinds) == {"full"}
+        assert arch.layer_params == as_mistral.layer_params and arch.params_total == as_mistral.params_total
+    assert arch_of("ministral-3-8b").params_total == 8_489_553_920
+    assert arch_of("ministral-3-14b").params_total == 13_506_073_600
 
 
 def test_deepseek_is_mla_throughout() -> None:

@@ -325,13 +325,15 @@ def _qwen3_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     return _Body(mixers=(_qwen3_attn(k, d),) * d.layers, mlps=_qwen_moe_mlps(k, d, shared_expert=False))
 
 
-def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
-    """models/qwen3_next/modular_qwen3_next.py.
+def _gated_deltanet(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], int | None]:
+    """The token mixers of a Qwen3-Next / Qwen3.5 hybrid stack, and the linear layers' cache.
 
     Full-attention layers (Qwen3NextAttention): q_proj doubled for the output gate, q/k norms.
     Linear layers (Qwen3NextGatedDeltaNet): in_proj_qkvz (hidden → 2·key_dim + 2·value_dim),
     in_proj_ba (hidden → 2·v_heads), depthwise conv1d over key_dim·2 + value_dim channels (no bias),
     dt_bias and A_log (v_heads each), a gated RMSNorm of head_v_dim, out_proj (value_dim → hidden).
+    Qwen3.5 (models/qwen3_5/modular_qwen3_5.py, Qwen3_5GatedDeltaNet) splits the two input
+    projections into in_proj_qkv + in_proj_z and in_proj_b + in_proj_a: the same shapes, the same count.
     The cache per sequence (``update_conv_state`` / ``recurrent_states`` in the same file): a conv
     state of conv_dim × linear_conv_kernel_dim (transformers pads it to the whole kernel; llama.cpp
     keeps kernel - 1 columns) and a recurrent state of v_heads × head_k_dim × head_v_dim (keys are
@@ -356,11 +358,22 @@ def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     )
     mixers = tuple(linear if kind == "linear" else full for kind in kinds)
     state = conv_dim * kernel + v_heads * head_k * head_v
-    return _Body(
-        mixers=mixers,
-        mlps=_qwen_moe_mlps(k, d, shared_expert=True),
-        linear_state=state if "linear" in kinds else None,
-    )
+    return mixers, state if "linear" in kinds else None
+
+
+def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen3_next/modular_qwen3_next.py: the hybrid token mixers (:func:`_gated_deltanet`) and
+    Qwen2-MoE's experts with a shared expert and its gate."""
+    mixers, state = _gated_deltanet(k, d, kinds)
+    return _Body(mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state)
+
+
+def _qwen3_5_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen3_5/modular_qwen3_5.py (Qwen3_5DecoderLayer): Qwen3-Next's hybrid token mixers
+    (:func:`_gated_deltanet`) and a dense gated MLP of intermediate_size in every layer."""
+    mixers, state = _gated_deltanet(k, d, kinds)
+    mlp = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state)
 
 
 def _gpt_oss_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
@@ -556,6 +569,14 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _window_everywhere,
         {"tie_word_embeddings": False},
     ),
+    # Ministral 3 (2512) text models: Mistral's layers (Ministral3Attention only rescales queries
+    # by position, llama_4_scaling_beta; no extra weights), sliding_window null in the published configs
+    "ministral3": _Family(
+        "models/ministral3/modular_ministral3.py",
+        _dense_body(_plain_attn),
+        _window_everywhere,
+        {"tie_word_embeddings": False, "head_dim": 128},
+    ),
     "mixtral": _Family(
         "models/mixtral/modeling_mixtral.py",
         _mixtral_body,
@@ -596,6 +617,24 @@ FAMILIES: Final[Mapping[str, _Family]] = {
             "head_dim": 256,
             "full_attention_interval": 4,
             **_QWEN_MOE,
+        },
+    ),
+    # Qwen3_5TextConfig (models/qwen3_5/configuration_qwen3_5.py): layer_types from
+    # full_attention_interval (default 4) when absent; its linear-attention defaults are the 9B's
+    "qwen3_5_text": _Family(
+        "models/qwen3_5/modular_qwen3_5.py",
+        _qwen3_5_body,
+        _every_nth("full_attention_interval", 0, "linear"),
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "head_dim": 256,
+            "full_attention_interval": 4,
+            "linear_conv_kernel_dim": 4,
+            "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128,
+            "linear_num_key_heads": 16,
+            "linear_num_value_heads": 32,
         },
     ),
     "gemma2": _Family(
@@ -699,6 +738,7 @@ _TEXT_TYPES: Final[Mapping[str, str]] = {
     "gemma3": "gemma3_text",
     "llama4": "llama4_text",
     "mistral3": "mistral",
+    "qwen3_5": "qwen3_5_text",
 }
 #: what an unknown model_type needs to be counted as a llama-style decoder
 _GENERIC_KEYS: Final = (
