@@ -70,7 +70,7 @@ def test_the_rule_is_by_backend_and_weight_type() -> None:
 
 
 def test_bf16_moe_on_vulkan_decodes_slower_than_q8_although_q8_reads_half(catalog: Catalog) -> None:
-    cat = with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3)
+    cat = with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2)
     bf16 = run(cat, "qwen3-30b-a3b", "bf16", "vulkan")
     q8 = run(cat, "qwen3-30b-a3b", "q8_0", "vulkan")
     # by bandwidth alone BF16 would take about twice Q8's time; the tiled expert GEMM makes it far slower
@@ -84,17 +84,20 @@ def test_bf16_moe_on_vulkan_decodes_slower_than_q8_although_q8_reads_half(catalo
 
 
 def test_the_same_bf16_moe_on_rocm_is_bandwidth_bound(catalog: Catalog) -> None:
-    cat = with_apu_factor(catalog, "rocm", prefill_float_moe_factor=0.3)
+    cat = with_apu_factor(catalog, "rocm", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2)
     result = run(cat, "qwen3-30b-a3b", "bf16", "rocm")
     assert "tiled MUL_MAT_ID" not in " ".join(result.speed.explanation)
     vulkan = run(
-        with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3), "qwen3-30b-a3b", "bf16", "vulkan"
+        with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2),
+        "qwen3-30b-a3b",
+        "bf16",
+        "vulkan",
     )
     assert decode(result) > 1.5 * decode(vulkan)
 
 
 def test_dense_bf16_on_vulkan_is_not_affected(catalog: Catalog) -> None:
-    cat = with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3)
+    cat = with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2)
     result = run(cat, "gemma-3-27b", "bf16", "vulkan")
     assert "tiled MUL_MAT_ID" not in " ".join(result.speed.explanation)
     assert decode(result) == pytest.approx(decode(run(catalog, "gemma-3-27b", "bf16", "vulkan")))
@@ -104,7 +107,7 @@ def test_tiled_expert_time_follows_the_unquantized_expert_prefill_rate(catalog: 
     """Halving the expert GEMM rate (the prefill factor) lengthens the experts' share of a token's time."""
     slow = decode(
         run(
-            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.15),
+            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.15, prefill_compute_efficiency=0.2),
             "qwen3-30b-a3b",
             "bf16",
             "vulkan",
@@ -112,7 +115,7 @@ def test_tiled_expert_time_follows_the_unquantized_expert_prefill_rate(catalog: 
     )
     fast = decode(
         run(
-            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3),
+            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2),
             "qwen3-30b-a3b",
             "bf16",
             "vulkan",
@@ -121,7 +124,10 @@ def test_tiled_expert_time_follows_the_unquantized_expert_prefill_rate(catalog: 
     assert 1 / slow - 1 / fast > 0.02  # seconds per token: the expert part roughly doubles
     # and prefill runs at that factor, said so
     result = run(
-        with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3), "qwen3-30b-a3b", "bf16", "vulkan"
+        with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2),
+        "qwen3-30b-a3b",
+        "bf16",
+        "vulkan",
     )
     assert "unquantized experts (float MUL_MAT_ID kernels) × 0.30" in " ".join(result.speed.explanation)
 
