@@ -153,3 +153,16 @@ def test_the_shipped_catalog_fits_the_factor_per_backend_from_unquantized_moe_ro
         found = speed.speed_factor(catalog, "amd-apu", backend)  # type: ignore[arg-type]
         assert found is not None and 0 < found.prefill_float_moe_factor < 1
         assert "unquantized-expert factor from" in (found.measured or "")
+
+
+def test_dense_bf16_prompts_on_vulkan_carry_the_scalar_path_caveat(catalog: Catalog) -> None:
+    """The estimate cannot know whether the user's driver has BF16 cooperative matrices: dense BF16 on Vulkan
+    says so; Q8_0 on Vulkan, BF16 on ROCm and a BF16 mixture of experts (its own fitted path) do not."""
+    caveat = "BF16 on Vulkan: llama.cpp uses matrix cores for BF16 only where the driver reports BF16 support"
+    assert caveat in " ".join(run(catalog, "gemma-3-27b", "bf16", "vulkan").speed.explanation)
+    for model, quant, backend in (
+        ("gemma-3-27b", "q8_0", "vulkan"),
+        ("gemma-3-27b", "bf16", "rocm"),
+        ("qwen3-30b-a3b", "bf16", "vulkan"),
+    ):
+        assert caveat not in " ".join(run(catalog, model, quant, backend).speed.explanation), (quant, backend)

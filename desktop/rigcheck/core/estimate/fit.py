@@ -758,6 +758,9 @@ def _inference_speed(
                 )
             if mature is not None and mature.prefill_factor != 1.0:
                 explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
+            bf16 = est.quant is not None and est.quant.id == "bf16"
+            if est.backend == "vulkan" and bf16 and not arch.is_moe:
+                explanation.append(tr(VULKAN_BF16_CAVEAT))
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
                 # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
@@ -916,6 +919,18 @@ def _prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
         share=percent(mature.prefill_factor),
         source=mature.source,
     )
+
+
+#: llama.cpp's Vulkan backend builds its matrix-core (cooperative-matrix) BF16 GEMM only where the driver
+#: exposes BF16 cooperative matrices (``pipeline_matmul_bf16`` under ``device->coopmat_bf16_support``,
+#: VK_KHR_shader_bfloat16; ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp, BF16 added in PR #12554);
+#: elsewhere BF16 prompts take the scalar shaders. The estimator cannot tell which a user's driver offers,
+#: and no fit row covers dense BF16 on Vulkan, so the figure is not corrected: the explanation says so.
+VULKAN_BF16_CAVEAT = (
+    "BF16 on Vulkan: llama.cpp uses matrix cores for BF16 only where the driver reports BF16 support "
+    "(llama-bench prints 'bf16: 1'); without it prompts run on slower scalar shaders than this estimate "
+    "assumes"
+)
 
 
 def _tiled_expert_seconds(
