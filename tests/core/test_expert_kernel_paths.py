@@ -105,30 +105,16 @@ def test_dense_bf16_on_vulkan_is_not_affected(catalog: Catalog) -> None:
 
 def test_tiled_expert_time_follows_the_unquantized_expert_prefill_rate(catalog: Catalog) -> None:
     """Halving the expert GEMM rate (the prefill factor) lengthens the experts' share of a token's time."""
-    slow = decode(
-        run(
-            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.15, prefill_compute_efficiency=0.2),
-            "qwen3-30b-a3b",
-            "bf16",
-            "vulkan",
+
+    def qwen_bf16(expert_factor: float) -> FitResult:
+        cat = with_apu_factor(
+            catalog, "vulkan", prefill_float_moe_factor=expert_factor, prefill_compute_efficiency=0.2
         )
-    )
-    fast = decode(
-        run(
-            with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2),
-            "qwen3-30b-a3b",
-            "bf16",
-            "vulkan",
-        )
-    )
-    assert 1 / slow - 1 / fast > 0.02  # seconds per token: the expert part roughly doubles
+        return run(cat, "qwen3-30b-a3b", "bf16", "vulkan")
+
+    slow, result = decode(qwen_bf16(0.15)), qwen_bf16(0.3)
+    assert 1 / slow - 1 / decode(result) > 0.02  # seconds per token: the expert part roughly doubles
     # and prefill runs at that factor, said so
-    result = run(
-        with_apu_factor(catalog, "vulkan", prefill_float_moe_factor=0.3, prefill_compute_efficiency=0.2),
-        "qwen3-30b-a3b",
-        "bf16",
-        "vulkan",
-    )
     assert "unquantized experts (float MUL_MAT_ID kernels) × 0.30" in " ".join(result.speed.explanation)
 
 
