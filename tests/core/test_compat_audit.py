@@ -9,6 +9,8 @@ change is a bug.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fakes.machines import AUDIT_MACHINES
@@ -23,7 +25,9 @@ from rigcheck.core.compat import (
     findings_json,
     summarize,
 )
-from rigcheck.core.machine import Machine
+from rigcheck.core.machine import Machine, load_machine
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +178,16 @@ def test_installing_vllm_says_it_replaces_torch_and_pins_the_set(catalog: Catalo
     assert xformers.command == (
         "pip install xformers==0.0.35 torch==2.10.0 --index-url https://download.pytorch.org/whl/cu126"
     )
+
+
+def test_installing_next_to_no_torch_says_it_brings_one(catalog: Catalog) -> None:
+    """With no torch installed there is nothing to replace: the note says which torch pip brings."""
+    machine = load_machine(FIXTURES / "hgx-h100x8-2tb.json")
+    assert "torch" not in machine.software.python_packages
+    xformers = find(check_compat(machine, catalog), "xformers", 0)
+    assert xformers.side_effect is not None
+    assert xformers.side_effect.startswith("Installing xformers 0.0.35 also installs torch 2.10.0")
+    assert "None" not in xformers.side_effect
 
 
 def test_summary_names_the_change_that_fixes_the_most(catalog: Catalog) -> None:

@@ -570,7 +570,14 @@ def _side_effect(
         return None, None
     replaced, command = plan
     effect = None
-    if replaced is not None:
+    if replaced is not None and facts.torch_text is None:  # nothing to replace: pip brings its own torch
+        effect = tr(
+            "Installing {package} {version} also installs {new}.",
+            package=package,
+            version=rule.latest,
+            new=replaced,
+        )
+    elif replaced is not None:
         effect = tr(
             "Installing {package} {version} replaces torch {old} with {new}.",
             package=package,
