@@ -230,3 +230,29 @@ def test_a_fix_that_replaces_torch_says_so(catalog: Catalog) -> None:
     finding = find(check_compat(AUDIT_MACHINES["old-470"](), catalog), "exllamav2", 0)
     assert "torch:2.14.1+cu130" in finding.actions
     assert finding.side_effect == "Following this fix replaces torch 2.0.1+cu117 with torch 2.14.1+cu130."
+
+
+def test_identical_gpus_are_listed_and_counted_once(catalog: Catalog) -> None:
+    """An 8-GPU server: one list for GPUs 0–7 in the text, counts and the summary sentence as shown; JSON
+    keeps every GPU's findings."""
+    from rigcheck.core.compat import gpu_groups
+    from rigcheck.core.report.compat import compat_text
+    from rigcheck.core.units import index_ranges
+
+    machine = load_machine(FIXTURES / "hgx-h100x8-2tb.json")
+    findings = check_compat(machine, catalog)
+    groups = gpu_groups(findings)
+    assert [indices for indices, _f in groups] == [(), tuple(range(8))]
+    text = compat_text(findings, machine, summarize(machine, catalog, findings))
+    assert text.count("GPUs 0–7 · 8 × H100 SXM5 80GB (CC 9.0)") == 1 and "GPU 1 ·" not in text
+    assert "(identical GPUs counted once)" in text.splitlines()[0]
+    assert "lets 3 things more run here" in text  # vLLM, SGLang and TensorRT-LLM, not 24
+    assert (
+        len({f["gpu_index"] for f in findings_json(findings)["findings"] if f["gpu_index"] is not None}) == 8
+    )
+    assert (
+        index_ranges([0, 1, 2]) == "0–2" and index_ranges([0, 2, 5]) == "0, 2, 5" and index_ranges([3]) == "3"
+    )
+    # different GPUs keep their own lists
+    two = load_machine(FIXTURES / "two-gpus-128gb.json")
+    assert [i for i, _f in gpu_groups(check_compat(two, catalog))] == [(), (0,), (1,)]

@@ -109,3 +109,26 @@ def test_reason_and_fix_are_read_whole_at_1024x700(qtbot: QtBot, tmp_path: Path)
     qtbot.mouseClick(tree.itemWidget(button_row, 5).findChild(QToolButton), Qt.MouseButton.LeftButton)
     assert page.copied.text().startswith("Copied")
     window.close()
+
+
+def test_identical_gpus_share_one_list(qtbot: QtBot, tmp_path: Path) -> None:
+    """An 8-GPU server lists its findings once, under "GPUs 0–7: 8 × …", and counts them once; two different
+    GPUs keep a list each."""
+    from rigcheck.core.machine import load_machine
+
+    machines = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    compat = CompatPage(AppState(load_catalog(use_overlay=False), settings))
+    qtbot.addWidget(compat)
+    compat.show_machine(load_machine(machines / "hgx-h100x8-2tb.json"), "hgx", False)
+    titles = [compat.tree.topLevelItem(i).text(0) for i in range(compat.tree.topLevelItemCount())]
+    assert len(titles) == 2 and titles[0].startswith("This machine")
+    assert titles[1].startswith("GPUs 0–7: 8 × H100 SXM5 80GB")
+    assert compat.summary.text().endswith("(identical GPUs counted once)")
+    shown = compat.tree.topLevelItem(0).childCount() + compat.tree.topLevelItem(1).childCount()
+    counted = sum(int(part.split()[0]) for part in compat.summary.text().split(": ", 1)[1].split(", "))
+    assert counted == shown  # the counts are the rows on screen, not eight times as many
+    compat.show_machine(load_machine(machines / "two-gpus-128gb.json"), "two", False)
+    titles = [compat.tree.topLevelItem(i).text(0) for i in range(compat.tree.topLevelItemCount())]
+    assert [t.split(":")[0] for t in titles[1:]] == ["GPU 0", "GPU 1"]
+    assert "counted once" not in compat.summary.text()

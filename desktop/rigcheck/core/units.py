@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rigcheck.core.i18n import num, sig, tr
 
 GIB = 1024**3
@@ -36,3 +38,11 @@ def approx_speed(tokens_per_s: float) -> str:
         return sig(tokens_per_s)
     digits = len(str(int(tokens_per_s))) - 2
     return num(round(tokens_per_s, -digits))
+
+
+def index_ranges(indices: Sequence[int]) -> str:
+    """GPU indices as people write them: "0–7" for a consecutive run, "0, 2, 5" otherwise."""
+    numbers = list(indices)
+    if len(numbers) > 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}–{numbers[-1]}"
+    return ", ".join(str(n) for n in numbers)

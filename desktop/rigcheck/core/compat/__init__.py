@@ -18,7 +18,8 @@ whenever the machine or the catalog lacks a fact a rule needs — never a guesse
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, replace
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
@@ -75,10 +76,33 @@ __all__ = [
     "check_compat",
     "describe_action",
     "findings_json",
+    "gpu_groups",
     "recommend_torch",
     "root_causes",
     "summarize",
 ]
+
+
+def gpu_groups(findings: Sequence[Finding]) -> list[tuple[tuple[int, ...], list[Finding]]]:
+    """The machine-wide findings (indices ``()``), then the GPUs whose findings are the same but for their
+    index, together: an 8-GPU server is one list, not eight copies. Each group keeps its first GPU's
+    findings; groups follow their first GPU's order."""
+    by_gpu: dict[int | None, list[Finding]] = {}
+    for finding in findings:
+        by_gpu.setdefault(finding.gpu_index, []).append(finding)
+    groups: list[tuple[tuple[int, ...], list[Finding]]] = []
+    if None in by_gpu:
+        groups.append(((), by_gpu[None]))
+    seen: dict[tuple[Finding, ...], int] = {}
+    for index in sorted(i for i in by_gpu if i is not None):
+        key = tuple(sorted((replace(f, gpu_index=None) for f in by_gpu[index]), key=repr))
+        if key in seen:
+            first = seen[key]
+            groups[first] = ((*groups[first][0], index), groups[first][1])
+        else:
+            seen[key] = len(groups)
+            groups.append(((index,), by_gpu[index]))
+    return groups
 
 
 def _order(framework: str) -> tuple[int, str]:

@@ -55,6 +55,11 @@ def _things(n: int) -> str:
     return tr("1 thing") if n == 1 else tr("{n} things", n=n)
 
 
+def _count(findings: Iterable[Finding]) -> int:
+    """How many things: a check that several GPUs share counts once (an 8-GPU server's vLLM is one thing)."""
+    return len({(f.framework, f.subject) for f in findings})
+
+
 def _names(findings: Iterable[Finding]) -> str:
     """ "vllm, xformers ×2": each framework once, with how many GPUs it concerns when more than one."""
     counts = Counter(f.framework for f in findings)
@@ -208,7 +213,7 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
         if (len(problems), len(others)) > (len(best[1]), len(best[2])):
             best = (actions, problems, others)
     actions, problems, others = best
-    remaining = sum(1 for f in findings if bucket(f) == "problem")
+    remaining = _count(f for f in findings if bucket(f) == "problem")
     if not actions or not problems:
         if remaining:
             sentence = tr(
@@ -221,18 +226,18 @@ def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -
             what = tr(" and ").join(describe_action(a, catalog) for a in actions)
             sentence += " " + tr(
                 "It would also let {things} run here ({names}) if you {what}.",
-                things=_things(len(others)),
+                things=_things(_count(others)),
                 names=_names(others),
                 what=what,
             )
         return Summary(sentence, groups, actions if others else (), tuple(others))
     what = tr(" and ").join(describe_action(a, catalog) for a in actions)
-    values = {"what": what, "things": _things(len(problems)), "names": _names(problems)}
+    values = {"what": what, "things": _things(_count(problems)), "names": _names(problems)}
     sentence = (
         tr(
             "The one change that fixes the most: {what}; it makes {things} OK ({names}) and lets "
             "{more} more run here.",
-            more=_things(len(others)),
+            more=_things(_count(others)),
             **values,
         )
         if others

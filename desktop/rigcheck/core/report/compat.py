@@ -11,8 +11,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rigcheck.core.compat import BUCKETS, DISPLAY_RANK, FRAMEWORKS, Finding, Summary, bucket, root_causes
+from rigcheck.core.compat import (
+    BUCKETS,
+    DISPLAY_RANK,
+    FRAMEWORKS,
+    Finding,
+    Summary,
+    bucket,
+    gpu_groups,
+    root_causes,
+)
 from rigcheck.core.machine import Machine
+from rigcheck.core.units import index_ranges
 
 #: the label of each finding: a broken install says FAIL/WARN, software that cannot run here says n/a
 _LABEL = {"fail": "FAIL", "warn": "WARN", "unknown": "?", "ok": "ok"}
@@ -28,14 +38,18 @@ _BUCKET_WORDS = {
 }
 
 
-def _gpu_title(machine: Machine, index: int) -> str:
+def _gpu_title(machine: Machine, indices: tuple[int, ...]) -> str:
+    """ "GPU 0 · RTX 4090 (CC 8.9)", or "GPUs 0–7 · 8 × H100 SXM5 80GB (CC 9.0)" for identical GPUs."""
+    index = indices[0]
     gpu = next(
         (g for pos, g in enumerate(machine.gpus) if (g.index if g.index is not None else pos) == index), None
     )
+    which = f"GPU {index}" if len(indices) == 1 else f"GPUs {index_ranges(indices)}"
     if gpu is None:
-        return f"GPU {index}"
+        return which
+    name = gpu.name if len(indices) == 1 else f"{len(indices)} × {gpu.name}"
     arch = (gpu.compute_capability and f"CC {gpu.compute_capability}") or gpu.gfx_target
-    return f"GPU {index} · {gpu.name}" + (f" ({arch})" if arch else "")
+    return f"{which} · {name}" + (f" ({arch})" if arch else "")
 
 
 def _order(finding: Finding) -> tuple[int, int, int, str]:
@@ -61,8 +75,13 @@ def _lines(finding: Finding) -> list[str]:
 
 
 def counts_line(findings: Sequence[Finding]) -> str:
-    counts = Counter(bucket(f) for f in findings)
-    return ", ".join(f"{counts[b]} {_BUCKET_WORDS[b]}" for b in BUCKETS if counts[b]) or "nothing to check"
+    """How many findings of each kind, identical GPUs counted once (as the list shows them)."""
+    groups = gpu_groups(findings)
+    counts = Counter(bucket(f) for _indices, shown in groups for f in shown)
+    line = ", ".join(f"{counts[b]} {_BUCKET_WORDS[b]}" for b in BUCKETS if counts[b]) or "nothing to check"
+    if any(len(indices) > 1 for indices, _shown in groups):
+        line += " (identical GPUs counted once)"
+    return line
 
 
 def compat_text(findings: Sequence[Finding], machine: Machine, summary: Summary | None = None) -> str:
@@ -77,13 +96,10 @@ def compat_text(findings: Sequence[Finding], machine: Machine, summary: Summary 
             lines.append(f"  [{group.cause}] {group.title} ({names})")
             if group.fix:
                 lines.append(f"{_INDENT}fix: {group.fix}")
-    by_gpu: dict[int | None, list[Finding]] = {}
-    for finding in findings:
-        by_gpu.setdefault(finding.gpu_index, []).append(finding)
-    for index in sorted(by_gpu, key=lambda i: -1 if i is None else i):
+    for indices, shown in gpu_groups(findings):
         lines.append("")
-        lines.append("This machine" if index is None else _gpu_title(machine, index))
-        for finding in sorted(by_gpu[index], key=_order):
+        lines.append(_gpu_title(machine, indices) if indices else "This machine")
+        for finding in sorted(shown, key=_order):
             lines += _lines(finding)
     legend = []
     if any(bucket(f) == "not-here" for f in findings):

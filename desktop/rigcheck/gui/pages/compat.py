@@ -45,10 +45,12 @@ from rigcheck.core.compat import (
     Summary,
     bucket,
     check_compat,
+    gpu_groups,
     recommend_torch,
     summarize,
 )
 from rigcheck.core.machine import Machine
+from rigcheck.core.units import index_ranges
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, tooltip
@@ -191,10 +193,13 @@ class CompatPage(QWidget):
             )
             self.torch_command.clear()
         self.copy_torch.setEnabled(bool(self.torch_command.text()))
-        counts = {b: sum(1 for f in self.findings if bucket(f) == b) for b in BUCKETS}
-        self.summary.setText(
-            f"{label}: " + ", ".join(f"{n} {tr(BUCKET_WORDS[b])}" for b, n in counts.items() if n)
-        )
+        groups = gpu_groups(self.findings)
+        shown = [f for _indices, findings in groups for f in findings]
+        counts = {b: sum(1 for f in shown if bucket(f) == b) for b in BUCKETS}
+        text = f"{label}: " + ", ".join(f"{n} {tr(BUCKET_WORDS[b])}" for b, n in counts.items() if n)
+        if any(len(indices) > 1 for indices, _findings in groups):
+            text += " " + tr("(identical GPUs counted once)")
+        self.summary.setText(text)
         self._show_summary(summarize(machine, catalog, self.findings))
         self._fill(machine)
         self._fit_columns()
@@ -214,21 +219,19 @@ class CompatPage(QWidget):
 
     def _fill(self, machine: Machine) -> None:
         self.tree.clear()
-        groups: dict[int | None, list[Finding]] = {}
-        for finding in self.findings:
-            groups.setdefault(finding.gpu_index, []).append(finding)
         bold = QFont(self.tree.font())
         bold.setBold(True)
         grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
-        for gpu_index in sorted(groups, key=lambda i: -1 if i is None else i):
-            if gpu_index is None:
+        # identical GPUs (an 8-GPU server) share one list, titled "GPUs 0–7: 8 × H100 SXM5 80GB"
+        for indices, shown in gpu_groups(self.findings):
+            if not indices:
                 title = tr("This machine")
             else:
-                gpu = next((g for g in machine.gpus if g.index == gpu_index), None)
-                title = f"GPU {gpu_index}: {gpu.name}" if gpu else f"GPU {gpu_index}"
-            findings = sorted(
-                groups[gpu_index], key=lambda f: (BUCKETS.index(bucket(f)), DISPLAY_RANK.get(f.status, 9))
-            )
+                gpu = next((g for g in machine.gpus if g.index == indices[0]), None)
+                which = f"GPU {indices[0]}" if len(indices) == 1 else f"{tr('GPUs')} {index_ranges(indices)}"
+                name = (gpu.name if len(indices) == 1 else f"{len(indices)} × {gpu.name}") if gpu else ""
+                title = f"{which}: {name}" if name else which
+            findings = sorted(shown, key=lambda f: (BUCKETS.index(bucket(f)), DISPLAY_RANK.get(f.status, 9)))
             bad = sum(1 for f in findings if bucket(f) == "problem")
             group = QTreeWidgetItem([f"{title} ({bad} {tr('need attention')})" if bad else title])
             group.setFirstColumnSpanned(True)

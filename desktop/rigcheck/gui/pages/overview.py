@@ -24,7 +24,7 @@ from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.unified import unified_share
-from rigcheck.core.units import fmt_bytes, fmt_watts
+from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
@@ -443,10 +443,7 @@ def _gpu_groups(gpus: tuple[GPU, ...]) -> list[list[GPU]]:
 
 def _indices(group: list[GPU]) -> str:
     """0–7 for a consecutive run, 0, 2, 5 otherwise."""
-    numbers = [g.index for g in group]
-    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-        return f"{numbers[0]}–{numbers[-1]}"
-    return ", ".join(str(n) for n in numbers)
+    return index_ranges([g.index for g in group])
 
 
 def _form() -> QFormLayout:
