@@ -133,6 +133,8 @@ def test_newly_runnable_models_come_first(qtbot: QtBot, page: UpgradePage) -> No
 
 def test_an_hgx_server_lists_sxm_and_draws_the_break_even_chart(qtbot: QtBot, tmp_path: Path) -> None:
     page = open_page(qtbot, tmp_path, "hgx-h100x8-2tb.json")
+    # "Now" says the eight identical GPUs in one line, not eight
+    assert page.now_text.text().startswith("GPUs 0–7: 8 × H100 SXM5 80GB · 80.0 GiB each<br>RAM")
     ids = listed(page)
     assert "nvidia-h100-sxm5" in ids and "nvidia-geforce-rtx-5090" not in ids
     assert page.select_gpu("nvidia-h200")

@@ -36,8 +36,8 @@ from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.recommend import display_quant
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
-from rigcheck.core.machine import Machine
-from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.units import approx_speed, fmt_bytes, index_ranges
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.state import AppState
@@ -604,9 +604,27 @@ class UpgradePage(QWidget):
 
 
 def _machine_text(machine: Machine, psu: float | None) -> str:
-    gpus = "<br>".join(
-        f"GPU {g.index}: {esc(g.name)} · {fmt_bytes(g.memory_total_bytes)}" for g in machine.gpus
-    )
+    """The machine in a few lines; consecutive identical GPUs in one ("GPUs 0–7: 8 × H100 SXM5 80GB · 80.0
+    GiB each")."""
+    runs: list[list[GPU]] = []
+    for gpu in machine.gpus:
+        last = runs[-1][-1] if runs else None
+        if last is not None and (last.name, last.memory_total_bytes) == (gpu.name, gpu.memory_total_bytes):
+            runs[-1].append(gpu)
+        else:
+            runs.append([gpu])
+    lines = []
+    for run in runs:
+        first = run[0]
+        if len(run) == 1:
+            lines.append(f"GPU {first.index}: {esc(first.name)} · {fmt_bytes(first.memory_total_bytes)}")
+        else:
+            indices = index_ranges([g.index for g in run if g.index is not None])
+            lines.append(
+                f"{tr('GPUs')} {indices}: {len(run)} × {esc(first.name)} · "
+                f"{fmt_bytes(first.memory_total_bytes)} {tr('each')}"
+            )
+    gpus = "<br>".join(lines)
     watts = psu or machine.psu.watts
     return (
         (gpus or tr("No GPU"))
