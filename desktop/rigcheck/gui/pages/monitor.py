@@ -65,6 +65,25 @@ def _last_finite(values: np.ndarray) -> float | None:
     return float(finite[-1]) if len(finite) else None
 
 
+def _shared(values: dict[int, float]) -> float | None:
+    """The value every GPU has in common (a capacity, a limit), or None when they differ or none is known."""
+    distinct = set(values.values())
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def _reference_lines(
+    values: dict[int, float],
+    colour: str,
+    shared_label: Callable[[float], str],
+    gpu_label: Callable[[int, float], str],
+) -> list[RefLine]:
+    """One reference line in ``colour`` where every GPU has the same value, else one per GPU in its pen."""
+    shared = _shared(values)
+    if shared is not None:
+        return [RefLine(shared, colour, shared_label(shared))]
+    return [RefLine(v, gpu_pen(i), gpu_label(i, v)) for i, v in values.items()]
+
+
 def _max_finite(values: np.ndarray) -> float | None:
     finite = values[np.isfinite(values)]
     return float(finite.max()) if len(finite) else None
@@ -622,19 +641,15 @@ class MonitorPage(QWidget):
         top = max([*capacities.values(), _max_finite(np.concatenate([s.y for s in series])) or 1.0])
         step = nice_step(top)
         card.chart.y_range = (0.0, nice_ceiling(top * 1.02, step))
-        lines = []
-        if capacities and len(set(capacities.values())) == 1:
-            cap = next(iter(capacities.values()))
-            lines.append(RefLine(cap, "#8c8f96", tr("capacity") + f" {num(cap, 1, group=False)} GiB"))
-            card.detail.setText(
-                tr("capacity")
-                + f" {num(cap, 1, group=False)} GiB"
-                + (" " + tr("each") if len(gpus) > 1 else "")
-            )
+        lines = _reference_lines(
+            capacities,
+            "#8c8f96",
+            lambda cap: tr("capacity") + f" {num(cap, 1, group=False)} GiB",
+            lambda i, c: f"GPU {i} {num(c, group=False)} GiB",
+        )
+        if _shared(capacities) is not None:
+            card.detail.setText(lines[0].label + (" " + tr("each") if len(gpus) > 1 else ""))
         else:
-            lines += [
-                RefLine(c, gpu_pen(i), f"GPU {i} {num(c, group=False)} GiB") for i, c in capacities.items()
-            ]
             card.detail.setText("" if capacities else tr("capacity not recorded"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -658,10 +673,9 @@ class MonitorPage(QWidget):
         observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
         top = max([*limits.values(), observed, 50.0]) * 1.1
         card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
-        if limits and len(set(limits.values())) == 1:
-            lines = [RefLine(next(iter(limits.values())), "#c8433a", tr("power limit"))]
-        else:
-            lines = [RefLine(w, gpu_pen(i), f"GPU {i} {tr('limit')}") for i, w in limits.items()]
+        lines = _reference_lines(
+            limits, "#c8433a", lambda _w: tr("power limit"), lambda i, _w: f"GPU {i} {tr('limit')}"
+        )
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
         detail = []
@@ -695,14 +709,15 @@ class MonitorPage(QWidget):
         observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
         top = max([100.0, observed + 5, *(s + 10 for s in slowdowns.values())])
         card.chart.y_range = (0.0, nice_ceiling(top, 20.0))
-        if slowdowns and len(set(slowdowns.values())) == 1:
-            value = next(iter(slowdowns.values()))
-            lines = [RefLine(value, "#c8433a", tr("slows down at") + f" {num(value, group=False)} °C")]
-            card.detail.setText(tr("slows down at") + f" {num(value, group=False)} °C")
+        lines = _reference_lines(
+            slowdowns,
+            "#c8433a",
+            lambda v: tr("slows down at") + f" {num(v, group=False)} °C",
+            lambda i, v: f"GPU {i} {num(v, group=False)} °C",
+        )
+        if _shared(slowdowns) is not None:
+            card.detail.setText(lines[0].label)
         else:
-            lines = [
-                RefLine(v, gpu_pen(i), f"GPU {i} {num(v, group=False)} °C") for i, v in slowdowns.items()
-            ]
             card.detail.setText("" if slowdowns else tr("slowdown threshold not reported"))
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
