@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -180,27 +181,32 @@ SOURCE = re.compile(r"^(https?://|[\w.-]+/[\w.-]+[/ ]|shared/|catalog/|docs/|unc
 INTERNAL_ID = re.compile(r"search-index|\bfile\s+id\b|\bindex\s+id\b", re.IGNORECASE)
 
 
-def test_no_internal_index_ids_anywhere_in_the_catalog() -> None:
+def _catalog_tomls() -> Iterator[tuple[str, str]]:
+    """(file name, text) of every TOML file of the installed catalog package, sub-folders included."""
     from importlib.resources import files
 
-    found = []
-    root = files("rigcheck.catalog")
-    stack = [root]
+    stack = [files("rigcheck.catalog")]
     while stack:
         folder = stack.pop()
         for entry in folder.iterdir():
             if entry.is_dir():
                 stack.append(entry)
             elif entry.name.endswith(".toml"):
-                for number, line in enumerate(entry.read_text(encoding="utf-8").splitlines(), 1):
-                    if INTERNAL_ID.search(line):
-                        found.append(f"{entry.name}:{number}: {line.strip()[:80]}")
+                yield entry.name, entry.read_text(encoding="utf-8")
+
+
+def test_no_internal_index_ids_anywhere_in_the_catalog() -> None:
+    found = [
+        f"{name}:{number}: {line.strip()[:80]}"
+        for name, text in _catalog_tomls()
+        for number, line in enumerate(text.splitlines(), 1)
+        if INTERNAL_ID.search(line)
+    ]
     assert not found, found
 
 
 def test_every_source_is_a_url_or_a_repo_path() -> None:
     import tomllib
-    from importlib.resources import files
 
     bad: list[str] = []
 
@@ -216,12 +222,6 @@ def test_every_source_is_a_url_or_a_repo_path() -> None:
             for item in value:
                 walk(item, where)
 
-    stack = [files("rigcheck.catalog")]
-    while stack:
-        folder = stack.pop()
-        for entry in folder.iterdir():
-            if entry.is_dir():
-                stack.append(entry)
-            elif entry.name.endswith(".toml"):
-                walk(tomllib.loads(entry.read_text(encoding="utf-8")), entry.name)
+    for name, text in _catalog_tomls():
+        walk(tomllib.loads(text), name)
     assert not bad, bad
