@@ -7,12 +7,10 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
-from rigcheck.core.machine import load_machine
+from fakes.windows import snapshot_window
 from rigcheck.gui import i18n
-from rigcheck.gui.app import create_window
 
 pytestmark = pytest.mark.gui
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
@@ -27,12 +25,7 @@ def test_every_shown_string_has_an_italian_entry(qtbot: QtBot, tmp_path: Path) -
     i18n.seen.clear()
     try:
         for snapshot in ("rtx4090-64gb.json", "m2-ultra-192gb.json"):
-            settings = QSettings(str(tmp_path / f"{snapshot}.ini"), QSettings.Format.IniFormat)
-            settings.setValue("ui/language", "it")
-            window = create_window(
-                settings, snapshot=load_machine(FIXTURES / snapshot), snapshot_name=snapshot
-            )
-            qtbot.addWidget(window)
+            window = snapshot_window(qtbot, tmp_path, snapshot, language="it")
             for key in window.pages:
                 window.show_page(key)
             fit = window.pages["fit"]

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from fakes.windows import snapshot_window
 from rigcheck.core.machine import Drivers, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.app import create_window
@@ -282,12 +283,7 @@ def test_every_page_in_italian_shows_no_english_sentence(qtbot: QtBot, tmp_path:
     found: dict[str, set[str]] = {}
     try:
         for snapshot in MACHINES:
-            settings = QSettings(str(tmp_path / f"{snapshot}.ini"), QSettings.Format.IniFormat)
-            settings.setValue("ui/language", "it")
-            window = create_window(
-                settings, snapshot=load_machine(FIXTURES / snapshot), snapshot_name=snapshot
-            )
-            qtbot.addWidget(window)
+            window = snapshot_window(qtbot, tmp_path, snapshot, language="it")
             for key in window.pages:
                 window.show_page(key)
                 window.state.pool.waitForDone()

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QScrollArea
 from pytestqt.qtbot import QtBot
 
+from fakes.windows import snapshot_window
 from rigcheck.core.estimate.power import power_budget
-from rigcheck.core.machine import load_machine
-from rigcheck.gui.app import create_window, settle
+from rigcheck.gui.app import settle
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.pages.overview import OverviewPage
 
@@ -22,10 +22,8 @@ pytestmark = pytest.mark.gui
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 
 
-def open_overview(qtbot: QtBot, tmp_path: Path, snapshot: str, size: tuple[int, int]) -> MainWindow:
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    window = create_window(settings, snapshot=load_machine(FIXTURES / snapshot), snapshot_name=snapshot)
-    qtbot.addWidget(window)
+def open_overview(qtbot: QtBot, tmp_path: Path, snapshot: str | Path, size: tuple[int, int]) -> MainWindow:
+    window = snapshot_window(qtbot, tmp_path, snapshot)
     window.setMinimumSize(0, 0)
     window.resize(*size)
     window.show()
@@ -130,14 +128,7 @@ def test_unified_gpu_without_a_size_shows_its_platform_share(qtbot: QtBot, tmp_p
     ]  # fmt: skip
     snapshot["memory"] = {"total_bytes": 128 * 1024**3, "available_bytes": None, "swap_total_bytes": 0}
     (tmp_path / "strix.json").write_text(json.dumps(snapshot), encoding="utf-8")
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    window = create_window(
-        settings, snapshot=load_machine(tmp_path / "strix.json"), snapshot_name="strix.json"
-    )
-    qtbot.addWidget(window)
-    window.show()
-    window.show_page("overview")
-    settle(window, timeout_s=20)
+    window = open_overview(qtbot, tmp_path, tmp_path / "strix.json", (1280, 800))
     page = window.pages["overview"]
     assert isinstance(page, OverviewPage)
     bar = page.fact_cards[0].findChild(QProgressBar)

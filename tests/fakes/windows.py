@@ -1,0 +1,28 @@
+"""The desktop app's main window on a saved snapshot, for GUI tests: settings in the test's temp folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+
+from rigcheck.core.machine import load_machine
+from rigcheck.gui.app import create_window
+from rigcheck.gui.main_window import MainWindow
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
+
+
+def snapshot_window(
+    qtbot: QtBot, tmp_path: Path, snapshot: str | Path, *, language: str | None = None
+) -> MainWindow:
+    """The main window showing ``snapshot`` (a file name under tests/fixtures/machines, or a path), in
+    ``language`` when given; registered with ``qtbot`` so that it is closed after the test."""
+    path = snapshot if isinstance(snapshot, Path) else FIXTURES / snapshot
+    settings = QSettings(str(tmp_path / f"{path.stem}.ini"), QSettings.Format.IniFormat)
+    if language is not None:
+        settings.setValue("ui/language", language)
+    window = create_window(settings, snapshot=load_machine(path), snapshot_name=path.name)
+    qtbot.addWidget(window)
+    return window
