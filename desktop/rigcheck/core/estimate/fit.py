@@ -564,12 +564,14 @@ def _inference_speed(
     cpu_read = sum(per_layer[n_gpu_layers:]) + sum(expert_read[:cpu_expert]) + (0 if used else head)
     flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
     mature = speed.maturity(catalog, est.engine, arch.model_type)
+    # each used GPU's class × backend factors, looked up once for decode and prefill
+    factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], est.backend) for i in used}
     seconds = 0.0
     bound: Bound = "memory_bandwidth"
     gpu_seconds = 0.0
     for position, i in enumerate(used):
         bw = _bandwidth(specs[i])
-        factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+        factor = factors[i]
         if bw is None or factor is None:
             template = (
                 "GPU {index} ({name}): memory bandwidth unknown (not in the catalog)"
@@ -696,7 +698,7 @@ def _inference_speed(
         )
         power_bound: dict[str, list[int]] = {}
         for i in used:
-            factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+            factor = factors[i]
             # the power limit the driver enforces (a what-if GPU carries its catalog board power)
             compute = speed.prefill_compute(specs[i], factor, gpus[i].power_limit_watts)
             if compute is None or factor is None:
@@ -727,7 +729,7 @@ def _inference_speed(
                 # Each micro-batch streams the GPU's weights once (every routed expert the batch touches):
                 # a floor that binds for MoE models, whose total weights far exceed the active ones.
                 bw = _bandwidth(specs[i])
-                factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
+                factor = factors[i]
                 memory_s = 0.0
                 if bw and factor is not None:
                     memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
