@@ -201,7 +201,7 @@ class CompatPage(QWidget):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
         self._show_summary(summarize(machine, catalog, self.findings))
-        self._fill(machine)
+        self._fill(machine, groups)
         self._fit_columns()
 
     def _show_summary(self, summary: Summary) -> None:
@@ -217,13 +217,13 @@ class CompatPage(QWidget):
             lines.append(tr("… and {n} more causes in the list below.").format(n=hidden))
         self.causes.setText("\n".join(lines) if lines else tr("No root causes: nothing here needs fixing."))
 
-    def _fill(self, machine: Machine) -> None:
+    def _fill(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> None:
         self.tree.clear()
         bold = QFont(self.tree.font())
         bold.setBold(True)
         grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
         # identical GPUs (an 8-GPU server) share one list, titled "GPUs 0–7: 8 × H100 SXM5 80GB"
-        for indices, shown in gpu_groups(self.findings):
+        for indices, shown in groups:
             if not indices:
                 title = tr("This machine")
             else:
