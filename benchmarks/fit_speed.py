@@ -99,7 +99,10 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     if gpu is None or gpu.bandwidth_gbs is None:
         return None
     hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
-    found = speed.prefill_peak_tflops(gpu)
+    # BF16 on Vulkan's scalar shaders computes in FP32: the row is measured against the FP32 peak, as the
+    # estimator does (speed.bf16_on_scalar_shaders; the rows name no NVIDIA driver)
+    scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor)  # type: ignore[arg-type]
+    found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
     peak = found[0] if found else None
     read = sum(per_layer) + head
     return Point(

@@ -82,8 +82,11 @@ def rows(catalog: Catalog, split: str = "fit") -> list[Row]:
             continue
         spec = catalog.gpu(r.gpu_id)
         spec_model = catalog.model(r.model_id) if r.model_id else None
-        peak = speed.prefill_peak_tflops(spec)
-        if spec is None or spec_model is None or peak is None:
+        if spec is None:
+            continue
+        scalar = speed.bf16_on_scalar_shaders(r.backend, r.format.lower(), spec.vendor)  # type: ignore[arg-type]
+        peak = speed.prefill_peak_tflops(spec, fp32=scalar is True)
+        if spec_model is None or peak is None:
             continue
         arch = from_catalog(spec_model).arch
         flops = prefill_flops_per_token(arch)

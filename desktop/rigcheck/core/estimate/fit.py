@@ -587,7 +587,12 @@ def _inference_speed(
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
         tiled = _tiled_expert_seconds(
-            est, gpus[i], specs[i], factor, sum(expert_read[cpu_expert:n_gpu_layers]) * share
+            est,
+            gpus[i],
+            specs[i],
+            factor,
+            sum(expert_read[cpu_expert:n_gpu_layers]) * share,
+            fp32=_bf16_on_scalar_shaders(est, gpus[i], machine) is True,
         )
         tiled_bound = False
         if tiled is not None:
@@ -697,13 +702,25 @@ def _inference_speed(
             max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
         )
         power_bound: dict[str, list[int]] = {}
+        scalar_bf16 = {i: _bf16_on_scalar_shaders(est, gpus[i], machine) for i in used}
         for i in used:
             factor = factors[i]
             # the power limit the driver enforces (a what-if GPU carries its catalog board power)
-            compute = speed.prefill_compute(specs[i], factor, gpus[i].power_limit_watts)
+            compute = speed.prefill_compute(
+                specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True
+            )
             if compute is None or factor is None:
                 rates = []
                 break
+            if scalar_bf16[i] is True:
+                words = tr(
+                    "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
+                    "to FP32 ({source}), so the FP32 peak ({peak} TFLOPS) applies",
+                    source=speed.VULKAN_BF16_SOURCE,
+                    peak=num(compute.peak_tflops, 1),
+                )
+                if words not in paths:
+                    paths.append(words)
             path = speed.prefill_path(
                 factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
             )
@@ -760,8 +777,7 @@ def _inference_speed(
                 )
             if mature is not None and mature.prefill_factor != 1.0:
                 explanation.append(_prefill_maturity(est.engine, arch.model_type, mature))
-            bf16 = est.quant is not None and est.quant.id == "bf16"
-            if est.backend == "vulkan" and bf16 and not arch.is_moe:
+            if any(scalar_bf16[i] is None for i in used):
                 explanation.append(tr(VULKAN_BF16_CAVEAT))
             if cpu_read:
                 # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
@@ -923,11 +939,9 @@ def _prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
     )
 
 
-#: llama.cpp's Vulkan backend builds its matrix-core (cooperative-matrix) BF16 GEMM only where the driver
-#: exposes BF16 cooperative matrices (``pipeline_matmul_bf16`` under ``device->coopmat_bf16_support``,
-#: VK_KHR_shader_bfloat16; ggml-org/llama.cpp ggml/src/ggml-vulkan/ggml-vulkan.cpp, BF16 added in PR #12554);
-#: elsewhere BF16 prompts take the scalar shaders. The estimator cannot tell which a user's driver offers,
-#: and no fit row covers dense BF16 on Vulkan, so the figure is not corrected: the explanation says so.
+#: Where the estimator cannot tell whether a GPU's Vulkan driver offers BF16 matrices
+#: (speed.bf16_on_scalar_shaders is None: an Intel GPU, an NVIDIA driver version not in the snapshot), the
+#: prompt estimate assumes it does, and says so.
 VULKAN_BF16_CAVEAT = (
     "BF16 on Vulkan: llama.cpp uses matrix cores for BF16 only where the driver reports BF16 support "
     "(llama-bench prints 'bf16: 1'); without it prompts run on slower scalar shaders than this estimate "
@@ -935,8 +949,21 @@ VULKAN_BF16_CAVEAT = (
 )
 
 
+def _bf16_on_scalar_shaders(est: MemoryEstimate, gpu: GPU, machine: Machine) -> bool | None:
+    """speed.bf16_on_scalar_shaders for this GPU, with the backend the estimate runs on it."""
+    backend = est.backend or speed.default_backend(gpu.vendor)
+    quant_id = est.quant.id if est.quant is not None else None
+    return speed.bf16_on_scalar_shaders(backend, quant_id, gpu.vendor, machine.drivers.nvidia)
+
+
 def _tiled_expert_seconds(
-    est: MemoryEstimate, gpu: GPU, spec: GpuSpec | None, factor: SpeedFactor, expert_bytes: float
+    est: MemoryEstimate,
+    gpu: GPU,
+    spec: GpuSpec | None,
+    factor: SpeedFactor,
+    expert_bytes: float,
+    *,
+    fp32: bool = False,
 ) -> tuple[float, float, str] | None:
     """Routed experts that llama.cpp multiplies at batch 1 with its tiled MUL_MAT_ID GEMM (the kernel a prompt
     micro-batch runs) rather than a matrix-vector kernel: their bytes on this GPU, the seconds per token they
@@ -959,7 +986,7 @@ def _tiled_expert_seconds(
         or not speed.tiled_expert_decode(backend, quant.id)
     ):
         return None
-    found = speed.prefill_peak_tflops(spec)
+    found = speed.prefill_peak_tflops(spec, fp32=fp32)
     bw = _bandwidth(spec)
     if found is None or bw is None or factor.prefill_compute_efficiency is None:
         return None

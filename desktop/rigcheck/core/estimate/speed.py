@@ -254,23 +254,59 @@ def tiled_expert_decode(backend: Backend | None, quant_id: str | None) -> bool:
     return backend is not None and quant_id is not None and quant_id in TILED_EXPERT_DECODE.get(backend, ())
 
 
+#: llama.cpp's Vulkan backend multiplies BF16 weights in a prompt on matrix cores only where the driver
+#: exposes BF16 cooperative matrices (VK_KHR_shader_bfloat16: ``device->coopmat_bf16_support``,
+#: ggml-org/llama.cpp PR #12554); elsewhere its scalar matmul shaders promote BF16 to FP32 ("scalar path
+#: promotes to float": ggml/src/ggml-vulkan/vulkan-shaders/vulkan-shaders-gen.cpp@0098fe6, FLOAT_TYPE for
+#: bf16), so the multiply runs at the FP32 vector rate where every other weight type gets the FP16 rate of
+#: its matrix-core or packed-FP16 shaders; the class's prefill efficiency is taken to hold on either path.
+#: AMD: Mesa RADV and AMDVLK print ``bf16: 0`` on Strix Halo in every llama-bench log through build 9193
+#: (kyuz0/amd-strix-halo-toolboxes benchmark/results/*vulkan*@d1a34be), AMD's Windows driver too
+#: (llama.cpp PR #28155, Radeon 890M).
+#: NVIDIA: drivers from R580 expose the extension (nihui/vkpeak issue #26, 580.88; llama.cpp PR #14707: the
+#: game-ready driver before it printed 0, the Vulkan developer beta 1). Other vendors: not known.
+VULKAN_BF16_NVIDIA_DRIVER = 580
+VULKAN_BF16_SOURCE = "ggml-org/llama.cpp vulkan-shaders-gen.cpp@0098fe6, 'scalar path promotes to float'"
+
+
+def bf16_on_scalar_shaders(
+    backend: Backend | None, quant_id: str | None, vendor: str, nvidia_driver: str | None = None
+) -> bool | None:
+    """Whether llama.cpp's Vulkan backend multiplies this GPU's BF16 prompt GEMMs on its FP32 scalar shaders
+    (VULKAN_BF16_NVIDIA_DRIVER): False where it does not (another backend, another format, a driver with BF16
+    matrices), None where the driver's support is not known."""
+    if backend != "vulkan" or quant_id != "bf16":
+        return False
+    if vendor == "amd":
+        return True
+    if vendor == "nvidia":
+        major = re.match(r"(\d+)", nvidia_driver or "")
+        return None if major is None else int(major.group(1)) < VULKAN_BF16_NVIDIA_DRIVER
+    return None
+
+
 #: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
 #: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
 #: (NVIDIA's Turing, GA102 and Ada whitepapers list both figures per card)
 _GEFORCE_HALF_RATE_ARCHS = ("turing", "ampere", "ada", "blackwell")
 
 
-def prefill_peak_tflops(spec: GpuSpec | None) -> tuple[float, str] | None:
+def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[float, str] | None:
     """The tensor peak llama.cpp's prefill kernels see, and what it is, in words.
 
     The catalog's ``bf16_tflops``/``fp16_tflops`` are dense tensor figures with FP32 accumulation.
     llama.cpp's CUDA prompt kernels (int8 MMQ for quantised weights, cuBLAS with FP16 compute for F16) run
     at the FP16-accumulate rate, which on GeForce cards is twice the FP32-accumulate figure, so those
     cards' figure is doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs run FP16 at
-    the FP32 rate).
+    the FP32 rate). ``fp32``: the kernels compute in FP32 (BF16 on Vulkan's scalar shaders,
+    bf16_on_scalar_shaders), so the FP32 peak is theirs.
     """
     if spec is None:
         return None
+    if fp32:
+        if not spec.fp32_tflops:
+            return None
+        return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32 (BF16 promoted to FP32)"
     tensor = spec.bf16_tflops or spec.fp16_tflops
     if tensor:
         arch = (spec.architecture or "").lower()
@@ -302,7 +338,7 @@ class PrefillCompute:
 
 
 def prefill_compute(
-    spec: GpuSpec | None, factor: SpeedFactor | None, watts: float | None = None
+    spec: GpuSpec | None, factor: SpeedFactor | None, watts: float | None = None, *, fp32: bool = False
 ) -> PrefillCompute | None:
     """min(peak × the class's ``prefill_compute_efficiency``, board power × its ``prefill_tflops_per_watt``).
 
@@ -312,9 +348,10 @@ def prefill_compute(
     GEMMs on a card whose boost-clock peak needs more power than its board may draw run at a rate set by the
     watts: the professional Ada cards (RTX 6000 Ada: 364 TFLOPS at 300 W) reach a smaller share of their peak
     than a GeForce RTX 4090 (330 TFLOPS at 450 W). ``watts``: the power limit the driver enforces (the
-    snapshot's), else the catalog's board power. None when the peak or the class's efficiency is unknown.
+    snapshot's), else the catalog's board power. ``fp32``: measured against the FP32 peak
+    (prefill_peak_tflops). None when the peak or the class's efficiency is unknown.
     """
-    found = prefill_peak_tflops(spec)
+    found = prefill_peak_tflops(spec, fp32=fp32)
     if found is None or factor is None or factor.prefill_compute_efficiency is None:
         return None
     peak, peak_why = found
