@@ -12,12 +12,11 @@ from dataclasses import replace
 
 import pytest
 
+from fakes.estimates import fit_on, tokens_per_s
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.fit import FitResult, fit
-from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.machine import CPU, Machine, Memory
-from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
 
 GIB = 1024**3
@@ -43,21 +42,11 @@ def with_apu_factor(catalog: Catalog, backend: str, **fields: float) -> Catalog:
 
 
 def run(catalog: Catalog, model_id: str, quant: str, backend: str) -> FitResult:
-    return fit(
-        from_catalog(catalog.model(model_id)),  # type: ignore[arg-type]
-        strix_halo(catalog),
-        Request(quant=quant, context=4096, backend=backend),  # type: ignore[arg-type]
-        catalog,
-        offload="none",
-        live=False,
-        advise=False,
-    )
+    return fit_on(catalog, strix_halo(catalog), model_id, quant, backend)
 
 
 def decode(result: FitResult) -> float:
-    value = result.speed.decode_tokens_per_s
-    assert value is not None, result.speed.explanation
-    return value
+    return tokens_per_s(result, "decode")
 
 
 def test_the_rule_is_by_backend_and_weight_type() -> None:

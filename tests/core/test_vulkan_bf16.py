@@ -9,12 +9,11 @@ from dataclasses import replace
 
 import pytest
 
+from fakes.estimates import fit_on, tokens_per_s
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.fit import VULKAN_BF16_CAVEAT, FitResult, fit
-from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.fit import VULKAN_BF16_CAVEAT, FitResult
 from rigcheck.core.machine import CPU, Drivers, Machine, Memory
-from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
 
 GIB = 1024**3
@@ -37,21 +36,11 @@ def machine_with(catalog: Catalog, gpu_id: str, nvidia_driver: str | None = None
 
 
 def prefill(catalog: Catalog, machine: Machine, model_id: str, quant: str, backend: str) -> FitResult:
-    return fit(
-        from_catalog(catalog.model(model_id)),  # type: ignore[arg-type]
-        machine,
-        Request(quant=quant, context=4096, backend=backend),  # type: ignore[arg-type]
-        replace(catalog, maturities=()),
-        offload="none",
-        live=False,
-        advise=False,
-    )
+    return fit_on(replace(catalog, maturities=()), machine, model_id, quant, backend)
 
 
 def rate(result: FitResult) -> float:
-    value = result.speed.prefill_tokens_per_s
-    assert value is not None, result.speed.explanation
-    return value
+    return tokens_per_s(result, "prefill")
 
 
 def test_the_rule_by_backend_format_vendor_and_driver() -> None:
