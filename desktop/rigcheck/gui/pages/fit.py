@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rigcheck.core.catalog import Backend
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.commands import Commands, commands_for
 from rigcheck.core.estimate.fit import FitResult, fit, max_context
@@ -86,6 +87,10 @@ OFFLOADS = (
     ("full", "Everything in RAM (MegaTrain)"),
 )
 ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
+#: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
+#: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
+BACKENDS = (("", "Automatic"), ("cuda", "CUDA"), ("rocm", "ROCm"), ("metal", "Metal"), ("vulkan", "Vulkan"),
+            ("sycl", "SYCL"))  # fmt: skip
 CATEGORY_COLOURS = {
     "weights": "#4f7fd9",
     "kv_cache": "#3aa889",
@@ -256,6 +261,12 @@ class FitPage(QWidget):
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
+        # which llama.cpp backend sets the speed factors (a Strix Halo runs ROCm or Vulkan; NVIDIA and Intel
+        # cards Vulkan too); only llama.cpp has them
+        self.backend = self._combo(tr("GPU backend"), [(b, name if b else tr(name)) for b, name in BACKENDS])
+        self.backend.setToolTip(
+            tr("The llama.cpp backend the speed estimate assumes (Automatic: each GPU vendor's usual one)")
+        )
         for text, widget in (
             (tr("Weight format"), self.quant),
             (tr("Context"), context_row),
@@ -264,6 +275,7 @@ class FitPage(QWidget):
             (tr("Workload"), self.workload),
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
+            (tr("GPU backend"), self.backend),
         ):
             form.addRow(text, widget)
         buttons = QHBoxLayout()
@@ -380,8 +392,11 @@ class FitPage(QWidget):
             self.workload.currentIndexChanged,
             self.offload.currentIndexChanged,
             self.engine.currentIndexChanged,
+            self.backend.currentIndexChanged,
         ):
             signal.connect(self.recompute)
+        self.engine.currentIndexChanged.connect(self._engine_changed)
+        self._engine_changed()
         self.context.valueChanged.connect(self._slider_moved)
         self.context_value.valueChanged.connect(self._context_typed)
         self.max_context_button.clicked.connect(self.fit_max_context)
@@ -410,6 +425,13 @@ class FitPage(QWidget):
         index = self.quant.findData(quant)
         self.quant.setCurrentIndex(index if index >= 0 else self.quant.findData("q4_k_m"))
         self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
+        backend = self.backend.findData(str(settings.value("fit/backend", "")).lower())
+        self.backend.setCurrentIndex(max(backend, 0))
+
+    @Slot()
+    def _engine_changed(self) -> None:
+        """The backend choice is llama.cpp's: other engines run their own kernels."""
+        self.backend.setEnabled(self.engine.currentData() == "llama.cpp")
 
     @Slot(object)
     def set_model(self, model: ModelInfo) -> None:
@@ -516,7 +538,13 @@ class FitPage(QWidget):
             kv_type=self.kv.currentData(),
             workload=self.workload.currentData(),
             engine=self.engine.currentData(),
+            backend=self._backend(),
         )
+
+    def _backend(self) -> Backend | None:
+        """The chosen llama.cpp backend; None for Automatic and for the engines that do not take one."""
+        chosen = self.backend.currentData()
+        return chosen if chosen and self.engine.currentData() == "llama.cpp" else None
 
     # -- compute ---------------------------------------------------------------------------------
 
@@ -537,6 +565,7 @@ class FitPage(QWidget):
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
+        self.state.settings.setValue("fit/backend", self.backend.currentData())
         if self.quant.currentData() != FILE_QUANT:
             self.state.settings.setValue("fit/quant", self.quant.currentData())
         try:
