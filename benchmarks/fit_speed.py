@@ -751,7 +751,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # prefill_compute_efficiency × the compute peak llama.cpp's prompt kernels see (speed.prefill_peak_tflops):
 # the catalog's dense FP16/BF16 tensor figure (FP32 accumulate), doubled on GeForce cards (their
 # FP16-accumulate rate); the FP32 peak where no tensor figure exists (Apple GPUs: FP16 = FP32 rate; M3/M4
-# have no published figure and get no prefill estimate), and at most prefill_tflops_per_watt × the GPU's
+# have no published figure and get no prefill estimate), and the FP32 peak for BF16 on Vulkan where the
+# driver has no BF16 matrices (speed.bf16_on_scalar_shaders), and at most prefill_tflops_per_watt × the GPU's
 # power limit (its board power): a GPU at its power limit lowers its clocks (speed.prefill_compute; the figure
 # is pooled over a vendor's classes on one backend and fitted with the efficiencies, least |log error|);
 # never faster than reading the device's weights
