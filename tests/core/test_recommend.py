@@ -248,3 +248,22 @@ def test_llama_cpp_command_uses_the_catalogs_gguf_repo(catalog: Catalog, rtx4090
     assert f"-hf {spec.gguf_repos[0]}:{rec.best.quant}" in command
     pinned = Rung("Q4_K_M", "q4_k_m", rec.ladder[-1].result, "gpu")
     assert "-hf" in llama_cpp_command(pinned, catalog)
+
+
+def test_the_vllm_command_serves_the_format_asked_for_where_vllm_can(catalog: Catalog) -> None:
+    """On a Strix Halo, Ministral 3 14B in BF16 is under 10 tokens/s, so vLLM's own rule picks FP8; asked for
+    BF16 (a format vLLM serves, and it fits), the vLLM line serves BF16 like the llama.cpp line beside it.
+    Asked for Q4_K_M, which vLLM does not serve, the vLLM line keeps vLLM's own choice."""
+    bare = Machine(cpu=CPU(logical_cores=32), memory=Memory(total_bytes=128 * GIB), gpus=())
+    strix = simulate(bare, [catalog.gpu("amd-ryzen-ai-max-plus-395-radeon-8060s")], 128)  # type: ignore[list-item]
+    ministral = model(catalog, "ministral-3-14b")
+    rec = recommend(ministral, strix, "inference", catalog)
+
+    def vllm_for(quant: str) -> list[str]:
+        result = fit(ministral, strix, Request(quant=quant), catalog)
+        rung = Rung(quant.upper(), quant, result, where_of(result))
+        return shlex.split(commands_for(rec, strix, catalog, rung=rung).commands["vllm"])
+
+    assert _flag(vllm_for("bf16"), "--quantization") is None
+    assert _flag(vllm_for("q4_k_m"), "--quantization") == "fp8"
+    assert _flag(shlex.split(commands_for(rec, strix, catalog).commands["vllm"]), "--quantization") == "fp8"

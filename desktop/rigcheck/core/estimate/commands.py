@@ -233,7 +233,7 @@ def commands_for(
     elif not any(machine.gpus):
         notes["vllm"] = tr("vLLM needs a GPU")
     else:
-        vllm = _vllm_fit(rec, machine, catalog, live=live)
+        vllm = _vllm_fit(rec, machine, catalog, live=live, asked=rung)
         if vllm is None:
             notes["vllm"] = "no format vLLM serves fits this machine"
         else:
@@ -251,8 +251,13 @@ def _printable(out: dict[str, str], notes: dict[str, str]) -> tuple[dict[str, st
     return out, notes
 
 
-def _vllm_fit(rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool) -> FitResult | None:
-    """The recommendation's model under vLLM: its own rule over vLLM's formats."""
+def _vllm_fit(
+    rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool, asked: Rung | None = None
+) -> FitResult | None:
+    """The recommendation's model under vLLM: the format asked for (``asked``, a format the user chose)
+    where vLLM serves it and it runs, else vLLM's own rule over its formats."""
+    if rec.engine == "vllm" and asked is not None and asked.runs:
+        return asked.result
     if rec.engine == "vllm" and rec.best is not None:
         return rec.best.result
     from rigcheck.core.estimate.recommend import recommend
@@ -261,6 +266,11 @@ def _vllm_fit(rec: Recommendation, machine: Machine, catalog: Catalog, *, live: 
         rec.model, machine, "inference", catalog, context=rec.context, engine="vllm", prefer=rec.prefer,
         live=live, request=rec.request, rope_scaling=True,
     )  # fmt: skip
+    wanted = asked.result.estimate.quant.id if asked is not None and asked.result.estimate.quant else None
+    for rung in vllm.ladder:
+        quant = rung.result.estimate.quant
+        if rung.runs and quant is not None and quant.id == wanted:
+            return rung.result
     return vllm.best.result if vllm.best is not None else None
 
 
