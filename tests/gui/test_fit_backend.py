@@ -16,13 +16,15 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.pages.fit import FitPage
+from rigcheck.gui.pages.models import ModelsPage
+from rigcheck.gui.pages.overview import OverviewPage
 from rigcheck.gui.state import AppState
 
 pytestmark = pytest.mark.gui
 STRIX = "amd-ryzen-ai-max-plus-395-radeon-8060s"
 
 
-def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
+def open_window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     catalog = load_catalog(use_overlay=False)
     snapshot = tmp_path / "strix-halo.json"
     if not snapshot.exists():
@@ -32,11 +34,16 @@ def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
     window = MainWindow(state, small_machine)
     qtbot.addWidget(window)
     window.open_snapshot(snapshot)
+    return window
+
+
+def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
+    window = open_window(qtbot, tmp_path)
     page = window.pages["fit"]
     assert isinstance(page, FitPage)
-    spec = catalog.model("ministral-3-14b")
+    spec = page.state.catalog.model("ministral-3-14b")
     assert spec is not None
-    state.choose_model(from_catalog(spec))
+    page.state.choose_model(from_catalog(spec))
     page.quant.setCurrentIndex(page.quant.findData("bf16"))
     return page
 
@@ -69,3 +76,40 @@ def test_only_llama_cpp_takes_a_backend(qtbot: QtBot, tmp_path: Path) -> None:
     assert not page.backend.isEnabled() and page.request().backend is None
     page.engine.setCurrentIndex(page.engine.findData("llama.cpp"))
     assert page.backend.isEnabled() and page.request().backend == "vulkan"
+
+
+def test_overview_and_models_answer_with_the_same_backend(qtbot: QtBot, tmp_path: Path) -> None:
+    """One answer on every page: the Overview's cards and the Models page's column are recomputed with the
+    backend chosen on Fit, and give the speed Fit gives for the same model and format."""
+    window = open_window(qtbot, tmp_path)
+    state = window.state
+    overview, models, fit = window.pages["overview"], window.pages["models"], window.pages["fit"]
+    assert isinstance(overview, OverviewPage) and isinstance(models, ModelsPage) and isinstance(fit, FitPage)
+
+    def card_speeds() -> dict[str, float | None]:
+        return {card.spec.id: card.view.tokens_per_s for card in overview.cards}
+
+    def column(model_id: str) -> float | None:
+        spec = state.catalog.model(model_id)
+        assert spec is not None
+        qtbot.waitUntil(lambda: models.source.fit(spec) is not None, timeout=10000)
+        found = models.source.fit(spec)
+        assert found is not None
+        return found.tokens_per_s
+
+    before = card_speeds()
+    some = next(iter(before))
+    rocm = column(some)
+    fit.backend.setCurrentIndex(fit.backend.findData("vulkan"))
+    assert state.backend == "vulkan"
+    after = card_speeds()
+    assert after.keys() == before.keys() and after != before  # Vulkan's factors, not ROCm's
+    qtbot.waitUntil(lambda: column(some) != rocm, timeout=10000)
+    # Fit on the card's model and format gives the card's speed
+    card = next(c for c in overview.cards if c.spec.id == some)
+    spec = state.catalog.model(some)
+    assert spec is not None
+    state.choose_model(from_catalog(spec), quant=card.quant, context=card.context)
+    assert fit.result is not None
+    assert fit.result.speed.decode_tokens_per_s == pytest.approx(card.view.tokens_per_s)
+    assert column(some) == pytest.approx(card.view.tokens_per_s)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rigcheck.core.catalog import Catalog, ModelSpec
+from rigcheck.core.catalog import Backend, Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
+from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, where_of
 from rigcheck.core.i18n import num
 from rigcheck.core.machine import Machine
@@ -90,9 +91,15 @@ def fit_view(rec: Recommendation) -> FitView:
 
 
 def recommend_catalog(
-    specs: Iterable[ModelSpec], machine: Machine, catalog: Catalog, *, live: bool
+    specs: Iterable[ModelSpec],
+    machine: Machine,
+    catalog: Catalog,
+    *,
+    live: bool,
+    backend: Backend | None = None,
 ) -> dict[str, FitView]:
-    """The Models page's fit column: each catalog model's recommendation on ``machine`` (inference).
+    """The Models page's fit column: each catalog model's recommendation on ``machine`` (inference), with
+    llama.cpp on ``backend`` (None: each vendor's usual one).
 
     Runs on a worker thread (records only, no Qt); a model whose config cannot be read is left out.
     """
@@ -100,7 +107,10 @@ def recommend_catalog(
     for spec in specs:
         try:
             model = from_catalog(spec)
-            views[spec.id] = fit_view(recommend(model, machine, "inference", catalog, live=live))
+            request = Request(backend=backend)
+            views[spec.id] = fit_view(
+                recommend(model, machine, "inference", catalog, live=live, request=request)
+            )
         except InputError:
             continue
     return views

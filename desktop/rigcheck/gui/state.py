@@ -11,9 +11,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
 
-from rigcheck.core.catalog import Catalog
+from rigcheck.core.catalog import Backend, Catalog
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
+
+#: the llama.cpp GPU backends a user may choose (core.catalog.Backend, less the CPU and engine rows)
+BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl")
 
 
 class AppState(QObject):
@@ -23,6 +26,8 @@ class AppState(QObject):
     model_chosen = Signal(object)
     #: a page asks the window to show another page, by its key ("fit", "models", …)
     page_requested = Signal(str)
+    #: the llama.cpp backend speeds assume changed ("" for each vendor's usual one)
+    backend_changed = Signal(str)
 
     def __init__(
         self,
@@ -54,6 +59,19 @@ class AppState(QObject):
         self.model = model
         self.requested = (quant, context) if quant is not None or context is not None else None
         self.model_chosen.emit(model)
+
+    @property
+    def backend(self) -> Backend | None:
+        """The llama.cpp backend the speed estimates on Overview, Models and Fit assume, as
+        ``rigcheck fit --backend`` takes it; None: each GPU vendor's usual one."""
+        value = str(self.settings.value("estimate/backend", "") or "").lower()
+        return value if value in BACKENDS else None  # type: ignore[return-value]
+
+    def set_backend(self, backend: str | None) -> None:
+        if (backend or None) == self.backend:
+            return
+        self.settings.setValue("estimate/backend", backend or "")
+        self.backend_changed.emit(backend or "")
 
     def psu_watts(self) -> float | None:
         value = self.settings.value("machine/psu_watts", None)

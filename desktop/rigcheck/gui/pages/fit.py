@@ -397,6 +397,9 @@ class FitPage(QWidget):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
         self._engine_changed()
+        # one backend for every page (Overview and Models give the same answer): the choice is the state's
+        self.backend.currentIndexChanged.connect(lambda: self.state.set_backend(self.backend.currentData()))
+        state.backend_changed.connect(self._backend_changed)
         self.context.valueChanged.connect(self._slider_moved)
         self.context_value.valueChanged.connect(self._context_typed)
         self.max_context_button.clicked.connect(self.fit_max_context)
@@ -425,8 +428,13 @@ class FitPage(QWidget):
         index = self.quant.findData(quant)
         self.quant.setCurrentIndex(index if index >= 0 else self.quant.findData("q4_k_m"))
         self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
-        backend = self.backend.findData(str(settings.value("fit/backend", "")).lower())
-        self.backend.setCurrentIndex(max(backend, 0))
+        self.backend.setCurrentIndex(max(self.backend.findData(self.state.backend or ""), 0))
+
+    @Slot(str)
+    def _backend_changed(self, backend: str) -> None:
+        index = max(self.backend.findData(backend), 0)
+        if index != self.backend.currentIndex():
+            self.backend.setCurrentIndex(index)
 
     @Slot()
     def _engine_changed(self) -> None:
@@ -565,7 +573,6 @@ class FitPage(QWidget):
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
-        self.state.settings.setValue("fit/backend", self.backend.currentData())
         if self.quant.currentData() != FILE_QUANT:
             self.state.settings.setValue("fit/quant", self.quant.currentData())
         try:

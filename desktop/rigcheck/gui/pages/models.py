@@ -583,17 +583,24 @@ class ModelsPage(QWidget):
         self._fit_job: Job | None = None
         self._fit_generation = 0
         state.machine_changed.connect(self._machine_changed)
+        # the fit column assumes the backend chosen on Fit, as the Overview's cards do
+        state.backend_changed.connect(self._backend_changed)
         if state.machine is not None:
             self._machine_changed(state.machine, state.machine_label, state.is_live)
 
     # -- the catalog -----------------------------------------------------------------------------
+
+    @Slot(str)
+    def _backend_changed(self, _backend: str) -> None:
+        if self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
 
     @Slot(object, str, bool)
     def _machine_changed(self, machine: Machine, _label: str, is_live: bool) -> None:
         """Work out every model's answer on this machine off the GUI thread (~3 ms a model)."""
         self._fit_generation += 1
         generation = self._fit_generation
-        specs, catalog = self.state.catalog.models, self.state.catalog
+        specs, catalog, backend = self.state.catalog.models, self.state.catalog, self.state.backend
         self.source.set_fits({})
 
         def done(fits: dict[str, FitView]) -> None:
@@ -603,7 +610,7 @@ class ModelsPage(QWidget):
 
         self._fit_job = submit(
             self.state.pool,
-            lambda: recommend_catalog(specs, machine, catalog, live=is_live),
+            lambda: recommend_catalog(specs, machine, catalog, live=is_live, backend=backend),
             done,
             lambda message: self._show_message(message, error=True),
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import ModelSpec
+from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.speed import host_bandwidth
@@ -71,8 +72,15 @@ class OverviewPage(QWidget):
         self.fact_cards: list[Card] = []
         self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
+        state.backend_changed.connect(self._backend_changed)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
+
+    @Slot(str)
+    def _backend_changed(self, _backend: str) -> None:
+        """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages."""
+        if self.state.machine is not None:
+            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
 
     def _clear(self) -> None:
         while self.layout_.count() > 1:
@@ -361,7 +369,9 @@ class ModelCard(Card):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         model = from_catalog(spec)
         # the one answer every surface gives (docs/recommendation.md): format, where, speed
-        rec = recommend(model, machine, "inference", state.catalog, live=is_live)
+        rec = recommend(
+            model, machine, "inference", state.catalog, live=is_live, request=Request(backend=state.backend)
+        )
         view = fit_view(rec)
         self.view = view
         self.verdict = rec.result.verdict
