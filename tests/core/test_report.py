@@ -36,6 +36,7 @@ from rigcheck.core.report.report import (
     report_from_dict,
     report_to_dict,
 )
+from rigcheck.core.units import fmt_bytes
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(2)>'
@@ -434,5 +435,11 @@ def test_gpu_without_memory_figures(catalog: Catalog) -> None:
         small_machine(), gpus=(GPU("apple", "Apple M2 Ultra", None, index=0, unified_memory=True),)
     )
     built = build_report(machine, catalog, models=["qwen3-4b"])
-    assert "unknown (unified memory)" in render_html(built)
-    assert "unknown (unified memory)" in render_markdown(built)
+    # a unified GPU of unknown size: its platform's rule on the machine's RAM, the figure the estimates use
+    ram = fmt_bytes(machine.memory.total_bytes)
+    for text in (render_html(built), render_markdown(built)):
+        assert f"of {ram} unified for the GPU (by rule; use unknown)" in text
+    # a discrete GPU of unknown size stays unknown
+    discrete = replace(machine, gpus=(GPU("nvidia", "NVIDIA GeForce RTX 4090", None, index=0),))
+    built = build_report(discrete, catalog, models=["qwen3-4b"])
+    assert "by rule" not in render_markdown(built)

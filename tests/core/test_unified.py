@@ -80,3 +80,27 @@ def test_unified_machines_run_on_the_gpu(catalog: Catalog, gpu: GPU, ram: int, f
     assert result.placement.cpu_bytes == 0
     assert result.speed.decode_tokens_per_s is not None
     assert result.speed.decode_tokens_per_s > floor
+
+
+def test_audit_text_reports_and_fleet_show_the_rule_the_estimates_use() -> None:
+    """A unified GPU whose size the probe could not read shows its platform's rule on every headless
+    surface (audit text, Markdown report, fleet table), not "unknown"; a discrete GPU stays unknown."""
+    from rigcheck.core.report.fleet import vram_summary
+    from rigcheck.core.report.summary import summarise
+
+    strix = box(GPU("amd", "AMD Radeon 8060S Graphics", None, index=0, unified_memory=True), 128)
+    text = summarise(strix)
+    assert "64.0 GiB of 128.0 GiB unified memory for the GPU (by rule)" in text
+    assert "how: APU: 0.0 GiB BIOS carve-out + 64.0 GiB GTT, half of 128 GiB RAM by default" in text
+    assert vram_summary(strix) == "~64 GiB unified"
+    spark = box(GPU("nvidia", "NVIDIA GB10", None, index=0, unified_memory=True), 128)
+    assert "115.2 GiB of 128.0 GiB unified memory for the GPU (by rule)" in summarise(spark)
+    assert vram_summary(spark) == "~115 GiB unified"
+    # the driver's own figures (a carve-out and its GTT pool) are shown as read, not as a rule
+    probed = box(GPU("amd", "AMD Radeon 8060S Graphics", 512 * 1024**2, index=0, unified_memory=True,
+                     memory_shared_bytes=96 * GIB), 128)  # fmt: skip
+    text = summarise(probed)
+    assert "96.5 GiB of 128.0 GiB unified memory for the GPU\n" in text and "by rule" not in text
+    assert "as the driver reports it" in text and vram_summary(probed) == "96 GiB unified"
+    discrete = box(GPU("nvidia", "NVIDIA GeForce RTX 4090", None, index=0), 64)
+    assert "VRAM unknown" in summarise(discrete) and vram_summary(discrete) == "—"

@@ -52,6 +52,8 @@ class Share:
     #: the part of ``bytes`` that the OS counts as RAM (a BIOS carve-out is not in MemTotal)
     from_ram: int
     reason: str
+    #: a platform default stands in for a figure the probe did not read (False: the driver's own figures)
+    by_rule: bool = True
 
 
 def apple_default_gpu_limit(memsize: int) -> tuple[int, str]:
@@ -101,6 +103,7 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
             carve = 0
         gtt = gpu.memory_shared_bytes
         rule = tr("as the driver reports it (mem_info_gtt_total)")
+        by_rule = gtt is None
         if gtt is None:
             gtt = amd_default_gtt(ram_total)
             rule = tr("half of {gib} GiB RAM by default ({source})", gib=num(gib), source=AMD_GTT_SOURCE)
@@ -115,6 +118,7 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
                 gtt=num(gtt / GIB, 1),
                 rule=rule,
             ),
+            by_rule,
         )
     if gpu.vendor == "nvidia":
         if gpu.memory_total_bytes is not None and not _is_system_size(gpu, ram_total):

@@ -31,6 +31,7 @@ from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
+from rigcheck.core.unified import unified_share
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
@@ -520,10 +521,19 @@ def gpu_summary(machine: Machine) -> str:
 
 def vram_summary(machine: Machine) -> str:
     """Total GPU memory, ``48 GiB``; ``unified`` when it is shared with the CPU; ``—`` when unknown."""
-    sizes = [g.memory_total_bytes for g in machine.gpus if g.memory_total_bytes is not None]
+    sizes: list[int] = []
+    by_rule = False
+    for g in machine.gpus:
+        # a unified GPU whose size the probe could not read: its platform's rule, as the estimates use it
+        share = unified_share(g, machine.memory.total_bytes) if machine.memory.total_bytes else None
+        if share is not None:
+            sizes.append(share.bytes)
+            by_rule = by_rule or share.by_rule
+        elif g.memory_total_bytes is not None:
+            sizes.append(g.memory_total_bytes)
     if not sizes:
         return MISSING
-    text = f"{round(sum(sizes) / GIB):d} GiB"
+    text = f"{'~' if by_rule else ''}{round(sum(sizes) / GIB):d} GiB"
     if any(g.unified_memory for g in machine.gpus):
         text += " unified"
     if len(sizes) < len(machine.gpus):

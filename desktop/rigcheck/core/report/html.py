@@ -114,7 +114,12 @@ def _memory_chart(machine: Machine) -> str:
     """One bar per GPU (and one for the RAM): the part in use filled, the rest empty."""
     rows: list[tuple[str, MemoryUse]] = []
     for pos, gpu in enumerate(machine.gpus):
-        rows.append((f"GPU {gpu.index if gpu.index is not None else pos} · {gpu.name}", memory_use(gpu)))
+        rows.append(
+            (
+                f"GPU {gpu.index if gpu.index is not None else pos} · {gpu.name}",
+                memory_use(gpu, machine.memory.total_bytes),
+            )
+        )
     rows.append(("System RAM", ram_use(machine)))
     width, left, bar_w, row_h = 760, 10, 740, 46
     parts = [
@@ -233,7 +238,7 @@ def _gpus(machine: Machine) -> str:
             cells = [
                 gpu.index if gpu.index is not None else pos,
                 gpu.name,
-                memory_use(gpu).words,
+                memory_use(gpu, machine.memory.total_bytes).words,
                 *(v for _l, v in gpu_facts(gpu)),
             ]
             rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")

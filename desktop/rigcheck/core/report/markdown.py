@@ -47,7 +47,7 @@ def _gpus(machine: Machine) -> list[str]:
         return ["No GPU found."]
     rows = []
     for pos, gpu in enumerate(machine.gpus):
-        used = memory_use(gpu)
+        used = memory_use(gpu, machine.memory.total_bytes)
         rows.append(
             [
                 gpu.index if gpu.index is not None else pos,

@@ -38,6 +38,7 @@ from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
 from rigcheck.core.report.summary import memory_text
 from rigcheck.core.text import text_problem
+from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
 #: every verdict a fit may have, best first
@@ -314,8 +315,15 @@ class MemoryUse:
     words: str
 
 
-def memory_use(gpu: GPU) -> MemoryUse:
+def memory_use(gpu: GPU, ram_total: int | None = None) -> MemoryUse:
+    """``ram_total``: the machine's RAM, for a unified GPU whose size the probe could not read: its
+    platform's rule (core/unified.py), the figure the estimates use, said as a rule."""
     total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
+    share = unified_share(gpu, ram_total) if ram_total else None
+    if share is not None and ram_total:
+        how = "by rule; " if share.by_rule else ""
+        words = f"{fmt_bytes(share.bytes)} of {fmt_bytes(ram_total)} unified for the GPU ({how}use unknown)"
+        return MemoryUse(share.bytes, None, words)
     if total is None:
         return MemoryUse(None, None, "unknown" + (" (unified memory)" if gpu.unified_memory else ""))
     kind = " unified" if gpu.unified_memory else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rigcheck.core.machine import GPU, Machine, Memory
+from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
 _LABEL = 10
@@ -12,10 +13,16 @@ def _line(label: str, text: str) -> str:
     return f"{label:<{_LABEL}}{text}"
 
 
-def describe_gpu(gpu: GPU) -> str:
-    """One line: name, memory, architecture, power, link; unknowns said as such."""
+def describe_gpu(gpu: GPU, ram_total: int | None = None) -> str:
+    """One line: name, memory, architecture, power, link; unknowns said as such. A unified GPU whose size
+    the probe could not read gets its platform's rule on ``ram_total`` (core/unified.py), the figure the
+    estimates use, marked as a rule."""
     parts = [gpu.name]
-    if gpu.unified_memory:
+    share = unified_share(gpu, ram_total) if ram_total else None
+    if share is not None:
+        rule = " (by rule)" if share.by_rule else ""
+        parts.append(f"{fmt_bytes(share.bytes)} of {fmt_bytes(ram_total)} unified memory for the GPU{rule}")
+    elif gpu.unified_memory:
         parts.append(f"{fmt_bytes(gpu.memory_total_bytes)} unified memory usable by the GPU")
     else:
         memory = fmt_bytes(gpu.memory_total_bytes, "VRAM unknown")
@@ -79,7 +86,11 @@ def summarise(machine: Machine) -> str:
 
     if machine.gpus:
         for gpu in machine.gpus:
-            lines.append(_line(f"GPU {gpu.index if gpu.index is not None else '?'}", describe_gpu(gpu)))
+            ram = machine.memory.total_bytes
+            lines.append(_line(f"GPU {gpu.index if gpu.index is not None else '?'}", describe_gpu(gpu, ram)))
+            share = unified_share(gpu, ram, name="how") if ram else None
+            if share is not None:
+                lines.append(_line("", share.reason))
     else:
         lines.append(_line("GPUs", "none found"))
 
