@@ -248,6 +248,13 @@ def test_llama_cpp_command_uses_the_catalogs_gguf_repo(catalog: Catalog, rtx4090
     assert f"-hf {spec.gguf_repos[0]}:{rec.best.quant}" in command
     pinned = Rung("Q4_K_M", "q4_k_m", rec.ladder[-1].result, "gpu")
     assert "-hf" in llama_cpp_command(pinned, catalog)
+    # gpt-oss's released MXFP4 GGUF (ggml-org's) is one file: the repository alone, as its guide runs it,
+    # however the rung was made (the CLI rebuilds it from the result)
+    oss = recommend(model(catalog, "gpt-oss-20b"), rtx4090, "inference", catalog)
+    assert oss.best is not None and oss.best.quant_id == "mxfp4"
+    rebuilt = Rung(oss.best.quant, None, oss.best.result, oss.best.where)
+    for rung in (oss.best, rebuilt):
+        assert "-hf ggml-org/gpt-oss-20b-GGUF " in llama_cpp_command(rung, catalog)
 
 
 def test_the_vllm_command_serves_the_format_asked_for_where_vllm_can(catalog: Catalog) -> None:

@@ -57,8 +57,15 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
         return f"-m {_q(model.source)}", model.source
     spec = catalog.model(model.id)
     tag = display_quant(rung.quant).split()[0]
-    if rung.native and rung.quant_id in ("mxfp4",) and spec and spec.gguf_repos:
-        tag = ""  # the released-format GGUF has a single file
+    quant = rung.result.estimate.quant
+    if (
+        quant is not None
+        and quant.id == "mxfp4"
+        and spec
+        and spec.gguf_repos
+        and spec.native_format == "mxfp4"
+    ):
+        tag = ""  # the released-format GGUF has a single file (ggml-org's gpt-oss repositories)
     if spec is not None and spec.gguf_repos:
         repo = spec.gguf_repos[0]
         ref = f"{repo}:{tag}" if tag else repo
