@@ -98,12 +98,14 @@ def test_overview_and_models_answer_with_the_same_backend(qtbot: QtBot, tmp_path
         return found.tokens_per_s
 
     before = card_speeds()
+    assert "Speeds assume" not in overview.hint.text()  # the usual backend needs no word
     some = next(iter(before))
     rocm = column(some)
     fit.backend.setCurrentIndex(fit.backend.findData("vulkan"))
     assert state.backend == "vulkan"
     after = card_speeds()
     assert after.keys() == before.keys() and after != before  # Vulkan's factors, not ROCm's
+    assert "Speeds assume llama.cpp on Vulkan, as chosen on the Fit page." in overview.hint.text()
     qtbot.waitUntil(lambda: column(some) != rocm, timeout=10000)
     # Fit on the card's model and format gives the card's speed
     card = next(c for c in overview.cards if c.spec.id == some)

@@ -15,8 +15,10 @@ from rigcheck.core.catalog import Backend, Catalog
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
 
-#: the llama.cpp GPU backends a user may choose (core.catalog.Backend, less the CPU and engine rows)
-BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl")
+#: the llama.cpp GPU backends a user may choose (core.catalog.Backend, less the CPU and engine rows), and
+#: their names as llama.cpp writes them
+BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "sycl": "SYCL"}
+BACKENDS = tuple(BACKEND_NAMES)
 
 
 class AppState(QObject):

@@ -52,7 +52,7 @@ from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
-from rigcheck.gui.state import AppState
+from rigcheck.gui.state import BACKEND_NAMES, AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading
 
 QUANTS = (
@@ -89,8 +89,7 @@ OFFLOADS = (
 ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
 #: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
 #: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
-BACKENDS = (("", "Automatic"), ("cuda", "CUDA"), ("rocm", "ROCm"), ("metal", "Metal"), ("vulkan", "Vulkan"),
-            ("sycl", "SYCL"))  # fmt: skip
+BACKENDS = (("", "Automatic"), *BACKEND_NAMES.items())
 CATEGORY_COLOURS = {
     "weights": "#4f7fd9",
     "kv_cache": "#3aa889",

@@ -29,7 +29,7 @@ from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
-from rigcheck.gui.state import AppState
+from rigcheck.gui.state import BACKEND_NAMES, AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     Card,
@@ -98,12 +98,16 @@ class OverviewPage(QWidget):
 
         # the answer first: as many verdict cards as fit the width, the rest one scroll away
         self.layout_.addWidget(subheading(tr("What you can run")))
-        self.hint = muted(
-            tr(
-                "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
-                "click a card to open it in Fit."
-            )
+        hint = tr(
+            "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
+            "click a card to open it in Fit."
         )
+        if self.state.backend is not None:
+            # speeds follow the backend chosen on Fit: say so where they are shown
+            hint += " " + tr("Speeds assume llama.cpp on {backend}, as chosen on the Fit page.").format(
+                backend=BACKEND_NAMES.get(self.state.backend, self.state.backend)
+            )
+        self.hint = muted(hint)
         self.layout_.addWidget(self.hint)
         cards_host = QWidget()
         cards = TileLayout(cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
