@@ -1199,3 +1199,34 @@ def test_gguf_cancel_and_missing_part(hub: FakeHub) -> None:
         "hf:org/missing-part-GGUF: split GGUF of 3 parts: Tiny-UD-Q4_K_XL-00002-of-00003.gguf "
         "not in the repository"
     )
+
+
+def test_cli_fit_and_estimate_take_gguf_ids(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI's MODEL reaches the hub for org/name:TAG and org/name/file.gguf (resolve_model)."""
+    import io
+
+    from rigcheck import cli
+
+    out = io.StringIO()
+    assert cli.main(["estimate", "org/tiny-GGUF:UD-Q4_K_XL", "--json"], out=out) == 0
+    estimate = json.loads(out.getvalue())
+    assert "org/tiny-GGUF:UD-Q4_K_XL" in json.dumps(estimate)
+    assert len(gguf_requests(hub, "Tiny-UD-Q4_K_XL-00003-of-00003.gguf")) == 1
+
+    out = io.StringIO()
+    assert cli.main(["estimate", "org/tiny-GGUF/Tiny-Q8_0.gguf"], out=out) == 0
+    assert len(gguf_requests(hub, "Tiny-Q8_0.gguf")) == 1
+
+    assert cli.main(["estimate", "org/tiny-GGUF:Q6_K"], out=io.StringIO()) == 2
+    assert "hf:org/tiny-GGUF: no GGUF model file matches the tag Q6_K" in capsys.readouterr().err
+
+    # a missing local path stays a missing file, never a hub look-up
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    mark = len(hub.log)
+    for text in ("models/x/y.gguf", "./a/b/c.gguf"):
+        assert cli.main(["estimate", text], out=io.StringIO()) == 2
+        assert f"{text}: no such file" in capsys.readouterr().err
+    assert hub.requests_since(mark) == []
