@@ -113,7 +113,10 @@ def load_hub_model(
 ) -> ModelInfo:
     """The architecture and exact weight bytes of a hub model, from ``config.json`` and headers only.
 
-    ``progress(message)`` is called before each step ("config.json", "safetensors headers 2/5");
+    ``repo_id`` is ``org/name``, or a GGUF as llama.cpp's ``-hf`` names it: ``org/name:TAG`` or
+    ``org/name/path/file.gguf`` (see :mod:`rigcheck.core.models.hub_gguf`).
+    ``progress(message)`` is called before each step ("config.json", "safetensors headers 2/5",
+    "GGUF headers 1/3");
     ``cancel()`` is asked before each step and after each header, and :class:`Cancelled` is raised
     when it says so. Raises :class:`InputError` for a bad id, a missing or gated repository, an
     unknown revision, no network and no cache, or a malformed file. ``catalog`` (default: the
