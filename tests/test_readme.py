@@ -12,7 +12,13 @@ import pytest
 from rigcheck import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-NEEDS_OUTSIDE = ("./model.gguf", "Qwen/", "/opt/conda", "audits/")  # other files, the hub, other machines
+NEEDS_OUTSIDE = (
+    "./model.gguf",
+    "Qwen/",
+    "unsloth/",
+    "/opt/conda",
+    "audits/",
+)  # other files, the hub, other machines
 
 pytestmark = pytest.mark.slow
 

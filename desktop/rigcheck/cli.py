@@ -78,7 +78,10 @@ def _positive_number(text: str) -> float:
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "model", metavar="MODEL", help="a .gguf file, config.json, model folder, catalog id or org/name"
+        "model",
+        metavar="MODEL",
+        help="a .gguf file, config.json, model folder, catalog id, or a Hugging Face id: org/name, "
+        "org/name:TAG (a GGUF repo, as llama.cpp -hf) or org/name/file.gguf (headers only)",
     )
     parser.add_argument(
         "--quant",
@@ -238,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
         "estimate",
         help="memory a model needs (weights, KV cache, activations, optimizer)",
         description="Estimate the memory MODEL needs. MODEL is a .gguf file, a config.json or model folder, "
-        "a catalog id (rigcheck models) or a Hugging Face id org/name.",
+        "a catalog id (rigcheck models) or a Hugging Face id: org/name, org/name:TAG or org/name/file.gguf "
+        "for a GGUF repository (llama.cpp's -hf forms; only the file headers are read).",
     )
     _model_arguments(estimate)
     estimate.set_defaults(handler=_cmd_estimate)

@@ -11,11 +11,14 @@ no weight data was ever requested. Nothing here needs the internet.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import json
 import math
 import socket
 import struct
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,14 +26,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
+import gguf
 import pytest
 from huggingface_hub import close_session, constants
 
+from fakes.gguf_files import write_gguf
 from rigcheck.core.errors import InputError
 from rigcheck.core.models import hub as hub_module
+from rigcheck.core.models import hub_gguf
 from rigcheck.core.models.config import parse_config
+from rigcheck.core.models.files import read_gguf
 from rigcheck.core.models.hub import Cancelled, load_hub_model
 
 RANGE_FIRST_CHUNK = 100_001  # parse_safetensors_file_metadata asks for bytes=0-100000 first
@@ -236,6 +243,76 @@ def bad_header(kind: str) -> FakeFile:
     return FakeFile(struct.pack("<Q", len(blob)) + blob, 8 + len(blob) + 10, header_end=8 + len(blob))
 
 
+# -- GGUF repositories: real files written by gguf-py's writer (fakes/gguf_files.py) ---------------
+
+
+@functools.cache
+def gguf_files(stem: str, **options: Any) -> dict[str, bytes]:
+    """The bytes of ``stem.gguf`` written by write_gguf (several parts when split), by file name."""
+    with tempfile.TemporaryDirectory() as folder:
+        write_gguf(Path(folder) / f"{stem}.gguf", **options)
+        return {path.name: path.read_bytes() for path in sorted(Path(folder).glob("*.gguf"))}
+
+
+def gguf_fake(data: bytes, size: int | None = None) -> FakeFile:
+    """A served GGUF: its real bytes (then zeros up to ``size``); header_end is where the data starts."""
+    with tempfile.NamedTemporaryFile(suffix=".gguf") as handle:
+        handle.write(data)
+        handle.flush()
+        data_start = gguf.GGUFReader(handle.name).data_offset  # counted by gguf-py, not the code under test
+    return FakeFile(data, size or len(data), header_end=data_start)
+
+
+def big_header_meta(writer: gguf.GGUFWriter) -> None:
+    """~600 kB of merges: a header longer than a 64 kB first range."""
+    writer.add_token_merges([f"m{i} x{i}" for i in range(30_000)])
+
+
+def hostile_gguf(kind: str) -> FakeFile:
+    """A header claiming a huge string: inside a 2 TB (virtual) file, or past the end of a small one."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, 1)
+    key = b"general.architecture"
+    entry = struct.pack("<Q", len(key)) + key + struct.pack("<IQ", 8, 1 << 40)
+    size = 1 << 41 if kind == "huge-string" else 4096
+    prefix = head + entry + b"x" * 64
+    return FakeFile(prefix, size, header_end=len(prefix))
+
+
+def gguf_repos() -> dict[str, FakeRepo]:
+    tiny = gguf_files("Tiny-Q8_0")
+    split = gguf_files("Tiny-UD-Q4_K_XL", split_max_tensors=8)
+    assert len(split) == 3
+    bogus = FakeFile(b"GGUF", 10**9)  # never to be read: the tests assert it is not requested
+    [(_, whole)] = tiny.items()
+    truncated = gguf_fake(whole)
+    truncated = FakeFile(
+        whole[: truncated.header_end + 100], truncated.header_end + 100, truncated.header_end
+    )
+    return {
+        "org/tiny-GGUF": FakeRepo(
+            {
+                "README.md": text_file("# GGUF\n"),
+                # served as a 40 GB file: only the header is ever asked for
+                "Tiny-Q8_0.gguf": gguf_fake(whole, 40 * 10**9),
+                **{name: gguf_fake(data) for name, data in split.items()},
+                "mmproj-Tiny-F16.gguf": bogus,
+                "imatrix_unsloth.gguf": bogus,
+            }
+        ),
+        "org/missing-part-GGUF": FakeRepo(
+            {name: gguf_fake(data) for name, data in split.items() if "-00002-" not in name}
+        ),
+        "org/ambiguous-GGUF": FakeRepo({"Tiny-Q4_K_M.gguf": bogus, "Tiny-UD-Q4_K_M.gguf": bogus}),
+        "org/big-header-GGUF": FakeRepo(
+            {"Big-Q8_0.gguf": gguf_fake(next(iter(gguf_files("Big-Q8_0", meta=big_header_meta).values())))}
+        ),
+        "org/gated-GGUF": FakeRepo({"Tiny-Q8_0.gguf": gguf_fake(whole)}, gated=True),
+        "bad/gguf-truncated": FakeRepo({"Tiny-Q8_0.gguf": truncated}),
+        "bad/gguf-huge-string": FakeRepo({"Evil-Q8_0.gguf": hostile_gguf("huge-string")}),
+        "bad/gguf-past-end": FakeRepo({"Evil-Q8_0.gguf": hostile_gguf("past-end")}),
+    }
+
+
 def build_repos() -> dict[str, FakeRepo]:
     readme = text_file("# a model\n")
     repos = {
@@ -257,10 +334,11 @@ def build_repos() -> dict[str, FakeRepo]:
         "org/gguf-only": FakeRepo(
             {
                 "README.md": readme,
-                "llama-Q4_K_M.gguf": FakeFile(b"GGUF", 4_000_000_000),
+                "llama-Q4_K_M.gguf": gguf_fake(next(iter(gguf_files("llama-Q4_K_M").values()))),
                 "llama-Q8_0.gguf": FakeFile(b"GGUF", 8_000_000_000),
             }
         ),
+        "org/projector-only": FakeRepo({"README.md": readme, "mmproj-F16.gguf": FakeFile(b"GGUF", 10**9)}),
         "org/gated": FakeRepo(
             {"config.json": json_file(LLAMA), "model.safetensors": safetensors_file(LLAMA_TENSORS)},
             gated=True,
@@ -281,6 +359,7 @@ def build_repos() -> dict[str, FakeRepo]:
         repos[f"bad/st-{kind}"] = FakeRepo(
             {"config.json": json_file(LLAMA), "model.safetensors": bad_header(kind)}
         )
+    repos |= gguf_repos()
     for repo_id, repo in repos.items():
         repo.commit = hashlib.sha1(repo_id.encode()).hexdigest()  # noqa: S324 -- a fake git commit id
     return repos
@@ -355,7 +434,9 @@ class Handler(BaseHTTPRequestHandler):
         )
         parts = [unquote(part) for part in urlsplit(self.path).path.strip("/").split("/")]
         if parts[:2] == ["api", "models"] and len(parts) >= 4:
-            self.model_info(parts[2] + "/" + parts[3], parts[5] if parts[4:5] == ["revision"] else "main")
+            blobs = [v.lower() for v in parse_qs(urlsplit(self.path).query).get("blobs", [])] == ["true"]
+            revision = parts[5] if parts[4:5] == ["revision"] else "main"
+            self.model_info(parts[2] + "/" + parts[3], revision, blobs=blobs)
         elif len(parts) >= 5 and parts[2] == "resolve":
             self.resolve(parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:]), head_only=head_only)
         else:
@@ -372,7 +453,7 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return repo
 
-    def model_info(self, repo_id: str, revision: str) -> None:
+    def model_info(self, repo_id: str, revision: str, *, blobs: bool = False) -> None:
         repo = self.find(repo_id, revision, head_only=False)
         if repo is None:
             return
@@ -396,7 +477,11 @@ class Handler(BaseHTTPRequestHandler):
             "gated": "manual" if repo.gated else False,
             "disabled": False,
             "tags": [],
-            "siblings": [{"rfilename": name} for name in repo.files],
+            # with ?blobs=True (files_metadata) the hub adds each file's size
+            "siblings": [
+                {"rfilename": name, **({"size": file.size} if blobs else {})}
+                for name, file in repo.files.items()
+            ],
         }
         if repo.hostile == "drip":  # a valid reply, one byte at a time, for as long as the client waits
             body = json.dumps(info).encode() + b" " * 10_000
@@ -432,6 +517,8 @@ class Handler(BaseHTTPRequestHandler):
             )
             return
         headers = {"X-Repo-Commit": repo.commit, "ETag": f'"{file.etag}"', "Accept-Ranges": "bytes"}
+        if filename.endswith(".gguf"):  # the hub names an LFS file's full size on every reply
+            headers["X-Linked-Size"] = str(file.size)
         wanted = self.headers.get("Range")
         if wanted is None:
             body = b"" if head_only else file.read(0, file.size - 1)
@@ -563,6 +650,9 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
 def assert_headers_only(hub: FakeHub) -> None:
     """No request ever asked for weight data: every safetensors GET is ranged, within the header."""
     for request in hub.log:
+        if request.path.endswith(".gguf"):
+            assert_gguf_header_only(hub, request)
+            continue
         if not request.path.endswith(".safetensors"):
             continue
         assert request.method == "GET", request
@@ -573,6 +663,22 @@ def assert_headers_only(hub: FakeHub) -> None:
         assert end_text, request
         assert int(end_text) + 1 - int(start_text) <= max(RANGE_FIRST_CHUNK, file.header_end), request
         assert int(end_text) < max(RANGE_FIRST_CHUNK, file.header_end), request
+
+
+def assert_gguf_header_only(hub: FakeHub, request: Request) -> None:
+    """A GGUF GET is ranged and ends within the first range or twice the header (the last doubling)."""
+    assert request.method == "GET", request
+    assert request.range is not None, f"unranged GET of {request.path}"
+    repo_id = "/".join(request.path.strip("/").split("/")[:2])
+    file = hub.repos[repo_id].files[request.path.split("/resolve/", 1)[1].split("/", 1)[1]]
+    assert file.header_end, f"{request.path} should never have been asked for"
+    _, _, end_text = request.range.removeprefix("bytes=").partition("-")
+    assert end_text, request
+    assert int(end_text) < max(hub_gguf.FIRST_RANGE, 2 * file.header_end), request
+
+
+def gguf_requests(hub: FakeHub, name: str) -> list[str]:
+    return [r.range or "" for r in hub.log if r.path.endswith("/" + name)]
 
 
 def input_error(call: Callable[[], object]) -> str:
@@ -678,13 +784,18 @@ def test_revision_is_passed_and_unknown_revision_is_an_error(hub: FakeHub) -> No
     assert message == "hf:org/llama: revision 'nope' not found in the repository"
 
 
-def test_gguf_only_repo_lists_the_files(hub: FakeHub) -> None:
-    message = input_error(lambda: load_hub_model("org/gguf-only"))
-    assert message.startswith(
-        "hf:org/gguf-only: no config.json, only GGUF files: llama-Q4_K_M.gguf, llama-Q8_0.gguf;"
+def test_gguf_only_repo_without_tag_takes_llama_cpp_default(hub: FakeHub) -> None:
+    """No tag: Q4_K_M first (llama.cpp's find_best_model), read from its header; no config.json asked."""
+    info = load_hub_model("org/gguf-only")
+    assert info.weights is not None
+    assert info.weights.files == ("llama-Q4_K_M.gguf",)
+    assert not any(r.path.endswith(("config.json", "llama-Q8_0.gguf")) for r in hub.log)
+
+    message = input_error(lambda: load_hub_model("org/projector-only"))
+    assert (
+        message
+        == "hf:org/projector-only: no config.json, and no GGUF model among its GGUF files (mmproj-F16.gguf)"
     )
-    assert "local files" in message
-    assert not any("/resolve/" in r.path for r in hub.log)  # nothing downloaded
 
 
 def test_gated_repo_needs_a_token_and_honours_hf_token(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -711,7 +822,9 @@ def test_repo_without_safetensors_gives_the_architecture_only(hub: FakeHub) -> N
 
     info = load_hub_model("org/config-and-gguf")
     assert info.weights is None
-    assert info.notes[0].endswith("; the repository has GGUF files (llama-Q4_0.gguf): pass a downloaded one")
+    assert info.notes[0].endswith(
+        "; the repository has GGUF files (llama-Q4_0.gguf): name one as org/config-and-gguf:TAG"
+    )
 
 
 def test_hub_outage_falls_back_to_the_cache(hub: FakeHub) -> None:
@@ -738,13 +851,31 @@ def test_hub_outage_falls_back_to_the_cache(hub: FakeHub) -> None:
 )
 def test_bad_ids_fail_before_any_request(hub: FakeHub, text: str) -> None:
     message = input_error(lambda: load_hub_model(text))
-    assert message == f"hf:{text}: not a Hugging Face model id (expected org/name)"
+    assert (
+        message
+        == f"hf:{text}: not a Hugging Face model id (expected org/name, org/name:TAG or org/name/file.gguf)"
+    )
     assert hub.log == []
 
 
-def test_a_gguf_path_on_the_hub_says_to_download_it(hub: FakeHub) -> None:
-    message = input_error(lambda: load_hub_model("org/gguf-only/llama-Q4_K_M.gguf"))
-    assert "hf download org/gguf-only llama-Q4_K_M.gguf" in message
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("org/tiny-GGUF:", "hf:org/tiny-GGUF:: not a GGUF tag:  (expected e.g. Q4_K_M or UD-Q4_K_XL)"),
+        (
+            "org/tiny-GGUF:Q4 K",
+            "hf:org/tiny-GGUF:Q4 K: not a GGUF tag: Q4 K (expected e.g. Q4_K_M or UD-Q4_K_XL)",
+        ),
+        ("org/tiny-GGUF/../x.gguf", "hf:org/tiny-GGUF: not a file path in a repository: ../x.gguf"),
+        ("org/tiny-GGUF//x.gguf", "hf:org/tiny-GGUF: not a file path in a repository: /x.gguf"),
+        (
+            "o--rg/x:Q4_K_M",
+            "hf:o--rg/x:Q4_K_M: not a Hugging Face model id (expected org/name, org/name:TAG or org/name/file.gguf)",
+        ),
+    ],
+)
+def test_bad_gguf_ids_fail_before_any_request(hub: FakeHub, text: str, message: str) -> None:
+    assert input_error(lambda: load_hub_model(text)) == message
     assert hub.log == []
 
 
@@ -886,3 +1017,216 @@ def test_guards_apply_only_inside_a_lookup(hub: FakeHub) -> None:
     load_hub_model("org/llama")
     response = get_session().get(f"{hub.endpoint}/api/models/evil/portal")
     assert response.status_code == 200 and "Wi-Fi" in response.text
+
+
+# -- GGUF repositories: llama.cpp's -hf ids, headers by growing ranges -----------------------------
+
+
+def local_copy(tmp_path: Path, stem: str, **options: Any) -> Path:
+    """The same GGUF bytes as the fake hub serves, as local files; the first part's path."""
+    folder = tmp_path / "local"
+    folder.mkdir(exist_ok=True)
+    for name, data in gguf_files(stem, **options).items():
+        (folder / name).write_bytes(data)
+    return folder / sorted(gguf_files(stem, **options))[0]
+
+
+def assert_same_model(remote: Any, local: Any) -> None:
+    """Everything a local copy gives, but where it came from."""
+    assert remote.arch == local.arch
+    assert remote.weights == local.weights
+    assert remote.name == local.name
+    assert remote.notes == local.notes
+    assert remote.weights is not None
+    assert remote.weights.layer_bytes and remote.weights.bytes_by_format
+
+
+def test_gguf_by_tag_equals_the_local_file(hub: FakeHub, tmp_path: Path) -> None:
+    steps: list[str] = []
+    info = load_hub_model("org/tiny-GGUF:Q8_0", progress=steps.append)
+
+    local = read_gguf(local_copy(tmp_path, "Tiny-Q8_0"))
+    assert_same_model(info, local)
+    assert info.weights is not None
+    assert info.weights.files == ("Tiny-Q8_0.gguf",)
+    assert info.weights.quant_id == "q8_0"
+    assert info.weights.bytes_by_format == local.weights.bytes_by_format  # type: ignore[union-attr]
+    assert info.id == "org/tiny-GGUF:Q8_0"
+    assert info.source == f"hf:org/tiny-GGUF@{hub.repos['org/tiny-GGUF'].commit}"
+    assert steps == ["repository files", "GGUF headers 0/1", "GGUF headers 1/1", "done"]
+    # the 40 GB file: one ranged GET of the first 2 MiB, no config.json, no HEAD
+    assert gguf_requests(hub, "Tiny-Q8_0.gguf") == [f"bytes=0-{hub_gguf.FIRST_RANGE - 1}"]
+    assert [r.path for r in hub.log if "/resolve/" in r.path] == [
+        f"/org/tiny-GGUF/resolve/{hub.repos['org/tiny-GGUF'].commit}/Tiny-Q8_0.gguf"
+    ]
+
+
+def test_gguf_by_path_case_insensitive(hub: FakeHub, tmp_path: Path) -> None:
+    by_path = load_hub_model("org/tiny-GGUF/tiny-q8_0.GGUF")
+    assert by_path.weights is not None
+    assert by_path.weights.files == ("Tiny-Q8_0.gguf",)
+    assert_same_model(by_path, read_gguf(local_copy(tmp_path, "Tiny-Q8_0")))
+
+
+def test_split_gguf_by_tag_reads_every_part(hub: FakeHub, tmp_path: Path) -> None:
+    steps: list[str] = []
+    info = load_hub_model("org/tiny-GGUF:ud-q4_k_xl", progress=steps.append)  # tags ignore case
+
+    names = [f"Tiny-UD-Q4_K_XL-0000{n}-of-00003.gguf" for n in (1, 2, 3)]
+    assert info.weights is not None
+    assert info.weights.files == tuple(names)
+    local = read_gguf(local_copy(tmp_path, "Tiny-UD-Q4_K_XL", split_max_tensors=8))
+    assert_same_model(info, local)
+    assert steps == ["repository files", *(f"GGUF headers {n}/3" for n in range(4)), "done"]
+    for name in names:
+        assert len(gguf_requests(hub, name)) == 1
+
+    # any part, named by path, gives the whole model
+    by_part = load_hub_model("org/tiny-GGUF/" + names[1])
+    assert by_part.weights == info.weights
+
+
+def test_gguf_tag_rule(hub: FakeHub) -> None:
+    # no tag: Q4_K_M (none here), then Q8_0; projectors and imatrix files are never candidates
+    assert load_hub_model("org/tiny-GGUF").weights.files == ("Tiny-Q8_0.gguf",)  # type: ignore[union-attr]
+
+    message = input_error(lambda: load_hub_model("org/tiny-GGUF:Q6_K"))
+    assert message == (
+        "hf:org/tiny-GGUF: no GGUF model file matches the tag Q6_K; GGUF models there: "
+        "Tiny-Q8_0.gguf, Tiny-UD-Q4_K_XL-00001-of-00003.gguf"
+    )
+    message = input_error(lambda: load_hub_model("org/tiny-GGUF:F16"))  # only the projector is F16
+    assert message.startswith("hf:org/tiny-GGUF: no GGUF model file matches the tag F16;")
+
+    message = input_error(lambda: load_hub_model("org/ambiguous-GGUF"))
+    assert message == (
+        "hf:org/ambiguous-GGUF: the default tag (Q4_K_M or Q8_0) matches 2 models: Tiny-Q4_K_M.gguf, "
+        "Tiny-UD-Q4_K_M.gguf; name one as org/ambiguous-GGUF/FILE (llama.cpp -hf would take the first)"
+    )
+    message = input_error(lambda: load_hub_model("org/ambiguous-GGUF:q4_k_m"))
+    assert "the tag q4_k_m matches 2 models" in message
+
+    message = input_error(lambda: load_hub_model("org/tiny-GGUF/nope.gguf"))
+    assert message.startswith("hf:org/tiny-GGUF: nope.gguf is not in the repository; GGUF models there: ")
+    # none of the bogus files (projector, imatrix, ambiguous candidates) was ever requested: see the
+    # fixture's assert_headers_only
+
+
+def test_a_long_gguf_header_grows_the_range(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_gguf, "FIRST_RANGE", 64 * 1024)
+    info = load_hub_model("org/big-header-GGUF:Q8_0")
+    assert info.weights is not None
+
+    file = hub.repos["org/big-header-GGUF"].files["Big-Q8_0.gguf"]
+    assert file.header_end > 8 * 64 * 1024  # the header is over 512 kB
+    ranges = gguf_requests(hub, "Big-Q8_0.gguf")
+    # each request asks only for new bytes, at least doubling what is at hand (more when the parse
+    # knows it needs more, e.g. a whole array of string lengths), never past the file's end
+    bounds = [tuple(int(x) for x in r.removeprefix("bytes=").split("-")) for r in ranges]
+    assert bounds[0] == (0, 64 * 1024 - 1)
+    for (_, end), (start, next_end) in itertools.pairwise(bounds):
+        assert start == end + 1
+        assert next_end + 1 >= 2 * (end + 1) or next_end + 1 == file.size
+    assert len(ranges) <= math.ceil(math.log2(file.header_end / (64 * 1024))) + 1
+    assert sum(end + 1 - start for start, end in bounds) < 2 * file.header_end
+
+
+def test_a_gguf_header_over_the_cap_is_refused(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_gguf, "FIRST_RANGE", 64 * 1024)
+    monkeypatch.setattr(hub_gguf, "MAX_HEADER", 256 * 1024)
+    message = input_error(lambda: load_hub_model("org/big-header-GGUF:Q8_0"))
+    assert message.startswith(
+        "hf:org/big-header-GGUF: Big-Q8_0.gguf: the GGUF header runs past 0.25 MiB (at least "
+    )
+    assert message.endswith("bytes), more than RigCheck reads from the hub")
+    last = gguf_requests(hub, "Big-Q8_0.gguf")[-1]
+    assert int(last.rsplit("-", 1)[1]) == 256 * 1024 - 1  # up to the cap, never past it
+
+    # a string of 1 TB inside a 2 TB file: refused at the cap, after one request
+    message = input_error(lambda: load_hub_model("bad/gguf-huge-string:Q8_0"))
+    assert "the GGUF header runs past" in message
+    assert len(gguf_requests(hub, "Evil-Q8_0.gguf")) == 1
+
+
+def test_a_truncated_or_hostile_gguf_header(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("bad/gguf-truncated:Q8_0"))
+    assert message.startswith("hf:bad/gguf-truncated: Tiny-Q8_0.gguf: truncated or corrupt: tensor ")
+    assert "past the end of the file" in message
+
+    message = input_error(lambda: load_hub_model("bad/gguf-past-end:Q8_0"))
+    assert message.startswith("hf:bad/gguf-past-end: Evil-Q8_0.gguf: truncated or corrupt: the value of ")
+
+
+def test_gated_gguf_repo(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    message = input_error(lambda: load_hub_model("org/gated-GGUF:Q8_0"))
+    assert message == "hf:org/gated-GGUF: gated: accept the licence on the model page and set HF_TOKEN"
+    monkeypatch.setenv("HF_TOKEN", GOOD_TOKEN)
+    assert load_hub_model("org/gated-GGUF:Q8_0").weights is not None
+    assert hub.log[-1].authorization == f"Bearer {GOOD_TOKEN}"
+
+
+def test_gguf_offline_and_unreachable(hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    load_hub_model("org/tiny-GGUF:Q8_0")
+    go_offline(monkeypatch)
+    mark = len(hub.log)
+    message = input_error(lambda: load_hub_model("org/tiny-GGUF:Q8_0"))
+    assert message == (
+        "hf:org/tiny-GGUF: offline (HF_HUB_OFFLINE is set): GGUF headers are read from the hub with ranged "
+        "requests, which huggingface_hub does not cache, so they cannot be read offline"
+    )
+    assert hub.requests_since(mark) == []
+
+    point_client_at(monkeypatch, f"http://127.0.0.1:{free_port()}", tmp_path / "hf")
+    close_session()
+    message = input_error(lambda: load_hub_model("org/tiny-GGUF/Tiny-Q8_0.gguf"))
+    assert message.startswith("hf:org/tiny-GGUF: cannot reach the hub (ConnectError")
+
+
+def test_gguf_cancel_and_missing_part(hub: FakeHub) -> None:
+    steps: list[str] = []
+    with pytest.raises(Cancelled):  # asked after each header: the other parts are never requested
+        load_hub_model(
+            "org/tiny-GGUF/Tiny-UD-Q4_K_XL-00001-of-00003.gguf",
+            progress=steps.append,
+            cancel=lambda: "GGUF headers 1/3" in steps,
+        )
+    assert steps[-1] == "GGUF headers 1/3"  # the second part was being read when cancel said stop
+    assert len(gguf_requests(hub, "Tiny-UD-Q4_K_XL-00001-of-00003.gguf")) == 1
+    assert gguf_requests(hub, "Tiny-UD-Q4_K_XL-00003-of-00003.gguf") == []
+
+    message = input_error(lambda: load_hub_model("org/missing-part-GGUF:UD-Q4_K_XL"))
+    assert message == (
+        "hf:org/missing-part-GGUF: split GGUF of 3 parts: Tiny-UD-Q4_K_XL-00002-of-00003.gguf "
+        "not in the repository"
+    )
+
+
+def test_cli_fit_and_estimate_take_gguf_ids(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI's MODEL reaches the hub for org/name:TAG and org/name/file.gguf (resolve_model)."""
+    import io
+
+    from rigcheck import cli
+
+    out = io.StringIO()
+    assert cli.main(["estimate", "org/tiny-GGUF:UD-Q4_K_XL", "--json"], out=out) == 0
+    estimate = json.loads(out.getvalue())
+    assert "org/tiny-GGUF:UD-Q4_K_XL" in json.dumps(estimate)
+    assert len(gguf_requests(hub, "Tiny-UD-Q4_K_XL-00003-of-00003.gguf")) == 1
+
+    out = io.StringIO()
+    assert cli.main(["estimate", "org/tiny-GGUF/Tiny-Q8_0.gguf"], out=out) == 0
+    assert len(gguf_requests(hub, "Tiny-Q8_0.gguf")) == 1
+
+    assert cli.main(["estimate", "org/tiny-GGUF:Q6_K"], out=io.StringIO()) == 2
+    assert "hf:org/tiny-GGUF: no GGUF model file matches the tag Q6_K" in capsys.readouterr().err
+
+    # a missing local path stays a missing file, never a hub look-up
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    mark = len(hub.log)
+    for text in ("models/x/y.gguf", "./a/b/c.gguf"):
+        assert cli.main(["estimate", text], out=io.StringIO()) == 2
+        assert f"{text}: no such file" in capsys.readouterr().err
+    assert hub.requests_since(mark) == []

@@ -337,12 +337,27 @@ class _Header:
     tensors: tuple[_Tensor, ...]
 
 
-class _Cursor:
-    """Bounded reads from a mapped GGUF file: every length is checked against the bytes left."""
+class NeedMoreBytesError(Exception):
+    """The header runs past the bytes at hand (a prefix of a remote file), not past the file's end.
 
-    def __init__(self, data: mmap.mmap, size: int, source: str) -> None:
+    ``upto`` is the byte offset the parse needed to reach; the caller fetches at least that much and
+    parses again. Never raised for a local file, where all its bytes are at hand.
+    """
+
+    def __init__(self, upto: int) -> None:
+        super().__init__(f"the header needs bytes up to {upto:,}")
+        self.upto = upto
+
+
+class _Cursor:
+    """Bounded reads from a GGUF file, mapped or a prefix of it: every length is checked against the
+    bytes left in the file (``size``, its real size); running past the bytes at hand (``len(data)``,
+    shorter than ``size`` only for a prefix fetched from the hub) is :class:`NeedMoreBytesError`."""
+
+    def __init__(self, data: mmap.mmap | bytes, size: int, source: str) -> None:
         self.data = data
         self.size = size
+        self.available = min(len(data), size)
         self.source = source
         self.pos = 0
         self.order = "<"
@@ -362,6 +377,8 @@ class _Cursor:
                 f"truncated or corrupt: {what} at byte {self.pos:,} needs {count:,} bytes, "
                 f"past the end of the file ({self.size:,} bytes)"
             )
+        if self.pos + count > self.available:
+            raise NeedMoreBytesError(self.pos + count)
 
     def unpack(self, fmt: str, what: str) -> Any:
         packer = self._structs.get(fmt)
@@ -416,18 +433,20 @@ class _Cursor:
                 self.value(_ARRAY, key, depth + 1)
             return _Array(item_type, length, None)
         # the hot loop of a large vocabulary: lengths only, nothing decoded
-        data, size, pos = self.data, self.size, self.pos
+        data, size, available, pos = self.data, self.size, self.available, self.pos
         read_length = struct.Struct(self.order + "Q").unpack_from
         for index in range(length):
-            if pos + 8 > size:
+            if pos + 8 > available:
                 self.pos = pos
                 self.need(8, f"item {index:,} of {key}")
             pos += 8 + read_length(data, pos)[0]
-            if pos > size:
-                self.pos = pos
-                raise self.fail(
-                    f"truncated or corrupt: item {index:,} of {key} runs past the end of the file"
-                )
+            if pos > available:
+                if pos > size:
+                    self.pos = pos
+                    raise self.fail(
+                        f"truncated or corrupt: item {index:,} of {key} runs past the end of the file"
+                    )
+                raise NeedMoreBytesError(pos)
         self.pos = pos
         return _Array(item_type, length, None)
 
@@ -452,9 +471,31 @@ def _read_gguf_header(path: Path) -> _Header:
         ) from error
 
 
+def parse_gguf_prefix(data: bytes, size: int, path: Path) -> _Header:
+    """The header of a GGUF file of ``size`` bytes from its first bytes ``data`` (a remote file's prefix).
+
+    The same checks as for a local file, against the real ``size``; raises :class:`NeedMoreBytesError`
+    when the header runs past ``data`` but not past ``size``, and :class:`InputError` (source
+    ``str(path)``) for anything wrong with the file.
+    """
+    source = str(path)
+    if size <= 0:
+        raise InputError(source, "empty file, not a GGUF model")
+    try:
+        return _parse_gguf(_Cursor(data, size, source), path)
+    except (InputError, NeedMoreBytesError):
+        raise
+    except (ValueError, IndexError, OverflowError, struct.error, MemoryError, RecursionError) as error:
+        raise InputError(
+            source, f"not a readable GGUF file ({type(error).__name__}: {_first_line(error)})"
+        ) from error
+
+
 def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
+    if cur.size >= 4 and cur.available < min(cur.size, 24):
+        raise NeedMoreBytesError(min(cur.size, 24))
     if cur.size < 4 or bytes(cur.data[:4]) != _GGUF_MAGIC:
         raise cur.fail(f"not a GGUF file (it starts with {bytes(cur.data[:4])!r}, not b'GGUF')")
     if cur.size < 24:

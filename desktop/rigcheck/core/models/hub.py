@@ -25,6 +25,14 @@ before a body is read, and again while it streams, so an oversized file is refus
 library writes anything to its cache. A reply to an API call that is not JSON (a captive portal's
 login page) counts as an unreachable hub; a redirect loop is one line too.
 
+GGUF models are named as llama.cpp names them, ``org/name:TAG`` or ``org/name/path/file.gguf`` (and
+``org/name`` alone for a repository of GGUF files only); :mod:`rigcheck.core.models.hub_gguf` says which
+file that is (llama.cpp's own rule) and reads its header, and each part's of a split model, with
+ranged GETs through the same guarded client: the first 2 MiB, doubled only while the header runs
+past the bytes at hand, at most 32 MiB. The file sizes come from the repository listing
+(``files_metadata=True``). The header is parsed by files.py's parser, so the ModelInfo is the one a
+local copy of the file gives (its source is ``hf:org/name@commit``).
+
 Offline (``HF_HUB_OFFLINE=1``) or with the hub unreachable, a cached ``config.json`` still gives the
 architecture; the weight headers are not cached by the library, so ``weights`` is then None and a
 note says why. Every failure is a one-line :class:`InputError` whose source is ``hf:<org/name>``.
@@ -38,14 +46,28 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
-from rigcheck.core.models.files import _first_line, _show, summarise_safetensors
+from rigcheck.core.models.files import (
+    _check_split,
+    _first_line,
+    _gguf_model,
+    _Header,
+    _show,
+    summarise_safetensors,
+)
 from rigcheck.core.models.files import _read_json_object as _read_local_json
+from rigcheck.core.models.hub_gguf import (
+    GgufRef,
+    is_model_file,
+    pick_gguf_files,
+    read_gguf_header,
+    split_gguf_id,
+)
 from rigcheck.core.models.spec import ArchConfig, ModelInfo, WeightsInfo
 
 if TYPE_CHECKING:
@@ -65,6 +87,8 @@ DEADLINE_S = 60.0
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 CONFIG_FILE = "config.json"
+#: the id forms load_hub_model takes, for messages and help texts
+ID_FORMS = "org/name, org/name:TAG or org/name/file.gguf"
 SAFETENSORS_FILE = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
 
@@ -89,14 +113,17 @@ def load_hub_model(
 ) -> ModelInfo:
     """The architecture and exact weight bytes of a hub model, from ``config.json`` and headers only.
 
-    ``progress(message)`` is called before each step ("config.json", "safetensors headers 2/5");
+    ``repo_id`` is ``org/name``, or a GGUF as llama.cpp's ``-hf`` names it: ``org/name:TAG`` or
+    ``org/name/path/file.gguf`` (see :mod:`rigcheck.core.models.hub_gguf`).
+    ``progress(message)`` is called before each step ("config.json", "safetensors headers 2/5",
+    "GGUF headers 1/3");
     ``cancel()`` is asked before each step and after each header, and :class:`Cancelled` is raised
     when it says so. Raises :class:`InputError` for a bad id, a missing or gated repository, an
     unknown revision, no network and no cache, or a malformed file. ``catalog`` (default: the
     shipped one) says which quant ids RigCheck knows, as for local folders.
     """
-    source = f"hf:{repo_id}"
-    _check_repo_id(repo_id)
+    ref = _check_repo_id(repo_id)
+    source = f"hf:{ref.repo}"
     if revision is not None and (not revision.strip() or revision != revision.strip()):
         raise InputError(source, f"invalid revision {revision!r}")
     step = _Steps(progress, cancel)
@@ -106,9 +133,13 @@ def load_hub_model(
 
     _install_guards()
     token = _BUDGET.set(_Budget(time.monotonic() + DEADLINE_S, MAX_RESPONSE_BYTES))
+    source_token = _SOURCE.set(source)
     try:
+        if ref.tag is not None or ref.file is not None:
+            return _load_gguf(HfApi(), ref, repo_id, revision, step, catalog=catalog)
         return _load(HfApi(), repo_id, revision, source, step, catalog=catalog)
     finally:
+        _SOURCE.reset(source_token)
         _BUDGET.reset(token)
 
 
@@ -118,6 +149,11 @@ def _load(
     step("repository files")
     listing, unreachable = _list_repo(api, repo_id, revision, source)
     if listing is not None and CONFIG_FILE not in listing.files:
+        if any(is_model_file(name) for name in listing.files):  # GGUF files only: llama.cpp's default tag
+            ref = GgufRef(repo_id)
+            return _gguf_from_listing(
+                api, ref, repo_id, listing, revision=revision, step=step, catalog=catalog
+            )
         raise _no_config(source, repo_id, listing.files)
 
     step(CONFIG_FILE)
@@ -152,6 +188,105 @@ def _load(
     )
 
 
+def _load_gguf(
+    api: HfApi, ref: GgufRef, repo_id: str, revision: str | None, step: _Steps, *, catalog: Catalog | None
+) -> ModelInfo:
+    """A GGUF model named by tag or path: it needs the hub (ranged reads are not cached)."""
+    source = f"hf:{ref.repo}"
+    step("repository files")
+    listing, unreachable = _list_repo(api, ref.repo, revision, source)
+    if listing is None:
+        raise InputError(
+            source,
+            f"{unreachable}: GGUF headers are read from the hub with ranged requests, which "
+            "huggingface_hub does not cache, so they cannot be read offline",
+        )
+    return _gguf_from_listing(api, ref, repo_id, listing, revision=revision, step=step, catalog=catalog)
+
+
+def _gguf_from_listing(
+    api: HfApi,
+    ref: GgufRef,
+    repo_id: str,
+    listing: _Listing,
+    *,
+    revision: str | None,
+    step: _Steps,
+    catalog: Catalog | None,
+) -> ModelInfo:
+    source = f"hf:{ref.repo}"
+    names = pick_gguf_files(ref, listing.files)
+    commit = listing.commit or revision
+    url_of = functools.partial(_file_url, api, ref.repo, revision=commit)
+    headers: list[_Header] = []
+    step(f"GGUF headers 0/{len(names)}")
+    for name in names:
+        size = listing.sizes.get(name)
+        if size is None:
+            size = _remote_size(url_of(name), name, revision)
+        headers.append(
+            read_gguf_header(
+                name,
+                size,
+                functools.partial(_get_range, url_of(name), name, revision),
+                source=source,
+            )
+        )
+        step(f"GGUF headers {len(headers)}/{len(names)}")
+    parts = [Path(name) for name in names]
+    catalog = catalog if catalog is not None else load_catalog()
+    try:
+        _check_split(parts, headers)
+        info = _gguf_model(parts, headers, catalog)
+    except InputError as error:
+        shown = error.source if error.source != str(parts[0]) else names[0]
+        raise InputError(source, f"{_show(shown, 160)}: {error.problem}") from error
+    step("done")
+    # The numbers are the local file's; where they came from is the hub. Not "file": a run command
+    # must not offer "-m hf:org/name@commit" as a path.
+    return replace(info, id=repo_id, source_kind="config", source=f"{source}@{commit or 'main'}")
+
+
+def _file_url(api: HfApi, repo_id: str, filename: str, *, revision: str | None) -> str:
+    from huggingface_hub import hf_hub_url
+
+    return hf_hub_url(repo_id, filename, revision=revision, endpoint=api.endpoint)
+
+
+def _get_range(url: str, name: str, revision: str | None, start: int, end: int) -> bytes:
+    """Bytes ``start..end`` (inclusive) of a file, through the library's (guarded) client."""
+    from huggingface_hub import get_session
+    from huggingface_hub.utils._headers import build_hf_headers
+    from huggingface_hub.utils._http import hf_raise_for_status
+
+    try:
+        response = get_session().get(
+            url, headers={**build_hf_headers(), "range": f"bytes={start}-{end}"}, timeout=TIMEOUT_S
+        )
+        hf_raise_for_status(response)
+    except Exception as error:  # classified; anything unexpected is re-raised
+        raise InputError(_SOURCE.get(), _classify(error, name, revision).message) from error
+    if response.status_code != 206:
+        status = response.status_code
+        raise InputError(
+            _SOURCE.get(), f"the hub ignored the byte range asked for {_show(name, 160)} (HTTP {status})"
+        )
+    return bytes(response.content)
+
+
+def _remote_size(url: str, name: str, revision: str | None) -> int:
+    """A file's size when the listing does not say: huggingface_hub's HEAD (get_hf_file_metadata)."""
+    from huggingface_hub import get_hf_file_metadata
+
+    try:
+        size = get_hf_file_metadata(url, timeout=TIMEOUT_S).size
+    except Exception as error:  # classified; anything unexpected is re-raised
+        raise InputError(_SOURCE.get(), _classify(error, name, revision).message) from error
+    if size is None:
+        raise InputError(_SOURCE.get(), f"the hub does not say how large {_show(name, 160)} is")
+    return size
+
+
 # -- steps, ids ----------------------------------------------------------------------------------
 
 
@@ -167,24 +302,20 @@ class _Steps:
             self._progress(message)
 
 
-def _check_repo_id(repo_id: str) -> None:
+def _check_repo_id(repo_id: str) -> GgufRef:
+    """The repository, and the GGUF tag or file, an id names; an :class:`InputError` for a bad one."""
     source = f"hf:{repo_id}"
-    parts = repo_id.split("/")
-    if len(parts) > 2 and parts[-1].lower().endswith(".gguf"):
-        repo, file = "/".join(parts[:2]), "/".join(parts[2:])
-        raise InputError(
-            source,
-            f"RigCheck reads GGUF headers from local files: download it (hf download {repo} {file}) "
-            "and pass its path",
-        )
+    ref = split_gguf_id(repo_id) or GgufRef(repo_id)
+    parts = ref.repo.split("/")
     if (
         len(parts) != 2
         or not all(_ID_PART.fullmatch(part) for part in parts)
-        or "--" in repo_id
-        or ".." in repo_id
-        or repo_id.endswith(".git")
+        or "--" in ref.repo
+        or ".." in ref.repo
+        or ref.repo.endswith(".git")
     ):
-        raise InputError(source, "not a Hugging Face model id (expected org/name)")
+        raise InputError(source, f"not a Hugging Face model id (expected {ID_FORMS})")
+    return ref
 
 
 # -- hub requests --------------------------------------------------------------------------------
@@ -194,19 +325,23 @@ def _check_repo_id(repo_id: str) -> None:
 class _Listing:
     commit: str | None
     files: frozenset[str]
+    #: bytes of each file, where the listing says (``files_metadata=True``)
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
 
 def _list_repo(api: HfApi, repo_id: str, revision: str | None, source: str) -> tuple[_Listing | None, str]:
     """The repository's files and commit; (None, why) when offline or the hub cannot be reached."""
     try:
-        info = api.model_info(repo_id, revision=revision, timeout=TIMEOUT_S)
+        info = api.model_info(repo_id, revision=revision, timeout=TIMEOUT_S, files_metadata=True)
     except Exception as error:  # classified; anything unexpected is re-raised
         failure = _classify(error, "repository files", revision)
         if failure.kind in ("offline", "unreachable"):
             return None, failure.message
         raise InputError(source, failure.message) from error
-    files = frozenset(sibling.rfilename for sibling in info.siblings or ())
-    return _Listing(commit=info.sha, files=files), ""
+    siblings = info.siblings or ()
+    files = frozenset(sibling.rfilename for sibling in siblings)
+    sizes = {s.rfilename: s.size for s in siblings if isinstance(s.size, int) and s.size >= 0}
+    return _Listing(commit=info.sha, files=files, sizes=sizes), ""
 
 
 def _download(repo_id: str, filename: str, revision: str | None, source: str, *, local_only: str) -> Path:
@@ -245,7 +380,7 @@ def _weight_files(
         index_path = _download(repo_id, SAFETENSORS_INDEX, revision, source, local_only="")
         return _index_shards(_read_json_object(index_path, SAFETENSORS_INDEX, source), listing, source), ""
     ggufs = sorted(name for name in listing.files if name.lower().endswith(".gguf"))
-    also = f"; the repository has GGUF files ({_listed(ggufs)}): pass a downloaded one" if ggufs else ""
+    also = f"; the repository has GGUF files ({_listed(ggufs)}): name one as {repo_id}:TAG" if ggufs else ""
     return [], f"no model.safetensors or model.safetensors.index.json: weight sizes not read{also}"
 
 
@@ -385,11 +520,7 @@ def _no_config(source: str, repo_id: str, files: Iterable[str]) -> InputError:
     ggufs = sorted(name for name in files if name.lower().endswith(".gguf"))
     if not ggufs:
         return InputError(source, "no config.json in the repository (and no GGUF files)")
-    return InputError(
-        source,
-        f"no config.json, only GGUF files: {_listed(ggufs)}; RigCheck reads GGUF headers from local files: "
-        f"download one (hf download {repo_id} {ggufs[0]}) and pass its path",
-    )
+    return InputError(source, f"no config.json, and no GGUF model among its GGUF files ({_listed(ggufs)})")
 
 
 def _listed(names: list[str]) -> str:
@@ -471,6 +602,8 @@ class _Budget:
 #: the budget of the look-up running in this context (None outside load_hub_model)
 _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("rigcheck_hub_budget", default=None)
 _GUARDED = False
+#: "hf:org/name" of the look-up running in this context, for errors raised deep in a request
+_SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("rigcheck_hub_source", default="hf:?")
 
 
 class _RefusedError(Exception):
@@ -524,7 +657,9 @@ def _on_response(response: Any) -> None:
     budget = _BUDGET.get()
     if budget is None:
         return
-    for header in ("content-length", "x-linked-size"):
+    # X-Linked-Size is the whole file's size: what a ranged GET gets is its Content-Length
+    ranged = "range" in response.request.headers
+    for header in ("content-length",) if ranged else ("content-length", "x-linked-size"):
         announced = response.headers.get(header)
         if announced is not None and announced.strip().isdigit() and int(announced) > budget.max_bytes:
             response.close()

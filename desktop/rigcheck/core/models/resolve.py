@@ -1,7 +1,8 @@
 """Turn what the user typed (a path, a catalog id, a Hugging Face id) into a ModelInfo.
 
 Order: an existing path (a .gguf file, a config.json, or a model folder); a catalog id; a Hugging Face
-id ``org/name``. Anything else is a one-line error saying what was tried.
+id ``org/name``, ``org/name:TAG`` or ``org/name/path/file.gguf`` (llama.cpp's ``-hf`` forms for GGUF
+files on the hub). Anything else is a one-line error saying what was tried.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ModelInfo
 
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?::[\w.+-]+)?")
+#: a file in a hub repository, e.g. unsloth/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf
+_HUB_FILE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+/[^\\:]+\.gguf", re.IGNORECASE)
 
 
 def from_catalog(spec: ModelSpec) -> ModelInfo:
@@ -77,12 +80,25 @@ def resolve_model(
     spec = catalog.model(text.lower())
     if spec is not None:
         return from_catalog(spec)
-    if path.suffix.lower() in (".gguf", ".json", ".safetensors"):
+    hub_file = _HUB_FILE.fullmatch(text) is not None and not _looks_local(text)
+    if path.suffix.lower() in (".gguf", ".json", ".safetensors") and not hub_file:
         raise InputError(text, "no such file")
-    if _HUB_ID.fullmatch(text):
+    if _HUB_ID.fullmatch(text) or hub_file:
         from rigcheck.core.models.hub import load_hub_model
 
         return load_hub_model(text, progress=progress, cancel=cancel)
     close = [m.id for m in catalog.search_models(text)][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck models'"
-    raise InputError(text, f"not a file, a catalog model id, or a Hugging Face id (org/name){hint}")
+    raise InputError(
+        text, f"not a file, a catalog model id, or a Hugging Face id (org/name or org/name:TAG){hint}"
+    )
+
+
+def _looks_local(text: str) -> bool:
+    """A missing ``a/b/c.gguf`` is a local path (a typo) when it starts like one or its folder exists."""
+    if text.startswith(("/", ".", "~")):
+        return True
+    try:
+        return Path(text.split("/", 1)[0]).is_dir()
+    except OSError:
+        return False

@@ -497,11 +497,15 @@ class ModelsPage(QWidget):
         hub_heading.setFont(bold)
 
         self.hub_id = QLineEdit()
-        self.hub_id.setPlaceholderText(tr("org/name, e.g. Qwen/Qwen3-8B"))
+        self.hub_id.setPlaceholderText(tr("org/name or org/name:TAG, e.g. Qwen/Qwen3-8B"))
         self.hub_id.setClearButtonEnabled(True)
         self.hub_id.setAccessibleName(tr("Hugging Face model id"))
         self.hub_id.setToolTip(
-            tr("Reads config.json and the safetensors headers only: no weights are downloaded")
+            tr(
+                "Reads config.json and the safetensors headers only, or a GGUF file's header "
+                "(org/name:TAG as llama.cpp -hf, e.g. unsloth/Qwen3-30B-A3B-GGUF:UD-Q4_K_XL, or "
+                "org/name/file.gguf): no weights are downloaded"
+            )
         )
         self.hub_id.returnPressed.connect(self.start_lookup)
         hub_label = QLabel(tr("Hugging Face &id:"))
