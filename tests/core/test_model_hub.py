@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import shlex
 import socket
 import struct
 import tempfile
@@ -1230,3 +1231,32 @@ def test_cli_fit_and_estimate_take_gguf_ids(
         assert cli.main(["estimate", text], out=io.StringIO()) == 2
         assert f"{text}: no such file" in capsys.readouterr().err
     assert hub.requests_since(mark) == []
+
+
+def test_run_it_names_the_hub_file_not_a_placeholder(hub: FakeHub) -> None:
+    """A GGUF model read from the hub is run from the hub: llama.cpp's -hf with the same id (it picks the
+    same file by the same rule), or --hf-repo/--hf-file for a named file (a split model by its first part);
+    Ollama takes hf.co/org/name:TAG, or the named file once downloaded."""
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.estimate.commands import commands_for
+    from rigcheck.core.estimate.recommend import recommend
+    from rigcheck.core.machine import load_machine
+
+    catalog = load_catalog(use_overlay=False)
+    machine = load_machine(Path(__file__).parent.parent / "fixtures" / "machines" / "rtx4090-64gb.json")
+
+    def commands(model_id: str) -> dict[str, str]:
+        rec = recommend(load_hub_model(model_id), machine, "inference", catalog)
+        return dict(commands_for(rec, machine, catalog).commands)
+
+    tagged = commands("org/tiny-GGUF:UD-Q4_K_XL")
+    assert shlex.split(tagged["llama.cpp"])[1:3] == ["-hf", "org/tiny-GGUF:UD-Q4_K_XL"]
+    assert shlex.split(tagged["ollama"])[2] == "hf.co/org/tiny-GGUF:UD-Q4_K_XL"
+    plain = commands("org/tiny-GGUF")
+    assert shlex.split(plain["llama.cpp"])[1:3] == ["-hf", "org/tiny-GGUF"]
+    named = commands("org/tiny-GGUF/Tiny-UD-Q4_K_XL-00002-of-00003.gguf")
+    args = shlex.split(named["llama.cpp"])
+    assert args[1:5] == ["--hf-repo", "org/tiny-GGUF", "--hf-file", "Tiny-UD-Q4_K_XL-00001-of-00003.gguf"]
+    assert shlex.split(named["ollama"])[2] == "./Tiny-UD-Q4_K_XL-00001-of-00003.gguf"
+    for found in (tagged, plain, named):
+        assert "hf:" not in found["llama.cpp"] and "./org/" not in found["llama.cpp"]

@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rigcheck.core.catalog import Catalog
+from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.models.hub_gguf import split_gguf_id
+from rigcheck.core.models.spec import ModelInfo
 
 #: vLLM's default share of each GPU's memory (--gpu-memory-utilization, fit.VLLM_GPU_UTILIZATION)
 VLLM_UTILIZATION = 0.9
@@ -55,6 +58,9 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
     model = rung.result.estimate.model
     if model.weights is not None and model.source_kind == "file":
         return f"-m {_q(model.source)}", model.source
+    hub = _hub_gguf(model)
+    if hub is not None:
+        return hub
     spec = catalog.model(model.id)
     tag = display_quant(rung.quant).split()[0]
     quant = rung.result.estimate.quant
@@ -72,6 +78,34 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
         return f"-hf {_q(ref)}", f"hf.co/{ref}"
     path = f"./{model.id}-{tag or 'model'}.gguf"
     return f"-m {_q(path)}", path
+
+
+def _hub_gguf(model: ModelInfo) -> tuple[str, str] | None:
+    """The llama.cpp flag and Ollama source for a GGUF model read from the hub (``org/name:TAG``,
+    ``org/name`` or ``org/name/path/file.gguf``, as hub_gguf reads them): llama.cpp picks the same file
+    from the same id by the same rule (``-hf``), or is given the file (``--hf-repo``/``--hf-file``);
+    Ollama's ``hf.co/org/name:TAG`` takes a tag, so a named file is given to it as the downloaded file."""
+    weights = model.weights
+    if not model.source.startswith("hf:") or weights is None or not weights.files:
+        return None
+    if not all(name.lower().endswith(".gguf") for name in weights.files):
+        return None
+    try:
+        ref = split_gguf_id(model.id)
+    except InputError:
+        return None
+    if ref is None:  # a repository of GGUF files only, by llama.cpp's default tag
+        return f"-hf {_q(model.id)}", f"hf.co/{model.id}"
+    if ref.tag is not None:
+        text = f"{ref.repo}:{ref.tag}"
+        return f"-hf {_q(text)}", f"hf.co/{text}"
+    # a split model is named by its first part (llama.cpp fetches the others); the parts' names are
+    # file names, in the folder of the file given
+    file = ref.file or weights.files[0]
+    if len(weights.files) > 1:
+        folder = str(Path(file).parent)
+        file = weights.files[0] if folder in ("", ".") else f"{folder}/{weights.files[0]}"
+    return f"--hf-repo {_q(ref.repo)} --hf-file {_q(file)}", f"./{Path(file).name}"
 
 
 def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
