@@ -1185,15 +1185,15 @@ def test_gguf_offline_and_unreachable(hub: FakeHub, monkeypatch: pytest.MonkeyPa
 
 def test_gguf_cancel_and_missing_part(hub: FakeHub) -> None:
     steps: list[str] = []
-    with pytest.raises(Cancelled):  # asked after each header: the other parts are never requested
+    with pytest.raises(Cancelled):  # asked after each header: the look-up stops there
         load_hub_model(
             "org/tiny-GGUF/Tiny-UD-Q4_K_XL-00001-of-00003.gguf",
             progress=steps.append,
             cancel=lambda: "GGUF headers 1/3" in steps,
         )
-    assert steps[-1] == "GGUF headers 1/3"  # the second part was being read when cancel said stop
-    assert len(gguf_requests(hub, "Tiny-UD-Q4_K_XL-00001-of-00003.gguf")) == 1
-    assert gguf_requests(hub, "Tiny-UD-Q4_K_XL-00003-of-00003.gguf") == []
+    assert steps[-1] == "GGUF headers 1/3"  # the other parts were in flight when cancel said stop
+    for n in (1, 2, 3):  # the parts are read side by side, each with one ranged request at most
+        assert len(gguf_requests(hub, f"Tiny-UD-Q4_K_XL-0000{n}-of-00003.gguf")) <= 1
 
     message = input_error(lambda: load_hub_model("org/missing-part-GGUF:UD-Q4_K_XL"))
     assert message == (

@@ -218,21 +218,30 @@ def _gguf_from_listing(
     names = pick_gguf_files(ref, listing.files)
     commit = listing.commit or revision
     url_of = functools.partial(_file_url, api, ref.repo, revision=commit)
-    headers: list[_Header] = []
-    step(f"GGUF headers 0/{len(names)}")
-    for name in names:
+
+    def header(name: str) -> _Header:
         size = listing.sizes.get(name)
         if size is None:
             size = _remote_size(url_of(name), name, revision)
-        headers.append(
-            read_gguf_header(
-                name,
-                size,
-                functools.partial(_get_range, url_of(name), name, revision),
-                source=source,
-            )
+        return read_gguf_header(
+            name, size, functools.partial(_get_range, url_of(name), name, revision), source=source
         )
-        step(f"GGUF headers {len(headers)}/{len(names)}")
+
+    # A split model's parts are read a few at a time, as safetensors shards are (_fetch_headers): a
+    # 13-part model is one round trip's wait, not thirteen, within the look-up's one deadline.
+    total = len(names)
+    step(f"GGUF headers 0/{total}")
+    read: dict[str, _Header] = {}
+    pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, total), thread_name_prefix="rigcheck-hub")
+    try:
+        futures = {pool.submit(contextvars.copy_context().run, header, name): name for name in names}
+        for future in as_completed(futures):
+            read[futures[future]] = future.result()  # an InputError of its own, source hf:org/name
+            step(f"GGUF headers {len(read)}/{total}")
+    finally:
+        # on an error or a cancel, don't wait for the other parts (each request is bounded by TIMEOUT_S)
+        pool.shutdown(wait=False, cancel_futures=True)
+    headers = [read[name] for name in names]
     parts = [Path(name) for name in names]
     catalog = catalog if catalog is not None else load_catalog()
     try:
