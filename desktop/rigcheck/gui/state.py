@@ -18,7 +18,6 @@ from rigcheck.core.models.spec import ModelInfo
 #: the llama.cpp GPU backends a user may choose (core.catalog.Backend, less the CPU and engine rows), and
 #: their names as llama.cpp writes them
 BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "sycl": "SYCL"}
-BACKENDS = tuple(BACKEND_NAMES)
 
 
 class AppState(QObject):
@@ -67,7 +66,7 @@ class AppState(QObject):
         """The llama.cpp backend the speed estimates on Overview, Models and Fit assume, as
         ``rigcheck fit --backend`` takes it; None: each GPU vendor's usual one."""
         value = str(self.settings.value("estimate/backend", "") or "").lower()
-        return value if value in BACKENDS else None  # type: ignore[return-value]
+        return value if value in BACKEND_NAMES else None  # type: ignore[return-value]
 
     def set_backend(self, backend: str | None) -> None:
         if (backend or None) == self.backend:

@@ -566,6 +566,8 @@ def _inference_speed(
     mature = speed.maturity(catalog, est.engine, arch.model_type)
     # each used GPU's class × backend factors, looked up once for decode and prefill
     factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], est.backend) for i in used}
+    # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)
+    scalar_bf16 = {i: _bf16_on_scalar_shaders(est, gpus[i], machine) for i in used}
     seconds = 0.0
     bound: Bound = "memory_bandwidth"
     gpu_seconds = 0.0
@@ -592,7 +594,7 @@ def _inference_speed(
             specs[i],
             factor,
             sum(expert_read[cpu_expert:n_gpu_layers]) * share,
-            fp32=_bf16_on_scalar_shaders(est, gpus[i], machine) is True,
+            fp32=scalar_bf16[i] is True,
         )
         tiled_bound = False
         if tiled is not None:
@@ -702,7 +704,6 @@ def _inference_speed(
             max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
         )
         power_bound: dict[str, list[int]] = {}
-        scalar_bf16 = {i: _bf16_on_scalar_shaders(est, gpus[i], machine) for i in used}
         for i in used:
             factor = factors[i]
             # the power limit the driver enforces (a what-if GPU carries its catalog board power)

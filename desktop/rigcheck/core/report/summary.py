@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rigcheck.core.machine import GPU, Machine, Memory
-from rigcheck.core.unified import unified_share
+from rigcheck.core.unified import Share, unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
 _LABEL = 10
@@ -13,13 +13,12 @@ def _line(label: str, text: str) -> str:
     return f"{label:<{_LABEL}}{text}"
 
 
-def describe_gpu(gpu: GPU, ram_total: int | None = None) -> str:
+def describe_gpu(gpu: GPU, ram_total: int | None = None, share: Share | None = None) -> str:
     """One line: name, memory, architecture, power, link; unknowns said as such. A unified GPU whose size
-    the probe could not read gets its platform's rule on ``ram_total`` (core/unified.py), the figure the
-    estimates use, marked as a rule."""
+    the probe could not read gets ``share``, its platform's rule on ``ram_total`` (core/unified.py), the
+    figure the estimates use, marked as a rule."""
     parts = [gpu.name]
-    share = unified_share(gpu, ram_total) if ram_total else None
-    if share is not None:
+    if share is not None and ram_total:
         rule = " (by rule)" if share.by_rule else ""
         parts.append(f"{fmt_bytes(share.bytes)} of {fmt_bytes(ram_total)} unified memory for the GPU{rule}")
     elif gpu.unified_memory:
@@ -87,8 +86,9 @@ def summarise(machine: Machine) -> str:
     if machine.gpus:
         for gpu in machine.gpus:
             ram = machine.memory.total_bytes
-            lines.append(_line(f"GPU {gpu.index if gpu.index is not None else '?'}", describe_gpu(gpu, ram)))
             share = unified_share(gpu, ram, name="how") if ram else None
+            label = f"GPU {gpu.index if gpu.index is not None else '?'}"
+            lines.append(_line(label, describe_gpu(gpu, ram, share)))
             if share is not None:
                 lines.append(_line("", share.reason))
     else:

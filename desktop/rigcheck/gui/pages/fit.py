@@ -89,7 +89,7 @@ OFFLOADS = (
 ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
 #: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
 #: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
-BACKENDS = (("", "Automatic"), *BACKEND_NAMES.items())
+BACKEND_CHOICES = (("", "Automatic"), *BACKEND_NAMES.items())
 CATEGORY_COLOURS = {
     "weights": "#4f7fd9",
     "kv_cache": "#3aa889",
@@ -262,7 +262,9 @@ class FitPage(QWidget):
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
         # which llama.cpp backend sets the speed factors (a Strix Halo runs ROCm or Vulkan; NVIDIA and Intel
         # cards Vulkan too); only llama.cpp has them
-        self.backend = self._combo(tr("GPU backend"), [(b, name if b else tr(name)) for b, name in BACKENDS])
+        self.backend = self._combo(
+            tr("GPU backend"), [(b, name if b else tr(name)) for b, name in BACKEND_CHOICES]
+        )
         self.backend.setToolTip(
             tr("The llama.cpp backend the speed estimate assumes (Automatic: each GPU vendor's usual one)")
         )
