@@ -135,6 +135,12 @@ class ModelSpec:
     #: the exact published count, e.g. the hub's safetensors total
     params_exact: int | None = None
     gguf_repos: tuple[str, ...] = ()
+    #: MLX conversions a user can run with ``mlx_lm.generate --model REPO`` (e.g. mlx-community/…)
+    mlx_repos: tuple[str, ...] = ()
+    #: the names Ollama publishes this model under in its library, e.g. ("gpt-oss:120b",)
+    ollama: tuple[str, ...] = ()
+    #: the release date, ISO "YYYY-MM-DD" (the model card's or the hub repository's first commit)
+    released: str | None = None
     #: the weight format the checkpoint is released in, a quant id ("mxfp4", "fp8-e4m3", "bf16"); when
     #: absent, read from the config (quantization_config.quant_method, else torch_dtype)
     native_format: str | None = None
