@@ -28,8 +28,18 @@ DATA = Path(__file__).resolve().parent / "data" / "training.csv"
 
 METHODS = frozenset({"full", "lora", "qlora", "offload"})
 FRAMEWORKS = frozenset(
-    {"transformers", "transformers+peft", "unsloth", "torchtune", "axolotl", "llama-factory", "litgpt", "deepspeed",
-     "megatrain", "ms-swift"}
+    {
+        "transformers",
+        "transformers+peft",
+        "unsloth",
+        "torchtune",
+        "axolotl",
+        "llama-factory",
+        "litgpt",
+        "deepspeed",
+        "megatrain",
+        "ms-swift",
+    }
 )
 CHECKPOINTING = frozenset({"none", "selective", "full", "offloaded", "block-4"})
 #: metric -> the units a row may give it in, and the factor to the base unit (bytes, tokens/s, TFLOPS, tokens)
@@ -42,7 +52,18 @@ UNITS: dict[str, dict[str, float]] = {
 }
 MEMORY_KINDS = frozenset({"allocator", "device capacity", "not stated", ""})
 OUTCOMES = frozenset({"fits", "oom"})
-REQUIRED = ("id", "method", "framework", "model", "gpu", "metric", "outcome", "source_url", "locator", "verbatim")
+REQUIRED = (
+    "id",
+    "method",
+    "framework",
+    "model",
+    "gpu",
+    "metric",
+    "outcome",
+    "source_url",
+    "locator",
+    "verbatim",
+)
 
 Split = Literal["fit", "holdout"]
 
@@ -135,12 +156,16 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> TrainingMeasurement:
         ("memory_kind", MEMORY_KINDS),
     ):
         if cell[name] not in allowed:
-            raise _fail(path, line, row_id, f"unknown {name} '{cell[name]}' (one of {', '.join(sorted(allowed))})")
+            raise _fail(
+                path, line, row_id, f"unknown {name} '{cell[name]}' (one of {', '.join(sorted(allowed))})"
+            )
     metric = cell["metric"]
     if metric not in UNITS:
         raise _fail(path, line, row_id, f"unknown metric '{metric}' (one of {', '.join(sorted(UNITS))})")
     if not cell["source_url"].startswith("https://"):
-        raise _fail(path, line, row_id, f"source_url '{cell['source_url']}' is not an https address a reader can open")
+        raise _fail(
+            path, line, row_id, f"source_url '{cell['source_url']}' is not an https address a reader can open"
+        )
     value: float | None = None
     if cell["outcome"] == "oom":
         if cell["value"]:

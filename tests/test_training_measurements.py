@@ -75,7 +75,9 @@ def test_the_held_out_quarter_is_deterministic_and_about_a_quarter() -> None:
     held = [r.id for r in ROWS if r.split == "holdout"]
     assert 0.15 <= len(held) / len(ROWS) <= 0.35
     assert held == [r.id for r in T.load() if r.split == "holdout"]
-    assert any(r.method == m and r.split == "holdout" for m in ("lora", "qlora", "offload", "full") for r in ROWS)
+    assert any(
+        r.method == m and r.split == "holdout" for m in ("lora", "qlora", "offload", "full") for r in ROWS
+    )
 
 
 def _write(tmp_path: Path, change: dict[str, str]) -> Path:

@@ -14,6 +14,8 @@ from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.training import Setup, TrainingMemory, max_context, training_memory, with_paged
+from rigcheck.core.estimate.training_profiles import OPTIMIZERS, PROFILES
 from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
@@ -22,7 +24,7 @@ Workload = Literal["inference", "lora", "qlora", "full"]
 #: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
 #: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py)
 Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
-Checkpointing = Literal["none", "selective", "full"]
+Checkpointing = Literal["none", "selective", "full", "offloaded"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
 
 GIB = 1024**3
@@ -71,12 +73,26 @@ class Request:
     #: On by default: llama.cpp's default is ``-fa auto`` (llama_context_default_params:
     #: flash_attn_type = LLAMA_FLASH_ATTN_TYPE_AUTO), which enables it where the backend supports it
     flash_attention: bool = True
-    lora_rank: int = 16
-    #: LoRA target modules; all linear projections by default, as QLoRA recommends
-    lora_targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
-    checkpointing: Checkpointing = "full"
+    #: None = the framework's default (16 for the generic estimate)
+    lora_rank: int | None = None
+    #: LoRA target modules; None = the framework's (all linear projections for the generic estimate, as
+    #: QLoRA recommends)
+    lora_targets: tuple[str, ...] | None = None
+    #: None = the framework's default ("full" for the generic estimate)
+    checkpointing: Checkpointing | None = None
     #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
     backend: Backend | None = None
+    #: training: the fine-tuning stack (training_profiles.PROFILES). None keeps the generic estimate above
+    #: (mixed-precision AdamW, one fp32 logits copy); a framework uses its own defaults for every field
+    #: below left at None, and lora_rank/lora_targets/checkpointing given here override them
+    framework: str | None = None
+    optimizer: str | None = None
+    precision: Literal["bf16", "fp16", "fp32"] = "bf16"
+    attention: Literal["flash", "eager"] = "flash"
+    #: data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3)
+    gpus: int = 1
+    #: FSDP CPU offload / ZeRO-3 offload of parameters, gradients and optimizer states
+    offload_states: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,14 @@ class MemoryEstimate:
     layer_expert_bytes: tuple[int, ...] = ()
     backend: Backend | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: training with a framework profile: the PyTorch allocator's peak on one GPU
+    #: (torch.cuda.max_memory_allocated), the process total with the CUDA context (nvidia-smi), the host
+    #: RAM the run keeps, and the trained parameters
+    gpu_peak_bytes: int = 0
+    training_gpu_bytes: int = 0
+    training_host_bytes: int = 0
+    trainable_params: int = 0
+    framework: str | None = None
 
     def total(self, category: Category | None = None) -> int:
         return sum(t.bytes for t in self.terms if category is None or t.category == category)
@@ -513,6 +537,9 @@ _LORA_SHAPES = {
 }
 
 
+_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
+
+
 def lora_params(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
     """Adapter parameters: rank × (in + out) per targeted projection per layer (dense MLP shapes)."""
     per_layer = 0
@@ -531,7 +558,7 @@ def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Chec
     s, b, h = context, batch, arch.hidden_size
     ffn = arch.intermediate_size or 4 * h
     per_layer_linear = s * b * h * (18 + 4 * ffn / h)  # Megatron's form of the 34·sbh term
-    if checkpointing == "full":
+    if checkpointing in ("full", "offloaded"):
         stored = 2 * s * b * h * arch.num_layers
         working = per_layer_linear
         total = stored + working
@@ -597,7 +624,8 @@ def _training_terms(
         )
         quant = catalog.quant("bf16")
     else:
-        adapters = lora_params(arch, req.lora_rank, req.lora_targets)
+        rank, lora_targets = req.lora_rank or 16, req.lora_targets or _ALL_LINEAR
+        adapters = lora_params(arch, rank, lora_targets)
         if req.workload == "qlora":
             quant = catalog.quant("nf4-dq")
             body = params - arch.embed_params - arch.head_params
@@ -617,10 +645,10 @@ def _training_terms(
                     f"{params:,} × 2 bytes",
                 )
             )
-        targets = ",".join(req.lora_targets)
+        targets = ",".join(lora_targets)
         terms.append(
             Term("weights", tr("LoRA adapters"), 2 * adapters, "estimate",
-                 f"rank {req.lora_rank} × (in + out) over {targets} in {arch.num_layers} layers "
+                 f"rank {rank} × (in + out) over {targets} in {arch.num_layers} layers "
                  f"= {adapters:,} parameters × 2 bytes")
         )  # fmt: skip
         terms.append(
@@ -643,7 +671,7 @@ def _training_terms(
                 ZERO,
             )
         )
-    terms.append(_activations(arch, context, req.batch, req.checkpointing))
+    terms.append(_activations(arch, context, req.batch, req.checkpointing or "full"))
     terms.append(
         Term(
             "overhead",
@@ -657,11 +685,58 @@ def _training_terms(
     return terms, quant
 
 
+def training_setup(req: Request) -> Setup:
+    """The framework profile with the request's overrides; raises InputError for unknown names."""
+    if req.framework not in PROFILES:
+        raise InputError("--framework", f"unknown framework {req.framework!r} (known: {', '.join(PROFILES)})")
+    prof = PROFILES[req.framework]
+    default = prof.optimizer_full if req.workload == "full" else prof.optimizer_lora
+    name = req.optimizer or default
+    if name not in OPTIMIZERS:
+        raise InputError("--optimizer", f"unknown optimizer {name!r} (known: {', '.join(OPTIMIZERS)})")
+    if req.lora_rank is not None and req.lora_rank < 1:
+        raise InputError("--lora-rank", f"must be at least 1, got {req.lora_rank}")
+    if req.gpus < 1:
+        raise InputError("--gpus", f"must be at least 1, got {req.gpus}")
+    return Setup(
+        method=req.workload,  # type: ignore[arg-type]
+        profile=prof,
+        optimizer=OPTIMIZERS[name],
+        precision=req.precision,
+        checkpointing=req.checkpointing,
+        lora_rank=req.lora_rank,
+        lora_targets=req.lora_targets,
+        attention=req.attention,
+        gpus=req.gpus,
+        offload_states=req.offload_states,
+    )
+
+
+def _framework_memory(
+    model: ModelInfo, req: Request, context: int, gpu_capacity: int | None
+) -> TrainingMemory:
+    setup = training_setup(req)
+    try:
+        memory = training_memory(model.arch, setup, context, req.batch)
+    except ValueError as exc:
+        raise InputError("--lora-targets", str(exc)) from None
+    # paged optimizer states sit on the GPU while they fit; without a GPU size, count them there
+    return with_paged(memory, gpu_capacity if gpu_capacity is not None else 2**62)
+
+
+def training_max_context(model: ModelInfo, req: Request, catalog: Catalog, gpu_capacity: int) -> int:
+    """The largest context a framework's training step fits in ``gpu_capacity`` bytes (process total)."""
+    return max_context(model.arch, training_setup(req), req.batch, gpu_capacity)
+
+
 # -- the estimate ---------------------------------------------------------------------------------
 
 
-def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryEstimate:
-    """Memory for ``model`` under ``req``; raises ``InputError`` for unknown names or bad numbers."""
+def estimate_memory(
+    model: ModelInfo, req: Request, catalog: Catalog, gpu_capacity: int | None = None
+) -> MemoryEstimate:
+    """Memory for ``model`` under ``req``; raises ``InputError`` for unknown names or bad numbers.
+    ``gpu_capacity`` (bytes of one GPU) decides where a framework's paged optimizer states land."""
     arch = model.arch
     if req.batch < 1:
         raise InputError("--batch", f"must be at least 1, got {req.batch}")
@@ -681,6 +756,7 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
 
     kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
     host = 0
+    training: TrainingMemory | None = None
     if req.workload == "inference":
         quant = resolve_quant(catalog, req.quant) if req.quant else None
         if quant is None and model.weights is None:
@@ -708,6 +784,19 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
             name = quant.name
         else:
             name = (model.weights.quant_id if model.weights else None) or "file"
+    elif req.framework is not None:
+        memory = _framework_memory(model, req, context, gpu_capacity)
+        terms = [
+            Term(p.category, p.name, p.bytes, "estimate", p.formula, p.source)
+            for p in memory.parts
+            if p.where == "gpu"
+        ]
+        quant = catalog.quant("nf4-dq" if req.workload == "qlora" else "bf16")
+        layer_weights = tuple(2 * p for p in arch.layer_params)
+        other = 2 * (arch.embed_params + arch.head_params)
+        name = quant.name if quant else req.workload
+        layer_kv = ()
+        training = memory
     else:
         training_terms, quant = _training_terms(model, req, context, catalog)
         terms = [*training_terms]
@@ -724,7 +813,7 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         kv_type=kv_type,
         workload=req.workload,
         engine=req.engine,
-        checkpointing=req.checkpointing,
+        checkpointing=(training_setup(req).mode if training else None) or req.checkpointing or "full",
         terms=tuple(t for t in terms if t.bytes > 0 or t.category == "weights"),
         kv_cache_bytes_per_token=per_token,
         layer_weight_bytes=layer_weights,
@@ -736,6 +825,11 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         else (),
         backend=req.backend,
         notes=tuple(notes),
+        gpu_peak_bytes=training.gpu_peak_bytes if training else 0,
+        training_gpu_bytes=training.gpu_bytes if training else 0,
+        training_host_bytes=training.host_bytes if training else 0,
+        trainable_params=training.trainable_params if training else 0,
+        framework=req.framework if training else None,
     )
 
 

@@ -1,0 +1,206 @@
+"""The training estimate against the cited training measurements, per method, split and metric.
+
+Run: ``.venv/bin/python benchmarks/training_accuracy.py`` (``--rows`` for every row, ``--markdown`` for
+the BENCHMARKS.md tables alone).
+
+Every row of ``benchmarks/data/training.csv`` is rebuilt with its own settings: the catalog model, the
+row's framework profile, optimizer, precision, LoRA rank and targets, checkpointing, attention kernel,
+batch, sequence length and GPU count, through ``estimate_memory`` (the path ``rigcheck fit/estimate
+--workload ...`` takes). A memory row read from the allocator is compared with ``gpu_peak_bytes``; one
+whose kind is not stated, or a device's capacity, with ``gpu_bytes`` (allocator peak + CUDA context).
+A max-context row is solved for the largest context whose process total fits the VRAM the row names
+("8 GB" cards are 8 GiB). Out-of-memory rows and every measured run give a fits/does-not-fit verdict.
+
+Rows the estimator cannot express are listed as not estimable with the reason, never dropped: a model
+not in the catalog, MegaTrain's streaming (not in this estimate), a throughput.
+
+The held-out quarter (``TrainingMeasurement.split``) is reported apart: no constant was fitted on it.
+Targets (issue 27): per method a median absolute error ≤ 12% and ≥ 75% of rows within ±20%; verdicts
+agree with ≥ 90% of outcomes; max contexts within ±30%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.models.resolve import from_catalog
+from training_measurements import TrainingMeasurement, load
+
+GIB = 1024**3
+WITHIN = 0.20
+CONTEXT_WITHIN = 0.30
+#: a max-context answer under this many tokens is "does not fit" (the sources write OOM)
+SMALLEST_CONTEXT = 256
+FRAMEWORK_IDS = {"transformers+peft": "transformers"}
+
+
+class NotEstimableError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    row: TrainingMeasurement
+    estimate: float | None = None
+    #: the estimate's own verdict, for rows with an outcome to compare
+    fits: bool | None = None
+    reason: str = ""
+
+    @property
+    def error(self) -> float | None:
+        measured = self.row.base_value
+        return None if self.estimate is None or measured is None else (self.estimate - measured) / measured
+
+    @property
+    def verdict_agrees(self) -> bool | None:
+        return None if self.fits is None else self.fits == (self.row.outcome == "fits")
+
+
+def _capacity(row: TrainingMeasurement, catalog: Catalog) -> int | None:
+    if row.gpu_memory_gb:
+        return int(row.gpu_memory_gb * GIB)
+    spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if spec is None or not spec.memory_gb:
+        return None
+    return int(max(spec.memory_gb) * GIB)
+
+
+def request(row: TrainingMeasurement, context: int | None = None) -> Request:
+    if row.framework == "megatrain":
+        raise NotEstimableError("MegaTrain's layer streaming is not part of this estimate")
+    if row.framework == "deepspeed":
+        raise NotEstimableError("DeepSpeed ZeRO-3 offload of LoRA is not part of this estimate")
+    if row.metric in ("tokens_per_s", "tflops"):
+        raise NotEstimableError("training throughput is not part of this estimate")
+    method = "full" if row.method == "offload" else row.method
+    optimizer = row.optimizer.split("+")[0]
+    return Request(
+        workload=method,  # type: ignore[arg-type]
+        context=context or row.seq_len,
+        batch=row.batch or 1,
+        framework=FRAMEWORK_IDS.get(row.framework, row.framework),  # type: ignore[arg-type]
+        optimizer=None if optimizer == "not stated" else optimizer,  # type: ignore[arg-type]
+        precision="fp32" if row.precision == "fp32" else "bf16",
+        lora_rank=row.lora_rank,
+        lora_targets=row.targets or None,
+        checkpointing=row.checkpointing,  # type: ignore[arg-type]
+        attention="eager" if row.attention == "eager" else "flash",
+        gpus=row.gpu_count,
+        offload_states=row.method == "offload",
+    )
+
+
+def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
+    try:
+        if not row.model_id:
+            raise NotEstimableError(f"model '{row.model}' not in the catalog")
+        spec = catalog.model(row.model_id)
+        if spec is None:
+            raise NotEstimableError(f"catalog has no model {row.model_id}")
+        model = from_catalog(spec)
+        capacity = _capacity(row, catalog)
+        if row.metric == "max_context":
+            if capacity is None:
+                raise NotEstimableError("no VRAM size")
+            from rigcheck.core.estimate.memory import training_max_context
+
+            found = training_max_context(model, request(row, 1), catalog, capacity)
+            fits = found >= SMALLEST_CONTEXT
+            return Outcome(row, float(found) if fits and row.outcome == "fits" else None, fits)
+        if row.metric != "gpu_memory":
+            raise NotEstimableError(f"{row.metric} is not part of this estimate")
+        est = estimate_memory(model, request(row), catalog, gpu_capacity=capacity)
+        shown = est.gpu_peak_bytes if row.memory_kind == "allocator" else est.training_gpu_bytes
+        fits = None if capacity is None else est.training_gpu_bytes <= capacity
+        return Outcome(row, float(shown) if row.outcome == "fits" else None, fits)
+    except NotEstimableError as exc:
+        return Outcome(row, reason=str(exc))
+
+
+def _group(row: TrainingMeasurement) -> str:
+    if row.metric == "max_context":
+        return f"max context ({row.framework})"
+    return {"full": "full", "lora": "LoRA", "qlora": "QLoRA", "offload": "offload"}[row.method]
+
+
+def _stats(outcomes: Sequence[Outcome]) -> tuple[int, float | None, float | None, float | None]:
+    errors = [abs(o.error) for o in outcomes if o.error is not None]
+    signed = [o.error for o in outcomes if o.error is not None]
+    within = CONTEXT_WITHIN if outcomes and outcomes[0].row.metric == "max_context" else WITHIN
+    if not errors:
+        return 0, None, None, None
+    share = sum(1 for e in errors if e <= within) / len(errors)
+    return len(errors), statistics.median(errors), statistics.median(signed), share
+
+
+def report(outcomes: Iterable[Outcome]) -> list[str]:
+    done = list(outcomes)
+    lines = [
+        "| subset | split | rows | median abs error | median signed | within ±20% (±30% contexts) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for o in done:
+        if o.estimate is not None:
+            groups[_group(o.row)].append(o)
+    for name in sorted(groups):
+        for split in ("fit", "holdout"):
+            rows = [o for o in groups[name] if o.row.split == split]
+            n, med, signed, share = _stats(rows)
+            if n:
+                lines.append(f"| {name} | {split} | {n} | {med:.0%} | {signed:+.0%} | {share:.0%} |")
+    verdicts = [o for o in done if o.verdict_agrees is not None]
+    for split in ("fit", "holdout"):
+        part = [o for o in verdicts if o.row.split == split]
+        if part:
+            agree = sum(1 for o in part if o.verdict_agrees)
+            lines.append(
+                f"| fits / does not fit | {split} | {len(part)} | | | {agree / len(part):.0%} agree |"
+            )
+    missing = [o for o in done if o.reason]
+    lines.append("")
+    lines.append(f"Not estimable: {len(missing)} of {len(done)} rows.")
+    reasons: dict[str, int] = defaultdict(int)
+    for o in missing:
+        reasons[o.reason] += 1
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {count} × {reason}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", action="store_true", help="print every row's estimate")
+    parser.add_argument("--markdown", action="store_true", help="print only the tables")
+    args = parser.parse_args(argv)
+    catalog = load_catalog()
+    outcomes = [estimate(r, catalog) for r in load()]
+    if args.rows:
+        for o in outcomes:
+            err = f"{o.error:+.0%}" if o.error is not None else "—"
+            verdict = (
+                "" if o.verdict_agrees is None else ("verdict ok" if o.verdict_agrees else "VERDICT WRONG")
+            )
+            measured = o.row.base_value
+            shown = (
+                f"{o.estimate / 1e9:.2f} GB vs {measured / 1e9:.2f}" if o.row.metric == "gpu_memory" and o.estimate
+                else f"{o.estimate} vs {measured}"
+            )  # fmt: skip
+            print(f"{o.row.split:7} {o.row.id:48} {err:>6} {shown if o.estimate else o.reason} {verdict}")
+        print()
+    print("\n".join(report(outcomes)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

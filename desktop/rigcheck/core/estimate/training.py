@@ -1,0 +1,467 @@
+"""Training memory as frameworks allocate it: model states by optimizer and precision, LoRA adapters,
+QLoRA's NF4 base with its fp32 casts and dequantisation buffer, activations by checkpointing mode and
+kernel, the logits and loss by how the framework computes them, and sharding over data-parallel GPUs.
+
+``training_memory`` returns :class:`Part`\\ s, each with where it lives (``gpu``, ``host`` or ``paged``:
+bitsandbytes' paged optimizer states, on the GPU while they fit and in host RAM when it is full) and its
+formula; ``gpu_peak_bytes`` is what the PyTorch allocator's peak would show
+(``torch.cuda.max_memory_allocated``) and ``gpu_bytes`` adds the CUDA context, what nvidia-smi shows.
+
+Activations count the 16-bit tensors autograd saves per token in one decoder layer (inputs of each
+norm and linear, RoPE's q/k, the attention output, the gated MLP's gate, up, SiLU and product), the
+fp32 copies unfused RMSNorms make, and — without flash attention — the ``5·a·s`` bytes of scores,
+softmax and dropout mask per token (Korthikanti et al. 2022, arXiv 2205.05198). Full checkpointing keeps
+each layer's input (``2·h`` bytes per token) and recomputes one layer at a time; offloaded
+checkpointing (Unsloth's) moves those inputs to host RAM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rigcheck.core.estimate.training_profiles import (
+    Optimizer,
+    Precision,
+    Profile,
+    TrainCheckpointing,
+)
+from rigcheck.core.models.spec import ArchConfig
+
+Method = Literal["full", "lora", "qlora"]
+Where = Literal["gpu", "host", "paged"]
+Attention = Literal["flash", "eager"]
+
+GIB = 1024**3
+#: "When PyTorch uses CUDA for the first time, it allocates between 300 MiB and 2 GiB of VRAM"
+#: (vram.asmirnov.xyz); vLLM's start-up profile measures 0.16-1.79 GiB of non-torch memory (PR #10511,
+#: #12126, #14447). Half a GiB is the low end a bare PyTorch training process shows.
+CUDA_CONTEXT = GIB // 2
+CONTEXT_SOURCE = "PyTorch CUDA context: 300 MiB-2 GiB (vram.asmirnov.xyz); vLLM non-torch 0.16-1.79 GiB"
+KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198) tensor accounting, per saved tensor"
+ZERO_MASTER = "ZeRO (arXiv 1910.02054) §3: mixed precision keeps fp32 master weights"
+GATHER = "PyTorch FSDP backward_prefetch; DeepSpeed ZeRO-3 prefetch"
+
+
+@dataclass(frozen=True)
+class Part:
+    category: Literal["weights", "gradients", "optimizer", "activations", "overhead"]
+    name: str
+    bytes: int
+    where: Where
+    formula: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    parts: tuple[Part, ...]
+    trainable_params: int
+
+    def on(self, where: Where) -> int:
+        return sum(p.bytes for p in self.parts if p.where == where)
+
+    @property
+    def gpu_peak_bytes(self) -> int:
+        """The allocator's peak: every GPU part but the CUDA context (paged states excluded)."""
+        return sum(p.bytes for p in self.parts if p.where == "gpu" and p.category != "overhead")
+
+    @property
+    def gpu_bytes(self) -> int:
+        """The process on the GPU as nvidia-smi shows it: the allocator peak and the CUDA context."""
+        return self.on("gpu")
+
+    @property
+    def host_bytes(self) -> int:
+        return self.on("host")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How a run trains; ``None`` fields take the profile's own default."""
+
+    method: Method
+    profile: Profile
+    optimizer: Optimizer
+    precision: Precision = "bf16"
+    checkpointing: TrainCheckpointing | None = None
+    lora_rank: int | None = None
+    lora_targets: tuple[str, ...] | None = None
+    attention: Attention = "flash"
+    #: data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3); 1 = no sharding
+    gpus: int = 1
+    #: FSDP CPU offload / ZeRO-3 offload: parameters, gradients and optimizer states in host RAM
+    offload_states: bool = False
+
+    @property
+    def mode(self) -> TrainCheckpointing:
+        return self.checkpointing or self.profile.checkpointing
+
+    @property
+    def rank(self) -> int:
+        return self.lora_rank or self.profile.lora_rank
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return self.lora_targets or self.profile.lora_targets
+
+
+def _ffn(arch: ArchConfig) -> int:
+    return arch.intermediate_size or 4 * arch.hidden_size
+
+
+def _gated(arch: ArchConfig) -> bool:
+    # SwiGLU/GeGLU families; GPT-2/Falcon/Phi-1.5-style MLPs are two matrices of 4h
+    return arch.intermediate_size is not None and arch.intermediate_size != 4 * arch.hidden_size
+
+
+def layer_token_bytes(arch: ArchConfig, fused: bool, attention: Attention, context: int) -> int:
+    """Bytes autograd keeps per token for one decoder layer in 16-bit training."""
+    h, ffn = arch.hidden_size, _ffn(arch)
+    qd = arch.num_heads * arch.head_dim
+    kvd = arch.num_kv_heads * arch.head_dim
+    if fused:  # fused norm, RoPE and SwiGLU kernels save their inputs only
+        total = 2 * 4 * h + 4 * qd + 4 * kvd + (4 if _gated(arch) else 2) * ffn
+    else:  # x, norm1 out, x_mid, norm2 out; fp32 copies in both RMSNorms; q/k before and after RoPE, v, out
+        total = 2 * 4 * h + 2 * 4 * h + 6 * qd + 6 * kvd + (8 if _gated(arch) else 4) * ffn
+    if attention == "eager":  # scores, softmax (2 B each) and the dropout mask (1 B) per head and key
+        total += 5 * arch.num_heads * context
+    return total
+
+
+def backward_token_bytes(arch: ArchConfig) -> int:
+    """Gradients one layer's backward holds per token at once: dL/dx and the residual's (2·h each), the
+    gated MLP's dL/d(gate, up) (2·ffn each), dL/dq, dL/dk, dL/dv."""
+    h, ffn = arch.hidden_size, _ffn(arch)
+    qd = arch.num_heads * arch.head_dim
+    kvd = arch.num_kv_heads * arch.head_dim
+    return 2 * (2 * h + (2 if _gated(arch) else 1) * ffn + qd + 2 * kvd)
+
+
+def lora_param_count(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
+    h, ffn = arch.hidden_size, _ffn(arch)
+    qd = arch.num_heads * arch.head_dim
+    kvd = arch.num_kv_heads * arch.head_dim
+    shapes = {
+        "q": (h, qd),
+        "k": (h, kvd),
+        "v": (h, arch.num_kv_heads * (arch.v_head_dim or arch.head_dim)),
+        "o": (arch.num_heads * (arch.v_head_dim or arch.head_dim), h),
+        "gate": (h, ffn),
+        "up": (h, ffn),
+        "down": (ffn, h),
+    }
+    if not _gated(arch):
+        shapes = {**shapes, "up": (h, ffn), "down": (ffn, h), "gate": (0, 0)}
+    unknown = [t for t in targets if t not in shapes]
+    if unknown:
+        raise ValueError(f"unknown LoRA target {unknown[0]!r} (known: {', '.join(shapes)})")
+    return rank * sum(sum(shapes[t]) for t in targets) * arch.num_layers
+
+
+def _loss(arch: ArchConfig, profile: Profile, tokens: int) -> Part:
+    v = arch.vocab_size
+    if profile.loss == "fused":
+        total = 4 * tokens
+        text = "fused linear-cross-entropy: logits never materialised, 4 B of log-sum-exp per token"
+    elif profile.loss == "chunked":
+        n = max(
+            profile.loss_chunks, -(-tokens // profile.loss_chunk_tokens) if profile.loss_chunk_tokens else 1
+        )
+        total = 2 * v * tokens + 14 * v * -(-tokens // n)
+        text = (
+            f"bf16 logits (2·V per token) + one of {n} chunks in fp32: its copy, log-softmax, "
+            "their gradients "
+            f"and the chunk's bf16 gradient (14·V per token of the chunk)"
+        )
+    else:
+        total = 16 * v * tokens
+        text = (
+            "bf16 logits (2·V) + fp32 log-softmax (4·V) + the fp32 gradients of both (8·V)"
+            " + the bf16 gradient (2·V)"
+        )
+    return Part(
+        "activations",
+        "logits and loss",
+        total,
+        "gpu",
+        f"{text}, V = {v:,}, {tokens:,} tokens",
+        profile.source.split(";")[0],
+    )
+
+
+def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> list[Part]:
+    tokens = context * batch
+    per_layer = layer_token_bytes(arch, setup.profile.fused_kernels, setup.attention, context) * tokens
+    backward = backward_token_bytes(arch) * tokens
+    inputs = 2 * arch.hidden_size * tokens
+    layers = arch.num_layers
+    mode = setup.mode
+    kernel = "fused kernels" if setup.profile.fused_kernels else "unfused kernels"
+    parts: list[Part] = []
+    if mode in ("none", "selective"):
+        parts.append(
+            Part(
+                "activations",
+                f"activations ({mode} checkpointing)",
+                per_layer * layers,
+                "gpu",
+                f"{layers} layers × saved tensors per token ({kernel}, {setup.attention} attention)"
+                f" × {tokens:,} tokens",
+                KORTHIKANTI,
+            )
+        )
+    elif mode == "full":
+        parts.append(
+            Part(
+                "activations",
+                "checkpointed layer inputs",
+                inputs * layers,
+                "gpu",
+                f"2·h bytes × {layers} layers × {tokens:,} tokens",
+                KORTHIKANTI,
+            )
+        )
+        parts.append(
+            Part(
+                "activations",
+                "one layer recomputed",
+                per_layer,
+                "gpu",
+                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
+                KORTHIKANTI,
+            )
+        )
+    else:  # offloaded: the inputs go to host RAM; two stay on the GPU in flight
+        parts.append(
+            Part(
+                "activations",
+                "checkpointed inputs in flight",
+                2 * inputs,
+                "gpu",
+                f"2 layers × 2·h bytes × {tokens:,} tokens",
+                setup.profile.source,
+            )
+        )
+        parts.append(
+            Part(
+                "activations",
+                "one layer recomputed",
+                per_layer,
+                "gpu",
+                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
+                KORTHIKANTI,
+            )
+        )
+        parts.append(
+            Part(
+                "activations",
+                "checkpointed layer inputs (offloaded)",
+                inputs * layers,
+                "host",
+                f"2·h bytes × {layers} layers × {tokens:,} tokens",
+                setup.profile.source,
+            )
+        )
+    parts.append(
+        Part(
+            "activations",
+            "one layer's backward gradients",
+            backward,
+            "gpu",
+            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer × {tokens:,} tokens",
+            KORTHIKANTI,
+        )
+    )
+    parts.append(_loss(arch, setup.profile, tokens))
+    return parts
+
+
+def _largest_layer(arch: ArchConfig) -> int:
+    return max(arch.layer_params) if arch.layer_params else arch.params_total // max(arch.num_layers, 1)
+
+
+def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label: str) -> list[Part]:
+    opt, prof = setup.optimizer, setup.profile
+    master = setup.method == "full" and param_bytes < 4 and prof.fp32_master
+    if opt.param_dtype_states is not None and param_bytes < 4 and not master:
+        per = opt.param_dtype_states * 2  # two states in the parameter's 16-bit dtype
+        how = f"{opt.name}: 2 states × {opt.param_dtype_states} B (the parameters' dtype)"
+    else:
+        per = int(opt.fp32_state_bytes)
+        how = f"{opt.name}: {opt.fp32_state_bytes:g} B per parameter"
+    place: Where = "host" if opt.on_host else ("paged" if opt.paged and where == "gpu" else where)
+    parts = [
+        Part(
+            "optimizer",
+            f"{label} optimizer states",
+            per * trainable,
+            place,
+            f"{trainable:,} × {per} B ({how})",
+            opt.source,
+        )
+    ]
+    if master:
+        parts.append(
+            Part(
+                "optimizer",
+                "fp32 master weights",
+                4 * trainable,
+                "host" if opt.on_host else where,
+                f"{trainable:,} × 4 B",
+                ZERO_MASTER,
+            )
+        )
+    return parts
+
+
+def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) -> TrainingMemory:
+    """The memory of one training step of ``arch`` at ``context`` × ``batch`` tokens per GPU."""
+    prof = setup.profile
+    params = arch.params_total
+    pbytes = 4 if setup.precision == "fp32" else 2
+    shard = max(setup.gpus, 1)
+    states_at: Where = "host" if setup.offload_states else "gpu"
+    largest = _largest_layer(arch)
+    parts: list[Part] = []
+    if setup.method == "full":
+        trainable = params
+        parts.append(
+            Part(
+                "weights",
+                f"weights ({setup.precision})",
+                pbytes * params // shard,
+                states_at,
+                f"{params:,} × {pbytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
+                prof.source,
+            )
+        )
+        if prof.optimizer_in_backward and not setup.offload_states:
+            biggest = max(arch.embed_params, arch.head_params, largest // 4)
+            parts.append(
+                Part(
+                    "gradients",
+                    "gradients (stepped inside backward)",
+                    pbytes * biggest,
+                    "gpu",
+                    f"the largest tensor's gradient only: {biggest:,} × {pbytes} B",
+                    prof.source,
+                )
+            )
+        else:
+            parts.append(
+                Part(
+                    "gradients",
+                    f"gradients ({setup.precision})",
+                    pbytes * params // shard,
+                    states_at,
+                    f"{params:,} × {pbytes} B",
+                    prof.source,
+                )
+            )
+        parts.extend(_states(setup, params // shard, pbytes, states_at, "model"))
+        gathered = pbytes * largest
+    else:
+        trainable = lora_param_count(arch, setup.rank, setup.targets)
+        outside = arch.embed_params + arch.head_params
+        if setup.method == "qlora":
+            body = params - outside
+            casts = 4 if prof.qlora_fp32_casts else 2
+            base = int(body * prof.nf4_bits / 8) + casts * outside
+            formula = (
+                f"{body:,} layer parameters × {prof.nf4_bits:g} bits (NF4) + embedding and head × {casts} B"
+            )
+            gathered = int(largest * prof.nf4_bits / 8)
+        else:
+            base, formula, gathered = pbytes * params, f"{params:,} × {pbytes} B (frozen)", pbytes * largest
+        parts.append(
+            Part(
+                "weights",
+                "base weights",
+                base // shard,
+                states_at,
+                formula + (f" / {shard} GPUs" if shard > 1 else ""),
+                prof.source,
+            )
+        )
+        abytes = 4 if setup.precision == "fp32" else prof.adapter_bytes
+        targets = ",".join(setup.targets)
+        parts.append(
+            Part(
+                "weights",
+                "LoRA adapters",
+                abytes * trainable // shard,
+                "gpu",
+                f"rank {setup.rank} × (in + out) over {targets} × {arch.num_layers} layers"
+                f" = {trainable:,} × {abytes} B",
+                prof.source,
+            )
+        )
+        parts.append(
+            Part(
+                "gradients",
+                "adapter gradients",
+                abytes * trainable // shard,
+                "gpu",
+                f"{trainable:,} × {abytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
+            )
+        )
+        parts.extend(_states(setup, trainable // shard, abytes, "gpu", "adapter"))
+        if setup.method == "qlora":
+            linear = arch.hidden_size * _ffn(arch)
+            parts.append(
+                Part(
+                    "weights",
+                    "NF4 dequantisation buffers",
+                    2 * 2 * linear,
+                    "gpu",
+                    f"the largest linear ({linear:,} weights) in bf16, forward and backward",
+                    prof.source,
+                )
+            )
+    if shard > 1 or setup.offload_states:  # FSDP / ZeRO-3 gather the running layer and prefetch the next
+        parts.append(
+            Part(
+                "weights",
+                "gathered layers (running + prefetched)",
+                2 * gathered,
+                "gpu",
+                f"2 × the largest layer ({largest:,} parameters)",
+                GATHER,
+            )
+        )
+    parts.extend(_activations(arch, setup, context, batch))
+    parts.append(Part("overhead", "CUDA context", CUDA_CONTEXT, "gpu", "0.5 GiB", CONTEXT_SOURCE))
+    return TrainingMemory(tuple(p for p in parts if p.bytes > 0), trainable)
+
+
+def with_paged(memory: TrainingMemory, gpu_capacity: int) -> TrainingMemory:
+    """Paged optimizer states count on the GPU when they fit next to the rest, else in host RAM."""
+    paged = memory.on("paged")
+    if not paged:
+        return memory
+    where: Where = "gpu" if memory.gpu_bytes + paged <= gpu_capacity else "host"
+    parts = tuple(
+        Part(p.category, p.name, p.bytes, where, p.formula, p.source) if p.where == "paged" else p
+        for p in memory.parts
+    )
+    return TrainingMemory(parts, memory.trainable_params)
+
+
+def max_context(
+    arch: ArchConfig, setup: Setup, batch: int, gpu_capacity: int, limit: int = 4 * 1024 * 1024
+) -> int:
+    """The largest context whose step fits ``gpu_capacity`` bytes of GPU (process total); 0 if none."""
+
+    def fits(ctx: int) -> bool:
+        return with_paged(training_memory(arch, setup, ctx, batch), gpu_capacity).gpu_bytes <= gpu_capacity
+
+    if not fits(1):
+        return 0
+    low, high = 1, limit
+    if fits(high):
+        return high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
