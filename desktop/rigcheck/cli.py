@@ -105,6 +105,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         help="KV cache element type: f16, bf16, fp8, q8_0, q4_0",
     )
     parser.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
+    _training_flags(parser)
     parser.add_argument(
         "--engine",
         choices=("llama.cpp", "vllm", "transformers", "ktransformers"),
@@ -118,6 +119,34 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _training_flags(parser: argparse.ArgumentParser) -> None:
+    """How a --workload lora/qlora/full run trains; any of them without --framework means transformers."""
+    from rigcheck.core.estimate.training_profiles import FRAMEWORKS, OPTIMIZERS
+
+    train = parser.add_argument_group("training (with --workload lora, qlora or full)")
+    train.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        help="the training stack, with its own defaults for the options below "
+        "(default: a generic mixed-precision AdamW estimate)",
+    )
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help="optimizer (default: the framework's)")
+    train.add_argument(
+        "--lora-rank", metavar="R", type=_positive_int, help="LoRA rank (default: the framework's)"
+    )
+    train.add_argument(
+        "--lora-alpha", metavar="A", type=_positive_int, help="LoRA alpha (recorded; no memory)"
+    )
+    train.add_argument(
+        "--lora-targets",
+        metavar="T",
+        help="all, attention, mlp, or projections such as q,v or q,k,v,o,gate,up,down "
+        "(default: the framework's)",
+    )
+    train.add_argument("--checkpointing", choices=("none", "selective", "full", "offloaded"))
+    train.add_argument("--precision", choices=("bf16", "fp16", "fp32"), default="bf16")
 
 
 def _positive_watts(text: str) -> float:
@@ -562,7 +591,12 @@ def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
 
 def _request(args: argparse.Namespace) -> Request:
     from rigcheck.core.estimate.memory import Request
+    from rigcheck.core.estimate.training_profiles import parse_targets
 
+    chosen = (args.optimizer, args.lora_rank, args.lora_targets, args.checkpointing, args.lora_alpha)
+    framework = args.framework or ("transformers" if any(v is not None for v in chosen) else None)
+    if args.precision != "bf16" and framework is None:
+        framework = "transformers"
     return Request(
         quant=args.quant,
         context=args.context,
@@ -570,6 +604,12 @@ def _request(args: argparse.Namespace) -> Request:
         kv_type=args.kv_cache_type,
         workload=args.workload,
         engine=args.engine,
+        framework=framework if args.workload != "inference" else None,
+        optimizer=args.optimizer,
+        precision=args.precision,
+        lora_rank=args.lora_rank,
+        lora_targets=parse_targets(args.lora_targets) if args.lora_targets else None,
+        checkpointing=args.checkpointing,
     )
 
 

@@ -14,7 +14,13 @@ from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
-from rigcheck.core.estimate.training import Setup, TrainingMemory, max_context, training_memory, with_paged
+from rigcheck.core.estimate.training_memory import (
+    Setup,
+    TrainingMemory,
+    max_context,
+    training_memory,
+    with_paged,
+)
 from rigcheck.core.estimate.training_profiles import OPTIMIZERS, PROFILES
 from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo

@@ -432,7 +432,8 @@ def recommend(
     if prefer not in PREFERENCES:
         raise InputError("--prefer", f"expected one of {', '.join(PREFERENCES)}, got {prefer!r}")
     check_context(model, context, rope_scaling=rope_scaling)
-    chosen_engine: Engine = engine or ("llama.cpp" if workload == "inference" else "transformers")
+    # training runs on a training stack whatever inference engine was asked (the CLI's default is llama.cpp)
+    chosen_engine: Engine = (engine or "llama.cpp") if workload == "inference" else "transformers"
     base = replace(request or Request(), quant=None, context=context, workload=workload, engine=chosen_engine)
     rungs: list[Rung] = []
     if workload == "inference":
@@ -504,6 +505,9 @@ def placement_json(result: FitResult) -> dict[str, object]:
         "offload": p.offload,
         "split": p.split,
         "cpu_expert_layers": p.cpu_expert_layers,
+        # training: the PyTorch allocator's peak per GPU (torch.cuda.max_memory_allocated); gpu_bytes is the
+        # process total with the CUDA context (what nvidia-smi shows)
+        "gpu_peak_bytes": list(p.gpu_peak_bytes),
     }
 
 

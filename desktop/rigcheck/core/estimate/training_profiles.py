@@ -4,7 +4,7 @@ A :class:`Profile` is one framework's own defaults, each with where it comes fro
 the logits (materialised in fp32, chunked, or fused so they never exist), the activation checkpointing
 it turns on, whether its kernels are fused, the LoRA shape its recipes use, the dtype of LoRA adapters,
 whether QLoRA's preparation casts the embedding and head to fp32, and the optimizer. The memory terms
-(``training.py``) read these; nothing here computes bytes of a model.
+(``training_memory.py``) read these; nothing here computes bytes of a model.
 
 :data:`OPTIMIZERS` are bytes of optimizer state per trained parameter, by state precision, and whether
 the states are paged (bitsandbytes' paged optimizers allocate CUDA unified memory, which the driver
@@ -182,6 +182,12 @@ PROFILES: dict[str, Profile] = {
         "DLYuanGod/MegaTrain: parameters and DeepSpeedCPUAdam states in host RAM, layers streamed",
     ),
 }  # fmt: skip
+
+
+def stack_name(framework: str | None) -> str:
+    """The training stack an answer names: the framework's, or TRL + PEFT for the generic estimate (the
+    stack its ``trl sft`` command runs)."""
+    return PROFILES[framework].stack if framework in PROFILES else PROFILES["transformers"].stack
 
 
 def profile(framework: str) -> Profile:

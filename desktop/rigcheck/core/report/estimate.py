@@ -44,6 +44,25 @@ def estimate_json(est: MemoryEstimate) -> dict[str, Any]:
             for t in est.terms
         ],
         "notes": [*model.notes, *est.notes, *(f"assumed {k}" for k in model.arch.assumed)],
+        "training": None if est.framework is None else training_json(est),
+    }
+
+
+def training_json(est: MemoryEstimate) -> dict[str, Any]:
+    """A framework estimate's readings: the allocator peak (torch.cuda.max_memory_allocated) and the
+    process total with the CUDA context (nvidia-smi), per GPU, and what stays in host RAM."""
+    from rigcheck.core.estimate.training_profiles import stack_name
+
+    return {
+        "framework": est.framework,
+        "stack": stack_name(est.framework),
+        "checkpointing": est.checkpointing,
+        "trainable_params": est.trainable_params,
+        "gpu_peak_bytes": est.gpu_peak_bytes,
+        "gpu_peak_reading": "PyTorch allocator peak (torch.cuda.max_memory_allocated)",
+        "gpu_bytes": est.training_gpu_bytes,
+        "gpu_bytes_reading": "process total with the CUDA context (nvidia-smi)",
+        "host_bytes": est.training_host_bytes,
     }
 
 
@@ -100,6 +119,15 @@ def estimate_text(est: MemoryEstimate) -> str:
         if term.source:
             lines.append(f"  {'':<{width}}  {'':>10}  source: {term.source}")
     lines.append(f"  {'total':<{width}}  {fmt_bytes(est.total_bytes):>10}")
+    if est.framework is not None:
+        from rigcheck.core.estimate.training_profiles import stack_name
+
+        host = f"; {fmt_bytes(est.training_host_bytes)} in host RAM" if est.training_host_bytes else ""
+        lines.append(
+            f"  {stack_name(est.framework)}: allocator peak {fmt_bytes(est.gpu_peak_bytes)} "
+            f"(torch.cuda.max_memory_allocated), {fmt_bytes(est.training_gpu_bytes)} with the CUDA context "
+            f"(nvidia-smi){host}"
+        )
     notes = [*model.notes, *est.notes, *(f"assumed {k} (not in the config)" for k in arch.assumed)]
     if notes:
         lines += ["", *(f"note: {n}" for n in notes)]

@@ -15,6 +15,7 @@ from rigcheck.core.estimate.recommend import (
     verdict_words,
     where_of,
 )
+from rigcheck.core.estimate.training_profiles import stack_name
 from rigcheck.core.report.estimate import fit_json
 from rigcheck.core.units import fmt_bytes
 
@@ -32,6 +33,7 @@ def recommendation_json(
     data["recommended"] = not pinned and rec.best is not None
     data["prefer"] = rec.prefer
     data["engine"] = rec.engine
+    data["training_stack"] = None if rec.workload == "inference" else stack_name(result.estimate.framework)
     data["quant"] = (
         rec.best.quant if not pinned and rec.best is not None else display_quant(data["estimate"]["quant"])
     )
@@ -80,7 +82,8 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
     else:
         tps = best.tokens_per_s
         speed = f", ~{tps:,.1f} tokens/s" if tps is not None else ""
-        lines.append(f"BEST WAY: {best.quant} with {rec.engine}: {best.words}{speed}")
+        stack = rec.engine if rec.workload == "inference" else stack_name(best.result.estimate.framework)
+        lines.append(f"BEST WAY: {best.quant} with {stack}: {best.words}{speed}")
     lines += [f"  {w}" for w in rec.why]
     if rec.workload == "inference" and len(rec.ladder) > 1:
         lines += [

@@ -52,18 +52,24 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         return None
     gpu_budget = budget.gpu_bytes[best]
 
-    def on(gpu_bytes: int, cpu_bytes: int, mode: TrainOffload, layers: int) -> Placement | None:
+    def on(
+        gpu_bytes: int, cpu_bytes: int, mode: TrainOffload, layers: int, context: int | None = None
+    ) -> Placement | None:
         if gpu_bytes > gpu_budget or cpu_bytes > budget.cpu_bytes:
             return None
         per_gpu = tuple(gpu_bytes if i == best else 0 for i in range(len(budget.gpu_bytes)))
-        return Placement(per_gpu, cpu_bytes, layers, n_layers, mode)
+        # the allocator peak leaves out the CUDA context (the estimate's overhead term)
+        cuda = est.total("overhead") if context is None else context
+        peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
+        return Placement(per_gpu, cpu_bytes, layers, n_layers, mode, gpu_peak_bytes=peak)
 
-    if offload == "none":
-        return on(est.total_bytes, 0, "none", n_layers)
+    if offload == "none":  # a framework's offloaded checkpoints (Unsloth's) sit in host RAM
+        return on(est.total_bytes, est.training_host_bytes, "none", n_layers)
     runtime = est.total("activations") + est.total("overhead")
     if est.workload != "full":
         # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
-        trainable = est.total("gradients") // 2  # adapter gradients are 2 bytes per trainable parameter
+        # (the generic estimate keeps adapter gradients at 2 bytes per trainable parameter)
+        trainable = est.trainable_params or est.total("gradients") // 2
         if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
             gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
             return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
@@ -93,4 +99,4 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         MEGATRAIN_CUDA_CONTEXT + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
     )
     host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
-    return on(gpu, host, "full", 0)
+    return on(gpu, host, "full", 0, MEGATRAIN_CUDA_CONTEXT)

@@ -24,6 +24,9 @@ class Placement:
     split: Split = "layer"
     #: layers whose routed experts live in RAM (llama.cpp --n-cpu-moe N)
     cpu_expert_layers: int = 0
+    #: training: each GPU's PyTorch allocator peak (torch.cuda.max_memory_allocated), i.e. ``gpu_bytes``
+    #: (the process total nvidia-smi shows) less the CUDA context; empty for inference placements
+    gpu_peak_bytes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
