@@ -26,14 +26,18 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.whatif import simulate
 from training_measurements import TrainingMeasurement, load
 
 GIB = 1024**3
@@ -42,6 +46,8 @@ CONTEXT_WITHIN = 0.30
 #: a max-context answer under this many tokens is "does not fit" (the sources write OOM)
 SMALLEST_CONTEXT = 256
 FRAMEWORK_IDS = {"transformers+peft": "transformers"}
+#: host RAM of the simulated machine for speed rows (the sources do not say; enough not to limit)
+HOST_RAM = 512 * GIB
 
 
 class NotEstimableError(Exception):
@@ -80,8 +86,8 @@ def request(row: TrainingMeasurement, context: int | None = None) -> Request:
         raise NotEstimableError("MegaTrain's layer streaming is not part of this estimate")
     if row.framework == "deepspeed":
         raise NotEstimableError("DeepSpeed ZeRO-3 offload of LoRA is not part of this estimate")
-    if row.metric in ("tokens_per_s", "tflops"):
-        raise NotEstimableError("training throughput is not part of this estimate")
+    if row.metric == "tflops":
+        raise NotEstimableError("TFLOPS rows are MegaTrain's")
     method = "full" if row.method == "offload" else row.method
     optimizer = row.optimizer.split("+")[0]
     return Request(
@@ -117,6 +123,8 @@ def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
             found = training_max_context(model, request(row, 1), catalog, capacity)
             fits = found >= SMALLEST_CONTEXT
             return Outcome(row, float(found) if fits and row.outcome == "fits" else None, fits)
+        if row.metric == "tokens_per_s":
+            return _speed(row, model, catalog)
         if row.metric != "gpu_memory":
             raise NotEstimableError(f"{row.metric} is not part of this estimate")
         est = estimate_memory(model, request(row), catalog, gpu_capacity=capacity)
@@ -127,7 +135,25 @@ def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
         return Outcome(row, reason=str(exc))
 
 
+def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
+    """``fit``'s training tokens/s on the row's GPU, times the data-parallel GPUs (the sources give the
+    whole run's tokens/s)."""
+    spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if spec is None:
+        raise NotEstimableError("GPU not in the catalog")
+    bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=HOST_RAM), gpus=())
+    machine = simulate(bare, [spec], HOST_RAM / GIB)
+    req = replace(request(row), gpus=row.gpu_count)
+    result = fit(model, machine, req, catalog, live=False, advise=False)
+    tps = result.speed.train_tokens_per_s
+    if tps is None:
+        return Outcome(row, None, False, reason=f"no speed: {result.verdict}")
+    return Outcome(row, tps * row.gpu_count, None)
+
+
 def _group(row: TrainingMeasurement) -> str:
+    if row.metric == "tokens_per_s":
+        return f"tokens/s ({row.framework})"
     if row.metric == "max_context":
         return f"max context ({row.framework})"
     return {"full": "full", "lora": "LoRA", "qlora": "QLoRA", "offload": "offload"}[row.method]

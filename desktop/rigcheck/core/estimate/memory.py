@@ -726,8 +726,9 @@ def _framework_memory(
         memory = training_memory(model.arch, setup, context, req.batch)
     except ValueError as exc:
         raise InputError("--lora-targets", str(exc)) from None
-    # paged optimizer states sit on the GPU while they fit; without a GPU size, count them there
-    return with_paged(memory, gpu_capacity if gpu_capacity is not None else 2**62)
+    # paged optimizer states sit on the GPU while they fit and move to host RAM when it is full, so
+    # they never make a run run out of GPU memory: without a GPU size, count them in host RAM
+    return with_paged(memory, gpu_capacity or 0)
 
 
 def training_max_context(model: ModelInfo, req: Request, catalog: Catalog, gpu_capacity: int) -> int:
