@@ -66,6 +66,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _context_arg(text: str) -> int | str:
+    return "max" if text.strip().lower() == "max" else _positive_int(text)
+
+
 def _positive_number(text: str) -> float:
     try:
         value = float(text)
@@ -92,8 +96,9 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context",
         metavar="N",
-        type=_positive_int,
-        help="tokens of context (default 8192 or the model's maximum if smaller)",
+        type=_context_arg,
+        help="tokens of context (default 8192 or the model's maximum if smaller); "
+        "fit --workload lora/qlora/full: 'max' solves for the longest that trains on this machine",
     )
     parser.add_argument(
         "--batch", metavar="N", type=_positive_int, default=1, help="concurrent sequences (default 1)"
@@ -621,6 +626,10 @@ def _cmd_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
     catalog = _load_catalog()
     model = resolve_model(args.model, catalog)
+    if args.context == "max":
+        raise UsageError(
+            "--context max solves a training run on a machine: use 'rigcheck fit --workload ...'"
+        )
     check_context(model, args.context, rope_scaling=args.rope_scaling)
     est = estimate_memory(model, _request(args), catalog)
     if args.json:
@@ -657,7 +666,17 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
+    solve = args.context == "max"
+    if solve:
+        if args.workload == "inference":
+            raise UsageError("--context max is for --workload lora, qlora or full")
+        args.context = None
     req = replace(_request(args), backend=args.backend)
+    if solve:  # the longest context whose training step fits this machine's GPU, this framework's way
+        from rigcheck.core.estimate.solvers import max_context
+
+        args.context = max_context(model, machine, req, catalog, live=live) or 512
+        req = replace(req, context=args.context)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
     check_context(model, args.context, rope_scaling=args.rope_scaling)

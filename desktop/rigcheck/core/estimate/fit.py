@@ -105,8 +105,9 @@ def fit(
 ) -> FitResult:
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
     ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
-    est = estimate_memory(model, req, catalog)
-    budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
+    budget = budgets(machine, live, req.engine if req.workload == "inference" else "transformers")
+    # a framework's paged optimizer states stay on the GPU when they fit beside the rest (training_memory)
+    est = estimate_memory(model, req, catalog, gpu_capacity=max(budget.gpu_bytes, default=0) or None)
     if req.engine == "vllm" and est.workload == "inference":
         budget = vllm_budget(machine, budget)
     kt = req.engine == "ktransformers" and est.workload == "inference"

@@ -34,18 +34,14 @@ def max_context(
     upper = model.arch.max_context or 131072
 
     def fits(context: int) -> bool:
-        return (
-            fit(
-                model,
-                machine,
-                replace(req, context=context),
-                catalog,
-                offload="none",
-                live=live,
-                advise=False,
-            ).verdict
-            == "fits"
+        result = fit(
+            model, machine, replace(req, context=context), catalog, offload="none", live=live, advise=False
         )
+        if (
+            req.workload != "inference"
+        ):  # training: the step fits the GPU (its offloaded checkpoints may be in RAM)
+            return result.verdict != "does_not_fit" and result.placement.offload == "none"
+        return result.verdict == "fits"
 
     return largest_context(fits, upper)
 

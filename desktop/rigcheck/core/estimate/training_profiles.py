@@ -130,7 +130,7 @@ _QLORA_RECIPE = (
 
 PROFILES: dict[str, Profile] = {
     "transformers": Profile(
-        "transformers", "TRL + PEFT (transformers)", "full", 1, "full", False, "adamw", "paged-adamw",
+        "transformers", "TRL + PEFT (transformers)", "full", 1, "full", False, "adamw", "adamw",
         False, False, 16, 32, ALL_LINEAR, 4, True, 4.5,
         f"{_HF_LOSS}; {_PEFT}; {_QLORA_RECIPE}",
     ),
