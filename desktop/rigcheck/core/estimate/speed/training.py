@@ -69,7 +69,7 @@ def training_speed(
         )
     # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
     active = arch.params_active
-    recompute = 2 if est.checkpointing == "full" else 0
+    recompute = 2 if est.checkpointing in ("full", "offloaded") else 0
     per_param = (6 if est.workload == "full" else 4) + recompute
     flops_per_token = per_param * active
     mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
@@ -119,7 +119,11 @@ def training_speed(
             )
     if placement.offload in ("optimizer", "params", "full"):
         host = speed.host_bandwidth(machine, catalog)
-        trainable = arch.params_total if est.workload == "full" else est.total("gradients") // 2
+        trainable = (
+            arch.params_total
+            if est.workload == "full"
+            else est.trainable_params or est.total("gradients") // 2
+        )
         t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
             tr(
