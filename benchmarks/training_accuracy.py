@@ -82,12 +82,8 @@ def _capacity(row: TrainingMeasurement, catalog: Catalog) -> int | None:
 
 
 def request(row: TrainingMeasurement, context: int | None = None) -> Request:
-    if row.framework == "megatrain":
-        raise NotEstimableError("MegaTrain's layer streaming is not part of this estimate")
     if row.framework == "deepspeed":
         raise NotEstimableError("DeepSpeed ZeRO-3 offload of LoRA is not part of this estimate")
-    if row.metric == "tflops":
-        raise NotEstimableError("TFLOPS rows are MegaTrain's")
     method = "full" if row.method == "offload" else row.method
     optimizer = row.optimizer.split("+")[0]
     return Request(
@@ -114,6 +110,8 @@ def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
         if spec is None:
             raise NotEstimableError(f"catalog has no model {row.model_id}")
         model = from_catalog(spec)
+        if row.framework == "megatrain":
+            return _megatrain(row, model, catalog)
         capacity = _capacity(row, catalog)
         if row.metric == "max_context":
             if capacity is None:
@@ -151,7 +149,29 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
     return Outcome(row, tps * row.gpu_count, None)
 
 
+def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
+    """``fit --offload full`` (MegaTrain-style streaming, the generic full-fine-tuning request) on the row's
+    GPU: host bytes, GPU bytes, or TFLOPS counted as MegaTrain's 8·N per token (6N + recompute)."""
+    spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    if spec is None or not row.batch:
+        raise NotEstimableError("MegaTrain row without its GPU or batch")
+    bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=2048 * GIB), gpus=())
+    machine = simulate(bare, [spec], 2048)
+    req = Request(workload="full", context=row.seq_len, batch=row.batch)
+    result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
+    p, tps = result.placement, result.speed.train_tokens_per_s
+    if row.metric == "host_memory":
+        return Outcome(row, float(p.cpu_bytes), None)
+    if row.metric == "gpu_memory":
+        return Outcome(row, float(sum(p.gpu_bytes)), None)
+    if row.metric == "tflops" and tps is not None:
+        return Outcome(row, tps * row.gpu_count * 8 * model.arch.params_total / 1e12, None)
+    raise NotEstimableError(f"MegaTrain {row.metric} without an estimate")
+
+
 def _group(row: TrainingMeasurement) -> str:
+    if row.framework == "megatrain":
+        return f"MegaTrain {row.metric}"
     if row.metric == "tokens_per_s":
         return f"tokens/s ({row.framework})"
     if row.metric == "max_context":

@@ -26,6 +26,7 @@ from rigcheck.core.estimate.training_profiles import (
     Profile,
     TrainCheckpointing,
 )
+from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
 Method = Literal["full", "lora", "qlora"]
@@ -182,7 +183,7 @@ def _loss(arch: ArchConfig, profile: Profile, tokens: int) -> Part:
         )
     return Part(
         "activations",
-        "logits and loss",
+        tr("logits and loss"),
         total,
         "gpu",
         f"{text}, V = {v:,}, {tokens:,} tokens",
@@ -203,7 +204,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                f"activations ({mode} checkpointing)",
+                tr("activations ({checkpointing} checkpointing)", checkpointing=mode),
                 per_layer * layers,
                 "gpu",
                 f"{layers} layers × saved tensors per token ({kernel}, {setup.attention} attention)"
@@ -215,7 +216,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                "checkpointed layer inputs",
+                tr("checkpointed layer inputs"),
                 inputs * layers,
                 "gpu",
                 f"2·h bytes × {layers} layers × {tokens:,} tokens",
@@ -225,7 +226,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                "one layer recomputed",
+                tr("one layer recomputed"),
                 per_layer,
                 "gpu",
                 f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
@@ -236,7 +237,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                "checkpointed inputs in flight",
+                tr("checkpointed inputs in flight"),
                 2 * inputs,
                 "gpu",
                 f"2 layers × 2·h bytes × {tokens:,} tokens",
@@ -246,7 +247,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                "one layer recomputed",
+                tr("one layer recomputed"),
                 per_layer,
                 "gpu",
                 f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
@@ -256,7 +257,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
         parts.append(
             Part(
                 "activations",
-                "checkpointed layer inputs (offloaded)",
+                tr("checkpointed layer inputs (offloaded)"),
                 inputs * layers,
                 "host",
                 f"2·h bytes × {layers} layers × {tokens:,} tokens",
@@ -266,7 +267,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
     parts.append(
         Part(
             "activations",
-            "one layer's backward gradients",
+            tr("one layer's backward gradients"),
             backward,
             "gpu",
             f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer × {tokens:,} tokens",
@@ -294,7 +295,7 @@ def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label:
     parts = [
         Part(
             "optimizer",
-            f"{label} optimizer states",
+            tr("model optimizer states") if label == "model" else tr("adapter optimizer states"),
             per * trainable,
             place,
             f"{trainable:,} × {per} B ({how})",
@@ -305,7 +306,7 @@ def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label:
         parts.append(
             Part(
                 "optimizer",
-                "fp32 master weights",
+                tr("fp32 master weights"),
                 4 * trainable,
                 "host" if opt.on_host else where,
                 f"{trainable:,} × 4 B",
@@ -329,7 +330,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.append(
             Part(
                 "weights",
-                f"weights ({setup.precision})",
+                tr("weights ({precision})", precision=setup.precision),
                 pbytes * params // shard,
                 states_at,
                 f"{params:,} × {pbytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
@@ -341,7 +342,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             parts.append(
                 Part(
                     "gradients",
-                    "gradients (stepped inside backward)",
+                    tr("gradients (stepped inside backward)"),
                     pbytes * biggest,
                     "gpu",
                     f"the largest tensor's gradient only: {biggest:,} × {pbytes} B",
@@ -352,7 +353,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             parts.append(
                 Part(
                     "gradients",
-                    f"gradients ({setup.precision})",
+                    tr("gradients ({precision})", precision=setup.precision),
                     pbytes * params // shard,
                     states_at,
                     f"{params:,} × {pbytes} B",
@@ -377,7 +378,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.append(
             Part(
                 "weights",
-                "base weights",
+                tr("base weights"),
                 base // shard,
                 states_at,
                 formula + (f" / {shard} GPUs" if shard > 1 else ""),
@@ -389,7 +390,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.append(
             Part(
                 "weights",
-                "LoRA adapters",
+                tr("LoRA adapters"),
                 abytes * trainable // shard,
                 "gpu",
                 f"rank {setup.rank} × (in + out) over {targets} × {arch.num_layers} layers"
@@ -400,7 +401,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.append(
             Part(
                 "gradients",
-                "adapter gradients",
+                tr("adapter gradients"),
                 abytes * trainable // shard,
                 "gpu",
                 f"{trainable:,} × {abytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
@@ -412,7 +413,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             parts.append(
                 Part(
                     "weights",
-                    "NF4 dequantisation buffers",
+                    tr("NF4 dequantisation buffers"),
                     2 * 2 * linear,
                     "gpu",
                     f"the largest linear ({linear:,} weights) in bf16, forward and backward",
@@ -423,7 +424,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.append(
             Part(
                 "weights",
-                "gathered layers (running + prefetched)",
+                tr("gathered layers (running + prefetched)"),
                 2 * gathered,
                 "gpu",
                 f"2 × the largest layer ({largest:,} parameters)",
@@ -431,7 +432,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             )
         )
     parts.extend(_activations(arch, setup, context, batch))
-    parts.append(Part("overhead", "CUDA context", CUDA_CONTEXT, "gpu", "0.5 GiB", CONTEXT_SOURCE))
+    parts.append(Part("overhead", tr("CUDA context"), CUDA_CONTEXT, "gpu", "0.5 GiB", CONTEXT_SOURCE))
     return TrainingMemory(tuple(p for p in parts if p.bytes > 0), trainable)
 
 
