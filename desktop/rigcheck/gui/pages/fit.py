@@ -47,6 +47,7 @@ from rigcheck.core.estimate.recommend import (
     recommend,
     where_of,
 )
+from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
@@ -258,6 +259,7 @@ class FitPage(QWidget):
         self.batch.setAccessibleName(tr("Batch: concurrent sequences"))
         self.kv = self._combo(tr("KV cache type"), [(k, k.upper()) for k in KV_TYPES])
         self.workload = self._combo(tr("Workload"), [(k, tr(v)) for k, v in WORKLOADS])
+        self._training_widgets()
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
         # which llama.cpp backend sets the speed factors (a Strix Halo runs ROCm or Vulkan; NVIDIA and Intel
@@ -274,6 +276,9 @@ class FitPage(QWidget):
             (tr("Batch"), self.batch),
             (tr("KV cache type"), self.kv),
             (tr("Workload"), self.workload),
+            (tr("Framework"), self.framework),
+            (tr("LoRA rank"), self.lora_rank),
+            (tr("Checkpointing"), self.checkpointing),
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
             (tr("GPU backend"), self.backend),
@@ -394,9 +399,13 @@ class FitPage(QWidget):
             self.offload.currentIndexChanged,
             self.engine.currentIndexChanged,
             self.backend.currentIndexChanged,
+            self.framework.currentIndexChanged,
+            self.lora_rank.valueChanged,
+            self.checkpointing.currentIndexChanged,
         ):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
+        self.workload.currentIndexChanged.connect(self._engine_changed)
         self._engine_changed()
         # one backend for every page (Overview and Models give the same answer): the choice is the state's
         self.backend.currentIndexChanged.connect(lambda: self.state.set_backend(self.backend.currentData()))
@@ -439,8 +448,33 @@ class FitPage(QWidget):
 
     @Slot()
     def _engine_changed(self) -> None:
-        """The backend choice is llama.cpp's: other engines run their own kernels."""
-        self.backend.setEnabled(self.engine.currentData() == "llama.cpp")
+        """The backend choice is llama.cpp's: other engines run their own kernels. A training run uses a
+        training stack, so the inference engine, its backend and KV cache do not apply to it."""
+        inference = self.workload.currentData() == "inference"
+        self.engine.setEnabled(inference)
+        self.kv.setEnabled(inference)
+        self.backend.setEnabled(inference and self.engine.currentData() == "llama.cpp")
+        for widget in (self.framework, self.lora_rank, self.checkpointing):
+            widget.setEnabled(not inference)
+        self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
+
+    def _training_widgets(self) -> None:
+        """How a training run trains: the framework (its own defaults), LoRA rank, checkpointing."""
+        self.framework = self._combo(
+            tr("Training framework"),
+            [("", tr("Generic (mixed-precision AdamW)"))] + [(f, PROFILES[f].stack) for f in FRAMEWORKS],
+        )
+        self.framework.setToolTip(
+            tr("The fine-tuning stack whose defaults (loss, checkpointing, kernels, LoRA) size the memory")
+        )
+        self.lora_rank = QSpinBox()
+        self.lora_rank.setRange(0, 4096)
+        self.lora_rank.setSpecialValueText(tr("framework default"))
+        self.lora_rank.setAccessibleName(tr("LoRA rank"))
+        self.checkpointing = self._combo(
+            tr("Checkpointing"),
+            [("", tr("framework default"))] + [(m, m) for m in ("none", "selective", "full", "offloaded")],
+        )
 
     @Slot(object)
     def set_model(self, model: ModelInfo) -> None:
@@ -548,6 +582,11 @@ class FitPage(QWidget):
             workload=self.workload.currentData(),
             engine=self.engine.currentData(),
             backend=self._backend(),
+            framework=(self.framework.currentData() or None)
+            if self.workload.currentData() != "inference"
+            else None,
+            lora_rank=self.lora_rank.value() or None,
+            checkpointing=self.checkpointing.currentData() or None,
         )
 
     def _backend(self) -> Backend | None:
