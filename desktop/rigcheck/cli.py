@@ -142,7 +142,10 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         "--lora-rank", metavar="R", type=_positive_int, help="LoRA rank (default: the framework's)"
     )
     train.add_argument(
-        "--lora-alpha", metavar="A", type=_positive_int, help="LoRA alpha (recorded; no memory)"
+        "--lora-alpha",
+        metavar="A",
+        type=_positive_int,
+        help="LoRA alpha (no memory; in the answer and its command)",
     )
     train.add_argument(
         "--lora-targets",
@@ -615,6 +618,7 @@ def _request(args: argparse.Namespace) -> Request:
         lora_rank=args.lora_rank,
         lora_targets=parse_targets(args.lora_targets) if args.lora_targets else None,
         checkpointing=args.checkpointing,
+        lora_alpha=args.lora_alpha,
     )
 
 

@@ -244,3 +244,14 @@ def test_cli_context_max_solves_per_framework(capsys: pytest.CaptureFixture[str]
     assert 32768 < contexts["unsloth"] <= 131072
     assert main(["estimate", "llama-3.1-8b", "--workload", "qlora", "--context", "max"]) == 2
     assert "--context max" in capsys.readouterr().err
+
+
+def test_the_training_command_carries_rank_alpha_and_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["fit", "llama-3.1-8b", "--workload", "lora", "--lora-rank", "8", "--lora-alpha", "16",
+            "--lora-targets", "q,v", "--context", "2048", "--gpu", "nvidia-geforce-rtx-4090", "--ram-gb", "64"]  # fmt: skip
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    training = data["estimate"]["training"]
+    assert (training["lora_rank"], training["lora_alpha"], training["lora_targets"]) == (8, 16, ["q", "v"])
+    command = data["commands"]["transformers"]
+    assert "--lora_r 8" in command and "--lora_alpha 16" in command and "q_proj v_proj" in command

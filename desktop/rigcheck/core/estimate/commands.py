@@ -215,7 +215,11 @@ def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -
     repo = spec.hf_id if spec else est.model.source
     parts = ["trl sft", f"--model_name_or_path {_q(repo)}", "--dataset_name YOUR_DATASET"]
     if est.workload in ("lora", "qlora"):
-        parts += ["--use_peft", f"--lora_r {lora_rank}", "--lora_target_modules all-linear"]
+        targets = est.lora_targets or ("q", "k", "v", "o", "gate", "up", "down")
+        modules = "all-linear" if len(targets) == 7 else " ".join(f"{t}_proj" for t in targets)
+        parts += ["--use_peft", f"--lora_r {est.lora_rank or lora_rank}", f"--lora_target_modules {modules}"]
+        if est.lora_alpha:
+            parts.append(f"--lora_alpha {est.lora_alpha}")
     if est.workload == "qlora":
         parts.append("--load_in_4bit")
     parts += [

@@ -86,6 +86,8 @@ class Request:
     lora_targets: tuple[str, ...] | None = None
     #: None = the framework's default ("full" for the generic estimate)
     checkpointing: Checkpointing | None = None
+    #: LoRA alpha: scales the update, costs no memory; carried to the answer and its commands
+    lora_alpha: int | None = None
     #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
     backend: Backend | None = None
     #: training: the fine-tuning stack (training_profiles.PROFILES). None keeps the generic estimate above
@@ -136,6 +138,10 @@ class MemoryEstimate:
     training_host_bytes: int = 0
     trainable_params: int = 0
     framework: str | None = None
+    #: LoRA/QLoRA: the rank and targets the estimate used (the framework's or the request's), and alpha
+    lora_rank: int | None = None
+    lora_targets: tuple[str, ...] = ()
+    lora_alpha: int | None = None
 
     def total(self, category: Category | None = None) -> int:
         return sum(t.bytes for t in self.terms if category is None or t.category == category)
@@ -837,7 +843,17 @@ def estimate_memory(
         training_host_bytes=training.host_bytes if training else 0,
         trainable_params=training.trainable_params if training else 0,
         framework=req.framework if training else None,
+        lora_rank=_lora_shape(req)[0] if req.workload in ("lora", "qlora") else None,
+        lora_targets=_lora_shape(req)[1] if req.workload in ("lora", "qlora") else (),
+        lora_alpha=req.lora_alpha,
     )
+
+
+def _lora_shape(req: Request) -> tuple[int, tuple[str, ...]]:
+    """The rank and targets of a LoRA estimate: the request's, else the framework's (generic: 16, all)."""
+    prof = PROFILES.get(req.framework or "")
+    rank = req.lora_rank or (prof.lora_rank if prof else 16)
+    return rank, req.lora_targets or (prof.lora_targets if prof else _ALL_LINEAR)
 
 
 def with_context(req: Request, context: int) -> Request:
