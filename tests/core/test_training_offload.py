@@ -16,6 +16,7 @@ from rigcheck.core.estimate.fit import (
     zero3_offload_bytes,
 )
 from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.placement.training import zero3_buffer_bytes
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -65,7 +66,9 @@ def test_zero3_offload_keeps_only_the_largest_layer_on_the_gpu(catalog: Catalog)
     cpu, gpu = zero3_offload_bytes(m.arch.params_total, largest_layer_params(m.arch))
     assert result.placement.cpu_bytes == cpu
     runtime = result.estimate.total("activations") + result.estimate.total("overhead")
-    assert sum(result.placement.gpu_bytes) == gpu + runtime
+    # the estimator's model states exactly, plus DeepSpeed's live-parameter, prefetch and reduce buffers
+    assert sum(result.placement.gpu_bytes) == gpu + runtime + zero3_buffer_bytes(m.arch.params_total)
+    assert zero3_buffer_bytes(m.arch.params_total) == 2 * (10**9 + 5 * 10**7 + 5 * 10**8)
     assert "ZeRO-3" in result.reasons[0]
     assert result.speed.train_tokens_per_s is not None
     short = fit(m, box(catalog, ram_gib=128), req, catalog, offload="params", live=False)
@@ -117,3 +120,23 @@ def test_the_120b_headline_still_holds(catalog: Catalog) -> None:
         catalog, live=False,
     )  # fmt: skip
     assert result.verdict == "fits_with_offload" and result.placement.offload == "full"
+
+
+def test_zero2_offload_uses_every_gpu_and_deepspeeds_host_rule(catalog: Catalog) -> None:
+    """DeepSpeed's estimate_zero2_model_states_mem_needs: host = P · max(4·G, 16) · 1.5, so 8 GPUs double
+    the 1-GPU figure; each GPU is a data-parallel rank with its 2·P of 16-bit parameters."""
+    spec = catalog.gpu("nvidia-h100-sxm5")
+    assert spec is not None
+    bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=1024 * GIB), gpus=())
+    eight = simulate(bare, [spec] * 8, 1024)
+    m = model(LLAMA_31_8B)
+    req = Request(workload="full", context=1024)
+    result = fit(m, eight, req, catalog, offload="optimizer", live=False)
+    params = m.arch.params_total
+    assert result.placement.cpu_bytes == zero2_offload_bytes(params, gpus=8)[0] == int(params * 32 * 1.5)
+    assert zero2_offload_bytes(params, gpus=8)[0] == 2 * zero2_offload_bytes(params, gpus=1)[0]
+    assert sum(1 for b in result.placement.gpu_bytes if b) == 8
+    one = fit(m, box(catalog, "nvidia-h100-sxm5", 1024), req, catalog, offload="optimizer", live=False)
+    assert one.placement.cpu_bytes == zero2_offload_bytes(params)[0]  # one GPU: DeepSpeed's figure exactly
+    assert result.speed.train_tokens_per_s is not None and one.speed.train_tokens_per_s is not None
+    assert result.speed.train_tokens_per_s > 4 * one.speed.train_tokens_per_s

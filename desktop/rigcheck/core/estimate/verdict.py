@@ -51,7 +51,9 @@ def why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
     if est.workload == "full" and offload in ("optimizer", "params", "full"):
         params = est.model.arch.params_total
         host = {
-            "optimizer": zero2_offload_bytes(params)[0],
+            "optimizer": zero2_offload_bytes(params, gpus=max(sum(1 for b in budget.gpu_bytes if b > 0), 1))[
+                0
+            ],
             "params": zero3_offload_bytes(params, largest_layer_params(est.model.arch))[0],
             "full": MEGATRAIN_HOST_BYTES * params,
         }[offload]

@@ -5,6 +5,8 @@ RAM, layers streamed through the GPU).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Budget, Placement, TrainOffload
 from rigcheck.core.models.spec import ArchConfig
@@ -37,6 +39,20 @@ def zero3_offload_bytes(params: int, largest_layer: int, nodes: int = 1) -> tupl
     return int(params * 18 / nodes * DEEPSPEED_BUFFER), 4 * largest_layer
 
 
+#: DeepSpeed's ZeRO defaults (deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py@1b88ac3):
+#: stage3_max_live_parameters 1e9, stage3_prefetch_bucket_size 5e7, reduce_bucket_size 5e8 elements
+ZERO3_MAX_LIVE_PARAMETERS = 10**9
+ZERO3_PREFETCH_BUCKET = 5 * 10**7
+ZERO_REDUCE_BUCKET = 5 * 10**8
+
+
+def zero3_buffer_bytes(params: int) -> int:
+    """ZeRO-3's working buffers on each GPU beside the estimator's model states: up to
+    stage3_max_live_parameters gathered 16-bit parameters, the prefetch bucket and the 16-bit gradient
+    reduce bucket (DeepSpeed's defaults)."""
+    return 2 * (min(ZERO3_MAX_LIVE_PARAMETERS, params) + ZERO3_PREFETCH_BUCKET + ZERO_REDUCE_BUCKET)
+
+
 def largest_layer_params(arch: ArchConfig) -> int:
     """DeepSpeed's ``largest_layer_params``: the largest single module (embedding, head or a linear)."""
     linear = arch.hidden_size * (arch.intermediate_size or 4 * arch.hidden_size)
@@ -63,6 +79,20 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
         return Placement(per_gpu, cpu_bytes, layers, n_layers, mode, gpu_peak_bytes=peak)
 
+    def replicas(
+        gpu_bytes: int, cpu_for: Callable[[int], int], mode: TrainOffload, layers: int
+    ) -> Placement | None:
+        """DeepSpeed runs one data-parallel rank per GPU: each GPU that has room holds ``gpu_bytes``, and
+        the host figure follows the rank count (DeepSpeed's estimators take num_gpus_per_node)."""
+        ranks = [i for i, b in enumerate(budget.gpu_bytes) if b >= gpu_bytes]
+        cpu_bytes = cpu_for(max(len(ranks), 1))
+        if not ranks or cpu_bytes > budget.cpu_bytes:
+            return None
+        per_gpu = tuple(gpu_bytes if i in ranks else 0 for i in range(len(budget.gpu_bytes)))
+        cuda = est.total("overhead")
+        peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
+        return Placement(per_gpu, cpu_bytes, layers, n_layers, mode, gpu_peak_bytes=peak)
+
     if offload == "none":  # a framework's offloaded checkpoints (Unsloth's) sit in host RAM
         return on(est.total_bytes, est.training_host_bytes, "none", n_layers)
     runtime = est.total("activations") + est.total("overhead")
@@ -75,14 +105,16 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
             return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
         if offload == "params":  # ZeRO-3: the frozen base weights stream from RAM as well
             cpu, gpu = zero3_offload_bytes(trainable, largest_layer_params(arch))
-            return on(gpu + runtime, cpu + est.total("weights"), "params", 0)
+            return on(gpu + runtime + zero3_buffer_bytes(params), cpu + est.total("weights"), "params", 0)
         return None  # MegaTrain-style streaming is full fine-tuning (see why_not)
     if offload == "optimizer":
-        cpu, gpu = zero2_offload_bytes(params)
-        return on(gpu + runtime, cpu, "optimizer", n_layers)
+        gpu = zero2_offload_bytes(params)[1]
+        return replicas(
+            gpu + runtime, lambda n: zero2_offload_bytes(params, gpus=n)[0], "optimizer", n_layers
+        )
     if offload == "params":
         cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
-        return on(gpu + runtime, cpu, "params", 0)
+        return replicas(gpu + runtime + zero3_buffer_bytes(params), lambda _n: cpu, "params", 0)
     # MegaTrain: host keeps the parameters and Adam states; the GPU holds two bf16 layer buffers, the
     # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
     largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)

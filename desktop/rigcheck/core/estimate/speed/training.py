@@ -154,4 +154,7 @@ def training_speed(
             if t_opt > step:
                 bound = "cpu_optimizer"
             step += t_opt
-    return Speed(None, None, tokens_per_step / step, bound, tuple(explanation))
+    ranks = len(used) if placement.offload in ("optimizer", "params") else 1
+    if ranks > 1:  # DeepSpeed data parallel: one rank per GPU, the host's CPU optimizer shared
+        explanation.append(tr("× {ranks} GPUs (one DeepSpeed data-parallel rank each)", ranks=ranks))
+    return Speed(None, None, ranks * tokens_per_step / step, bound, tuple(explanation))
