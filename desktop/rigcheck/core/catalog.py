@@ -174,7 +174,8 @@ class QuantFormat:
 
     id: str
     name: str
-    kind: Literal["float", "int", "gguf", "gptq", "awq", "bitsandbytes", "mx"]
+    #: "linear": only the linear layers are stored in the format (embeddings and head stay 16-bit)
+    kind: Literal["float", "int", "gguf", "gptq", "awq", "bitsandbytes", "mx", "linear"]
     #: storage per weight of the block format itself
     bits_per_weight: float
     source: str

@@ -270,7 +270,7 @@ def _weights(
             rest=rest,
         )
         source = LLAMA_CPP_MX_SOURCE
-    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
+    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
         if quant.kind == "mx" and arch.is_moe:
