@@ -198,7 +198,11 @@ BEYOND_THE_TEXT_MODEL: dict[str, Callable[[ArchConfig], int]] = {
 #: published totals within 0.5% of the text model, their rest (vision tower, MTP) not pinned here
 WITHIN_HALF_A_PERCENT = {
     "qwen3.5-397b-a17b": "the published 397B includes the vision tower and the MTP module",
-    "nemotron-3-ultra-550b-a55b": "NVIDIA's 550B is two significant figures of 549.3B",
+}
+#: published totals given to two significant figures
+TWO_SIGNIFICANT_FIGURES = {
+    "nemotron-3-ultra-550b-a55b": "NVIDIA's 550B for 549.3B",
+    "deepseek-v4-pro": "DeepSeek's 1.6T for 1,571.7B",
 }
 
 #: published totals cut rather than rounded to their last digit
@@ -214,7 +218,9 @@ def test_counts_without_an_exact_figure_match_the_published_rounding(model: Mode
     assert model.params_b is not None
     arch = parse_config(model.config, f"catalog:{model.id}")
     total_b = (arch.params_total + BEYOND_THE_TEXT_MODEL.get(model.id, lambda a: 0)(arch)) / 1e9
-    if model.id in WITHIN_HALF_A_PERCENT:
+    if model.id in TWO_SIGNIFICANT_FIGURES:
+        assert float(f"{total_b:.2g}") == model.params_b
+    elif model.id in WITHIN_HALF_A_PERCENT:
         assert abs(total_b - model.params_b) <= 0.005 * model.params_b
     elif model.id in TRUNCATED_TOTALS:
         assert model.params_b <= total_b < model.params_b + 2 * half_unit(model.params_b)
@@ -293,6 +299,8 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "nemotron-3-super-120b-a12b": (everything, True),  # 12.77B printed as "12.7B active"
     "nemotron-3-ultra-550b-a55b": (without_input_embedding, False),  # 54.99B, "55B active"
     "glm-5": (without_embedding_or_head, False),  # 39.88B non-embedding, "40B active"
+    "deepseek-v4-flash": (everything, False),  # 13.28B, "13B active"
+    "deepseek-v4-pro": (everything, False),  # 48.52B, "49B active"
 }
 
 

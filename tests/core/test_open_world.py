@@ -120,7 +120,7 @@ V4_FLASH: dict[str, Any] = {
     "vocab_size": 129280,
     "max_position_embeddings": 1048576,
     "tie_word_embeddings": False,
-    "compress_ratios": [0, 0] + [4, 128] * 20 + [4],
+    "compress_ratios": [0, 0] + [4, 128] * 20 + [4] + [0],  # the 44th entry is the MTP layer's
 }
 
 
