@@ -203,6 +203,8 @@ WITHIN_HALF_A_PERCENT = {
 TWO_SIGNIFICANT_FIGURES = {
     "nemotron-3-ultra-550b-a55b": "NVIDIA's 550B for 549.3B",
     "deepseek-v4-pro": "DeepSeek's 1.6T for 1,571.7B",
+    "kimi-k2.5": "Moonshot's 1T for 1,026.4B",
+    "kimi-k2.6": "Moonshot's 1T for 1,026.4B",
 }
 
 #: published totals cut rather than rounded to their last digit
@@ -301,6 +303,10 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "glm-5": (without_embedding_or_head, False),  # 39.88B non-embedding, "40B active"
     "deepseek-v4-flash": (everything, False),  # 13.28B, "13B active"
     "deepseek-v4-pro": (everything, False),  # 48.52B, "49B active"
+    "kimi-k2.5": (without_input_embedding, False),  # as Kimi K2: 31.69B, "32B activated"
+    "kimi-k2.6": (without_input_embedding, False),
+    "minimax-m2.5": (without_input_embedding, False),  # 10.42B, "10B active"
+    "minimax-m2.7": (without_input_embedding, False),
 }
 
 
