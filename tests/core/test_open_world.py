@@ -165,6 +165,13 @@ def test_moe_layer_freq_as_a_list_places_the_experts() -> None:
         parse_config({**config, "moe_layer_freq": [0, 1]}, "x")
 
 
+def test_kimi_delta_attention_is_refused_naming_its_key() -> None:
+    """moonshotai/Kimi-K3's text_config (model_type kimi_linear) keeps its KDA layers in linear_attn_config."""
+    config = {**BY_ID["kimi-k2"].config, "model_type": "kimi_linear", "linear_attn_config": {"num_heads": 96}}
+    with pytest.raises(InputError, match="linear_attn_config"):
+        parse_config(config, "x")
+
+
 def test_a_text_config_without_a_model_type_is_still_read() -> None:
     """nvidia/MiniMax-M3-NVFP4: the outer model_type minimax_m3_vl, its text_config names none."""
     text = {k: v for k, v in BY_ID["qwen3-30b-a3b"].config.items() if k != "model_type"}

@@ -1187,6 +1187,12 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if model_type in FAMILIES:
         return model_type, FAMILIES[model_type], ()
     shown = _show(model_type)
+    if config.get("linear_attn_config") is not None:  # Kimi Linear / Kimi K3: KDA layers
+        raise InputError(
+            source,
+            f"linear_attn_config: model_type {shown} has Kimi Delta Attention layers, which RigCheck "
+            "cannot count yet (docs/architectures.md)",
+        )
     if all(config.get(key) is not None for key in _MLA_KEYS):
         return (
             model_type,
