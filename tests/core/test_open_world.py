@@ -98,6 +98,18 @@ def test_glm_5_caches_the_indexer_keys(catalog: Catalog) -> None:
     assert kv == 78 * (512 + 64 + 128) * CTX * 2
 
 
+def test_layers_that_share_an_indexer_cache_only_the_latent() -> None:
+    """zai-org/GLM-5.2's config marks layers whose indexer is "shared" (indexer_types): those keep
+    512 + 64 elements per token and no indexer weights of their own."""
+    types = ["full"] * 3 + ["shared", "shared", "shared", "full"] * 18 + ["shared", "shared", "shared"]
+    base = parse_config(BY_ID["glm-5"].config, "x")
+    shared = parse_config({**BY_ID["glm-5"].config, "indexer_types": types}, "x")
+    assert shared.layer_kv_elements[:4] == (704, 704, 704, 576)
+    assert sum(shared.layer_kv_elements) == types.count("full") * 704 + types.count("shared") * 576
+    indexer = 2048 * 32 * 128 + 6144 * 128 + 2 * 128 + 6144 * 32  # wq_b, wk, k_norm, weights_proj
+    assert base.params_total - shared.params_total == types.count("shared") * indexer
+
+
 #: deepseek-ai/DeepSeek-V4-Flash config.json, the keys the count reads (copy in
 #: ai-dynamo/aiconfigurator model_configs/deepseek-ai--DeepSeek-V4-Flash_config.json@095f58a5)
 V4_FLASH: dict[str, Any] = {

@@ -456,8 +456,11 @@ def _mla_body(router_bias: bool) -> BodyFn:
         o = d.heads * mla.v_head_dim * d.hidden + (d.hidden if bias else 0)
         mlps = _deepseek_mlps(k, d, router_bias=router_bias, freq_key="moe_layer_freq")
         indexer, index_cache = _dsa_indexer(k, d, mla)
-        cached = (mla.kv_lora_rank + mla.qk_rope + index_cache,) * d.layers if index_cache else ()
-        return _Body(mixers=(q + kv + o + indexer,) * d.layers, mlps=mlps, mla=mla, kv_elements=cached)
+        own = _own_indexers(k, d.layers) if index_cache else (False,) * d.layers
+        mixers = tuple(q + kv + o + (indexer if has else 0) for has in own)
+        latent = mla.kv_lora_rank + mla.qk_rope
+        cached = tuple(latent + (index_cache if has else 0) for has in own) if index_cache else ()
+        return _Body(mixers=mixers, mlps=mlps, mla=mla, kv_elements=cached)
 
     return body
 
@@ -478,6 +481,24 @@ def _dsa_indexer(k: _Keys, d: _Dims, mla: _Mla) -> tuple[int, int]:
     q_in = mla.q_lora_rank if mla.q_lora_rank is not None else d.hidden
     k.assume(f"index_head_dim {head}: a DeepSeek Sparse Attention indexer in each MLA layer, keys cached")
     return q_in * heads * head + d.hidden * head + 2 * head + d.hidden * heads, head
+
+
+def _own_indexers(k: _Keys, layers: int) -> tuple[bool, ...]:
+    """Which layers have an indexer of their own: all, unless ``indexer_types`` marks some "shared"
+    (GLM-5.2: those reuse an earlier layer's indexer, its weights and its cached keys)."""
+    listed = k.config.get("indexer_types")
+    if listed is None:
+        return (True,) * layers
+    if (
+        not isinstance(listed, list)
+        or len(listed) != layers
+        or any(t not in ("full", "shared") for t in listed)
+    ):
+        k.fail("indexer_types", f"must list 'full' or 'shared' for each of the {layers} layers")
+    k.assume(
+        "indexer_types: 'shared' layers reuse an earlier layer's indexer (no weights, no keys of their own)"
+    )
+    return tuple(t == "full" for t in listed)
 
 
 def _mla_dims(k: _Keys) -> _Mla:
