@@ -302,6 +302,7 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "nemotron-3-ultra-550b-a55b": (without_input_embedding, False),  # 54.99B, "55B active"
     "glm-5": (without_embedding_or_head, False),  # 39.88B non-embedding, "40B active"
     "glm-5.1": (without_embedding_or_head, False),
+    "mimo-v2-flash": (without_input_embedding, False),  # 14.82B, "15B activated"
     "deepseek-v4-flash": (everything, False),  # 13.28B, "13B active"
     "deepseek-v4-pro": (everything, False),  # 48.52B, "49B active"
     "kimi-k2.5": (without_input_embedding, False),  # as Kimi K2: 31.69B, "32B activated"

@@ -168,6 +168,13 @@ def test_an_unknown_moe_is_counted_by_the_generic_rule_within_half_a_percent() -
     assert any("counted by the generic rule" in note for note in unknown.assumed)
 
 
+def test_mimo_v2_flash_sliding_and_global_widths(catalog: Catalog) -> None:
+    """The generic rule on XiaomiMiMo/MiMo-V2-Flash: 9 global layers cache 4 KV heads × (192 + 128)
+    over the context, 39 sliding layers 8 × (192 + 128) for the 128-token window."""
+    kv, _ = cache(from_catalog(BY_ID["mimo-v2-flash"]), catalog)
+    assert kv == 9 * 4 * 320 * CTX * 2 + 39 * 8 * 320 * 128 * 2
+
+
 def test_moe_layer_freq_as_a_list_places_the_experts() -> None:
     config = {**BY_ID["qwen3-30b-a3b"].config, "model_type": "mystery_moe", "num_hidden_layers": 4}
     config = {**config, "moe_layer_freq": [0, 1, 1, 0], "intermediate_size": 6144}

@@ -590,23 +590,67 @@ def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     use_qk_norm), Gated DeltaNet on linear_attention layers (the linear_* keys, as Qwen3-Next), and a
     gated MLP or a mixture of experts (:func:`_generic_moe`) in each layer. Every guess is a note."""
     bias = k.flag("attention_bias")
-    qk_norm: QkNorm = (
-        "head" if k.config.get("use_qk_norm") is True or k.config.get("qk_norm") is True else "none"
-    )
-    attn = _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm=qk_norm)
+    qk_norm = k.config.get("use_qk_norm") is True or k.config.get("qk_norm") is True
+    widths: dict[LayerKind, tuple[int, int, int, int]] = {
+        kind: _attention_widths(k, d, kind) for kind in set(kinds) if kind in ("full", "sliding")
+    }
+    attn: dict[LayerKind, int] = {
+        kind: _attention_params(d.hidden, w, bias=bias, qk_norm=qk_norm) for kind, w in widths.items()
+    }
     state = None
+    linear: tuple[int, ...] = ()
     if "linear" in kinds:
-        mixers, state = _gated_deltanet(k, d, kinds)
+        linear, state = _gated_deltanet(k, d, kinds)
         k.assume("linear_attention layers counted as Gated DeltaNet from the linear_* keys (Qwen3-Next)")
-        mixers = tuple(attn if kind != "linear" else m for kind, m in zip(kinds, mixers, strict=True))
-    else:
-        mixers = (attn,) * d.layers
+    mixers = tuple(linear[i] if kind == "linear" else attn[kind] for i, kind in enumerate(kinds))
+    uniform = all(w == (d.heads, d.kv_heads, d.head_dim, d.head_dim) for w in widths.values())
+    cached = (
+        ()
+        if uniform
+        else tuple(
+            widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
+        )
+    )
     key = _expert_key(k)
     if key is not None:
         mlps = _generic_moe(k, d, key)
     else:
         mlps = (_gated_mlp(d.hidden, k.size("intermediate_size")),) * d.layers
-    return _Body(mixers=mixers, mlps=mlps, linear_state=state)
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state, kv_elements=cached)
+
+
+def _attention_widths(k: _Keys, d: _Dims, kind: LayerKind) -> tuple[int, int, int, int]:
+    """(heads, KV heads, key width, value width) of one kind of attention layer: v_head_dim where
+    values are narrower than keys, and swa_* keys for sliding layers (MiMo-V2-Flash)."""
+    v_dim = k.size("v_head_dim") if k.present("v_head_dim") else d.head_dim
+    if kind != "sliding" or not k.present("swa_head_dim"):
+        return d.heads, d.kv_heads, d.head_dim, v_dim
+    k.assume("sliding layers sized by the swa_* keys")
+    heads = k.size("swa_num_attention_heads") if k.present("swa_num_attention_heads") else d.heads
+    kv = k.size("swa_num_key_value_heads") if k.present("swa_num_key_value_heads") else d.kv_heads
+    key = k.size("swa_head_dim")
+    return heads, kv, key, k.size("swa_v_head_dim") if k.present("swa_v_head_dim") else key
+
+
+def _attention_params(hidden: int, widths: tuple[int, int, int, int], *, bias: bool, qk_norm: bool) -> int:
+    """q/k/v/o of grouped-query attention with values of their own width (biases on all four)."""
+    heads, kv, key, value = widths
+    params = hidden * (heads * key + kv * key + kv * value) + heads * value * hidden
+    if bias:
+        params += heads * key + kv * (key + value) + hidden
+    return params + (2 * key if qk_norm else 0)
+
+
+def _generic_kinds(k: _Keys, layers: int) -> Kinds:
+    """The generic rule's layer pattern when there is no layer_types: hybrid_layer_pattern, a 0/1
+    per layer with 1 for a sliding-window layer (MiMo-V2-Flash), else every layer full attention."""
+    pattern = k.config.get("hybrid_layer_pattern")
+    if pattern is None:
+        return _all_full(k, layers)
+    if not isinstance(pattern, list) or len(pattern) != layers or any(p not in (0, 1) for p in pattern):
+        k.fail("hybrid_layer_pattern", f"must hold one 0 or 1 for each of the {layers} layers")
+    k.assume("hybrid_layer_pattern: 1 is a sliding-window layer, 0 full attention")
+    return tuple("sliding" if p else "full" for p in pattern)
 
 
 def _qwen3_5_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
@@ -1079,6 +1123,7 @@ FAMILIES: Final[Mapping[str, _Family]] = {
 GENERIC: Final = _Family(
     "the generic rule (docs/architectures.md)",
     _generic_body,
+    _generic_kinds,
     defaults={"tie_word_embeddings": False, "attention_bias": False},
 )
 
