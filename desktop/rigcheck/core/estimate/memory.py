@@ -306,7 +306,7 @@ def _weights(
             rest=rest,
         )
         source = LLAMA_CPP_MX_SOURCE
-    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
+    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
         if quant.kind == "mx" and arch.is_moe:
@@ -384,6 +384,30 @@ def _kv_elements_per_token(arch: ArchConfig, kind: str) -> int:
     return 0
 
 
+def _kv_listed(
+    arch: ArchConfig,
+    context: int,
+    *,
+    batch: int,
+    elem: float,
+    engine: Engine,
+    by_kind: dict[str, tuple[int, int]],
+) -> tuple[list[int], int]:
+    """The cache per layer from ``ArchConfig.layer_kv_elements`` (Gemma 4 global layers, DSA indexer keys)."""
+    extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+    per_layer: list[int] = []
+    per_token = 0
+    for kind, elements in zip(arch.layer_kinds, arch.layer_kv_elements, strict=True):
+        if kind == "linear":
+            per_layer.append(by_kind[kind][1])
+            continue
+        window = arch.sliding_window
+        tokens = min(context, window + extra) if kind == "sliding" and window else context
+        per_layer.append(int(tokens * elements * elem * batch))
+        per_token += int(elements * elem)
+    return per_layer, per_token
+
+
 def _kv_cache(
     arch: ArchConfig, context: int, batch: int, kv: tuple[str, float], engine: Engine
 ) -> tuple[list[Term], tuple[int, ...], int]:
@@ -403,6 +427,10 @@ def _kv_cache(
         by_kind[kind] = (int(elements * elem), cached)
     per_layer = [by_kind[kind][1] for kind in arch.layer_kinds]
     per_token = sum(by_kind[kind][0] for kind in arch.layer_kinds)
+    if arch.layer_kv_elements:  # layers of different widths: each layer its own elements per token
+        per_layer, per_token = _kv_listed(
+            arch, context, batch=batch, elem=elem, engine=engine, by_kind=by_kind
+        )
     capped = arch.layer_kinds.count("sliding") if arch.sliding_window else 0
     terms = []
     attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")

@@ -231,6 +231,13 @@ def longest_running_context(
 # -- the ladder -----------------------------------------------------------------------------------
 
 
+#: why a model released quantized gets no narrower rungs
+QUANTIZED_RELEASE_SOURCE = (
+    "https://huggingface.co/bartowski/openai_gpt-oss-120b-GGUF (model card: Q6_K 63.28 GB, Q4_K_L 63.06 GB, "
+    "Q2_K_L 63.00 GB, 'all FFN kept at MXFP4_MOE'); ggml-org/gpt-oss-120b-GGUF holds MXFP4 only"
+)
+
+
 def _bits(catalog: Catalog, quant_id: str) -> float:
     quant = resolve_quant(catalog, quant_id)
     return quant.file_bpw or quant.bits_per_weight
@@ -251,12 +258,18 @@ def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple
     out = list(first)
     seen = {resolve_quant(catalog, native_id).id} if native_id else set()
     top = _bits(catalog, native_id) if native_id else None
+    # Only formats that exist: released weights that are already quantized (MXFP4, NVFP4, INT4, ...)
+    # are not requantized narrower; the published lower "K-quants" of gpt-oss keep the MXFP4 experts
+    # and are all ~63 GB (QUANTIZED_RELEASE_SOURCE), so such rungs would repeat the released size.
+    quantized = native_id is not None and resolve_quant(catalog, native_id).kind not in ("float", "gguf")
     for name in ladder:
         quant = resolve_quant(catalog, name)
         if quant.id in seen:
             continue
         if top is not None and (quant.file_bpw or quant.bits_per_weight) > top + 1e-9:
             continue  # wider than the released weights: the same numbers, more bytes
+        if quantized:
+            continue  # narrower than quantized released weights: not a file anyone publishes
         seen.add(quant.id)
         out.append((quant.id, False))
     return out
