@@ -118,3 +118,17 @@ def test_fit_takes_an_ollama_name_on_the_command_line(offline: None) -> None:
     code, out = run_cli("fit", "gpt-oss:120b", "--gpu", "nvidia-h100-sxm5")
     assert code == 0, out
     assert "gpt-oss 120B" in out or "gpt-oss-120b" in out
+
+
+@pytest.mark.parametrize(
+    ("typed", "model_id"),
+    [("unsloth/Qwen3-8B-GGUF:Q4_K_M", "qwen3-8b"), ("mlx-community/Qwen3-30B-A3B-4bit", "qwen3-30b-a3b")],
+)
+def test_an_unreachable_hub_points_at_the_catalog_entry_a_repository_holds(
+    catalog: Catalog, offline: None, typed: str, model_id: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        resolve_model(typed, catalog)
+    message = str(err.value)
+    assert "cannot reach the Hugging Face hub" in message and f"offline as {model_id!r}" in message
+    assert "\n" not in message

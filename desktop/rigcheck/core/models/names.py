@@ -91,3 +91,13 @@ def suggest_models(text: str, catalog: Catalog, limit: int = 5) -> list[str]:
             if model_id not in out:
                 out.append(model_id)
     return out[:limit]
+
+
+def catalog_for_repository(text: str, catalog: Catalog) -> ModelSpec | None:
+    """The catalog model a GGUF or MLX repository holds (``unsloth/Qwen3-8B-GGUF:Q4_K_M``,
+    ``mlx-community/Qwen3-8B-4bit``): what to point at when the hub cannot be asked about it."""
+    repo = "/".join(text.strip().split(":", 1)[0].split("/")[:2]).lower()
+    for spec in catalog.models:
+        if repo in (r.lower() for r in (*spec.gguf_repos, *spec.mlx_repos)):
+            return spec
+    return None

@@ -92,8 +92,17 @@ def resolve_model(
         raise InputError(text, "no such file")
     if _HUB_ID.fullmatch(text) or hub_file:
         from rigcheck.core.models.hub import load_hub_model
+        from rigcheck.core.models.names import catalog_for_repository
 
-        return load_hub_model(text, progress=progress, cancel=cancel)
+        try:
+            return load_hub_model(text, progress=progress, cancel=cancel)
+        except InputError as error:
+            held = catalog_for_repository(text, catalog)
+            if held is None:
+                raise
+            raise InputError(
+                error.source, f"{error.problem}; the catalog has this model offline as {held.id!r}"
+            ) from None
     close = suggest_models(text, catalog)
     hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck models'"
     raise InputError(
