@@ -272,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     models.add_argument("--json", action="store_true", help="print the entries as JSON")
     models.add_argument("--search", metavar="TEXT", help="only models whose id, name, family or tags match")
+    _hub_search_arguments(models)
     models.set_defaults(handler=_cmd_models)
 
     estimate = commands.add_parser(
@@ -585,9 +586,62 @@ def _cmd_gpus(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _hub_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """``models --hub QUERY``: the Hugging Face hub as a live catalog, each result with its fit here."""
+    hub = parser.add_argument_group("the Hugging Face hub (online)")
+    hub.add_argument(
+        "--hub", metavar="QUERY", help="search the hub instead; each result is answered with its fit"
+    )
+    hub.add_argument("--sort", choices=("trending", "downloads"), default="trending", help="hub result order")
+    hub.add_argument("--format", dest="hub_format", choices=("any", "gguf", "mlx"), default="any",
+                     help="text-generation models (any), or GGUF / MLX repositories only")  # fmt: skip
+    hub.add_argument("--limit", type=int, default=10, metavar="N", help="hub results to answer (default 10)")
+    hub.add_argument("--machine", dest="hub_machine", metavar="FILE", type=Path,
+                     help="answer for a saved snapshot instead of this machine")  # fmt: skip
+
+
+def _cmd_models_hub(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.models.hub_search import answer_hits, search_hub
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.hub_search import hub_table
+
+    if args.limit < 1:
+        raise UsageError("--limit: expected a positive number")
+    catalog = _load_catalog()
+    hits = search_hub(args.hub, sort=args.sort, kind=args.hub_format, limit=args.limit)
+    machine = load_machine(args.hub_machine) if args.hub_machine else probe_machine()
+
+    def progress(message: str) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r\033[K{_one_line(message)[:100]}")
+            sys.stderr.flush()
+
+    answers = list(answer_hits(hits, machine, catalog, progress=progress))
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    if args.json:
+        rows = [
+            asdict(a.hit)
+            | {
+                "quant": a.quant,
+                "where": a.where,
+                "decode_tokens_per_s": a.decode_tokens_per_s,
+                "problem": a.problem,
+            }
+            for a in answers
+        ]
+        _emit_json({"hub": rows, "sort": args.sort, "query": args.hub}, out)
+    else:
+        out.write(hub_table(answers, sort=args.sort, query=args.hub) + "\n")
+    return EXIT_OK
+
+
 def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.report.tables import model_table
 
+    if getattr(args, "hub", None) is not None:
+        return _cmd_models_hub(args, out)
     catalog = _load_catalog()
     models = catalog.search_models(args.search) if args.search else catalog.models
     if args.json:

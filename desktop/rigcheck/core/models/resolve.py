@@ -1,8 +1,10 @@
 """Turn what the user typed (a path, a catalog id, a Hugging Face id) into a ModelInfo.
 
-Order: an existing path (a .gguf file, a config.json, or a model folder); a catalog id; a Hugging Face
-id ``org/name``, ``org/name:TAG`` or ``org/name/path/file.gguf`` (llama.cpp's ``-hf`` forms for GGUF
-files on the hub). Anything else is a one-line error saying what was tried.
+Order: an existing path (a .gguf file, a config.json, or a model folder); a catalog model by any name
+people type for it (its id, an Ollama name such as ``qwen3:30b``, its Hugging Face id, or an unambiguous
+spelling; core/models/names.py), offline; a Hugging Face id ``org/name``, ``org/name:TAG`` or
+``org/name/path/file.gguf`` (llama.cpp's ``-hf`` forms for GGUF files on the hub; Ollama's ``hf.co/`` prefix
+is accepted). Anything else is a one-line error saying what was tried and the closest catalog ids.
 """
 
 from __future__ import annotations
@@ -155,17 +157,31 @@ def resolve_model(
         from rigcheck.core.models.files import load_model_path
 
         return load_model_path(path)
-    spec = catalog.model(text.lower())
+    from rigcheck.core.models.names import find_model, suggest_models
+
+    spec = find_model(text, catalog)
     if spec is not None:
         return from_catalog(spec)
+    if text.lower().startswith(("hf.co/", "huggingface.co/")):  # Ollama's spelling of a hub repository
+        text = text.split("/", 1)[1]
+        path = Path(text)
     hub_file = _HUB_FILE.fullmatch(text) is not None and not _looks_local(text)
     if path.suffix.lower() in (".gguf", ".json", ".safetensors") and not hub_file:
         raise InputError(text, "no such file")
     if _HUB_ID.fullmatch(text) or hub_file:
         from rigcheck.core.models.hub import load_hub_model
+        from rigcheck.core.models.names import catalog_for_repository
 
-        return load_hub_model(text, progress=progress, cancel=cancel)
-    close = [m.id for m in catalog.search_models(text)][:5]
+        try:
+            return load_hub_model(text, progress=progress, cancel=cancel)
+        except InputError as error:
+            held = catalog_for_repository(text, catalog)
+            if held is None:
+                raise
+            raise InputError(
+                error.source, f"{error.problem}; the catalog has this model offline as {held.id!r}"
+            ) from None
+    close = suggest_models(text, catalog)
     hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck models'"
     raise InputError(
         text, f"not a file, a catalog model id, or a Hugging Face id (org/name or org/name:TAG){hint}"
