@@ -17,6 +17,8 @@ entry, :func:`fit`, and keeps their names importable from here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.advice import advice_for
@@ -102,9 +104,11 @@ def fit(
     advise: bool = True,
     cpu_expert_layers: int | None = None,
     gpu_layers: int | None = None,
+    tensor_split: Sequence[float] | None = None,
 ) -> FitResult:
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
-    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
+    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``),
+    ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``)."""
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
@@ -117,7 +121,13 @@ def fit(
         placement = place_experts(est, budget, len(est.layer_weight_bytes))
     else:
         placement = place(
-            est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers
+            est,
+            budget,
+            offload,
+            split,
+            cpu_expert_layers=cpu_expert_layers,
+            gpu_layers=gpu_layers,
+            tensor_split=tensor_split,
         )
     chosen: Speed | None = None
     if (
