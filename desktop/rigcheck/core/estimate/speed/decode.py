@@ -74,7 +74,7 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
-        fixed_s = fixed_seconds(layers_here, factor)
+        fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0)
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
             bound = "compute"
