@@ -193,3 +193,28 @@ def test_fit_expert_offload_from_the_command_line(cpu_only: Machine) -> None:
     assert data["placement"]["cpu_expert_layers"] == 30
     code, _ = run_cli("fit", "gpt-oss-120b", "--n-cpu-moe", "30")
     assert code == 2  # --n-cpu-moe without --offload experts
+
+
+def test_fit_takes_llama_cpp_multi_gpu_and_layer_flags(
+    cpu_only: Machine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two = ("--gpu", "nvidia-geforce-rtx-4090", "--gpu", "nvidia-geforce-rtx-4090")
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--json")
+    assert code == 0
+    spread = json.loads(out)["placement"]
+    assert all(b > 0 for b in spread["gpu_bytes"])  # llama.cpp's default: both GPUs
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--split-mode", "none", "--json")
+    assert code == 0
+    assert json.loads(out)["placement"]["gpu_bytes"][1] == 0
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--tensor-split", "3,1", "--json")
+    assert code == 0
+    first, second = json.loads(out)["placement"]["gpu_bytes"]
+    assert first > 2 * second > 0
+    code, out = run_cli("fit", "llama-3.1-8b", *two[:2], "--quant", "q4_k_m", "--gpu-layers", "10", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["placement"]["gpu_layers"] == 10 and data["verdict"] == "fits_with_offload"
+    assert run_cli("fit", "llama-3.1-8b", "--gpu-layers", "4", "--offload", "experts")[0] == 2
+    assert "--gpu-layers needs --offload layers" in one_error_line(capsys)
+    assert run_cli("fit", "llama-3.1-8b", "--tensor-split", "0,0")[0] == 2
+    assert "--tensor-split" in one_error_line(capsys)
