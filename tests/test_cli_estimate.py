@@ -218,3 +218,11 @@ def test_fit_takes_llama_cpp_multi_gpu_and_layer_flags(
     assert "--gpu-layers needs --offload layers" in one_error_line(capsys)
     assert run_cli("fit", "llama-3.1-8b", "--tensor-split", "0,0")[0] == 2
     assert "--tensor-split" in one_error_line(capsys)
+
+
+def test_fit_threads_reach_the_command(cpu_only: Machine) -> None:
+    code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m", "--threads", "2")
+    assert code == 0
+    assert "-t 2" in out
+    code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m")
+    assert code == 0 and " -t " not in out

@@ -318,6 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="llama.cpp -ts: each GPU's share of the layers, e.g. 3,1 (default: by free memory)",
     )
     fit.add_argument(
+        "--threads",
+        metavar="N",
+        type=_positive_int,
+        help="llama.cpp -t N: CPU threads for the layers in RAM and CPU prompt processing (default: the "
+        "physical cores)",
+    )
+    fit.add_argument(
         "--gpu-layers",
         metavar="N",
         type=_non_negative_int,
@@ -663,7 +670,7 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
-    req = replace(_request(args), backend=args.backend)
+    req = replace(_request(args), backend=args.backend, threads=args.threads)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
     split: Split = SPLIT_MODES[args.split_mode] if args.split_mode else args.split

@@ -133,6 +133,8 @@ def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
     parts.append(f"-c {est.context * est.batch}")
     if est.batch > 1:
         parts.append(f"-np {est.batch}")
+    if est.threads:
+        parts.append(f"-t {est.threads}")
     parts.append("-fa on")
     if est.kv_type not in ("f16",):
         parts.append(f"-ctk {est.kv_type} -ctv {est.kv_type}")

@@ -77,6 +77,8 @@ class Request:
     checkpointing: Checkpointing = "full"
     #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
     backend: Backend | None = None
+    #: CPU threads the engine computes with (llama.cpp -t); None = its default, the physical cores
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class MemoryEstimate:
     #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
     layer_expert_bytes: tuple[int, ...] = ()
     backend: Backend | None = None
+    #: CPU threads (llama.cpp -t), as requested; None = the physical cores
+    threads: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def total(self, category: Category | None = None) -> int:
@@ -735,6 +739,7 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
         if req.workload == "inference"
         else (),
         backend=req.backend,
+        threads=req.threads,
         notes=tuple(notes),
     )
 
