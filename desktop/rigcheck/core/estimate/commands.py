@@ -263,7 +263,7 @@ def commands_for(
     gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)
-    if rec.engine == "llama.cpp" and gguf:
+    if rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)
         if ollama:

@@ -18,9 +18,12 @@ entry, :func:`fit`, and keeps their names importable from here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate import ollama
 from rigcheck.core.estimate.advice import advice_for
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, estimate_memory
 from rigcheck.core.estimate.placement import (
@@ -64,9 +67,10 @@ from rigcheck.core.estimate.speed.reads import PCIE_GBS, prefill_flops_per_token
 from rigcheck.core.estimate.speed.reads import active_bytes as _active_bytes
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.estimate.verdict import FitResult, Verdict, placement_sentence, why_not
-from rigcheck.core.i18n import tr
+from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.units import fmt_bytes
 
 
 def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload, layers: int | None) -> None:
@@ -109,6 +113,11 @@ def fit(
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
     ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``),
     ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``)."""
+    if req.engine == "ollama" and req.context is None and req.workload == "inference":
+        return _ollama_fit(
+            model, machine, req, catalog, offload=offload, live=live, split=split, advise=advise,
+            cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers, tensor_split=tensor_split,
+        )  # fmt: skip
     est = estimate_memory(model, req, catalog)
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
@@ -160,6 +169,28 @@ def fit(
             advice_for(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
         )
     return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
+
+
+def _ollama_fit(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, **options: Any
+) -> FitResult:
+    """Ollama with no context asked for: its VRAM-based default, stepped down as Ollama does when that
+    does not fit."""
+    context = ollama.default_context(machine, model)
+    result = fit(model, machine, replace(req, context=context), catalog, **options)
+    smaller = ollama.smaller_context(context)
+    while result.verdict == "does_not_fit" and smaller is not None:
+        context = smaller
+        result = fit(model, machine, replace(req, context=context), catalog, **options)
+        smaller = ollama.smaller_context(context)
+    total = sum(gpu.memory_total_bytes or 0 for gpu in machine.gpus)
+    why = tr(
+        "Ollama's default context on {vram} of GPU memory: {context} tokens ({source})",
+        vram=fmt_bytes(total),
+        context=num(context),
+        source=ollama.OLLAMA_SOURCE,
+    )
+    return replace(result, reasons=(result.reasons[0], why, *result.reasons[1:]))
 
 
 __all__ = [

@@ -21,7 +21,12 @@ Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
 #: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
 #: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py, placement/)
-Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
+#: ollama: Ollama serves GGUF models through upstream llama-server (ollama/ollama llm/server.go@fb30760
+#: NewLlamaServer), so llama.cpp's memory terms and kernels apply, with Ollama's own defaults
+#: (core/estimate/ollama.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama"]
+#: engines whose weights, KV cache and buffers are llama.cpp's
+LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
 
@@ -259,7 +264,7 @@ def _weights(
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
             "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
         )
-    elif quant.kind == "mx" and arch.is_moe and engine == "llama.cpp":
+    elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
         per_layer = tuple(
@@ -362,7 +367,7 @@ def _kv_cache(
         elements = _kv_elements_per_token(arch, kind)
         if kind == "sliding" and arch.sliding_window:
             # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
-            extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+            extra = LLAMA_CPP_UBATCH if engine in LLAMA_CPP_ENGINES else 0
             cached = int(min(context, arch.sliding_window + extra) * elements * elem * batch)
         elif kind == "linear":
             cached = int((arch.linear_state_elements or 0) * 4 * batch)  # fp32 recurrent state
@@ -422,7 +427,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     # ktransformers' GPU buffers are not measured here: llama.cpp's terms (one micro-batch's logits, the
     # attention mask, a CUDA context) stand in for them (its tutorial's "at least 14GB VRAM" for DeepSeek-V3
     # Q4_K_M is the non-expert weights and the KV cache, which are counted exactly)
-    if req.engine in ("llama.cpp", "ktransformers"):
+    if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
         terms = []
         logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
         if not req.flash_attention:
@@ -701,7 +706,7 @@ def estimate_memory(model: ModelInfo, req: Request, catalog: Catalog) -> MemoryE
                 )
             )
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
-        if req.engine in ("llama.cpp", "ktransformers"):
+        if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
             # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers
             # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).

@@ -62,6 +62,7 @@ QUALITY_FLOOR = "q4_k_m"
 #: the formats each engine is usually run with, best quality first (after the released format)
 ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     "llama.cpp": QUANT_LADDER,
+    "ollama": QUANT_LADDER,
     # vLLM quantizes a 16-bit checkpoint to FP8 as it loads it (--quantization fp8); AWQ and GPTQ need a
     # checkpoint quantized beforehand, which the catalog does not list, so they are not offered
     "vllm": ("bf16", "fp8"),
@@ -234,6 +235,15 @@ def longest_running_context(
 def _bits(catalog: Catalog, quant_id: str) -> float:
     quant = resolve_quant(catalog, quant_id)
     return quant.file_bpw or quant.bits_per_weight
+
+
+def _shown_context(context: int | None, model: ModelInfo, rungs: Sequence[Rung]) -> int:
+    """The context asked for, else the one the fits used (Ollama picks its own), else the default."""
+    if context is not None:
+        return context
+    if rungs:
+        return rungs[0].result.estimate.context
+    return default_context(model.arch)
 
 
 def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple[str | None, bool]]:
@@ -460,7 +470,7 @@ def recommend(
         workload=workload,
         engine=chosen_engine,
         prefer=prefer,
-        context=context if context is not None else default_context(model.arch),
+        context=_shown_context(context, model, rungs),
         ladder=tuple(rungs),
         best=best,
         why=tuple(_why(rungs, best, prefer, catalog)),

@@ -55,7 +55,22 @@ def place_inference(
             return Placement(gpus, 0, total_layers, total_layers, "none", "tensor")
         return None
     in_ram = sum(expert[:cpu_experts])
-    spread = est.engine == "llama.cpp" and (n_gpu > 1 or tensor_split is not None)
+    if est.engine == "ollama" and n_gpu > 1 and tensor_split is None and max_layers is None:
+        # Ollama loads a model on the one GPU that holds all of it, the roomiest first, else spreads it
+        # (ollama/ollama@fb30760 server/sched.go bestSingleGPUFit)
+        for i in sorted(range(len(budget.gpu_bytes)), key=lambda i: -budget.gpu_bytes[i]):
+            if budget.gpu_bytes[i] > 0:
+                one = tuple(b if j == i else 0 for j, b in enumerate(budget.gpu_bytes))
+                alone = place_inference(
+                    est,
+                    Budget(one, budget.cpu_bytes, budget.reasons),
+                    "none",
+                    "layer",
+                    cpu_experts=cpu_experts,
+                )
+                if alone is not None:
+                    return alone
+    spread = est.engine in ("llama.cpp", "ollama") and (n_gpu > 1 or tensor_split is not None)
     if spread and (max_layers is None or max_layers >= total_layers) and in_ram <= budget.cpu_bytes:
         per_gpu = split_layers(layers, other, runtime, budget, tensor_split)
         if per_gpu is not None:
