@@ -71,3 +71,44 @@ def test_a_tensor_split_that_overflows_a_gpu_does_not_fit(catalog: Catalog) -> N
     assert fit(model(LLAMA_31_8B), pair, big, catalog, live=False, offload="none").verdict == "fits"
     squeezed = fit(model(LLAMA_31_8B), pair, big, catalog, live=False, offload="none", tensor_split=(1, 0))
     assert squeezed.verdict == "does_not_fit"
+
+
+def test_vllm_shards_over_every_gpu_only_when_one_cannot_hold_it(catalog: Catalog) -> None:
+    from fakes.archs import LLAMA_31_70B
+
+    pair = box(catalog, 2)
+    small = fit(model(LLAMA_31_8B), pair, Request(quant="bf16", engine="vllm"), catalog, live=False)
+    assert small.verdict == "fits"
+    assert sum(1 for b in small.placement.gpu_bytes if b) == 1  # vLLM's default: one GPU
+    # 70 GB of FP8 weights: four 24 GB cards hold a quarter each
+    big = fit(model(LLAMA_31_70B), box(catalog, 4), Request(quant="fp8", engine="vllm"), catalog, live=False)
+    assert big.placement.split == "tensor" and all(big.placement.gpu_bytes)
+
+
+def test_tensor_parallel_pays_two_all_reduces_per_layer_by_link(catalog: Catalog) -> None:
+    from rigcheck.core.estimate.speed.multigpu import allreduce_us, link_between
+
+    h100 = catalog.gpu("nvidia-h100-sxm5")
+    pcie = catalog.gpu(GPU)
+    assert h100 is not None and pcie is not None
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
+    hgx = simulate(bare, [h100] * 8)
+    assert link_between(hgx.gpus, [h100] * 8) == "nvlink"
+    assert link_between(box(catalog, 2).gpus, [pcie] * 2) == "pcie"
+    assert allreduce_us("nvlink", 2) == 8.7 and allreduce_us("nvlink", 8) == 11.8
+    assert allreduce_us("unknown", 4) is None
+    req = Request(quant="bf16", engine="vllm")
+    layers = LLAMA_31_8B.num_layers
+    for count, us in ((2, 8.7), (8, 11.8)):
+        machine = simulate(bare, [h100] * count)
+        sharded = fit(model(LLAMA_31_8B), machine, req, catalog, live=False, split="tensor")
+        assert sharded.placement.split == "tensor"
+        words = " ".join(sharded.speed.explanation)
+        assert f"{2 * layers} all-reduces per token at {us} µs" in words
+        assert "sglang PR #2904" in words
+    two = fit(model(LLAMA_31_8B), simulate(bare, [h100] * 2), req, catalog, live=False, split="tensor")
+    eight = fit(model(LLAMA_31_8B), hgx, req, catalog, live=False, split="tensor")
+    one = fit(model(LLAMA_31_8B), simulate(bare, [h100]), req, catalog, live=False)
+    speeds = [r.speed.decode_tokens_per_s for r in (one, two, eight)]
+    assert all(speeds)
+    assert speeds[0] < speeds[1] < speeds[2]  # each GPU reads a share of the weights, in parallel

@@ -48,12 +48,6 @@ def place_inference(
     runtime = runtime_bytes(est)
     n_gpu = len([b for b in budget.gpu_bytes if b > 0])
     total_layers = len(layers)
-    if n_gpu and split == "tensor" and n_gpu > 1:
-        share = (sum(layers) + other) // n_gpu + runtime
-        gpus = tuple(share if b > 0 else 0 for b in budget.gpu_bytes)
-        if all(share <= b for b in budget.gpu_bytes if b > 0):
-            return Placement(gpus, 0, total_layers, total_layers, "none", "tensor")
-        return None
     in_ram = sum(expert[:cpu_experts])
     if est.engine == "ollama" and n_gpu > 1 and tensor_split is None and max_layers is None:
         # Ollama loads a model on the one GPU that holds all of it, the roomiest first, else spreads it
@@ -70,6 +64,26 @@ def place_inference(
                 )
                 if alone is not None:
                     return alone
+    if est.engine == "vllm" and n_gpu > 1 and split == "layer" and max_layers is None and not cpu_experts:
+        # vLLM serves on one GPU unless told --tensor-parallel-size N, and then shards every layer over the N:
+        # the first GPU alone when it holds the model, else tensor parallel over all of them (else, with
+        # --cpu-offload-gb, the GPUs in order and the rest in RAM, below)
+        first = next(i for i, b in enumerate(budget.gpu_bytes) if b > 0)
+        first_only = Budget(
+            tuple(b if j == first else 0 for j, b in enumerate(budget.gpu_bytes)),
+            budget.cpu_bytes,
+            budget.reasons,
+        )
+        alone = place_inference(est, first_only, "none", "layer")
+        sharded = alone or place_inference(est, budget, "none", "tensor")
+        if sharded is not None:
+            return sharded
+    if n_gpu and split == "tensor" and n_gpu > 1:
+        share = (sum(layers) + other) // n_gpu + runtime
+        gpus = tuple(share if b > 0 else 0 for b in budget.gpu_bytes)
+        if all(share <= b for b in budget.gpu_bytes if b > 0):
+            return Placement(gpus, 0, total_layers, total_layers, "none", "tensor")
+        return None
     spread = est.engine in ("llama.cpp", "ollama") and (n_gpu > 1 or tensor_split is not None)
     if spread and (max_layers is None or max_layers >= total_layers) and in_ram <= budget.cpu_bytes:
         per_gpu = split_layers(layers, other, runtime, budget, tensor_split)
