@@ -109,7 +109,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
     parser.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama"),
+        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"),
         default="llama.cpp",
         help="inference engine whose overheads to use (ktransformers: mixture-of-experts models on a GPU, "
         "their routed experts in RAM on the CPU; ollama: llama.cpp's with Ollama's default context and "

@@ -46,6 +46,7 @@ from rigcheck.core.estimate.placement import (
     zero2_offload_bytes,
     zero3_offload_bytes,
 )
+from rigcheck.core.estimate.placement.sglang import sglang_budget
 from rigcheck.core.estimate.solvers import (
     QUANT_LADDER,
     Cell,
@@ -122,6 +123,8 @@ def fit(
     budget = budgets(machine, live, req.engine if est.workload == "inference" else "transformers")
     if req.engine == "vllm" and est.workload == "inference":
         budget = vllm_budget(machine, budget)
+    if req.engine == "sglang" and est.workload == "inference":
+        budget = sglang_budget(machine, budget)
     kt = req.engine == "ktransformers" and est.workload == "inference"
     if kt:
         _check_ktransformers(est, machine, offload, cpu_expert_layers)

@@ -24,7 +24,8 @@ Workload = Literal["inference", "lora", "qlora", "full"]
 #: ollama: Ollama serves GGUF models through upstream llama-server (ollama/ollama llm/server.go@fb30760
 #: NewLlamaServer), so llama.cpp's memory terms and kernels apply, with Ollama's own defaults
 #: (core/estimate/ollama.py)
-Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama"]
+#: sglang: SGLang, whose weights and KV cache live in its static share of each GPU (placement/sglang.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"]
 #: engines whose weights, KV cache and buffers are llama.cpp's
 LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full"]
@@ -477,6 +478,10 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             )
         )
         return terms
+    if req.engine == "sglang":
+        # activations and CUDA-graph buffers live outside --mem-fraction-static, in the memory SGLang reserves
+        # by its own rule (placement/sglang.py), which the GPU budget leaves out
+        return []
     if req.engine == "vllm":
         return [
             Term(

@@ -66,6 +66,8 @@ ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     # vLLM quantizes a 16-bit checkpoint to FP8 as it loads it (--quantization fp8); AWQ and GPTQ need a
     # checkpoint quantized beforehand, which the catalog does not list, so they are not offered
     "vllm": ("bf16", "fp8"),
+    # SGLang quantizes a 16-bit checkpoint to FP8 as it loads it too (--quantization fp8)
+    "sglang": ("bf16", "fp8"),
     "transformers": ("bf16", "int8", "nf4"),
     # ktransformers reads GGUF experts through its CPUInfer operators on llamafile's sgemm, benchmarked on
     # q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m and q2_k (kvcache-ai/ktransformers

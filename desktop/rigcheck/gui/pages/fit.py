@@ -86,7 +86,7 @@ OFFLOADS = (
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
-ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers", "ollama")
+ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang")
 #: llama.cpp --split-mode, as the estimator splits (core/estimate/placement/split.py)
 SPLITS = (
     ("layer", "Layers over every GPU (llama.cpp default)"),

@@ -64,10 +64,16 @@ def place_inference(
                 )
                 if alone is not None:
                     return alone
-    if est.engine == "vllm" and n_gpu > 1 and split == "layer" and max_layers is None and not cpu_experts:
-        # vLLM serves on one GPU unless told --tensor-parallel-size N, and then shards every layer over the N:
-        # the first GPU alone when it holds the model, else tensor parallel over all of them (else, with
-        # --cpu-offload-gb, the GPUs in order and the rest in RAM, below)
+    if (
+        est.engine in ("vllm", "sglang")
+        and n_gpu > 1
+        and split == "layer"
+        and max_layers is None
+        and not cpu_experts
+    ):
+        # vLLM (and SGLang) serve on one GPU unless told --tensor-parallel-size N (--tp N), and then
+        # shard every layer over the N: the first GPU alone when it holds the model, else tensor parallel
+        # over all of them (else, with --cpu-offload-gb, the GPUs in order and the rest in RAM, below)
         first = next(i for i, b in enumerate(budget.gpu_bytes) if b > 0)
         first_only = Budget(
             tuple(b if j == first else 0 for j, b in enumerate(budget.gpu_bytes)),
