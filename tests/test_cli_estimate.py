@@ -226,3 +226,16 @@ def test_fit_threads_reach_the_command(cpu_only: Machine) -> None:
     assert "-t 2" in out
     code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m")
     assert code == 0 and " -t " not in out
+
+
+def test_fit_power_limit_holds_prompt_processing(cpu_only: Machine) -> None:
+    gpu = ("--gpu", "nvidia-geforce-rtx-4090", "--quant", "bf16", "--json")
+    code, out = run_cli("fit", "llama-3.1-8b", *gpu)
+    assert code == 0
+    free = json.loads(out)["speed"]
+    code, out = run_cli("fit", "llama-3.1-8b", *gpu, "--power-limit", "150")
+    assert code == 0
+    held = json.loads(out)["speed"]
+    assert held["prefill_tokens_per_s"] < free["prefill_tokens_per_s"]
+    assert held["decode_tokens_per_s"] == free["decode_tokens_per_s"]  # decode is bound by memory
+    assert any("150 W power limit" in line for line in held["explanation"])

@@ -326,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
         "physical cores)",
     )
     fit.add_argument(
+        "--power-limit",
+        metavar="WATTS",
+        type=_positive_number,
+        help="each GPU's power limit (nvidia-smi -pl): prompt processing at a power-bound rate below it",
+    )
+    fit.add_argument(
         "--gpu-layers",
         metavar="N",
         type=_non_negative_int,
@@ -671,6 +677,9 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
+    if args.power_limit is not None:
+        limited = tuple(replace(g, power_limit_watts=args.power_limit) for g in machine.gpus)
+        machine = replace(machine, gpus=limited)
     req = replace(_request(args), backend=args.backend, threads=args.threads)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
