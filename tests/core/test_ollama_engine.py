@@ -71,3 +71,18 @@ def test_ollama_puts_a_model_on_one_gpu_when_it_fits(catalog: Catalog) -> None:
     # too big for one card: both
     big = fit(model(LLAMA_31_70B), pair, Request(quant="q4_k_m", context=8192, engine="ollama"), catalog)
     assert big.verdict == "fits" and all(big.placement.gpu_bytes)
+
+
+def test_ollama_offloads_whole_layers_never_experts(catalog: Catalog) -> None:
+    from rigcheck.core.models.resolve import from_catalog
+
+    spec = catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    mixture = from_catalog(spec)
+    small = box(catalog, "nvidia-geforce-rtx-4060")
+    llama = fit(mixture, small, Request(quant="q4_k_m", context=4096), catalog, live=False)
+    on_ollama = fit(
+        mixture, small, Request(quant="q4_k_m", context=4096, engine="ollama"), catalog, live=False
+    )
+    assert llama.placement.offload == "experts"  # llama.cpp: --n-cpu-moe decodes faster here
+    assert on_ollama.placement.offload == "layers"  # Ollama: num_gpu layers only

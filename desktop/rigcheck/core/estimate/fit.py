@@ -149,12 +149,10 @@ def fit(
         and placement is not None
         and placement.offload != "none"
     ):
-        # Something must go to RAM: offer whichever of layer and expert offload decodes faster.
-        options = [
-            (p, estimate_speed(est, p, machine, catalog))
-            for p in (placement, place_experts(est, budget))
-            if p
-        ]
+        # Something must go to RAM: offer whichever of layer and expert offload decodes faster (Ollama
+        # offloads whole layers only: num_gpu, no --n-cpu-moe)
+        experts = place_experts(est, budget) if req.engine != "ollama" else None
+        options = [(p, estimate_speed(est, p, machine, catalog)) for p in (placement, experts) if p]
         placement, chosen = max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
     reasons = list(budget.reasons)
     if placement is None:
