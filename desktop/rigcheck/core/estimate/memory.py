@@ -29,7 +29,13 @@ Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
 #: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
 #: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py, placement/)
-Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
+#: ollama: Ollama serves GGUF models through upstream llama-server (ollama/ollama llm/server.go@fb30760
+#: NewLlamaServer), so llama.cpp's memory terms and kernels apply, with Ollama's own defaults
+#: (core/estimate/ollama.py)
+#: sglang: SGLang, whose weights and KV cache live in its static share of each GPU (placement/sglang.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"]
+#: engines whose weights, KV cache and buffers are llama.cpp's
+LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full", "offloaded"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
 
@@ -101,6 +107,8 @@ class Request:
     gpus: int = 1
     #: FSDP CPU offload / ZeRO-3 offload of parameters, gradients and optimizer states
     offload_states: bool = False
+    #: CPU threads the engine computes with (llama.cpp -t); None = its default, the physical cores
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,8 @@ class MemoryEstimate:
     #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
     layer_expert_bytes: tuple[int, ...] = ()
     backend: Backend | None = None
+    #: CPU threads (llama.cpp -t), as requested; None = the physical cores
+    threads: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: training with a framework profile: the PyTorch allocator's peak on one GPU
     #: (torch.cuda.max_memory_allocated), the process total with the CUDA context (nvidia-smi), the host
@@ -291,7 +301,7 @@ def _weights(
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
             "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
         )
-    elif quant.kind == "mx" and arch.is_moe and engine == "llama.cpp":
+    elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
         per_layer = tuple(
@@ -418,7 +428,7 @@ def _kv_cache(
         elements = _kv_elements_per_token(arch, kind)
         if kind == "sliding" and arch.sliding_window:
             # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
-            extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+            extra = LLAMA_CPP_UBATCH if engine in LLAMA_CPP_ENGINES else 0
             cached = int(min(context, arch.sliding_window + extra) * elements * elem * batch)
         elif kind == "linear":
             cached = int((arch.linear_state_elements or 0) * 4 * batch)  # fp32 recurrent state
@@ -482,7 +492,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     # ktransformers' GPU buffers are not measured here: llama.cpp's terms (one micro-batch's logits, the
     # attention mask, a CUDA context) stand in for them (its tutorial's "at least 14GB VRAM" for DeepSeek-V3
     # Q4_K_M is the non-expert weights and the KV cache, which are counted exactly)
-    if req.engine in ("llama.cpp", "ktransformers"):
+    if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
         terms = []
         logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
         if not req.flash_attention:
@@ -532,6 +542,10 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             )
         )
         return terms
+    if req.engine == "sglang":
+        # activations and CUDA-graph buffers live outside --mem-fraction-static, in the memory SGLang reserves
+        # by its own rule (placement/sglang.py), which the GPU budget leaves out
+        return []
     if req.engine == "vllm":
         return [
             Term(
@@ -814,7 +828,7 @@ def estimate_memory(
                 )
             )
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
-        if req.engine in ("llama.cpp", "ktransformers"):
+        if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
             # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers
             # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).
@@ -865,6 +879,7 @@ def estimate_memory(
         if req.workload == "inference"
         else (),
         backend=req.backend,
+        threads=req.threads,
         notes=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,
         training_gpu_bytes=training.gpu_bytes if training else 0,

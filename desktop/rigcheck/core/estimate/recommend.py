@@ -62,9 +62,12 @@ QUALITY_FLOOR = "q4_k_m"
 #: the formats each engine is usually run with, best quality first (after the released format)
 ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     "llama.cpp": QUANT_LADDER,
+    "ollama": QUANT_LADDER,
     # vLLM quantizes a 16-bit checkpoint to FP8 as it loads it (--quantization fp8); AWQ and GPTQ need a
     # checkpoint quantized beforehand, which the catalog does not list, so they are not offered
     "vllm": ("bf16", "fp8"),
+    # SGLang quantizes a 16-bit checkpoint to FP8 as it loads it too (--quantization fp8)
+    "sglang": ("bf16", "fp8"),
     "transformers": ("bf16", "int8", "nf4"),
     # ktransformers reads GGUF experts through its CPUInfer operators on llamafile's sgemm, benchmarked on
     # q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m and q2_k (kvcache-ai/ktransformers
@@ -241,6 +244,15 @@ QUANTIZED_RELEASE_SOURCE = (
 def _bits(catalog: Catalog, quant_id: str) -> float:
     quant = resolve_quant(catalog, quant_id)
     return quant.file_bpw or quant.bits_per_weight
+
+
+def _shown_context(context: int | None, model: ModelInfo, rungs: Sequence[Rung]) -> int:
+    """The context asked for, else the one the fits used (Ollama picks its own), else the default."""
+    if context is not None:
+        return context
+    if rungs:
+        return rungs[0].result.estimate.context
+    return default_context(model.arch)
 
 
 def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple[str | None, bool]]:
@@ -474,7 +486,7 @@ def recommend(
         workload=workload,
         engine=chosen_engine,
         prefer=prefer,
-        context=context if context is not None else default_context(model.arch),
+        context=_shown_context(context, model, rungs),
         ladder=tuple(rungs),
         best=best,
         why=tuple(_why(rungs, best, prefer, catalog)),
