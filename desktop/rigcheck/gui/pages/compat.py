@@ -178,6 +178,11 @@ class CompatPage(QWidget):
         candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
         header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
 
+    def retranslate(self) -> None:
+        """After a language switch: the findings again, in the new language."""
+        if self.state.machine is not None:
+            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
+
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
         catalog = self.state.catalog

@@ -431,6 +431,13 @@ class FitPage(QWidget):
         self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
         self.backend.setCurrentIndex(max(self.backend.findData(self.state.backend or ""), 0))
 
+    def retranslate(self) -> None:
+        """After a language switch: the file's own format row and the results again; every setting stays."""
+        file_index = self.quant.findData(FILE_QUANT)
+        if file_index >= 0 and self.model is not None and self.model.weights is not None:
+            self.quant.setItemText(file_index, _file_quant_text(self.model))
+        self.recompute()
+
     @Slot(str)
     def _backend_changed(self, backend: str) -> None:
         index = max(self.backend.findData(backend), 0)
@@ -448,7 +455,7 @@ class FitPage(QWidget):
         self._busy = True
         file_index = self.quant.findData(FILE_QUANT)
         if model.weights is not None and file_index < 0:
-            self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
+            self.quant.insertItem(0, _file_quant_text(model), FILE_QUANT)
         elif model.weights is None and file_index >= 0:
             self.quant.removeItem(file_index)
         # A model card's own format and context (what the card was judged at), when it sent them.
@@ -812,6 +819,11 @@ class FitPage(QWidget):
         index = self._quant_index(rec.ladder[row].quant_id)
         if index >= 0:
             self.quant.setCurrentIndex(index)
+
+
+def _file_quant_text(model: ModelInfo) -> str:
+    quant_id = model.weights.quant_id if model.weights is not None else None
+    return tr("as in the file") + f" ({quant_id or '?'})"
 
 
 def _quant_name(state: AppState, quant: str) -> str:

@@ -160,6 +160,23 @@ class FleetPage(QWidget):
 
     # -- loading ---------------------------------------------------------------------------------
 
+    def retranslate(self) -> None:
+        """After a language switch: the open fleet, its check and its drift, in the new language."""
+        fleet = self.fleet
+        if fleet is None:
+            return
+        self._fill()
+        if self.verdicts:
+            self.status.setText(self._checked_text())
+        else:
+            self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
+        skipped = "<br>".join(esc(p) for p in fleet.problems)
+        self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
+
+    def _checked_text(self) -> str:
+        runs = sum(1 for verdict, _speed in self.verdicts.values() if verdict == "fits")
+        return f"{runs} {tr('of')} {len(self.verdicts)} {tr('machines run it entirely on their GPUs')}"
+
     @Slot()
     def busy(self) -> bool:
         """Reports are still being read on the pool."""
@@ -255,10 +272,7 @@ class FleetPage(QWidget):
         self.check_button.setEnabled(True)
         self.verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
         self._fill()
-        runs = sum(1 for _n, verdict, _s in results if verdict == "fits")
-        self.status.setText(
-            f"{runs} {tr('of')} {len(results)} {tr('machines run it entirely on their GPUs')}"
-        )
+        self.status.setText(self._checked_text())
 
     @Slot(int, int)
     def _open_node(self, row: int, _column: int) -> None:

@@ -594,6 +594,13 @@ class ModelsPage(QWidget):
 
     # -- the catalog -----------------------------------------------------------------------------
 
+    def retranslate(self) -> None:
+        """After a language switch: the column titles, the count and every model's answer again."""
+        self.source.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.source.columnCount() - 1)
+        self._refilter()
+        if self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
         if self.state.machine is not None:

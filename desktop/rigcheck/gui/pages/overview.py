@@ -76,6 +76,11 @@ class OverviewPage(QWidget):
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
 
+    def retranslate(self) -> None:
+        """After a language switch: the cards and facts again, in the new language."""
+        if self.state.machine is not None:
+            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
+
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
         """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages."""

@@ -274,6 +274,15 @@ class UpgradePage(QWidget):
         if state.machine is not None:
             self.reset()
 
+    def retranslate(self) -> None:
+        """After a language switch: the candidate stays; prices, what the machine takes and the
+        comparison are written again in the new language."""
+        self._fill_catalog()
+        self._show_takes()
+        if self.suggestions.text():
+            self.find_cheapest()
+        self.recompute()
+
     def busy(self) -> bool:
         """A recomputation is queued (the debounce timer runs): the tables are not up to date yet."""
         return self._timer.isActive()
