@@ -344,6 +344,7 @@ class FitPage(QWidget):
         self.ladder.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.ladder.horizontalHeader().setStretchLastSection(True)
         self.ladder.setMinimumHeight(200)
+        self.ladder.setTabKeyNavigation(False)  # one Tab stop; the arrows move between formats
         self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
         ladder_card.body.addWidget(self.ladder)
         command_row = QHBoxLayout()
@@ -529,6 +530,10 @@ class FitPage(QWidget):
         return min(self._max(), max(MIN_CONTEXT, int(round(tokens / step) * step)))
 
     def _sync_slider(self) -> None:
+        # the arrow keys move the context a quarter of a doubling (8k -> ~9.7k), Page Up/Down one doubling
+        doublings = max(math.log2(self._max() / MIN_CONTEXT), 1.0)
+        self.context.setPageStep(max(1, round(SLIDER_STEPS / doublings)))
+        self.context.setSingleStep(max(1, round(SLIDER_STEPS / doublings / 4)))
         self.context.blockSignals(True)
         self.context.setValue(self._to_slider(self.context_value.value()))
         self.context.blockSignals(False)

@@ -89,6 +89,7 @@ class FleetPage(QWidget):
         self.table = QTableWidget(0, len(COLUMNS) + 1)
         self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
         self.table.setAccessibleName(tr("Machines in the fleet"))
+        self.table.setTabKeyNavigation(False)  # one Tab stop; the arrows move between machines
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)

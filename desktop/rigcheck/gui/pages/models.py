@@ -513,7 +513,7 @@ class ModelsPage(QWidget):
         self.lookup_button = QPushButton(tr("&Look up"))
         self.lookup_button.setAccessibleName(tr("Look up on Hugging Face"))
         self.lookup_button.clicked.connect(self.start_lookup)
-        self.cancel_button = QPushButton(tr("Cance&l"))
+        self.cancel_button = QPushButton(tr("C&ancel"))
         self.cancel_button.setAccessibleName(tr("Cancel the look-up"))
         self.cancel_button.clicked.connect(self.cancel_lookup)
         self.cancel_button.setEnabled(False)
@@ -578,6 +578,7 @@ class ModelsPage(QWidget):
             QWidget.setTabOrder(first, second)
 
         self.search.textChanged.connect(self._refilter)
+        self.search.returnPressed.connect(self._search_entered)
         self.family.currentIndexChanged.connect(self._refilter)
         self.moe_only.toggled.connect(self._refilter)
         self.gpu_only.toggled.connect(self._refilter)
@@ -638,6 +639,17 @@ class ModelsPage(QWidget):
             tr("{shown} of {total} models").format(shown=self.proxy.rowCount(), total=self.source.rowCount())
         )
         self._selection_changed()
+
+    @Slot()
+    def _search_entered(self) -> None:
+        """Enter in the search: the only match opens in Fit; with several, the first is selected and the
+        arrows go on from there in the table."""
+        rows = self.proxy.rowCount()
+        if rows == 1:
+            self.choose_spec(self.proxy.spec(0))
+        elif rows > 1:
+            self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.table.selectRow(0)
 
     @Slot()
     def _selection_changed(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -417,6 +417,23 @@ class ModelCard(Card):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         if event.button() == Qt.MouseButton.LeftButton:
             self.open()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if self.hasFocus():  # the keyboard's place: a highlight ring, as buttons have
+            painter = QPainter(self)
+            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
+            painter.setPen(pen)
+            painter.drawRect(self.rect().adjusted(1, 1, -2, -2))
+            painter.end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt's name
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt's name
+        super().focusOutEvent(event)
+        self.update()
 
     def keyPressEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
         from PySide6.QtGui import QKeyEvent

@@ -124,6 +124,7 @@ class UpgradePage(QWidget):
         self.catalog_list.setHorizontalHeaderLabels([tr("GPU"), tr("Memory"), tr("Price"), "$/GiB"])
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
         self.catalog_list.setMinimumHeight(190)
+        self.catalog_list.setTabKeyNavigation(False)  # one Tab stop; the arrows move between GPUs
         self.catalog_list.verticalHeader().setVisible(False)
         self.catalog_list.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.catalog_list.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -199,6 +200,7 @@ class UpgradePage(QWidget):
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels([tr("Model"), tr("Now"), tr("Candidate")])
         self.table.setAccessibleName(tr("Models before and after"))
+        self.table.setTabKeyNavigation(False)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
