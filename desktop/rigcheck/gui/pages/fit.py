@@ -50,6 +50,7 @@ from rigcheck.core.estimate.recommend import (
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.gui.fitchoices import VENDOR_BACKENDS, backend_choices, offload_choices, training_format
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, AppState
@@ -387,11 +388,13 @@ class FitPage(QWidget):
         page.addStretch(1)
 
         self._restore()
+        self._inference_quant = -1  # the format picked for inference, kept while training shows its own
+        self._refresh_choices()
+        self.workload.currentIndexChanged.connect(self._workload_changed)
         for signal in (
             self.quant.currentIndexChanged,
             self.batch.valueChanged,
             self.kv.currentIndexChanged,
-            self.workload.currentIndexChanged,
             self.offload.currentIndexChanged,
             self.engine.currentIndexChanged,
             self.backend.currentIndexChanged,
@@ -407,7 +410,7 @@ class FitPage(QWidget):
         self.max_context_button.clicked.connect(self.fit_max_context)
         self.best_quant_button.clicked.connect(self.fit_best_quant)
         state.model_chosen.connect(self.set_model)
-        state.machine_changed.connect(lambda *_args: self.recompute())
+        state.machine_changed.connect(lambda *_args: self._workload_changed())
         model = state.model
         if model is None:
             default = state.catalog.model("llama-3.1-8b")
@@ -447,13 +450,61 @@ class FitPage(QWidget):
 
     @Slot()
     def _engine_changed(self) -> None:
-        """The backend choice is llama.cpp's: other engines run their own kernels."""
-        self.backend.setEnabled(self.engine.currentData() == "llama.cpp")
+        """The backend choice is llama.cpp's: other engines run their own kernels; training takes neither."""
+        inference = self.workload.currentData() == "inference"
+        self.engine.setEnabled(inference)
+        self.backend.setEnabled(
+            inference and self.engine.currentData() == "llama.cpp" and self.backend.count() > 1
+        )
+
+    @Slot()
+    def _workload_changed(self) -> None:
+        self._refresh_choices()
+        self.recompute()
+
+    def _refresh_choices(self) -> None:
+        """Offer only what applies: offload modes of this workload and model kind, backends of this
+        machine's GPUs, and for training the format it trains on (shown, not choosable)."""
+        workload = self.workload.currentData()
+        is_moe = bool(self.model is not None and self.model.arch.is_moe)
+        _refill(self.offload, [(k, tr(v)) for k, v in OFFLOADS if k in offload_choices(workload, is_moe)])
+        machine = self.state.machine
+        vendors = [g.vendor for g in machine.gpus] if machine is not None else list(VENDOR_BACKENDS)
+        allowed = backend_choices(vendors)
+        names = dict(BACKEND_CHOICES)
+        _refill(
+            self.backend,
+            [(b, names[b] if b else tr(names[b])) for b in allowed],
+            prefer=self.state.backend or "",
+        )
+        used = training_format(workload)
+        if used is not None:
+            if self.quant.isEnabled():
+                self._inference_quant = self.quant.currentIndex()
+            self.quant.blockSignals(True)
+            self.quant.setCurrentIndex(max(self.quant.findData(used), 0))
+            self.quant.blockSignals(False)
+            self.quant.setEnabled(False)
+            self.quant.setToolTip(
+                tr(
+                    "Training uses the format of its method: "
+                    "NF4 for QLoRA, BF16 for LoRA and full fine-tuning"
+                )
+            )
+        elif not self.quant.isEnabled():
+            self.quant.blockSignals(True)
+            if self._inference_quant >= 0:
+                self.quant.setCurrentIndex(self._inference_quant)
+            self.quant.blockSignals(False)
+            self.quant.setEnabled(True)
+            self.quant.setToolTip("")
+        self._engine_changed()
 
     @Slot(object)
     def set_model(self, model: ModelInfo) -> None:
         self.model = model
         self._busy = True
+        self._refresh_choices()  # experts offload for a MoE model only
         file_index = self.quant.findData(FILE_QUANT)
         if model.weights is not None and file_index < 0:
             self.quant.insertItem(0, _file_quant_text(model), FILE_QUANT)
@@ -586,7 +637,7 @@ class FitPage(QWidget):
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
-        if self.quant.currentData() != FILE_QUANT:
+        if self.quant.currentData() != FILE_QUANT and self.quant.isEnabled():
             self.state.settings.setValue("fit/quant", self.quant.currentData())
         try:
             result = fit(
@@ -824,6 +875,26 @@ class FitPage(QWidget):
         index = self._quant_index(rec.ladder[row].quant_id)
         if index >= 0:
             self.quant.setCurrentIndex(index)
+
+
+def _refill(combo: QComboBox, items: list[tuple[str, str]], prefer: str | None = None) -> None:
+    """Give ``combo`` exactly ``items`` (key, text), choosing ``prefer`` where it is offered, else the
+    chosen key where it still is, else the first. No change signal: the caller recomputes once afterwards (and the
+    app-wide backend setting is not overwritten by a machine that lacks its GPUs)."""
+    keys = [k for k, _text in items]
+    current = combo.currentData()
+    if [combo.itemData(i) for i in range(combo.count())] == keys:
+        return
+    if prefer in keys:
+        chosen = prefer
+    else:
+        chosen = current if current in keys else keys[0]
+    combo.blockSignals(True)
+    combo.clear()
+    for key, text in items:
+        combo.addItem(text, key)
+    combo.setCurrentIndex(keys.index(chosen))
+    combo.blockSignals(False)
 
 
 def _file_quant_text(model: ModelInfo) -> str:
