@@ -879,16 +879,14 @@ class FitPage(QWidget):
 
 def _refill(combo: QComboBox, items: list[tuple[str, str]], prefer: str | None = None) -> None:
     """Give ``combo`` exactly ``items`` (key, text), choosing ``prefer`` where it is offered, else the
-    chosen key where it still is, else the first. No change signal: the caller recomputes once afterwards (and the
-    app-wide backend setting is not overwritten by a machine that lacks its GPUs)."""
+    chosen key where it still is, else the first. No change signal: the caller recomputes once
+    afterwards (and the app-wide backend is not overwritten by a machine that lacks its GPUs)."""
     keys = [k for k, _text in items]
     current = combo.currentData()
     if [combo.itemData(i) for i in range(combo.count())] == keys:
         return
-    if prefer in keys:
-        chosen = prefer
-    else:
-        chosen = current if current in keys else keys[0]
+    fallback = current if current in keys else keys[0]
+    chosen = prefer if prefer in keys else fallback
     combo.blockSignals(True)
     combo.clear()
     for key, text in items:
