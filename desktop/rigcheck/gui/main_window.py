@@ -34,7 +34,7 @@ from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.retranslate import Translator, retranslate_tree
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import esc
+from rigcheck.gui.widgets import esc, warn
 from rigcheck.gui.workers import Job, report_exception, submit
 
 RECENT_LIMIT = 8
@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
         try:
             machine = load_machine(path)
         except InputError as exc:
-            QMessageBox.warning(self, tr("Cannot open snapshot"), str(exc))
+            warn(self, tr("Cannot open snapshot"), str(exc))
             return False
         self._remember(path)
         self.state.set_machine(machine, f"{tr('Snapshot')} {path.name}", False)
@@ -383,7 +383,7 @@ class MainWindow(QMainWindow):
             try:
                 save_machine(self.state.machine, Path(name))
             except OSError as exc:
-                QMessageBox.warning(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
+                warn(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
 
     # -- drag and drop ---------------------------------------------------------------------------
 
@@ -428,7 +428,7 @@ class MainWindow(QMainWindow):
     def _model_failed(self, message: str) -> None:
         self._jobs.clear()
         self.statusBar().clearMessage()
-        QMessageBox.warning(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
+        warn(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
 
     # -- settings --------------------------------------------------------------------------------
 

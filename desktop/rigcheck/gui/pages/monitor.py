@@ -568,7 +568,8 @@ class MonitorPage(QWidget):
             card.chart.hovered.connect(self._hovered)
             self.cards[key_] = card
         for index, name in gpus:
-            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {name}")
+            # the name is the recording's (anyone's text): escaped inside our own markup
+            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {esc(name)}")
             chip.setTextFormat(Qt.TextFormat.RichText)
             chip.setAccessibleName(f"GPU {index} {name}")
             self.legend.addWidget(chip)

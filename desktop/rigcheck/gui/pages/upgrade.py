@@ -309,7 +309,7 @@ class UpgradePage(QWidget):
                 SortItem(f"${num(per_gib)}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
             )
             if purchase is not None:
-                cells[2].setToolTip(f"{purchase.date or tr('undated')}, {purchase.source}")
+                cells[2].setToolTip(tooltip(f"{purchase.date or tr('undated')}, {purchase.source}"))
             for column, cell in enumerate(cells):
                 if column:
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -575,7 +575,8 @@ class UpgradePage(QWidget):
         months, rent, own = cumulative(chartable, MONTHS, prices, count=count)
         self.rent_curve.setData(months, rent)
         self.own_curve.setData(months, own)
-        self.chart.setTitle(f"{count} × {chartable.name}: {tr('renting vs owning')}", size="9pt")
+        # pyqtgraph renders a title as HTML: a catalog overlay's GPU name is escaped
+        self.chart.setTitle(esc(f"{count} × {chartable.name}: {tr('renting vs owning')}"), size="9pt")
 
     @Slot()
     def find_cheapest(self) -> None:
