@@ -385,6 +385,7 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     window.open_snapshot(FIXTURES / "two-gpus-128gb.json")
     page = window.pages["compat"]
     assert isinstance(page, CompatPage)
+    qtbot.waitUntil(lambda: not page.busy(), timeout=10000)  # worked out on the pool
     groups = [page.tree.topLevelItem(i).text(0) for i in range(page.tree.topLevelItemCount())]
     assert groups[0].startswith("This machine")
     assert groups[1].startswith("GPU 0: GeForce RTX 3090") and groups[2].startswith("GPU 1: GeForce RTX 4090")
