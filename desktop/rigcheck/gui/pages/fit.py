@@ -694,9 +694,10 @@ class FitPage(QWidget):
         )
         self.chart.show_result(result, names)
         self.legend.setText(
+            # each entry keeps its swatch, name and size on one line: only the gaps between entries wrap
             " &nbsp; ".join(
-                f"<span style='color:{colour}'>■</span> {tr(CATEGORY_NAMES[category])} "
-                f"{fmt_bytes(est.total(category))}"  # type: ignore[arg-type]
+                f"<span style='color:{colour}'>■</span>&nbsp;"
+                + f"{tr(CATEGORY_NAMES[category])} {fmt_bytes(est.total(category))}".replace(" ", "&nbsp;")  # type: ignore[arg-type]
                 for category, colour in CATEGORY_COLOURS.items()
                 if est.total(category)  # type: ignore[arg-type]
             )

@@ -95,7 +95,12 @@ class FleetPage(QWidget):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # the GPU list takes what is left (elided at 1024 px, whole in its tooltip): the table never
+        # scrolls sideways
+        self.table.horizontalHeader().setSectionResizeMode(
+            COLUMNS.index("gpus"), QHeaderView.ResizeMode.Stretch
+        )
+        self.table.horizontalHeader().setStretchLastSection(False)
         self.table.cellDoubleClicked.connect(self._open_node)
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
@@ -237,6 +242,8 @@ class FleetPage(QWidget):
                 if note:
                     item.setFont(bold)
                     item.setToolTip(tooltip(note))
+                if key == "gpus" and not note:
+                    item.setToolTip(tooltip(text))
                 if key == "failing" and text not in ("", "0"):
                     item.setText(f"✘ {text}")
                 item.setData(Qt.ItemDataRole.UserRole, node.name)

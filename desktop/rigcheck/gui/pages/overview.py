@@ -240,13 +240,22 @@ class OverviewPage(QWidget):
         ram.setRange(0, 1000)
         if mem.available_bytes is not None:
             ram.setValue(int(1000 * (mem.total_bytes - mem.available_bytes) / max(mem.total_bytes, 1)))
-            ram.setFormat(
-                f"{fmt_bytes(mem.available_bytes)} {tr('available of')} {fmt_bytes(mem.total_bytes)}"
-            )
+            # the sentence is longer than the bar at 1024 px: a thin bar, the words wrapped beneath it
+            words = f"{fmt_bytes(mem.available_bytes)} {tr('available of')} {fmt_bytes(mem.total_bytes)}"
+            ram.setTextVisible(False)
+            ram.setMaximumHeight(8)
+            ram.setAccessibleDescription(words)
+            holder = QWidget()
+            column = QVBoxLayout(holder)
+            column.setContentsMargins(0, 4, 0, 0)
+            column.setSpacing(2)
+            column.addWidget(ram)
+            column.addWidget(_wrapped(words))
+            form.addRow(tr("RAM"), holder)
         else:
             ram.setValue(0)
             ram.setFormat(fmt_bytes(mem.total_bytes))
-        form.addRow(tr("RAM"), ram)
+            form.addRow(tr("RAM"), ram)
         form.addRow(tr("Bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
