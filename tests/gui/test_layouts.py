@@ -161,8 +161,9 @@ def test_nothing_scrolls_sideways_and_the_ram_text_is_whole_at_1024x700(qtbot: Q
     text is not cut, and the Models and Fleet tables need no sideways scrolling (issue 26, layout)."""
     from dataclasses import replace
 
-    from rigcheck.core.machine import save_machine
     from test_fleet_page import write_fleet
+
+    from rigcheck.core.machine import save_machine
 
     base = load_machine(FIXTURES / "rtx4090-64gb.json")
     machine = replace(base, memory=replace(base.memory, available_bytes=41 * 1024**3))
