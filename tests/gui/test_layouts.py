@@ -196,3 +196,20 @@ def test_nothing_scrolls_sideways_and_the_ram_text_is_whole_at_1024x700(qtbot: Q
         problems.append(f"fleet: scrolls sideways by {fleet.table.horizontalScrollBar().maximum()} px")  # type: ignore[attr-defined]
     window.close()
     assert not problems, "\n".join(problems)
+
+
+def test_the_format_table_shows_every_format_without_its_own_scroll_bar(qtbot: QtBot, tmp_path: Path) -> None:
+    """At 1920×1080 the Fit page's format table is not a six-row box with a scroll bar (issue 26)."""
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = create_window(
+        settings, snapshot=load_machine(FIXTURES / "m2-ultra-192gb.json"), snapshot_name="m2"
+    )
+    qtbot.addWidget(window)
+    window.resize(1920, 1080)
+    window.show()
+    window.show_page("fit")
+    settle(window, timeout_s=20)
+    ladder = window.pages["fit"].ladder  # type: ignore[attr-defined]
+    assert 6 < ladder.rowCount() <= 16
+    assert ladder.verticalScrollBar().maximum() == 0, "every format is in view"
+    window.close()

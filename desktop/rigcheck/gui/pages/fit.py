@@ -54,7 +54,7 @@ from rigcheck.gui.fitchoices import VENDOR_BACKENDS, backend_choices, offload_ch
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, AppState
-from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
 
 QUANTS = (
     "bf16",
@@ -108,6 +108,8 @@ CATEGORY_NAMES = {
     "optimizer": "optimizer",
 }
 SLIDER_STEPS = 1000
+#: the most rows the format table shows before it scrolls
+LADDER_ROWS = 16
 MIN_CONTEXT = 256
 BOUND_WORDS = {
     "memory_bandwidth": "GPU memory bandwidth",
@@ -825,10 +827,16 @@ class FitPage(QWidget):
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)
                 if column == 4 and rung.quality is not None:
-                    item.setToolTip(rung.quality.source)
+                    item.setToolTip(tooltip(rung.quality.source))  # a catalog overlay's text
                 self.ladder.setItem(row, column, item)
             if rung.quant == current:
                 self.ladder.selectRow(row)
+        # every format shown at once (up to LADDER_ROWS): the page scrolls, not a 6-row box inside it
+        rows = min(self.ladder.rowCount(), LADDER_ROWS)
+        height = self.ladder.horizontalHeader().height() + 2 * self.ladder.frameWidth() + 2
+        height += sum(self.ladder.rowHeight(r) for r in range(rows))
+        self.ladder.setMinimumHeight(max(120, height))
+        self.ladder.setMaximumHeight(max(120, height))
         rung = Rung(current, None, result, where_of(result))
         commands = commands_for(
             rec, self.state.machine, self.state.catalog, live=self.state.is_live, rung=rung
