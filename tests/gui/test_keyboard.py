@@ -77,6 +77,7 @@ def test_context_slider_moves_with_the_arrow_keys(qtbot: QtBot, window: MainWind
     qtbot.keyClick(fit.context, Qt.Key.Key_Right)  # type: ignore[attr-defined]
     right = fit.context_value.value()  # type: ignore[attr-defined]
     assert 8192 < right <= 8192 * 1.3
+    qtbot.waitUntil(lambda: not fit.busy(), timeout=2000)  # type: ignore[attr-defined]
     assert fit.result.estimate.context == right  # type: ignore[attr-defined]
     qtbot.keyClick(fit.context, Qt.Key.Key_PageUp)  # type: ignore[attr-defined]
     assert fit.context_value.value() >= right * 1.8  # type: ignore[attr-defined]

@@ -191,8 +191,11 @@ def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> No
     )
     # dragging the context slider recomputes: more context, more KV cache
     page.context.setValue(100)
+    qtbot.waitUntil(lambda: not page.busy(), timeout=2000)  # the estimate follows once the slider rests
     small_kv = page.result.estimate.total("kv_cache")
     page.context.setValue(900)
+    assert page.busy(), "a drag is debounced: one recomputation when it rests, not one per pixel"
+    qtbot.waitUntil(lambda: not page.busy(), timeout=2000)
     assert page.result.estimate.total("kv_cache") > small_kv
     assert page.context_value.value() > 8192
     page.offload.setCurrentIndex(page.offload.findData("none"))

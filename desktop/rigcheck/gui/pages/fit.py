@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt, Slot
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -108,6 +108,8 @@ CATEGORY_NAMES = {
     "optimizer": "optimizer",
 }
 SLIDER_STEPS = 1000
+#: how long the context slider rests before the estimate follows it
+SLIDER_DEBOUNCE_MS = 60
 #: the most rows the format table shows before it scrolls
 LADDER_ROWS = 16
 MIN_CONTEXT = 256
@@ -391,6 +393,10 @@ class FitPage(QWidget):
 
         self._restore()
         self._inference_quant = -1  # the format picked for inference, kept while training shows its own
+        self._slider_timer = QTimer(self)
+        self._slider_timer.setSingleShot(True)
+        self._slider_timer.setInterval(SLIDER_DEBOUNCE_MS)
+        self._slider_timer.timeout.connect(self.recompute)
         self._refresh_choices()
         self.workload.currentIndexChanged.connect(self._workload_changed)
         for signal in (
@@ -593,10 +599,16 @@ class FitPage(QWidget):
 
     @Slot(int)
     def _slider_moved(self, value: int) -> None:
+        """The number follows the slider at once; the estimate once the slider rests (a drag sends a
+        value per pixel, each a full recomputation)."""
         self.context_value.blockSignals(True)
         self.context_value.setValue(self._from_slider(value))
         self.context_value.blockSignals(False)
-        self.recompute()
+        self._slider_timer.start()
+
+    def busy(self) -> bool:
+        """A slider move is waiting for its recomputation."""
+        return self._slider_timer.isActive()
 
     @Slot(int)
     def _context_typed(self, _value: int) -> None:
