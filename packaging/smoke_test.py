@@ -66,6 +66,15 @@ def test_the_bundle_is_there() -> None:
     assert EXE.is_file(), f"no executable at {EXE}"
 
 
+def test_the_bundle_carries_the_xcb_libraries_qt_needs() -> None:
+    from rigcheck.gui.display import BUNDLED_XCB
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("X11 libraries are a Linux bundle's")
+    inside = {p.name for p in EXE.parent.rglob("libxcb-*.so.*")}
+    assert set(BUNDLED_XCB) <= inside, f"missing from the bundle: {sorted(set(BUNDLED_XCB) - inside)}"
+
+
 def test_version_matches_the_project(tmp_path: Path) -> None:
     import tomllib
 

@@ -21,6 +21,7 @@ def page(qtbot: QtBot, tmp_path: Path) -> CompatPage:
     compat = CompatPage(AppState(load_catalog(use_overlay=False), settings))
     qtbot.addWidget(compat)
     compat.show_machine(AUDIT_MACHINES["old-470"](), "old-470", False)
+    qtbot.waitUntil(lambda: not compat.busy(), timeout=10000)  # worked out on the pool
     return compat
 
 
@@ -121,6 +122,7 @@ def test_identical_gpus_share_one_list(qtbot: QtBot, tmp_path: Path) -> None:
     compat = CompatPage(AppState(load_catalog(use_overlay=False), settings))
     qtbot.addWidget(compat)
     compat.show_machine(load_machine(machines / "hgx-h100x8-2tb.json"), "hgx", False)
+    qtbot.waitUntil(lambda: not compat.busy(), timeout=10000)
     titles = [compat.tree.topLevelItem(i).text(0) for i in range(compat.tree.topLevelItemCount())]
     assert len(titles) == 2 and titles[0].startswith("This machine")
     assert titles[1].startswith("GPUs 0–7: 8 × H100 SXM5 80GB")
@@ -129,6 +131,32 @@ def test_identical_gpus_share_one_list(qtbot: QtBot, tmp_path: Path) -> None:
     counted = sum(int(part.split()[0]) for part in compat.summary.text().split(": ", 1)[1].split(", "))
     assert counted == shown  # the counts are the rows on screen, not eight times as many
     compat.show_machine(load_machine(machines / "two-gpus-128gb.json"), "two", False)
+    qtbot.waitUntil(lambda: not compat.busy(), timeout=10000)
     titles = [compat.tree.topLevelItem(i).text(0) for i in range(compat.tree.topLevelItemCount())]
     assert [t.split(":")[0] for t in titles[1:]] == ["GPU 0", "GPU 1"]
     assert "counted once" not in compat.summary.text()
+
+
+def test_findings_are_worked_out_off_the_gui_thread(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking a machine takes 0.2–0.6 s: on the pool, so the window never freezes (issue 26 #5)."""
+    import threading
+
+    import rigcheck.gui.pages.compat as compat_module
+
+    threads: list[threading.Thread] = []
+    real = compat_module.check_compat
+
+    def recording(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compat_module, "check_compat", recording)
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    compat = CompatPage(AppState(load_catalog(use_overlay=False), settings))
+    qtbot.addWidget(compat)
+    compat.show_machine(AUDIT_MACHINES["old-470"](), "old-470", False)
+    qtbot.waitUntil(lambda: not compat.busy(), timeout=10000)
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    assert compat.headline.text().startswith("The one change that fixes the most")

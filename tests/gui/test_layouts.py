@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QProgressBar, QWidget
 from pytestqt.qtbot import QtBot
 
 from rigcheck.core.machine import load_machine
@@ -40,6 +40,11 @@ def clipped(page: QWidget) -> list[str]:
             if not text:
                 continue
             need = widget.minimumSizeHint().width()
+        elif isinstance(widget, QProgressBar):
+            text = widget.text() if widget.isTextVisible() else ""
+            if not text:
+                continue
+            need = widget.fontMetrics().horizontalAdvance(text) + 8  # the style's text margins
         else:
             continue
         if widget.width() + 1 < need:
@@ -149,3 +154,62 @@ def test_the_clipping_check_sees_a_cut_label(qtbot: QtBot) -> None:
     page.show()
     found = clipped(page)
     assert len(found) == 1 and "Reason and fix" in found[0]
+
+
+def test_nothing_scrolls_sideways_and_the_ram_text_is_whole_at_1024x700(qtbot: QtBot, tmp_path: Path) -> None:
+    """A machine whose available RAM is known (as a live probe gives it), at the smallest size: the RAM
+    text is not cut, and the Models and Fleet tables need no sideways scrolling (issue 26, layout)."""
+    from dataclasses import replace
+
+    from test_fleet_page import write_fleet
+
+    from rigcheck.core.machine import save_machine
+
+    base = load_machine(FIXTURES / "rtx4090-64gb.json")
+    machine = replace(base, memory=replace(base.memory, available_bytes=41 * 1024**3))
+    snapshot = tmp_path / "live-like.json"
+    save_machine(machine, snapshot)
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = create_window(settings, snapshot=load_machine(snapshot), snapshot_name="live-like.json")
+    qtbot.addWidget(window)
+    window.setMinimumSize(0, 0)
+    window.resize(*SMALLEST)
+    window.show()
+    settle(window, timeout_s=20)
+    overview = window.stack.currentWidget()
+    shown = [w.text() for w in overview.findChildren(QLabel) + overview.findChildren(QProgressBar)]
+    assert any("available of" in text for text in shown), "the available RAM is said"
+    problems = [f"overview: {p}" for p in clipped(overview)]
+    window.show_page("models")
+    settle(window, timeout_s=20)
+    models = window.pages["models"].table  # type: ignore[attr-defined]
+    if models.horizontalScrollBar().maximum() > 0:
+        problems.append(f"models: scrolls sideways by {models.horizontalScrollBar().maximum()} px")
+    window.show_page("fleet")
+    folder = tmp_path / "audits"
+    folder.mkdir()
+    write_fleet(folder)
+    fleet = window.pages["fleet"]
+    fleet.open_folder(folder)  # type: ignore[attr-defined]
+    settle(window, timeout_s=20)
+    if fleet.table.horizontalScrollBar().maximum() > 0:  # type: ignore[attr-defined]
+        problems.append(f"fleet: scrolls sideways by {fleet.table.horizontalScrollBar().maximum()} px")  # type: ignore[attr-defined]
+    window.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_format_table_shows_every_format_without_its_own_scroll_bar(qtbot: QtBot, tmp_path: Path) -> None:
+    """At 1920×1080 the Fit page's format table is not a six-row box with a scroll bar (issue 26)."""
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = create_window(
+        settings, snapshot=load_machine(FIXTURES / "m2-ultra-192gb.json"), snapshot_name="m2"
+    )
+    qtbot.addWidget(window)
+    window.resize(1920, 1080)
+    window.show()
+    window.show_page("fit")
+    settle(window, timeout_s=20)
+    ladder = window.pages["fit"].ladder  # type: ignore[attr-defined]
+    assert 6 < ladder.rowCount() <= 16
+    assert ladder.verticalScrollBar().maximum() == 0, "every format is in view"
+    window.close()

@@ -77,7 +77,7 @@ def test_bad_snapshot_gets_a_message(
     window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
     path = tmp_path / "bad.json"
     path.write_text("{")
     assert not window.open_snapshot(path)
@@ -191,8 +191,11 @@ def test_fit_page_reacts_to_the_controls(qtbot: QtBot, window: MainWindow) -> No
     )
     # dragging the context slider recomputes: more context, more KV cache
     page.context.setValue(100)
+    qtbot.waitUntil(lambda: not page.busy(), timeout=2000)  # the estimate follows once the slider rests
     small_kv = page.result.estimate.total("kv_cache")
     page.context.setValue(900)
+    assert page.busy(), "a drag is debounced: one recomputation when it rests, not one per pixel"
+    qtbot.waitUntil(lambda: not page.busy(), timeout=2000)
     assert page.result.estimate.total("kv_cache") > small_kv
     assert page.context_value.value() > 8192
     page.offload.setCurrentIndex(page.offload.findData("none"))
@@ -285,7 +288,7 @@ def test_bad_dropped_file_is_a_message(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"GGUF\x03\x00\x00\x00\x01")
     window.load_path(bad)
@@ -385,6 +388,7 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     window.open_snapshot(FIXTURES / "two-gpus-128gb.json")
     page = window.pages["compat"]
     assert isinstance(page, CompatPage)
+    qtbot.waitUntil(lambda: not page.busy(), timeout=10000)  # worked out on the pool
     groups = [page.tree.topLevelItem(i).text(0) for i in range(page.tree.topLevelItemCount())]
     assert groups[0].startswith("This machine")
     assert groups[1].startswith("GPU 0: GeForce RTX 3090") and groups[2].startswith("GPU 1: GeForce RTX 4090")

@@ -6,6 +6,7 @@ so tests build the same window with a fake probe, throw-away settings and a snap
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -22,6 +23,7 @@ import rigcheck
 from rigcheck.core.catalog import load_catalog
 from rigcheck.core.machine import Machine, load_machine
 from rigcheck.gui import i18n
+from rigcheck.gui.display import NoDisplayError, choose_platform
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import report_exception, submit
@@ -169,6 +171,15 @@ def _install_excepthook(debug: bool) -> None:
 def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page: str | None = None,
          screenshot: Path | None = None, size: tuple[int, int] | None = None,
          debug: bool = False) -> int:  # fmt: skip
+    if QApplication.instance() is None:
+        # Qt aborts the process when no platform plugin loads: decide first, and say what is missing
+        try:
+            forced = choose_platform(screenshot=screenshot is not None)
+        except NoDisplayError as exc:
+            sys.stderr.write(f"rigcheck: error: {exc}\n")
+            return 2
+        if forced is not None:
+            os.environ["QT_QPA_PLATFORM"] = forced
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = application(argv or ())
     _install_excepthook(debug)
@@ -197,6 +208,7 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
     if page is not None:
         window.show_page(page)
     window.show()
+    app.aboutToQuit.connect(window.shutdown)  # a quit that skips closeEvent still joins every thread
     return app.exec()
 
 

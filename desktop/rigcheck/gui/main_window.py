@@ -1,7 +1,8 @@
 """The main window: pages on the left, the machine being shown on top, menus, drag and drop.
 
 Pages are built by :meth:`MainWindow.build_pages` from the ``PAGES`` table and talk to each other
-only through the shared :class:`~rigcheck.gui.state.AppState`. Switching language rebuilds them.
+only through the shared :class:`~rigcheck.gui.state.AppState`. Switching language translates them in
+place (:mod:`rigcheck.gui.retranslate`): every page keeps its settings, its open files and its threads.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
+from rigcheck.gui.retranslate import Translator, retranslate_tree
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import esc
+from rigcheck.gui.widgets import esc, warn
 from rigcheck.gui.workers import Job, report_exception, submit
 
 RECENT_LIMIT = 8
@@ -238,7 +240,10 @@ class MainWindow(QMainWindow):
 
         view = menus.addMenu(tr("&View"))
         for number, (key, title, _factory) in enumerate(_page_table(), 1):
-            view.addAction(self._action(title, lambda k=key: self.show_page(k), f"Ctrl+{number}"))
+            # triggered(bool) passes `checked` first: without the placeholder it lands in `k` (issue 26)
+            view.addAction(
+                self._action(title, lambda _checked=False, k=key: self.show_page(k), f"Ctrl+{number}")
+            )
         view.addSeparator()
         languages = view.addMenu(tr("&Language"))
         group = QActionGroup(self)
@@ -254,9 +259,49 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self._action("&About RigCheck", self._about))
 
     def set_language(self, code: str) -> None:
+        """Show the app in another language without rebuilding anything: each page keeps its state."""
         self.state.settings.setValue("ui/language", code)
+        old = i18n.language()
         i18n.set_language(i18n.system_language() if code == "system" else code)
-        self.build_pages()
+        if i18n.language() != old:
+            self.retranslate(Translator(old, i18n.language()))
+
+    def retranslate(self, translate: Translator) -> None:
+        """The window's own strings, then every built page: fixed strings in place, then the page's
+        ``retranslate()`` for what it composes from data."""
+        for row, (_key, title, _factory) in enumerate(_page_table(), 1):
+            item = self.nav.item(row - 1)
+            item.setText(tr(title))
+            item.setToolTip(f"{tr(title)} (Ctrl+{row})")
+        self._build_menus()
+        self.this_computer.setText(tr("This computer"))
+        self.this_computer.setToolTip(tr("Probe this computer again (F5)"))
+        self.open_button.setText(tr("Open snapshot…"))
+        self.state.machine_label = self._label_in(self.state.machine_label, translate)
+        for page in self._built.values():
+            retranslate_tree(page, translate)
+            again = getattr(page, "retranslate", None)
+            if callable(again):
+                again()
+        if self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+        elif self._jobs:
+            self.machine_label.setText(tr("Probing this computer…"))
+
+    @staticmethod
+    def _label_in(label: str, translate: Translator) -> str:
+        """The machine's label ("This computer", "Snapshot rtx4090.json") in the new language."""
+        whole = translate(label)
+        if whole is not None:
+            return whole
+        word, sep, name = label.partition(" ")
+        while sep:
+            new = translate(word)
+            if new is not None:
+                return f"{new} {name}"
+            head, sep, name = name.partition(" ")
+            word = f"{word} {head}"
+        return label
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -315,7 +360,7 @@ class MainWindow(QMainWindow):
         try:
             machine = load_machine(path)
         except InputError as exc:
-            QMessageBox.warning(self, tr("Cannot open snapshot"), str(exc))
+            warn(self, tr("Cannot open snapshot"), str(exc))
             return False
         self._remember(path)
         self.state.set_machine(machine, f"{tr('Snapshot')} {path.name}", False)
@@ -338,7 +383,7 @@ class MainWindow(QMainWindow):
             try:
                 save_machine(self.state.machine, Path(name))
             except OSError as exc:
-                QMessageBox.warning(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
+                warn(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
 
     # -- drag and drop ---------------------------------------------------------------------------
 
@@ -383,7 +428,7 @@ class MainWindow(QMainWindow):
     def _model_failed(self, message: str) -> None:
         self._jobs.clear()
         self.statusBar().clearMessage()
-        QMessageBox.warning(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
+        warn(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
 
     # -- settings --------------------------------------------------------------------------------
 
@@ -407,11 +452,18 @@ class MainWindow(QMainWindow):
         if isinstance(page, int) and 0 <= page < self.nav.count():
             self.nav.setCurrentRow(page)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+    def shutdown(self) -> None:
+        """Stop every page's threads and the pool's queued work, and wait for what is running: a QThread
+        still running when its page is freed aborts the process (SIGABRT at quit, issue 26)."""
         for page in self._built.values():
             shutdown = getattr(page, "shutdown", None)
             if callable(shutdown):
-                shutdown()  # the Monitor page joins its sampling thread
+                shutdown()  # the Monitor page joins its sampling thread; others cancel their work
+        self.state.pool.clear()  # jobs not started yet never start
+        self.state.pool.waitForDone(10_000)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        self.shutdown()
         self.state.settings.setValue("window/geometry", self.saveGeometry())
         self.state.settings.setValue("window/page", self.nav.currentRow())
         super().closeEvent(event)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QLayoutItem,
+    QMessageBox,
     QScrollArea,
     QTableWidgetItem,
     QVBoxLayout,
@@ -65,6 +66,15 @@ def esc(value: object) -> str:
 def tooltip(text: str) -> str:
     """A tooltip showing ``text`` exactly (Qt renders a tooltip as rich text if it looks like HTML)."""
     return f"<p style='white-space:pre-wrap'>{esc(text)}</p>" if text else ""
+
+
+def warn(parent: QWidget, title: str, text: str) -> None:
+    """A warning dialog that shows ``text`` as the characters it is (QMessageBox.warning renders text
+    that looks like HTML as HTML: a snapshot's schema string or a GGUF key could style or link it)."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.exec()
+    box.deleteLater()
 
 
 def plain(text: str = "") -> QLabel:

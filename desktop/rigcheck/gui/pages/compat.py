@@ -43,6 +43,7 @@ from rigcheck.core.compat import (
     DISPLAY_RANK,
     Finding,
     Summary,
+    TorchWheel,
     bucket,
     check_compat,
     gpu_groups,
@@ -54,6 +55,7 @@ from rigcheck.core.units import index_ranges
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, tooltip
+from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 #: root causes listed above the tree (the rest are in the tree)
@@ -145,6 +147,8 @@ class CompatPage(QWidget):
         self.tree.currentItemChanged.connect(self._show_details)
         self.copied = muted("")
         page.addWidget(self.copied)
+        self._job: Job | None = None
+        self._generation = 0
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
@@ -178,11 +182,48 @@ class CompatPage(QWidget):
         candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
         header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
 
+    def retranslate(self) -> None:
+        """After a language switch: the findings again, in the new language."""
+        if self.state.machine is not None:
+            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
+
+    def busy(self) -> bool:
+        """The findings are still being worked out on the pool."""
+        return self._job is not None
+
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
+        """Work the findings out on the pool (0.2–0.6 s on a big machine) and show them when ready;
+        a newer machine asked for meanwhile wins."""
         catalog = self.state.catalog
-        self.findings = check_compat(machine, catalog)
-        wheel = recommend_torch(machine, catalog)
+        self._generation += 1
+        generation = self._generation
+
+        def work() -> tuple[list[Finding], TorchWheel | None, Summary]:
+            findings = check_compat(machine, catalog)
+            return findings, recommend_torch(machine, catalog), summarize(machine, catalog, findings)
+
+        def done(result: tuple[list[Finding], TorchWheel | None, Summary]) -> None:
+            if generation == self._generation:
+                self._job = None
+                self._show(machine, label, *result)
+
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._job = None
+                self.headline.setText(f"✘ {message}")
+
+        self._job = submit(self.state.pool, work, done, failed)
+
+    def _show(
+        self,
+        machine: Machine,
+        label: str,
+        findings: list[Finding],
+        wheel: TorchWheel | None,
+        summary: Summary,
+    ) -> None:
+        self.findings = findings
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
             self.torch_reason.setText(f"{glyph} <b>{esc(wheel.label)}</b> — {esc(wheel.reason)}")
@@ -200,7 +241,7 @@ class CompatPage(QWidget):
         if any(len(indices) > 1 for indices, _findings in groups):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
-        self._show_summary(summarize(machine, catalog, self.findings))
+        self._show_summary(summary)
         self._fill(machine, groups)
         self._fit_columns()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt, Slot
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -51,10 +51,11 @@ from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.gui.fitchoices import VENDOR_BACKENDS, backend_choices, offload_choices, training_format
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, AppState
-from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading
+from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
 
 QUANTS = (
     "bf16",
@@ -116,6 +117,10 @@ CATEGORY_NAMES = {
     "optimizer": "optimizer",
 }
 SLIDER_STEPS = 1000
+#: how long the context slider rests before the estimate follows it
+SLIDER_DEBOUNCE_MS = 60
+#: the most rows the format table shows before it scrolls
+LADDER_ROWS = 16
 MIN_CONTEXT = 256
 BOUND_WORDS = {
     "memory_bandwidth": "GPU memory bandwidth",
@@ -368,6 +373,7 @@ class FitPage(QWidget):
         self.ladder.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.ladder.horizontalHeader().setStretchLastSection(True)
         self.ladder.setMinimumHeight(200)
+        self.ladder.setTabKeyNavigation(False)  # one Tab stop; the arrows move between formats
         self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
         ladder_card.body.addWidget(self.ladder)
         command_row = QHBoxLayout()
@@ -410,11 +416,17 @@ class FitPage(QWidget):
         page.addStretch(1)
 
         self._restore()
+        self._inference_quant = -1  # the format picked for inference, kept while training shows its own
+        self._slider_timer = QTimer(self)
+        self._slider_timer.setSingleShot(True)
+        self._slider_timer.setInterval(SLIDER_DEBOUNCE_MS)
+        self._slider_timer.timeout.connect(self.recompute)
+        self._refresh_choices()
+        self.workload.currentIndexChanged.connect(self._workload_changed)
         for signal in (
             self.quant.currentIndexChanged,
             self.batch.valueChanged,
             self.kv.currentIndexChanged,
-            self.workload.currentIndexChanged,
             self.offload.currentIndexChanged,
             self.engine.currentIndexChanged,
             self.backend.currentIndexChanged,
@@ -436,7 +448,7 @@ class FitPage(QWidget):
         self.max_context_button.clicked.connect(self.fit_max_context)
         self.best_quant_button.clicked.connect(self.fit_best_quant)
         state.model_chosen.connect(self.set_model)
-        state.machine_changed.connect(lambda *_args: self.recompute())
+        state.machine_changed.connect(lambda *_args: self._workload_changed())
         model = state.model
         if model is None:
             default = state.catalog.model("llama-3.1-8b")
@@ -461,6 +473,13 @@ class FitPage(QWidget):
         self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
         self.backend.setCurrentIndex(max(self.backend.findData(self.state.backend or ""), 0))
 
+    def retranslate(self) -> None:
+        """After a language switch: the file's own format row and the results again; every setting stays."""
+        file_index = self.quant.findData(FILE_QUANT)
+        if file_index >= 0 and self.model is not None and self.model.weights is not None:
+            self.quant.setItemText(file_index, _file_quant_text(self.model))
+        self.recompute()
+
     @Slot(str)
     def _backend_changed(self, backend: str) -> None:
         index = max(self.backend.findData(backend), 0)
@@ -475,7 +494,9 @@ class FitPage(QWidget):
         inference = self.workload.currentData() == "inference"
         self.engine.setEnabled(inference)
         self.kv.setEnabled(inference)
-        self.backend.setEnabled(inference and self.engine.currentData() in LLAMA_CPP_ENGINES)
+        self.backend.setEnabled(
+            inference and self.engine.currentData() in LLAMA_CPP_ENGINES and self.backend.count() > 1
+        )
         for widget in (self.framework, self.lora_rank, self.checkpointing):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
@@ -498,13 +519,57 @@ class FitPage(QWidget):
             [("", tr("framework default"))] + [(m, m) for m in ("none", "selective", "full", "offloaded")],
         )
 
+    @Slot()
+    def _workload_changed(self) -> None:
+        self._refresh_choices()
+        self.recompute()
+
+    def _refresh_choices(self) -> None:
+        """Offer only what applies: offload modes of this workload and model kind, backends of this
+        machine's GPUs, and for training the format it trains on (shown, not choosable)."""
+        workload = self.workload.currentData()
+        is_moe = bool(self.model is not None and self.model.arch.is_moe)
+        _refill(self.offload, [(k, tr(v)) for k, v in OFFLOADS if k in offload_choices(workload, is_moe)])
+        machine = self.state.machine
+        vendors = [g.vendor for g in machine.gpus] if machine is not None else list(VENDOR_BACKENDS)
+        allowed = backend_choices(vendors)
+        names = dict(BACKEND_CHOICES)
+        _refill(
+            self.backend,
+            [(b, names[b] if b else tr(names[b])) for b in allowed],
+            prefer=self.state.backend or "",
+        )
+        used = training_format(workload)
+        if used is not None:
+            if self.quant.isEnabled():
+                self._inference_quant = self.quant.currentIndex()
+            self.quant.blockSignals(True)
+            self.quant.setCurrentIndex(max(self.quant.findData(used), 0))
+            self.quant.blockSignals(False)
+            self.quant.setEnabled(False)
+            self.quant.setToolTip(
+                tr(
+                    "Training uses the format of its method: "
+                    "NF4 for QLoRA, BF16 for LoRA and full fine-tuning"
+                )
+            )
+        elif not self.quant.isEnabled():
+            self.quant.blockSignals(True)
+            if self._inference_quant >= 0:
+                self.quant.setCurrentIndex(self._inference_quant)
+            self.quant.blockSignals(False)
+            self.quant.setEnabled(True)
+            self.quant.setToolTip("")
+        self._engine_changed()
+
     @Slot(object)
     def set_model(self, model: ModelInfo) -> None:
         self.model = model
         self._busy = True
+        self._refresh_choices()  # experts offload for a MoE model only
         file_index = self.quant.findData(FILE_QUANT)
         if model.weights is not None and file_index < 0:
-            self.quant.insertItem(0, tr("as in the file") + f" ({model.weights.quant_id or '?'})", FILE_QUANT)
+            self.quant.insertItem(0, _file_quant_text(model), FILE_QUANT)
         elif model.weights is None and file_index >= 0:
             self.quant.removeItem(file_index)
         # A model card's own format and context (what the card was judged at), when it sent them.
@@ -578,16 +643,26 @@ class FitPage(QWidget):
         return min(self._max(), max(MIN_CONTEXT, int(round(tokens / step) * step)))
 
     def _sync_slider(self) -> None:
+        # the arrow keys move the context a quarter of a doubling (8k -> ~9.7k), Page Up/Down one doubling
+        doublings = max(math.log2(self._max() / MIN_CONTEXT), 1.0)
+        self.context.setPageStep(max(1, round(SLIDER_STEPS / doublings)))
+        self.context.setSingleStep(max(1, round(SLIDER_STEPS / doublings / 4)))
         self.context.blockSignals(True)
         self.context.setValue(self._to_slider(self.context_value.value()))
         self.context.blockSignals(False)
 
     @Slot(int)
     def _slider_moved(self, value: int) -> None:
+        """The number follows the slider at once; the estimate once the slider rests (a drag sends a
+        value per pixel, each a full recomputation)."""
         self.context_value.blockSignals(True)
         self.context_value.setValue(self._from_slider(value))
         self.context_value.blockSignals(False)
-        self.recompute()
+        self._slider_timer.start()
+
+    def busy(self) -> bool:
+        """A slider move is waiting for its recomputation."""
+        return self._slider_timer.isActive()
 
     @Slot(int)
     def _context_typed(self, _value: int) -> None:
@@ -645,7 +720,7 @@ class FitPage(QWidget):
             f"{arch.num_layers} {tr('layers')} · {tr('on')} {self.state.machine_label}"
         )
         self.state.settings.setValue("fit/context", self.context_value.value())
-        if self.quant.currentData() != FILE_QUANT:
+        if self.quant.currentData() != FILE_QUANT and self.quant.isEnabled():
             self.state.settings.setValue("fit/quant", self.quant.currentData())
         try:
             result = fit(
@@ -704,9 +779,10 @@ class FitPage(QWidget):
         )
         self.chart.show_result(result, names)
         self.legend.setText(
+            # each entry keeps its swatch, name and size on one line: only the gaps between entries wrap
             " &nbsp; ".join(
-                f"<span style='color:{colour}'>■</span> {tr(CATEGORY_NAMES[category])} "
-                f"{fmt_bytes(est.total(category))}"  # type: ignore[arg-type]
+                f"<span style='color:{colour}'>■</span>&nbsp;"
+                + f"{tr(CATEGORY_NAMES[category])} {fmt_bytes(est.total(category))}".replace(" ", "&nbsp;")  # type: ignore[arg-type]
                 for category, colour in CATEGORY_COLOURS.items()
                 if est.total(category)  # type: ignore[arg-type]
             )
@@ -834,10 +910,16 @@ class FitPage(QWidget):
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)
                 if column == 4 and rung.quality is not None:
-                    item.setToolTip(rung.quality.source)
+                    item.setToolTip(tooltip(rung.quality.source))  # a catalog overlay's text
                 self.ladder.setItem(row, column, item)
             if rung.quant == current:
                 self.ladder.selectRow(row)
+        # every format shown at once (up to LADDER_ROWS): the page scrolls, not a 6-row box inside it
+        rows = min(self.ladder.rowCount(), LADDER_ROWS)
+        height = self.ladder.horizontalHeader().height() + 2 * self.ladder.frameWidth() + 2
+        height += sum(self.ladder.rowHeight(r) for r in range(rows))
+        self.ladder.setMinimumHeight(max(120, height))
+        self.ladder.setMaximumHeight(max(120, height))
         rung = Rung(current, None, result, where_of(result))
         commands = commands_for(
             rec, self.state.machine, self.state.catalog, live=self.state.is_live, rung=rung
@@ -885,6 +967,29 @@ class FitPage(QWidget):
         index = self._quant_index(rec.ladder[row].quant_id)
         if index >= 0:
             self.quant.setCurrentIndex(index)
+
+
+def _refill(combo: QComboBox, items: list[tuple[str, str]], prefer: str | None = None) -> None:
+    """Give ``combo`` exactly ``items`` (key, text), choosing ``prefer`` where it is offered, else the
+    chosen key where it still is, else the first. No change signal: the caller recomputes once
+    afterwards (and the app-wide backend is not overwritten by a machine that lacks its GPUs)."""
+    keys = [k for k, _text in items]
+    current = combo.currentData()
+    if [combo.itemData(i) for i in range(combo.count())] == keys:
+        return
+    fallback = current if current in keys else keys[0]
+    chosen = prefer if prefer in keys else fallback
+    combo.blockSignals(True)
+    combo.clear()
+    for key, text in items:
+        combo.addItem(text, key)
+    combo.setCurrentIndex(keys.index(chosen))
+    combo.blockSignals(False)
+
+
+def _file_quant_text(model: ModelInfo) -> str:
+    quant_id = model.weights.quant_id if model.weights is not None else None
+    return tr("as in the file") + f" ({quant_id or '?'})"
 
 
 def _quant_name(state: AppState, quant: str) -> str:

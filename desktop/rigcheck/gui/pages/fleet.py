@@ -89,12 +89,18 @@ class FleetPage(QWidget):
         self.table = QTableWidget(0, len(COLUMNS) + 1)
         self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
         self.table.setAccessibleName(tr("Machines in the fleet"))
+        self.table.setTabKeyNavigation(False)  # one Tab stop; the arrows move between machines
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # the GPU list takes what is left (elided at 1024 px, whole in its tooltip): the table never
+        # scrolls sideways
+        self.table.horizontalHeader().setSectionResizeMode(
+            COLUMNS.index("gpus"), QHeaderView.ResizeMode.Stretch
+        )
+        self.table.horizontalHeader().setStretchLastSection(False)
         self.table.cellDoubleClicked.connect(self._open_node)
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
@@ -160,6 +166,23 @@ class FleetPage(QWidget):
 
     # -- loading ---------------------------------------------------------------------------------
 
+    def retranslate(self) -> None:
+        """After a language switch: the open fleet, its check and its drift, in the new language."""
+        fleet = self.fleet
+        if fleet is None:
+            return
+        self._fill()
+        if self.verdicts:
+            self.status.setText(self._checked_text())
+        else:
+            self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
+        skipped = "<br>".join(esc(p) for p in fleet.problems)
+        self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
+
+    def _checked_text(self) -> str:
+        runs = sum(1 for verdict, _speed in self.verdicts.values() if verdict == "fits")
+        return f"{runs} {tr('of')} {len(self.verdicts)} {tr('machines run it entirely on their GPUs')}"
+
     @Slot()
     def busy(self) -> bool:
         """Reports are still being read on the pool."""
@@ -219,6 +242,8 @@ class FleetPage(QWidget):
                 if note:
                     item.setFont(bold)
                     item.setToolTip(tooltip(note))
+                if key == "gpus" and not note:
+                    item.setToolTip(tooltip(text))
                 if key == "failing" and text not in ("", "0"):
                     item.setText(f"✘ {text}")
                 item.setData(Qt.ItemDataRole.UserRole, node.name)
@@ -255,10 +280,7 @@ class FleetPage(QWidget):
         self.check_button.setEnabled(True)
         self.verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
         self._fill()
-        runs = sum(1 for _n, verdict, _s in results if verdict == "fits")
-        self.status.setText(
-            f"{runs} {tr('of')} {len(results)} {tr('machines run it entirely on their GPUs')}"
-        )
+        self.status.setText(self._checked_text())
 
     @Slot(int, int)
     def _open_node(self, row: int, _column: int) -> None:

@@ -30,7 +30,17 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPalette,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -78,6 +88,11 @@ HEADERS = (
     ("Hugging Face id", "Repository on the Hugging Face hub"),
 )
 NUMERIC = (PARAMS, ACTIVE, CONTEXT)
+#: columns given up, in this order, when the window is too narrow for all (no sideways scrolling at
+#: 1024 px): each is in the row's tooltip and in Fit
+NARROW_HIDES = (LICENCE, ACTIVE, CONTEXT, FAMILY)
+#: the least the hub id column keeps (elided in the middle below its full width)
+HF_ID_MIN = 110
 #: an item role carrying the row's ModelSpec
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
 #: an item role carrying the row's FitView on this machine (None while it is worked out)
@@ -513,7 +528,7 @@ class ModelsPage(QWidget):
         self.lookup_button = QPushButton(tr("&Look up"))
         self.lookup_button.setAccessibleName(tr("Look up on Hugging Face"))
         self.lookup_button.clicked.connect(self.start_lookup)
-        self.cancel_button = QPushButton(tr("Cance&l"))
+        self.cancel_button = QPushButton(tr("C&ancel"))
         self.cancel_button.setAccessibleName(tr("Cancel the look-up"))
         self.cancel_button.clicked.connect(self.cancel_lookup)
         self.cancel_button.setEnabled(False)
@@ -578,6 +593,7 @@ class ModelsPage(QWidget):
             QWidget.setTabOrder(first, second)
 
         self.search.textChanged.connect(self._refilter)
+        self.search.returnPressed.connect(self._search_entered)
         self.family.currentIndexChanged.connect(self._refilter)
         self.moe_only.toggled.connect(self._refilter)
         self.gpu_only.toggled.connect(self._refilter)
@@ -586,6 +602,7 @@ class ModelsPage(QWidget):
         self._refilter()
         self._fit_job: Job | None = None
         self._fit_generation = 0
+        self._column_widths: dict[int, int] = {}
         state.machine_changed.connect(self._machine_changed)
         # the fit column assumes the backend chosen on Fit, as the Overview's cards do
         state.backend_changed.connect(self._backend_changed)
@@ -593,6 +610,13 @@ class ModelsPage(QWidget):
             self._machine_changed(state.machine, state.machine_label, state.is_live)
 
     # -- the catalog -----------------------------------------------------------------------------
+
+    def retranslate(self) -> None:
+        """After a language switch: the column titles, the count and every model's answer again."""
+        self.source.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.source.columnCount() - 1)
+        self._refilter()
+        if self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
 
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
@@ -611,6 +635,8 @@ class ModelsPage(QWidget):
             if generation == self._fit_generation:  # a newer machine has been asked for since
                 self.source.set_fits(fits)
                 self._refilter()
+                self._column_widths = {}
+                self._fit_columns()
 
         self._fit_job = submit(
             self.state.pool,
@@ -618,6 +644,30 @@ class ModelsPage(QWidget):
             done,
             lambda message: self._show_message(message, error=True),
         )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Hide the least needed columns while the rest would not fit the table's width. Column widths
+        are measured once per content (a resize only compares numbers)."""
+        if not self._column_widths:
+            header = self.table.horizontalHeader()
+            self._column_widths = {
+                c: max(self.table.sizeHintForColumn(c), header.sectionSizeHint(c))
+                for c in range(self.source.columnCount())
+                if c != HF_ID
+            }
+        room = self.table.viewport().width() - HF_ID_MIN
+        hidden: set[int] = set()
+        for column in (None, *NARROW_HIDES):
+            if column is not None:
+                hidden.add(column)
+            if sum(w for c, w in self._column_widths.items() if c not in hidden) <= room:
+                break
+        for column in NARROW_HIDES:
+            self.table.setColumnHidden(column, column in hidden)
 
     @Slot()
     def _refilter(self) -> None:
@@ -631,6 +681,17 @@ class ModelsPage(QWidget):
             tr("{shown} of {total} models").format(shown=self.proxy.rowCount(), total=self.source.rowCount())
         )
         self._selection_changed()
+
+    @Slot()
+    def _search_entered(self) -> None:
+        """Enter in the search: the only match opens in Fit; with several, the first is selected and the
+        arrows go on from there in the table."""
+        rows = self.proxy.rowCount()
+        if rows == 1:
+            self.choose_spec(self.proxy.spec(0))
+        elif rows > 1:
+            self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.table.selectRow(0)
 
     @Slot()
     def _selection_changed(self) -> None:

@@ -247,6 +247,7 @@ class MonitorPage(QWidget):
         self._columns = 0
         self._hover: float | None = None
         self._is_live = state.is_live
+        self._replay_name = ""
 
         page = QVBoxLayout(self)
         page.setContentsMargins(16, 12, 16, 12)
@@ -432,17 +433,33 @@ class MonitorPage(QWidget):
         self.slider.setRange(0, len(recording) - 1)
         self.slider.setValue(len(recording) - 1)
         self.slider.blockSignals(False)
-        gpus = len(recording.gpus)
-        what = tr("GPU") if gpus == 1 else tr("GPUs")
-        thinned = ", " + tr("one row in {n} kept").format(n=recording.stride) if recording.stride > 1 else ""
-        self.replay_label.setText(
-            f"{tr('Replay')}: {path.name} ({_minutes(recording.duration_s)}, {gpus} {what}{thinned})"
-        )
+        self._replay_name = path.name
+        self.replay_label.setText(self._replay_text(recording))
         self.scope.setText(tr("A recording, replayed: drag the slider to move through it."))
         self._gpu_key = None
         self._clock_max = 0.0
         self._set_mode()
         return True
+
+    def _replay_text(self, recording: Recording) -> str:
+        gpus = len(recording.gpus)
+        what = tr("GPU") if gpus == 1 else tr("GPUs")
+        thinned = ", " + tr("one row in {n} kept").format(n=recording.stride) if recording.stride > 1 else ""
+        return (
+            f"{tr('Replay')}: {self._replay_name} ({_minutes(recording.duration_s)}, {gpus} {what}{thinned})"
+        )
+
+    def retranslate(self) -> None:
+        """After a language switch: the sampling thread, the history and an open replay all stay; the
+        texts made from them are written again."""
+        if self.recording is not None:
+            self.replay_label.setText(self._replay_text(self.recording))
+            self.scope.setText(tr("A recording, replayed: drag the slider to move through it."))
+        elif self.mode == "live":
+            self.scope.setText(tr("Live readings of this computer, sampled off the interface thread."))
+        else:
+            self._set_mode()
+        self.redraw()
 
     @Slot()
     def back_to_live(self) -> None:
@@ -551,7 +568,8 @@ class MonitorPage(QWidget):
             card.chart.hovered.connect(self._hovered)
             self.cards[key_] = card
         for index, name in gpus:
-            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {name}")
+            # the name is the recording's (anyone's text): escaped inside our own markup
+            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {esc(name)}")
             chip.setTextFormat(Qt.TextFormat.RichText)
             chip.setAccessibleName(f"GPU {index} {name}")
             self.legend.addWidget(chip)

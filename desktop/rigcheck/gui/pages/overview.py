@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -75,6 +75,11 @@ class OverviewPage(QWidget):
         state.backend_changed.connect(self._backend_changed)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
+
+    def retranslate(self) -> None:
+        """After a language switch: the cards and facts again, in the new language."""
+        if self.state.machine is not None:
+            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
 
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
@@ -235,13 +240,22 @@ class OverviewPage(QWidget):
         ram.setRange(0, 1000)
         if mem.available_bytes is not None:
             ram.setValue(int(1000 * (mem.total_bytes - mem.available_bytes) / max(mem.total_bytes, 1)))
-            ram.setFormat(
-                f"{fmt_bytes(mem.available_bytes)} {tr('available of')} {fmt_bytes(mem.total_bytes)}"
-            )
+            # the sentence is longer than the bar at 1024 px: a thin bar, the words wrapped beneath it
+            words = f"{fmt_bytes(mem.available_bytes)} {tr('available of')} {fmt_bytes(mem.total_bytes)}"
+            ram.setTextVisible(False)
+            ram.setMaximumHeight(8)
+            ram.setAccessibleDescription(words)
+            holder = QWidget()
+            column = QVBoxLayout(holder)
+            column.setContentsMargins(0, 4, 0, 0)
+            column.setSpacing(2)
+            column.addWidget(ram)
+            column.addWidget(_wrapped(words))
+            form.addRow(tr("RAM"), holder)
         else:
             ram.setValue(0)
             ram.setFormat(fmt_bytes(mem.total_bytes))
-        form.addRow(tr("RAM"), ram)
+            form.addRow(tr("RAM"), ram)
         form.addRow(tr("Bandwidth"), self._bandwidth_row(machine))
         for disk in machine.disks:
             form.addRow(
@@ -412,6 +426,23 @@ class ModelCard(Card):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         if event.button() == Qt.MouseButton.LeftButton:
             self.open()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if self.hasFocus():  # the keyboard's place: a highlight ring, as buttons have
+            painter = QPainter(self)
+            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
+            painter.setPen(pen)
+            painter.drawRect(self.rect().adjusted(1, 1, -2, -2))
+            painter.end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt's name
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt's name
+        super().focusOutEvent(event)
+        self.update()
 
     def keyPressEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
         from PySide6.QtGui import QKeyEvent

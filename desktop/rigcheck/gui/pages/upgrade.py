@@ -124,6 +124,7 @@ class UpgradePage(QWidget):
         self.catalog_list.setHorizontalHeaderLabels([tr("GPU"), tr("Memory"), tr("Price"), "$/GiB"])
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
         self.catalog_list.setMinimumHeight(190)
+        self.catalog_list.setTabKeyNavigation(False)  # one Tab stop; the arrows move between GPUs
         self.catalog_list.verticalHeader().setVisible(False)
         self.catalog_list.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.catalog_list.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -199,6 +200,7 @@ class UpgradePage(QWidget):
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels([tr("Model"), tr("Now"), tr("Candidate")])
         self.table.setAccessibleName(tr("Models before and after"))
+        self.table.setTabKeyNavigation(False)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
@@ -274,6 +276,15 @@ class UpgradePage(QWidget):
         if state.machine is not None:
             self.reset()
 
+    def retranslate(self) -> None:
+        """After a language switch: the candidate stays; prices, what the machine takes and the
+        comparison are written again in the new language."""
+        self._fill_catalog()
+        self._show_takes()
+        if self.suggestions.text():
+            self.find_cheapest()
+        self.recompute()
+
     def busy(self) -> bool:
         """A recomputation is queued (the debounce timer runs): the tables are not up to date yet."""
         return self._timer.isActive()
@@ -298,7 +309,7 @@ class UpgradePage(QWidget):
                 SortItem(f"${num(per_gib)}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
             )
             if purchase is not None:
-                cells[2].setToolTip(f"{purchase.date or tr('undated')}, {purchase.source}")
+                cells[2].setToolTip(tooltip(f"{purchase.date or tr('undated')}, {purchase.source}"))
             for column, cell in enumerate(cells):
                 if column:
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -564,7 +575,8 @@ class UpgradePage(QWidget):
         months, rent, own = cumulative(chartable, MONTHS, prices, count=count)
         self.rent_curve.setData(months, rent)
         self.own_curve.setData(months, own)
-        self.chart.setTitle(f"{count} × {chartable.name}: {tr('renting vs owning')}", size="9pt")
+        # pyqtgraph renders a title as HTML: a catalog overlay's GPU name is escaped
+        self.chart.setTitle(esc(f"{count} × {chartable.name}: {tr('renting vs owning')}"), size="9pt")
 
     @Slot()
     def find_cheapest(self) -> None:

@@ -1,0 +1,104 @@
+"""GUI responsiveness: how long each user action holds the GUI thread.
+
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_handlers.py [--it]``. Every event Qt
+delivers on the GUI thread is timed (``QApplication.notify``), so the figure is what a user feels: the
+longest single handler while an action runs, and the action's total time on the GUI thread; work handed
+to the pool does not count, its result being applied when ready does. Target (issue 26 / issue 30 #7):
+no handler over 50 ms. The machine is the RTX 4090 fixture; with ``--it`` the app runs in Italian.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "machines"
+TARGET_MS = 50.0
+
+from PySide6.QtCore import QEvent, QObject, QSettings  # noqa: E402, TID251 - a GUI benchmark
+from PySide6.QtWidgets import QApplication  # noqa: E402, TID251 - a GUI benchmark
+
+
+class TimedApp(QApplication):
+    """Times every event delivery on the GUI thread (nested deliveries count in their outer one)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        self.longest = 0.0
+        self.total = 0.0
+        self._depth = 0
+
+    def notify(self, receiver: QObject, event: QEvent) -> bool:
+        self._depth += 1
+        start = time.perf_counter()
+        try:
+            return super().notify(receiver, event)
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                spent = time.perf_counter() - start
+                self.longest = max(self.longest, spent)
+                self.total += spent
+
+    def reset(self) -> None:
+        self.longest = self.total = 0.0
+
+
+def main() -> int:
+    italian = "--it" in sys.argv
+    app = TimedApp([sys.argv[0]])
+    from rigcheck.core.machine import load_machine
+    from rigcheck.gui.app import create_window, settle
+
+    scratch = tempfile.mkdtemp(prefix="rigcheck-bench-")
+    settings = QSettings(str(Path(scratch) / "s.ini"), QSettings.Format.IniFormat)
+    settings.setValue("ui/language", "it" if italian else "en")
+    window = create_window(settings, snapshot=load_machine(FIXTURES / "rtx4090-64gb.json"), snapshot_name="a")
+    window.resize(1280, 800)
+    window.show()
+    settle(window)
+    for key in window.pages:  # every page built once: first-show cost is gui_startup.py's
+        window.show_page(key)
+        settle(window)
+    fit = window.pages["fit"]
+    upgrade = window.pages["upgrade"]
+
+    def action(name: str, do: Callable[[], Any]) -> tuple[str, float, float]:
+        app.reset()
+        start = time.perf_counter()
+        # an action starts in a handler (a click, a key): run it inside one so it is timed as one
+        QApplication.postEvent(window, QEvent(QEvent.Type.User))
+        window.customEvent = lambda _e: do()  # type: ignore[method-assign]
+        settle(window)
+        wall = time.perf_counter() - start
+        return name, app.longest * 1000, wall * 1000
+
+    rows = [
+        action("open a snapshot (Overview shown)", lambda: (window.show_page("overview"), window.open_snapshot(FIXTURES / "two-gpus-128gb.json"))),
+        action("open another snapshot", lambda: window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")),
+        action("Fit: move the context slider", lambda: (window.show_page("fit"), fit.context.setValue(fit.context.value() + 40))),  # type: ignore[attr-defined]
+        action("Fit: change the GPU backend", lambda: fit.backend.setCurrentIndex(fit.backend.count() - 1)),  # type: ignore[attr-defined]
+        action("Upgrade: add a GPU", lambda: (window.show_page("upgrade"), upgrade.catalog_list.setCurrentCell(0, 0), upgrade.add_selected())),  # type: ignore[attr-defined]
+        action("Compatibility: open the page on a new machine", lambda: (window.open_snapshot(FIXTURES / "m2-ultra-192gb.json"), window.show_page("compat"))),
+        action("switch language", lambda: window.set_language("en" if italian else "it")),
+    ]  # fmt: skip
+    width = max(len(r[0]) for r in rows)
+    print(f"{'action':<{width}}  longest handler   wall   (target: no handler over {TARGET_MS:.0f} ms)")
+    worst = 0.0
+    for name, longest, wall in rows:
+        worst = max(worst, longest)
+        flag = "" if longest <= TARGET_MS else "  ✘ over target"
+        print(f"{name:<{width}}  {longest:10.1f} ms  {wall:7.0f} ms{flag}")
+    window.close()
+    return 0 if worst <= TARGET_MS else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
