@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import date
 
 import pytest
 
@@ -23,6 +24,8 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.machine import CPU, GPU, CudaToolkit, Drivers, Executable, Host, Machine, Memory, Software
 
 GIB = 1024**3
+#: these snapshots carry no taken_at: they are judged as of this day (the brief's today)
+TODAY = date(2026, 12, 1)
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +125,8 @@ CASES = [
         GTX_1080TI_535,
         "nvidia-driver",
         None,
-        "ok",
-    ),  # 535 >= 525.60.13, the CUDA 12 floor (C1 Table 2/3); misses only 13
+        "warn",
+    ),  # 535 >= 525.60.13, the CUDA 12 floor (C1 Table 2/3), but R535 LTSB ended June 2026 (judged 2026-12-01)
     (
         GTX_1080TI_535,
         "pytorch",
@@ -229,7 +232,7 @@ CASES = [
 
 @pytest.mark.parametrize(("machine", "framework", "gpu", "expected"), CASES)
 def test_status(catalog: Catalog, machine: Machine, framework: str, gpu: int | None, expected: str) -> None:
-    finding = find(check_compat(machine, catalog), framework, gpu)
+    finding = find(check_compat(machine, catalog, TODAY), framework, gpu)
     assert finding.status == expected, finding
 
 

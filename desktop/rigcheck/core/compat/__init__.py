@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from datetime import date
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
@@ -136,9 +137,11 @@ def _toolkit_findings(facts: Facts) -> list[Finding]:
     return findings
 
 
-def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
-    """Every finding for this machine: the machine's own first, then each GPU's; failures first in each."""
-    facts = Facts(machine, catalog)
+def check_compat(machine: Machine, catalog: Catalog, today: date | None = None) -> tuple[Finding, ...]:
+    """Every finding for this machine: the machine's own first, then each GPU's; failures first in each.
+
+    Lifecycles are judged as of the snapshot's ``taken_at``, else ``today`` (default: the clock's date)."""
+    facts = Facts(machine, catalog, today)
     findings = (
         driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts) + rocm_findings(facts)
     )
@@ -161,9 +164,9 @@ def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
     )
 
 
-def recommend_torch(machine: Machine, catalog: Catalog) -> TorchWheel | None:
+def recommend_torch(machine: Machine, catalog: Catalog, today: date | None = None) -> TorchWheel | None:
     """The PyTorch wheel to install on this machine, with its pip command (None when none fits)."""
-    return recommend(Facts(machine, catalog))
+    return recommend(Facts(machine, catalog, today))
 
 
 def findings_json(

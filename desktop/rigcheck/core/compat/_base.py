@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -201,7 +202,7 @@ def in_range(spec: str, value: Version) -> bool | None:
 class Facts:
     """What the evaluators need from a machine, read once: each fact is None when the snapshot lacks it."""
 
-    def __init__(self, machine: Machine, catalog: Catalog) -> None:
+    def __init__(self, machine: Machine, catalog: Catalog, today: date | None = None) -> None:
         self.machine = machine
         self.catalog = catalog
         host = machine.host
@@ -222,10 +223,11 @@ class Facts:
         self.torch_text = self.packages.get("torch")
         self.torch = version(self.torch_text)
         self.cpu_flags = frozenset(machine.cpu.flags)
-        #: "YYYY-MM" of the snapshot: lifecycles are judged as of the day the machine was described
-        self.month: str | None = (
-            machine.taken_at[:7] if machine.taken_at and len(machine.taken_at) >= 7 else None
-        )
+        #: the day lifecycles are judged on (ISO "YYYY-MM-DD"): the snapshot's ``taken_at``, else today by the
+        #: clock (``today`` stands in for the clock in tests); ``as_of_source`` says which
+        self.as_of, self.as_of_source = judged_on(machine, today)
+        #: "YYYY-MM" of that day: driver branches end of life by the month
+        self.month: str = self.as_of[:7]
         arch = (machine.cpu.arch or "").lower()
         #: True / False when the CPU architecture is known, None otherwise
         self.x86: bool | None = arch in ("x86_64", "amd64", "x64") if arch else None
@@ -243,6 +245,21 @@ class Facts:
     @property
     def in_container(self) -> bool:
         return self.machine.host.container not in (None, "wsl")
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def judged_on(machine: Machine, today: date | None = None) -> tuple[str, str]:
+    """(ISO day, "snapshot" | "clock"): the day a machine is judged as of. A snapshot says when it was taken;
+    one that does not (or holds no readable date) is judged as of today, never as if no time had passed."""
+    match = _ISO_DAY.match(machine.taken_at or "")
+    if match is not None:
+        try:
+            return date(*(int(g) for g in match.groups())).isoformat(), "snapshot"
+        except ValueError:
+            pass
+    return (today or datetime.now(UTC).date()).isoformat(), "clock"
 
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS", "other": "this OS"}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
@@ -198,15 +199,18 @@ def _key(finding: Finding) -> tuple[str, int | None, str]:
     return finding.framework, finding.gpu_index, subject
 
 
-def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -> Summary:
-    """Root causes, and the single change (one finding's set of actions) that turns the most findings OK."""
+def summarize(
+    machine: Machine, catalog: Catalog, findings: Sequence[Finding], today: date | None = None
+) -> Summary:
+    """Root causes, and the single change (one finding's set of actions) that turns the most findings OK
+    (re-checked as of the same day as ``findings``)."""
     from rigcheck.core.compat import check_compat
 
     groups = root_causes(findings, machine)
     open_ = {_key(f): f for f in findings if bucket(f) != "ok"}
     best: tuple[tuple[str, ...], list[Finding], list[Finding]] = ((), [], [])
     for actions in dict.fromkeys(f.actions for f in findings if f.actions and f.status != "ok"):
-        after = check_compat(apply_actions(machine, catalog, actions), catalog)
+        after = check_compat(apply_actions(machine, catalog, actions), catalog, today)
         fixed = [open_[_key(f)] for f in after if f.status == "ok" and _key(f) in open_]
         problems = [f for f in fixed if bucket(f) in ("problem", "unknown")]
         others = [f for f in fixed if bucket(f) not in ("problem", "unknown")]

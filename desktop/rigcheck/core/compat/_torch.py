@@ -548,13 +548,25 @@ def support_window(facts: Facts, release: str) -> str | None:
     released = _released(facts)
     if entry is None or series is None or not released:
         return None
-    newer = [r for r in released if (minor(r.version) or (0, 0)) > series]
+    from rigcheck.core.compat._lifecycle import as_of
+
+    # only the releases out by the day the machine is judged as of count
+    newer = [
+        r
+        for r in released
+        if (minor(r.version) or (0, 0)) > series and (r.released is None or r.released <= facts.as_of)
+    ]
     if not newer:
         return None
     when = f" ({entry.released})" if entry.released else ""
-    return (
-        f"torch {dotted(series)}{when} is {len(newer)} release{'s' if len(newer) > 1 else ''} behind "
-        f"{_pin(newer[0])}; PyTorch publishes patch releases for its newest series only (RELEASE.md)"
+    return tr(
+        "torch {series}{when} is {count} behind {newest} {as_of}; PyTorch publishes patch releases for its "
+        "newest series only (RELEASE.md)",
+        series=dotted(series),
+        when=when,
+        count=tr("1 release") if len(newer) == 1 else tr("{n} releases", n=len(newer)),
+        newest=_pin(newer[0]),
+        as_of=as_of(facts),
     )
 
 
