@@ -13,7 +13,7 @@ from rigcheck.core.machine import CPU, GPU, Drivers, Host, Machine, Memory, Soft
 
 GIB = 1024**3
 KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed", "cause",
-        "actions", "side_effect", "bucket"}  # fmt: skip
+        "actions", "side_effect", "blocked_by", "bucket"}  # fmt: skip
 
 
 @pytest.fixture

@@ -158,7 +158,9 @@ CASES = [
         0,
         "fail",
     ),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
-    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "ok"),  # setup.py@ea6443c builds sm_120 with CUDA >= 12.8
+    # setup.py@ea6443c builds sm_120 with CUDA >= 12.8, but it would run on the installed torch 2.5.1+cu124, which
+    # has no sm_120 kernels: blocked by that torch
+    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "fail"),
     (RTX_5090_OLD_TORCH, "flash-attn-3", 0, "fail"),  # H100/H800 only (F1)
     # driver 470 (CUDA 11.4) with a CUDA 12 wheel
     (DRIVER_470_CU12, "pytorch", None, "fail"),  # CUDA 12 needs driver >= 525.60.13 (C1)
@@ -327,7 +329,7 @@ def test_vllm_on_windows_says_wsl(catalog: Catalog) -> None:
 def test_json_has_every_field(catalog: Catalog) -> None:
     data = findings_json(check_compat(H100, catalog))
     keys = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed",
-            "cause", "actions", "side_effect", "bucket"}  # fmt: skip
+            "cause", "actions", "side_effect", "blocked_by", "bucket"}  # fmt: skip
     assert data["findings"] and all(set(f) == keys for f in data["findings"])
     assert set(data) == {"findings", "root_causes", "summary"}
 

@@ -35,6 +35,7 @@ from rigcheck.core.compat._base import (
     combine,
 )
 from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
+from rigcheck.core.compat._deps import block, torch_blocker
 from rigcheck.core.compat._precision import PRECISIONS, precision_findings
 from rigcheck.core.compat._rocm import rocm_findings
 from rigcheck.core.compat._rules import evaluate_rule, framework_finding
@@ -48,7 +49,7 @@ from rigcheck.core.compat._summary import (
     root_causes,
     summarize,
 )
-from rigcheck.core.compat._torch import TorchWheel, recommend, torch_findings
+from rigcheck.core.compat._torch import TorchWheel, bare_torch_findings, recommend, torch_findings
 from rigcheck.core.machine import GPU, Machine
 
 #: every framework id the checks report under, in the order reports list them
@@ -142,14 +143,18 @@ def check_compat(machine: Machine, catalog: Catalog, today: date | None = None) 
 
     Lifecycles are judged as of the snapshot's ``taken_at``, else ``today`` (default: the clock's date)."""
     facts = Facts(machine, catalog, today)
+    bare = bare_torch_findings(facts)
     findings = (
-        driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts) + rocm_findings(facts)
+        driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts, bare) + rocm_findings(facts)
     )
     frameworks = _generic_frameworks(catalog)
     if not facts.gpus:
         findings += [framework_finding(facts, f, None, None) for f in frameworks]
     for index, gpu in facts.gpus:
-        findings += [framework_finding(facts, f, index, gpu) for f in frameworks]
+        blocker = torch_blocker(bare, index)
+        for framework in frameworks:
+            finding = framework_finding(facts, framework, index, gpu)
+            findings.append(block(facts, finding, blocker) if blocker is not None else finding)
         findings += precision_findings(facts, index, gpu)
     return tuple(
         sorted(

@@ -48,6 +48,9 @@ class Finding:
     actions: tuple[str, ...] = ()
     #: what following the fix also changes ("replaces torch 2.6.0+cu124 with torch 2.13.0")
     side_effect: str | None = None
+    #: the finding (its subject: "torch 2.6.0+cu124") whose failure blocks this one; it is fixed first, and
+    #: the root causes count it once
+    blocked_by: str | None = None
 
 
 @dataclass(frozen=True)

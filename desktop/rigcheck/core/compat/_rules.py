@@ -514,6 +514,10 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
                 fallback=_BACKEND_NAMES[fallback[0]],
             ),
         )
+    chosen = [r for r in rules if r.backend in (backend, "any")]
+    side_effect, command, problem = _side_effect(facts, chosen, framework, have, check)
+    if problem is not None and have is None:
+        check = combine([check, problem])  # the torch it would install cannot run here
     reason = check.reason
     if have is None and check.status in ("ok", "warn", "fail"):
         template = {
@@ -524,8 +528,6 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "ok": "would work if installed: {reason}",
         }[check.status]
         reason = tr(template, reason=reason)
-    chosen = [r for r in rules if r.backend in (backend, "any")]
-    side_effect, command = _side_effect(facts, chosen, framework, have, check)
     new_torch = next((a.partition(":")[2] for a in check.actions if a.startswith("torch:")), None)
     if side_effect is None and new_torch and facts.torch_text and new_torch != facts.torch_text:
         side_effect = tr(
@@ -555,20 +557,21 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
 
 def _side_effect(
     facts: Facts, rules: list[FrameworkRule], framework: str, have: Installed | None, check: Check
-) -> tuple[str | None, str | None]:
-    """What installing the newest release does to the installed torch, and a command pinning a working set."""
+) -> tuple[str | None, str | None, Check | None]:
+    """What installing the newest release does to the installed torch, a command pinning a working set, and
+    why the torch it would install cannot run here (None when it can)."""
     from rigcheck.core.compat._torch import pinned_install
 
     rule = next((r for r in rules if r.torch_pin and r.latest), None)
     if rule is None or rule.latest is None or rule.torch_pin is None or check.status == "fail":
-        return None, None
+        return None, None, None
     if have is not None and have.version is not None and str(have.version) == rule.latest:
-        return None, None
+        return None, None, None
     package = PACKAGES.get(framework, (framework,))[0]
     plan = pinned_install(facts, package, rule.latest, rule.torch_pin, rule.torch_variant)
     if plan is None:
-        return None, None
-    replaced, command = plan
+        return None, None, None
+    replaced = plan.replaced
     effect = None
     if replaced is not None and facts.torch_text is None:  # nothing to replace: pip brings its own torch
         effect = tr(
@@ -585,4 +588,4 @@ def _side_effect(
             old=facts.torch_text,
             new=replaced,
         )
-    return effect, command
+    return effect, plan.command, plan.problem

@@ -164,7 +164,16 @@ def root_causes(findings: Sequence[Finding], machine: Machine | None = None) -> 
         groups.setdefault(finding.cause, []).append(finding)
     result = []
     for cause, members in groups.items():
-        title = _fill(CAUSE_TITLES.get(cause, "{n}: " + cause), len(members), members[0], machine)
+        # what a broken torch blocks is counted under the torch, once: "… 1 thing; it blocks 3 more …"
+        own = [f for f in members if f.blocked_by is None]
+        blocked = [f for f in members if f.blocked_by is not None]
+        title = _fill(CAUSE_TITLES.get(cause, "{n}: " + cause), len(own) or len(members), members[0], machine)
+        if own and blocked:
+            title += " " + tr(
+                "The installed PyTorch also blocks {things} that run on it ({names}).",
+                things=_things(_count(blocked)),
+                names=_names(blocked),
+            )
         fixes = Counter(f.fix for f in members if f.fix)
         fix = fixes.most_common(1)[0][0] if fixes else None
         actions = merge_actions(a for f in members for a in f.actions)

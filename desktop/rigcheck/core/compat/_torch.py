@@ -316,14 +316,44 @@ def _driver_for(facts: Facts, cuda_text: str) -> str | None:
     return found[0] if found else None
 
 
+#: packages that use whichever CUDA build of torch is installed (pure Python, or shipping their own CUDA
+#: libraries): the torch they pin may come from the download.pytorch.org variant that fits this GPU and
+#: driver.
+#: Others (vLLM, SGLang, FlashAttention, TensorRT-LLM) are compiled against one torch build: PyPI's, or the
+#: variant their docs name.
+ANY_VARIANT = frozenset({"unsloth", "deepspeed", "bitsandbytes", "exllamav2"})
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    """Installing a package with the torch it needs: the torch it replaces the installed one with (None: the
+    installed one fits), a pip command pinning both, and why that torch cannot run here (None: it can)."""
+
+    replaced: str | None
+    command: str | None
+    problem: Check | None = None
+
+
+def _variant_runs(facts: Facts, release: TorchRelease, variant: str) -> Check:
+    """Whether ``variant`` of ``release`` has kernels for every NVIDIA GPU here and runs on this driver."""
+    entry = variant_entry(facts, release.version, variant)
+    cuda = cuda_of_variant(variant)
+    if entry is None or cuda is None:
+        return Check("ok", f"{variant} (not catalogued)")
+    gpus = [g for _, g in facts.gpus_of("nvidia")]
+    return combine([*(arch_check(entry, g) for g in gpus), driver_supports(facts, cuda, f"torch +{variant}")])
+
+
 def pinned_install(
     facts: Facts, package: str, latest: str, spec: str, variant_of_docs: str | None = None
-) -> tuple[str | None, str] | None:
-    """Installing ``package`` ``latest``, whose torch requirement is ``spec``: (the torch it would replace the
-    installed one with, or None when the installed torch already fits; a pip command pinning both).
+) -> InstallPlan | None:
+    """Installing ``package`` ``latest``, whose torch requirement is ``spec`` (None: no catalogued release
+    fits it).
 
     Packages built against PyPI's torch get PyPI's torch (or the variant their docs name); packages that
-    download.pytorch.org builds per variant (xformers) get the variant that fits this GPU and driver."""
+    download.pytorch.org builds per variant (xformers), or that use any torch build (:data:`ANY_VARIANT`), get
+    the variant that fits this GPU and driver. A torch that could not run here is never pinned: the plan says
+    why instead, and carries no command."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
@@ -333,14 +363,16 @@ def pinned_install(
     if facts.torch is not None and wanted.contains(facts.torch.public, prereleases=True):
         build = parse_build(facts.torch_text or "")
         pin = f"torch=={facts.torch_text}" if build else ""
-        return None, f"pip install {package}=={latest} {pin}".strip()
+        return InstallPlan(None, f"pip install {package}=={latest} {pin}".strip())
     releases = [r for r in _released(facts) if wanted.contains(_pin(r), prereleases=True)]
     if not releases:
         return None
     release = releases[0]
     pin = _pin(release)
     variant = variant_of_docs
-    if variant is None and package in ON_PYTORCH_INDEX and facts.gpus_of("nvidia"):
+    nvidia = bool(facts.gpus_of("nvidia")) and facts.os in ("linux", "windows")
+    choose = package in ON_PYTORCH_INDEX or package in ANY_VARIANT
+    if variant is None and choose and nvidia:
         ready = [
             (combine([k, d]), name, cuda)
             for k, d, name, cuda in _cuda_candidates(facts, release)
@@ -348,17 +380,40 @@ def pinned_install(
         ]
         best = _best(ready, release.default_variant)
         variant = best[1] if best else None
+        if variant is None:
+            return InstallPlan(f"torch {pin}", None, _no_build(facts, release, pin))
+    shown = variant or release.default_variant
+    if nvidia and shown and shown.startswith("cu"):
+        runs = _variant_runs(facts, release, shown)
+        if runs.status == "fail":
+            return InstallPlan(f"torch {pin}+{shown}", None, _no_build(facts, release, pin, runs))
     if variant is None or variant == release.default_variant:
-        return f"torch {pin}", f"pip install {package}=={latest} torch=={pin}"
+        return InstallPlan(f"torch {pin}", f"pip install {package}=={latest} torch=={pin}")
     if package in ON_PYTORCH_INDEX:
-        return (
+        return InstallPlan(
             f"torch {pin}+{variant}",
             f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}",
         )
-    return (
+    return InstallPlan(
         f"torch {pin}+{variant}",
         f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
     )
+
+
+def _no_build(facts: Facts, release: TorchRelease, pin: str, runs: Check | None = None) -> Check:
+    """The torch a package would install cannot run here: fail, with the fix that makes it run."""
+    wheel = recommend(facts)
+    why = (
+        runs.reason if runs is not None else tr("no catalogued CUDA build of it runs on this driver and GPU")
+    )
+    check = Check(
+        "fail",
+        tr("the torch {pin} it installs cannot run here: {why}", pin=pin, why=why),
+        cause=runs.cause if runs is not None and runs.cause else "driver-too-old",
+    )
+    if wheel is not None and wheel.driver_advice:
+        return replace(check, fix=wheel.driver_advice, actions=(f"driver:{wheel.driver}",))
+    return check
 
 
 def _recommend_rocm(facts: Facts) -> TorchWheel | None:
@@ -570,8 +625,10 @@ def support_window(facts: Facts, release: str) -> str | None:
     )
 
 
-def torch_findings(facts: Facts) -> list[Finding]:
-    findings = _torch_findings(facts)
+def torch_findings(facts: Facts, findings: list[Finding] | None = None) -> list[Finding]:
+    """The PyTorch findings (``findings``: those of :func:`bare_torch_findings`, when already worked out), the
+    machine-wide ones with where the installed series stands."""
+    findings = _torch_findings(facts) if findings is None else findings
     build = parse_build(facts.torch_text or "")
     window = support_window(facts, build.release) if build is not None else None
     if window is None:
@@ -580,6 +637,11 @@ def torch_findings(facts: Facts) -> list[Finding]:
         replace(f, reason=f"{f.reason}; {window}") if f.gpu_index is None and f.installed else f
         for f in findings
     ]
+
+
+def bare_torch_findings(facts: Facts) -> list[Finding]:
+    """The PyTorch findings without the support-window note: what software built on torch is blocked by."""
+    return _torch_findings(facts)
 
 
 def _torch_findings(facts: Facts) -> list[Finding]:
