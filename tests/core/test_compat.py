@@ -157,7 +157,7 @@ CASES = [
         "vllm",
         0,
         "fail",
-    ),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
+    ),  # vLLM 0.33 installs torch 2.14.0, a CUDA 13 build; driver 570 (wheel METADATA)
     # setup.py@ea6443c builds sm_120 with CUDA >= 12.8, but it would run on the installed torch 2.5.1+cu124, which
     # has no sm_120 kernels: blocked by that torch
     (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "fail"),

@@ -109,10 +109,18 @@ def test_a_torch_pip_would_bring_is_checked_too(catalog: Catalog) -> None:
     assert finding.status == "fail" and finding.cause == "driver-too-old", finding
     assert finding.command is None and finding.actions == ("driver:580.65.06",)
     fixed = find(check_compat(apply_actions(machine, catalog, finding.actions), catalog, TODAY), "unsloth")
-    assert fixed.status == "ok" and fixed.command is not None
-    build = parse_build(fixed.command.split("torch==")[1].split()[0])
-    assert build is not None and build.variant == "cu130"  # the build that runs on R580 (CUDA 13.0)
-    assert "--extra-index-url https://download.pytorch.org/whl/cu130" in fixed.command
+    # PyPI's torch 2.14.1 is a cu130 build (its wheel depends on cuda-toolkit==13.0.3), which R580 runs fully
+    assert fixed.status == "ok" and fixed.command == "pip install unsloth==2026.10.9 torch==2.14.1"
+
+
+def test_a_package_that_takes_any_torch_build_gets_the_one_that_runs(catalog: Catalog) -> None:
+    """A GTX 1060 on R580 with no torch: PyPI's cu130 torch has no Pascal kernels; cu126 has sm_60."""
+    machine = box("NVIDIA GeForce GTX 1060 6GB", "6.1", "580.95.05", "13.0", {})
+    finding = find(check_compat(machine, catalog, TODAY), "unsloth")
+    assert finding.command is not None
+    build = parse_build(finding.command.split("torch==")[1].split()[0])
+    assert build is not None and build.variant == "cu126", finding.command
+    assert finding.command.endswith("--extra-index-url https://download.pytorch.org/whl/cu126")
 
 
 def test_the_root_causes_count_the_broken_torch_once(catalog: Catalog) -> None:

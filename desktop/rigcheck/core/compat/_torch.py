@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from rigcheck.core.catalog import FrameworkRule, TorchRelease, TorchVariant
@@ -364,11 +365,10 @@ def pinned_install(
         build = parse_build(facts.torch_text or "")
         pin = f"torch=={facts.torch_text}" if build else ""
         return InstallPlan(None, f"pip install {package}=={latest} {pin}".strip())
-    releases = [r for r in _released(facts) if wanted.contains(_pin(r), prereleases=True)]
-    if not releases:
+    found = [(r, p) for r in _released(facts) if (p := _pin_in(r, wanted)) is not None]
+    if not found:
         return None
-    release = releases[0]
-    pin = _pin(release)
+    release, pin = found[0]
     variant = variant_of_docs
     nvidia = bool(facts.gpus_of("nvidia")) and facts.os in ("linux", "windows")
     choose = package in ON_PYTORCH_INDEX or package in ANY_VARIANT
@@ -398,6 +398,17 @@ def pinned_install(
         f"torch {pin}+{variant}",
         f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
     )
+
+
+def _pin_in(release: TorchRelease, wanted: SpecifierSet) -> str | None:
+    """The release of this series that ``wanted`` admits: its newest patch, else the patch ``wanted`` pins
+    exactly ("==2.14.0" when 2.14.1 is out)."""
+    if wanted.contains(_pin(release), prereleases=True):
+        return _pin(release)
+    for spec in wanted:
+        if spec.operator in ("==", "===") and minor(spec.version) == minor(release.version):
+            return spec.version
+    return None
 
 
 def _no_build(facts: Facts, release: TorchRelease, pin: str, runs: Check | None = None) -> Check:
