@@ -189,7 +189,9 @@ CASES = [
     (RX_7900_XTX, "bf16", 0, "ok"),  # RDNA 3 WMMA has V_WMMA_F32_16X16X16_BF16 (RDNA 3 ISA guide)
     (RX_7900_XTX, "fp8", 0, "fail"),  # no FP8 on RDNA 3 (FP8 WMMA arrives with RDNA 4)
     (RX_7900_XTX, "tensorrt-llm", 0, "fail"),  # NVIDIA-only (A2)
-    (RX_7900_XTX, "ollama", 0, "ok"),  # gfx1100 on Ollama's list (F8)
+    # gfx1100 is on Ollama's list (F8), but current Ollama (0.18+) "requires the AMD ROCm v7 driver on Linux":
+    # on ROCm 6.2 it runs through Vulkan until ROCm is upgraded
+    (RX_7900_XTX, "ollama", 0, "warn"),
     # RX 6700 XT (gfx1031): not official, documented override
     (RX_6700_XT, "rocm", 0, "warn"),  # HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353)
     (RX_6700_XT, "ollama", 0, "warn"),  # not on Ollama's list; override to gfx1030 (F8)
@@ -197,7 +199,7 @@ CASES = [
     (M2_ULTRA, "pytorch", None, "ok"),  # macOS wheels are CPU/MPS (P13)
     (M2_ULTRA, "llama.cpp", 0, "ok"),  # Metal is first-class (llama.cpp README)
     (M2_ULTRA, "ollama", 0, "ok"),  # Metal (F8)
-    (M2_ULTRA, "vllm", 0, "unknown"),  # vLLM's Apple docs were not read
+    (M2_ULTRA, "vllm", 0, "ok"),  # the vllm-metal plugin: "vLLM ... on Apple Silicon Macs using MLX"
     (M2_ULTRA, "bf16", 0, "unknown"),  # no Apple precision facts collected
     # CPU-only laptop
     (CPU_LAPTOP, "pytorch", None, "ok"),  # the /whl/cpu wheel (previous-versions page)

@@ -300,6 +300,8 @@ class TorchVariant:
     source: str
     cuda: str | None = None
     rocm: str | None = None
+    #: the CPU architecture of the wheels the list is for: "x86_64" (also Windows) or "aarch64"
+    machine: str = "x86_64"
     #: "sm_50", "sm_90a", … or "gfx90a", …
     archs: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
@@ -356,6 +358,9 @@ class FrameworkRule:
     #: driver; GPUs outside it skip the rule
     applies_min_cc: str | None = None
     applies_max_cc: str | None = None
+    #: the rule covers only machines with one of these platform tags ("linux", "windows", "wsl", "aarch64",
+    #: "jetson", "jetpack6"; "!jetson" = not on a Jetson); empty: every platform (core/compat/_platform.py)
+    applies_to: tuple[str, ...] = ()
     #: what an unmet requirement means: "fail" (it does not run), "warn" (it runs, limited or unofficially)
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
@@ -594,7 +599,10 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "cuda_major": (CudaMajor, lambda r: str(r.major)),
     "arch": (Arch, lambda r: r.id),
     "torch_release": (TorchRelease, lambda r: r.version),
-    "torch_variant": (TorchVariant, lambda r: f"{r.release}+{r.variant}"),
+    "torch_variant": (
+        TorchVariant,
+        lambda r: f"{r.release}+{r.variant}" + ("" if r.machine == "x86_64" else f" ({r.machine})"),
+    ),
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),

@@ -56,7 +56,7 @@ from rigcheck.core.machine import GPU, Machine
 FRAMEWORKS = (
     "nvidia-driver", "cuda-toolkit", "rocm", "pytorch", "flash-attn-2", "flash-attn-3", "flash-attn-4",
     "xformers", "bitsandbytes", "vllm", "sglang", "tensorrt-llm", "transformer-engine", "llama.cpp", "ollama",
-    "exllamav2", "deepspeed", "unsloth", "containers", "bf16", "fp8", "fp4",
+    "exllamav2", "deepspeed", "unsloth", "mlx", "containers", "bf16", "fp8", "fp4",
 )  # fmt: skip
 
 #: frameworks with their own evaluator; every other [[framework]] id goes through the generic one
@@ -115,6 +115,12 @@ def _generic_frameworks(catalog: Catalog) -> list[str]:
     return sorted({r.framework for r in catalog.frameworks} - _SPECIAL, key=_order)
 
 
+def _concerns(catalog: Catalog, framework: str, gpu: GPU | None) -> bool:
+    """A framework made for one platform only (MLX: Apple's Metal) is not reported on other GPUs."""
+    backends = {r.backend for r in catalog.frameworks if r.framework == framework}
+    return backends != {"metal"} or (gpu is not None and gpu.vendor == "apple")
+
+
 def _toolkit_on_gpu(facts: Facts, toolkit: str, index: int, gpu: GPU) -> Finding:
     """cuda-toolkit rules (chosen by the toolkit's version) and the architecture's first toolkit."""
     from rigcheck.core.compat._base import in_range, version
@@ -149,10 +155,12 @@ def check_compat(machine: Machine, catalog: Catalog, today: date | None = None) 
     )
     frameworks = _generic_frameworks(catalog)
     if not facts.gpus:
-        findings += [framework_finding(facts, f, None, None) for f in frameworks]
+        findings += [
+            framework_finding(facts, f, None, None) for f in frameworks if _concerns(catalog, f, None)
+        ]
     for index, gpu in facts.gpus:
         blocker = torch_blocker(bare, index)
-        for framework in frameworks:
+        for framework in (f for f in frameworks if _concerns(catalog, f, gpu)):
             finding = framework_finding(facts, framework, index, gpu)
             findings.append(block(facts, finding, blocker) if blocker is not None else finding)
         findings += precision_findings(facts, index, gpu)

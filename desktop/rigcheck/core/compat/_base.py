@@ -214,7 +214,11 @@ class Facts:
         self.wsl = host.container == "wsl"
         #: whose driver-version column applies: WSL runs the Windows driver
         self.driver_platform: str | None = (
-            "windows" if host.os == "windows" or self.wsl else "linux" if host.os == "linux" else None
+            "windows"
+            if host.os == "windows" or self.wsl or "microsoft" in (host.kernel or "").lower()
+            else "linux"
+            if host.os == "linux"
+            else None
         )
         self.python = minor(host.python)
         self.driver_text = machine.drivers.nvidia
@@ -231,10 +235,15 @@ class Facts:
         self.as_of, self.as_of_source = judged_on(machine, today)
         #: "YYYY-MM" of that day: driver branches end of life by the month
         self.month: str = self.as_of[:7]
-        arch = (machine.cpu.arch or "").lower()
+        from rigcheck.core.compat._platform import platform_of
+
+        #: OS, architecture, glibc, Jetson/JetPack, WSL — also recognised in snapshots without those fields
+        self.platform = platform_of(machine)
         #: True / False when the CPU architecture is known, None otherwise
-        self.x86: bool | None = arch in ("x86_64", "amd64", "x64") if arch else None
-        self.arm = arch in ("arm64", "aarch64")
+        self.x86: bool | None = self.platform.arch == "x86_64" if self.platform.arch else None
+        self.arm = self.platform.arch == "aarch64"
+        self.wsl = self.wsl or self.platform.wsl
+        self.jetson = self.platform.jetson
 
     @property
     def gpus(self) -> tuple[tuple[int, GPU], ...]:

@@ -85,6 +85,17 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
     limit = last_branch(facts)
     if limit is not None and wanted.major > limit[0]:
         return None
+    if facts.wsl:
+        return DriverAdvice(
+            need,
+            None,
+            tr(
+                "Update the NVIDIA driver on Windows to {need} or newer: WSL2 uses the Windows "
+                "driver (do not "
+                "install a Linux driver inside WSL).",
+                need=need,
+            ),
+        )
     if facts.driver_platform == "windows":
         return DriverAdvice(need, None, tr("Update the NVIDIA driver to {need} or newer.", need=need))
     branches = sorted(
@@ -143,8 +154,8 @@ def cuda_of_driver(facts: Facts, driver: str) -> str | None:
 def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
     """("ok"|"warn", reason, advice) for the installed driver's branch; None when there is nothing to say."""
     number = branch_of(facts.driver_text)
-    if number is None or facts.driver_platform != "linux":
-        return None
+    if number is None or facts.driver_platform != "linux" or facts.jetson:
+        return None  # Windows drivers and Jetson's (part of JetPack) follow other lifecycles
     limit = last_branch(facts)
     entry = branch_entry(facts, number)
     if limit is not None and number == limit[0]:

@@ -54,6 +54,8 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "exllamav2": ("exllamav2",),
     "deepspeed": ("deepspeed",),
     "unsloth": ("unsloth",),
+    "transformer-engine": ("transformer-engine",),
+    "mlx": ("mlx",),
 }
 _VENDORS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
 _NOTHING = {
@@ -334,6 +336,13 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 
 def _unavailable(rule: FrameworkRule) -> Check:
+    if rule.applies_to:  # no build for this platform (a Jetson, Windows): not applicable here
+        return Check(
+            "fail",
+            tr("not applicable on this platform: {fix}", fix=_fix(rule) or rule.id),
+            fix=_fix(rule),
+            cause="os-unsupported",
+        )
     if rule.backend == "cpu":
         return Check(
             "fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu"
@@ -400,7 +409,12 @@ def _applies(rule: FrameworkRule, gpu: GPU | None) -> bool | None:
 
 
 def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check | None:
-    """One rule as one check (None when it does not concern this GPU); ``severity`` softens a failure."""
+    """One rule as one check (None when it does not concern this GPU or platform); ``severity`` softens a
+    failure."""
+    from rigcheck.core.compat._platform import applies as on_platform
+
+    if rule.applies_to and not on_platform(facts.platform.tags, rule.applies_to):
+        return None
     applies = _applies(rule, gpu)
     if applies is False:
         return None
@@ -471,6 +485,14 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
         f"{framework} ({have.label})" if have else tr("{framework} (not installed)", framework=framework)
     )
     backends = BACKENDS.get(gpu.vendor, ()) if gpu is not None else ("cpu",)
+    # a route of its own for this GPU that is not PyPI's wheel (the vllm-metal plugin on a Mac)
+    own_route = any(r.backend in backends and r.backend in ("metal", "sycl") and r.available for r in rules)
+    absent = None if own_route else _no_wheel(facts, framework, have)
+    if absent is not None and absent.status == "fail":
+        return Finding(
+            framework, subject, index, "fail", tr("would not work here: {reason}", reason=absent.reason),
+            absent.fix, absent.source, installed=False, cause=absent.cause,
+        )  # fmt: skip
     results: list[tuple[str, Check]] = []
     for backend in backends:
         chosen = [r for r in rules if r.backend in (backend, "any")]
@@ -502,6 +524,8 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             cause="missing-fact",
         )
     backend, check = results[0]
+    if absent is not None and check.status != "fail":
+        check = combine([check, absent])  # runs once built from source: no wheel for this platform
     fallback = next(((b, c) for b, c in results[1:] if c.status in ("ok", "warn")), None)
     if check.status == "fail" and fallback is not None:
         check = replace(
@@ -589,3 +613,76 @@ def _side_effect(
             new=replaced,
         )
     return effect, plan.command, plan.problem
+
+
+def _no_wheel(facts: Facts, framework: str, have: Installed | None) -> Check | None:
+    """A package that is not installed and has no PyPI wheel for this platform (catalog/compat/wheels.toml:
+    its newest release's own files): not applicable here. None when a wheel fits, when only a source archive
+    exists (a source build may work), or when a fact needed to tell (glibc) is missing."""
+    from rigcheck.core.compat._platform import describe, wheel_fits
+
+    if have is not None:
+        return None
+    names = PACKAGES.get(framework, ())
+    rows = [w for w in facts.catalog.wheels if w.package in names]
+    latest = next((r.latest for r in facts.catalog.frameworks if r.framework == framework and r.latest), None)
+    row = next((w for w in rows if w.version == latest), rows[0] if len(rows) == 1 else None)
+    if row is None or not row.platforms:
+        return None
+    fits = [wheel_fits(tag, facts.platform) for tag in row.platforms]
+    if any(f is not False for f in fits):
+        return None
+    source_build = row.sdist and framework not in _WHEEL_ONLY
+    kinds = sorted({tag.rsplit("-", 1)[-1] for tag in row.platforms})
+    where = describe(facts.platform)
+    if facts.platform.os == "windows":
+        fix = tr("There is no Windows build: run it under WSL2 (Linux) or in a Linux container.")
+    elif facts.platform.os == "macos":
+        fix = tr("There is no macOS build: on a Mac use MLX, llama.cpp or Ollama.")
+    elif facts.platform.glibc is not None and any("manylinux" in k for k in kinds):
+        fix = tr(
+            "Its wheels need a newer C library (manylinux tags: {kinds}); use a newer Linux "
+            "distribution or a "
+            "container.",
+            kinds=", ".join(kinds),
+        )
+    else:
+        fix = tr("There is no prebuilt wheel for this architecture: build it from source.")
+    if source_build:
+        return Check(
+            "warn",
+            tr(
+                "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read "
+                "{read}): pip "
+                "builds it from source, which needs a compiler and the CUDA toolkit",
+                package=row.package,
+                version=row.version,
+                platform=where,
+                kinds=", ".join(kinds),
+                read=row.read,
+            ),
+            fix=tr(
+                "No prebuilt wheel for this platform: expect a source build (or use a container that has it)."
+            ),
+            source=row.source,
+            cause="limited",
+        )
+    return Check(
+        "fail",
+        tr(
+            "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read {read})",
+            package=row.package,
+            version=row.version,
+            platform=where,
+            kinds=", ".join(kinds),
+            read=row.read,
+        ),
+        fix=fix,
+        source=row.source,
+        cause="os-unsupported",
+    )
+
+
+#: packages whose source archive on PyPI is not a route to a working install (vLLM builds CUDA kernels for
+#: hours and documents wheels or containers): judged by their wheels alone
+_WHEEL_ONLY = frozenset({"vllm", "sglang"})

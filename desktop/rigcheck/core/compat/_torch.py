@@ -32,6 +32,7 @@ from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 INDEX = "https://download.pytorch.org/whl"
+_XPU_DOCS = "https://docs.pytorch.org/docs/2.15/notes/get_start_xpu.html"
 #: packages download.pytorch.org builds per CUDA variant (xformers' README installs it from there)
 ON_PYTORCH_INDEX = frozenset({"xformers"})
 _SM = re.compile(r"(sm|compute)_(\d+)(\d)([a-z]?)")
@@ -68,14 +69,20 @@ class TorchWheel:
     #: the NVIDIA driver the wheel needs and this machine lacks (advice already in ``reason``), else None
     driver: str | None = None
     driver_advice: str | None = None
+    #: a wheel named by where it comes from rather than by version (Jetson's own index): shown as this
+    named: str | None = None
 
     @property
     def label(self) -> str:
+        if self.named:
+            return self.named
         return f"torch {self.version}+{self.variant}" if self.variant else f"torch {self.version}"
 
     @property
     def actions(self) -> tuple[str, ...]:
         """What installing it takes: a driver update first where one is needed, then the wheel."""
+        if self.named:
+            return ()
         torch = f"torch:{self.version}+{self.variant}" if self.variant else f"torch:{self.version}"
         return ((f"driver:{self.driver}",) if self.driver else ()) + (torch,)
 
@@ -96,12 +103,15 @@ def release_entry(facts: Facts, release: str) -> TorchRelease | None:
 
 
 def variant_entry(facts: Facts, release: str, variant: str) -> TorchVariant | None:
+    """The arch list of one variant, for this machine's CPU architecture (aarch64 wheels carry other GPU
+    targets than x86-64 ones: Thor's sm_110)."""
     series = minor(release)
+    machine = "aarch64" if facts.arm else "x86_64"
     return next(
         (
             v
             for v in facts.catalog.torch_variants
-            if series and v.release == dotted(series) and v.variant == variant
+            if series and v.release == dotted(series) and v.variant == variant and v.machine == machine
         ),
         None,
     )
@@ -298,12 +308,6 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
             wheel = replace(
                 _wheel(release, name, check, lead), driver=advice.version, driver_advice=advice.text
             )
-        if facts.x86 is False:
-            wheel = replace(
-                wheel,
-                status="unknown",
-                reason=wheel.reason + "; the catalog's arch lists are those of x86-64 wheels",
-            )
         return wheel
     return None
 
@@ -357,12 +361,15 @@ def pinned_install(
     why instead, and carries no command."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    if _jetson_builds(facts):
+        return None  # torch and its extensions come from Jetson's own builds there, not PyPI's
     try:
         wanted = SpecifierSet(spec)
     except InvalidSpecifier:
         return None
-    if facts.torch is not None and wanted.contains(facts.torch.public, prereleases=True):
-        build = parse_build(facts.torch_text or "")
+    build = parse_build(facts.torch_text or "")
+    docs_variant_ok = variant_of_docs is None or (build is not None and build.variant == variant_of_docs)
+    if facts.torch is not None and wanted.contains(facts.torch.public, prereleases=True) and docs_variant_ok:
         pin = f"torch=={facts.torch_text}" if build else ""
         return InstallPlan(None, f"pip install {package}=={latest} {pin}".strip())
     found = [(r, p) for r in _released(facts) if (p := _pin_in(r, wanted)) is not None]
@@ -371,7 +378,9 @@ def pinned_install(
     release, pin = found[0]
     variant = variant_of_docs
     nvidia = bool(facts.gpus_of("nvidia")) and facts.os in ("linux", "windows")
-    choose = package in ON_PYTORCH_INDEX or package in ANY_VARIANT
+    # PyPI's Windows torch is CPU-only: a CUDA torch on Windows always comes from download.pytorch.org
+    windows = facts.os == "windows" and nvidia
+    choose = package in ON_PYTORCH_INDEX or package in ANY_VARIANT or windows
     if variant is None and choose and nvidia:
         ready = [
             (combine([k, d]), name, cuda)
@@ -380,6 +389,20 @@ def pinned_install(
         ]
         best = _best(ready, release.default_variant)
         variant = best[1] if best else None
+        if variant is None and not any(variant_entry(facts, release.version, n) for n in release.variants):
+            machine = "aarch64" if facts.arm else "x86_64"
+            missing = Check(
+                "unknown",
+                tr(
+                    "the catalog has no arch list of torch {pin}'s {machine} CUDA wheels, so whether "
+                    "the torch it "
+                    "installs runs here cannot be told",
+                    pin=pin,
+                    machine=machine,
+                ),
+                cause="missing-fact",
+            )
+            return InstallPlan(f"torch {pin}", None, missing)
         if variant is None:
             return InstallPlan(f"torch {pin}", None, _no_build(facts, release, pin))
     shown = variant or release.default_variant
@@ -387,7 +410,7 @@ def pinned_install(
         runs = _variant_runs(facts, release, shown)
         if runs.status == "fail":
             return InstallPlan(f"torch {pin}+{shown}", None, _no_build(facts, release, pin, runs))
-    if variant is None or variant == release.default_variant:
+    if variant is None or (variant == release.default_variant and not windows):
         return InstallPlan(f"torch {pin}", f"pip install {package}=={latest} torch=={pin}")
     if package in ON_PYTORCH_INDEX:
         return InstallPlan(
@@ -482,11 +505,73 @@ def _recommend_mac(facts: Facts) -> TorchWheel | None:
     return None
 
 
+JETSON_INDEX = "https://pypi.jetson-ai-lab.io/jp6/cu126"
+
+
+def _jetson_builds(facts: Facts) -> bool:
+    """A Jetson before JetPack 7: its iGPU runs only NVIDIA's Jetson builds of torch, not PyPI's aarch64
+    (SBSA, server) wheels. JetPack 7 (Thor) moved to the SBSA stack, where download.pytorch.org's cu130
+    aarch64 wheels, built for sm_110, run."""
+    jetpack = facts.platform.jetpack
+    return facts.jetson and (jetpack is None or jetpack[0] < 7)
+
+
+def _recommend_jetson(facts: Facts) -> TorchWheel:
+    jetpack = facts.platform.jetpack_text or "6"
+    if facts.platform.jetpack and facts.platform.jetpack[0] == 6:
+        return TorchWheel(
+            "",
+            None,
+            "ok",
+            tr(
+                "JetPack {jetpack} (CUDA 12.6): PyPI's aarch64 torch wheels are server (SBSA) builds "
+                "that do not "
+                "run on a Jetson; NVIDIA's Jetson AI Lab index has torch built for JetPack 6",
+                jetpack=jetpack,
+            ),
+            f"pip install torch torchvision --index-url {JETSON_INDEX}",
+            JETSON_INDEX,
+            named=tr("torch for JetPack 6 (Jetson AI Lab)"),
+        )
+    return TorchWheel(
+        "",
+        None,
+        "unknown",
+        tr(
+            "the catalog names no torch index for this JetPack ({jetpack}); PyPI's aarch64 wheels are server "
+            "(SBSA) builds that do not run on a Jetson before JetPack 7",
+            jetpack=jetpack,
+        ),
+        "pip install torch  # from NVIDIA's Jetson builds for this JetPack",
+        "https://developer.nvidia.com/embedded/jetpack-archive",
+        named=tr("torch for this JetPack"),
+    )
+
+
+def _recommend_xpu(facts: Facts) -> TorchWheel | None:
+    """Intel GPUs: PyTorch's XPU wheels (download.pytorch.org/whl/xpu), never the CPU build."""
+    for release in _released(facts):
+        if _python_ok(facts, release) and "xpu" in release.variants:
+            reason = tr(
+                "PyTorch's XPU build runs on Intel Arc GPUs (device 'xpu'); install the Intel GPU "
+                "driver first"
+            )
+            return _wheel(release, "xpu", Check("ok", reason), tr("the newest release with an XPU build"))
+    return None
+
+
 def recommend(facts: Facts) -> TorchWheel | None:
     """The wheel for this machine (None when the catalog has none for its Python)."""
     if facts.os == "macos":
         return _recommend_mac(facts)
+    if _jetson_builds(facts) and facts.gpus_of("nvidia"):
+        return _recommend_jetson(facts)
     why = None
+    if facts.gpus_of("intel") and not facts.gpus_of("nvidia") and not facts.gpus_of("amd"):
+        wheel = _recommend_xpu(facts)
+        if wheel is not None:
+            return wheel
+        why = tr("no catalogued release lists an XPU build for this Python")
     if facts.gpus_of("nvidia"):
         if facts.os in ("linux", "windows"):
             wheel = _recommend_cuda(facts)
@@ -687,9 +772,22 @@ def _torch_findings(facts: Facts) -> list[Finding]:
                 build,
             )
         ]
+    subject = f"torch {build.text}"
+    if _jetson_builds(facts) and variant is None:
+        check = Check(
+            "ok",
+            tr(
+                "a Jetson build of torch (no CUDA tag; PyPI has no torch wheel that runs on a Jetson before "
+                "JetPack 7): it uses the CUDA that JetPack {jetpack} ships",
+                jetpack=facts.platform.jetpack_text or "?",
+            ),
+            source=JETSON_INDEX,
+        )
+        return [_finding(subject, None, check, wheel, build)]
+    if variant is None and facts.os == "windows":
+        variant = "cpu"  # PyPI's Windows wheel: its CUDA dependencies are marked for Linux only (wheels.toml)
     if variant is None and release is not None and release.default_variant and facts.os == "linux":
         variant = release.default_variant  # PyPI's Linux wheel carries no +tag
-    subject = f"torch {build.text}"
     if variant is None:
         check = Check(
             "unknown",
@@ -701,8 +799,20 @@ def _torch_findings(facts: Facts) -> list[Finding]:
         return _cuda_build(facts, build, variant, wheel)
     if variant.startswith("rocm"):
         return _rocm_build(facts, build, variant, wheel)
+    if variant == "xpu":
+        if facts.gpus_of("intel"):
+            check = Check(
+                "ok",
+                tr("an XPU build: it runs on the Intel GPU (device 'xpu')"),
+                source=_XPU_DOCS,
+            )
+        else:
+            check = Check(
+                "warn", tr("an XPU build but no Intel GPU was found: it runs on the CPU only"), cause="no-gpu"
+            )
+        return [_finding(subject, None, check, wheel, build)]
     if variant == "cpu":
-        gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd")
+        gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd") + facts.gpus_of("intel")
         if gpus:
             check = Check("warn", "a CPU-only build: the GPU is not used", cause="wheel-cuda-mismatch")
         else:
