@@ -119,6 +119,7 @@ def test_a_jetson_is_never_told_to_update_its_driver(catalog: Catalog) -> None:
         assert "R580" not in (finding.fix or "") and "R595" not in (finding.fix or ""), finding
     vllm = find(findings("jetson-agx-orin-jp62", catalog), "vllm")
     assert vllm.fix and vllm.fix.startswith("On a Jetson the driver comes with JetPack 6.2")
+    assert "container" not in vllm.fix  # the vLLM images are x86-64/SBSA builds, not JetPack 6 ones
     wheel = recommend_torch(machine("jetson-agx-orin-jp62"), catalog, TODAY)
     assert wheel is not None and wheel.command == (
         "pip install torch torchvision --index-url https://pypi.jetson-ai-lab.io/jp6/cu126"

@@ -561,7 +561,8 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     fix = check.fix
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
-        if route and fix and "container" not in fix:
+        jetson_before_7 = facts.jetson and (facts.platform.jetpack or (6, None))[0] < 7
+        if route and fix and "container" not in fix and not jetson_before_7:  # x86/SBSA images
             fix = f"{fix} " + tr("Or run the {route} container, which ships a working set.", route=route)
     return Finding(
         framework,
