@@ -90,6 +90,8 @@ JUDGED = [
     ("m4-max", "exllamav2", 0, "fail", "vendor-only"),
     ("m4-max", "mlx", 0, "ok", None),
     ("m4-max", "vllm", 0, "ok", None),  # vllm-metal
+    ("m4-max", "unsloth", 0, "fail", "vendor-only"),  # no Metal build, no CPU training
+    ("m4-max", "bitsandbytes", 0, "ok", None),  # its macosx_14_0_arm64 wheel: on the CPU
     ("gtx1060-cu128", "pytorch", 0, "fail", "wheel-cuda-mismatch"),
     ("gtx1060-cu128", "unsloth", 0, "fail", "wheel-cuda-mismatch"),  # blocked by the cu128 torch
     ("wsl2-rtx4070", "pytorch", 0, "ok", None),
@@ -173,7 +175,7 @@ def test_wsl_driver_advice_and_tensorrt_llm_torch(catalog: Catalog) -> None:
 def test_apple_has_no_unknown_for_what_is_documented_cuda_only(catalog: Catalog) -> None:
     found = findings("m4-max", catalog)
     cuda_only = {"flash-attn-2", "flash-attn-3", "flash-attn-4", "xformers", "tensorrt-llm", "transformer-engine",
-                 "exllamav2", "sglang"}  # fmt: skip
+                 "exllamav2", "sglang", "unsloth"}  # fmt: skip
     for finding in found:
         if finding.framework in cuda_only:
             assert finding.status == "fail" and finding.reason.startswith("would not work here"), finding

@@ -30,7 +30,8 @@ BACKENDS: dict[str, tuple[str, ...]] = {
     "nvidia": ("cuda", "vulkan"),
     "amd": ("rocm", "vulkan"),
     "intel": ("sycl", "vulkan"),
-    "apple": ("metal",),
+    # a library with no Metal build may still run on an Apple machine's CPU (bitsandbytes' macOS wheel)
+    "apple": ("metal", "cpu"),
 }
 _BACKEND_NAMES = {
     "cuda": "CUDA",
@@ -524,6 +525,20 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             cause="missing-fact",
         )
     backend, check = results[0]
+    if backend == "cpu" and gpu is not None and gpu.vendor == "apple":
+        if check.cause == "no-gpu":  # no Metal build and none for the CPU: not applicable on a Mac
+            check = replace(
+                check,
+                reason=tr("it has no Metal (Apple GPU) build and none for the CPU"),
+                cause="vendor-only",
+            )
+        else:
+            check = replace(
+                check,
+                reason=tr(
+                    "on the CPU, not the Apple GPU (it has no Metal build): {reason}", reason=check.reason
+                ),
+            )
     if absent is not None and check.status != "fail":
         check = combine([check, absent])  # runs once built from source: no wheel for this platform
     fallback = next(((b, c) for b, c in results[1:] if c.status in ("ok", "warn")), None)
