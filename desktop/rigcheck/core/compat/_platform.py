@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rigcheck.core.compat._base import Check, Facts
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 
 #: NVIDIA compute capabilities only Jetson modules have: Xavier 7.2, Orin 8.7, Thor 11.0 (10.1 under CUDA 12)
@@ -173,3 +175,71 @@ def describe(platform: Platform) -> str:
     if platform.glibc:
         extra.append(f"glibc {platform.glibc[0]}.{platform.glibc[1]}")
     return " ".join(parts) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def no_wheel(facts: Facts, framework: str, names: tuple[str, ...]) -> Check | None:
+    """A package (``names``: its distributions) with no PyPI wheel for this platform (wheels.toml: its newest
+    release's own files): "fail", not applicable here; "warn" where PyPI has a source archive pip would build.
+    None when a wheel fits or a fact needed to tell (glibc) is missing."""
+    rows = [w for w in facts.catalog.wheels if w.package in names]
+    latest = next((r.latest for r in facts.catalog.frameworks if r.framework == framework and r.latest), None)
+    row = next((w for w in rows if w.version == latest), rows[0] if len(rows) == 1 else None)
+    if row is None or not row.platforms:
+        return None
+    fits = [wheel_fits(tag, facts.platform) for tag in row.platforms]
+    if any(f is not False for f in fits):
+        return None
+    source_build = row.sdist and framework not in _WHEEL_ONLY
+    kinds = sorted({tag.rsplit("-", 1)[-1] for tag in row.platforms})
+    where = describe(facts.platform)
+    if facts.platform.os == "windows":
+        fix = tr("There is no Windows build: run it under WSL2 (Linux) or in a Linux container.")
+    elif facts.platform.os == "macos":
+        fix = tr("There is no macOS build: on a Mac use MLX, llama.cpp or Ollama.")
+    elif facts.platform.glibc is not None and any("manylinux" in k for k in kinds):
+        fix = tr(
+            "Its wheels need a newer C library (manylinux tags: {kinds}); use a newer Linux "
+            "distribution or a "
+            "container.",
+            kinds=", ".join(kinds),
+        )
+    else:
+        fix = tr("There is no prebuilt wheel for this architecture: build it from source.")
+    if source_build:
+        return Check(
+            "warn",
+            tr(
+                "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read "
+                "{read}): pip "
+                "builds it from source, which needs a compiler and the CUDA toolkit",
+                package=row.package,
+                version=row.version,
+                platform=where,
+                kinds=", ".join(kinds),
+                read=row.read,
+            ),
+            fix=tr(
+                "No prebuilt wheel for this platform: expect a source build (or use a container that has it)."
+            ),
+            source=row.source,
+            cause="limited",
+        )
+    return Check(
+        "fail",
+        tr(
+            "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read {read})",
+            package=row.package,
+            version=row.version,
+            platform=where,
+            kinds=", ".join(kinds),
+            read=row.read,
+        ),
+        fix=fix,
+        source=row.source,
+        cause="os-unsupported",
+    )
+
+
+#: packages whose source archive on PyPI is not a route to a working install (vLLM builds CUDA kernels for
+#: hours and documents wheels or containers): judged by their wheels alone
+_WHEEL_ONLY = frozenset({"vllm", "sglang"})

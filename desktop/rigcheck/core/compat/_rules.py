@@ -21,6 +21,7 @@ from rigcheck.core.compat._base import (
     version,
 )
 from rigcheck.core.compat._cuda import driver_supports
+from rigcheck.core.compat._platform import no_wheel
 from rigcheck.core.compat._rocm import override_check
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
@@ -488,7 +489,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     backends = BACKENDS.get(gpu.vendor, ()) if gpu is not None else ("cpu",)
     # a route of its own for this GPU that is not PyPI's wheel (the vllm-metal plugin on a Mac)
     own_route = any(r.backend in backends and r.backend in ("metal", "sycl") and r.available for r in rules)
-    absent = None if own_route else _no_wheel(facts, framework, have)
+    absent = (
+        None if own_route or have is not None else no_wheel(facts, framework, PACKAGES.get(framework, ()))
+    )
     if absent is not None and absent.status == "fail":
         return Finding(
             framework, subject, index, "fail", tr("would not work here: {reason}", reason=absent.reason),
@@ -600,7 +603,7 @@ def _side_effect(
 ) -> tuple[str | None, str | None, Check | None]:
     """What installing the newest release does to the installed torch, a command pinning a working set, and
     why the torch it would install cannot run here (None when it can)."""
-    from rigcheck.core.compat._torch import pinned_install
+    from rigcheck.core.compat._install import pinned_install
 
     rule = next((r for r in rules if r.torch_pin and r.latest), None)
     if rule is None or rule.latest is None or rule.torch_pin is None or check.status == "fail":
@@ -629,76 +632,3 @@ def _side_effect(
             new=replaced,
         )
     return effect, plan.command, plan.problem
-
-
-def _no_wheel(facts: Facts, framework: str, have: Installed | None) -> Check | None:
-    """A package that is not installed and has no PyPI wheel for this platform (catalog/compat/wheels.toml:
-    its newest release's own files): not applicable here. None when a wheel fits, when only a source archive
-    exists (a source build may work), or when a fact needed to tell (glibc) is missing."""
-    from rigcheck.core.compat._platform import describe, wheel_fits
-
-    if have is not None:
-        return None
-    names = PACKAGES.get(framework, ())
-    rows = [w for w in facts.catalog.wheels if w.package in names]
-    latest = next((r.latest for r in facts.catalog.frameworks if r.framework == framework and r.latest), None)
-    row = next((w for w in rows if w.version == latest), rows[0] if len(rows) == 1 else None)
-    if row is None or not row.platforms:
-        return None
-    fits = [wheel_fits(tag, facts.platform) for tag in row.platforms]
-    if any(f is not False for f in fits):
-        return None
-    source_build = row.sdist and framework not in _WHEEL_ONLY
-    kinds = sorted({tag.rsplit("-", 1)[-1] for tag in row.platforms})
-    where = describe(facts.platform)
-    if facts.platform.os == "windows":
-        fix = tr("There is no Windows build: run it under WSL2 (Linux) or in a Linux container.")
-    elif facts.platform.os == "macos":
-        fix = tr("There is no macOS build: on a Mac use MLX, llama.cpp or Ollama.")
-    elif facts.platform.glibc is not None and any("manylinux" in k for k in kinds):
-        fix = tr(
-            "Its wheels need a newer C library (manylinux tags: {kinds}); use a newer Linux "
-            "distribution or a "
-            "container.",
-            kinds=", ".join(kinds),
-        )
-    else:
-        fix = tr("There is no prebuilt wheel for this architecture: build it from source.")
-    if source_build:
-        return Check(
-            "warn",
-            tr(
-                "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read "
-                "{read}): pip "
-                "builds it from source, which needs a compiler and the CUDA toolkit",
-                package=row.package,
-                version=row.version,
-                platform=where,
-                kinds=", ".join(kinds),
-                read=row.read,
-            ),
-            fix=tr(
-                "No prebuilt wheel for this platform: expect a source build (or use a container that has it)."
-            ),
-            source=row.source,
-            cause="limited",
-        )
-    return Check(
-        "fail",
-        tr(
-            "PyPI has no {package} {version} wheel for {platform} (its wheels: {kinds}; read {read})",
-            package=row.package,
-            version=row.version,
-            platform=where,
-            kinds=", ".join(kinds),
-            read=row.read,
-        ),
-        fix=fix,
-        source=row.source,
-        cause="os-unsupported",
-    )
-
-
-#: packages whose source archive on PyPI is not a route to a working install (vLLM builds CUDA kernels for
-#: hours and documents wheels or containers): judged by their wheels alone
-_WHEEL_ONLY = frozenset({"vllm", "sglang"})
