@@ -213,3 +213,26 @@ def test_the_probe_reads_the_l4t_release(tmp_path: Path) -> None:
     )
     assert _l4t(ProbeContext(root=tmp_path, platform="linux")) == "36.4.3"
     assert _l4t(ProbeContext(root=tmp_path / "none", platform="linux")) is None
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.json")))
+def test_every_fix_once_applied_makes_its_finding_ok(catalog: Catalog, name: str) -> None:
+    """The issue-16 invariant on these machines too: following a finding's actions makes it OK (or leaves only
+    what the hardware limits), never a half fix (Python 3.11 for vLLM on a JetPack 6 driver)."""
+    from rigcheck.core.compat import HARDWARE_CAUSES, apply_actions
+
+    def key(f: Finding) -> tuple[str, int | None, str]:
+        return f.framework, f.gpu_index, f.subject if f.framework == "cuda-toolkit" else ""
+
+    snapshot = machine(name)
+    for finding in check_compat(snapshot, catalog, TODAY):
+        if not finding.actions:
+            continue
+        assert finding.cause not in HARDWARE_CAUSES, finding
+        after = {
+            key(f): f for f in check_compat(apply_actions(snapshot, catalog, finding.actions), catalog, TODAY)
+        }
+        again = after[key(finding)]
+        assert again.status == "ok" or (
+            again.status == "warn" and again.cause in ("not-official", "limited") and not again.actions
+        ), (finding, again)

@@ -68,7 +68,8 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
                 version=f" {jetpack}" if jetpack else "",
                 what=what,
             ),
-            cause="driver-too-old",
+            # nothing installable changes it: like a driver branch the GPU cannot run (no half fixes proposed)
+            cause="driver-unsupported",
             actions=(),
         )
     advice = advise(facts, floor)
