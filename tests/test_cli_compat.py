@@ -13,7 +13,7 @@ from rigcheck.core.machine import CPU, GPU, Drivers, Host, Machine, Memory, Soft
 
 GIB = 1024**3
 KEYS = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed", "cause",
-        "actions", "side_effect", "bucket"}  # fmt: skip
+        "actions", "side_effect", "blocked_by", "bucket"}  # fmt: skip
 
 
 @pytest.fixture
@@ -92,3 +92,26 @@ def test_missing_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, _ = run_cli("compat", "--machine", str(tmp_path / "nope.json"))
     assert code == 2
     assert "no such file" in one_error_line(capsys)
+
+
+PLATFORMS = Path(__file__).resolve().parent / "fixtures" / "machines" / "platforms"
+
+
+def test_a_broken_torch_is_one_root_cause_end_to_end() -> None:
+    """`rigcheck compat --json` on the RTX 5090 with torch 2.6+cu124 (a snapshot without taken_at)."""
+    code, out = run_cli("compat", "--machine", str(PLATFORMS / "rtx5090-driver570-cu124.json"), "--json")
+    assert code == 0
+    data = json.loads(out)
+    blocked = [f for f in data["findings"] if f["blocked_by"] == "torch 2.6.0+cu124"]
+    assert {f["framework"] for f in blocked} >= {"flash-attn-2", "bitsandbytes", "unsloth"}
+    assert all("torch==2.6.0+cu124" not in (f["command"] or "") for f in data["findings"])
+    torch_groups = [g for g in data["root_causes"] if g["cause"] == "wheel-cuda-mismatch"]
+    assert len(torch_groups) == 1 and "also blocks" in torch_groups[0]["title"]
+    driver = next(f for f in data["findings"] if f["framework"] == "nvidia-driver")
+    assert "as of today" in driver["reason"]  # no taken_at: judged as of the clock's day, and says so
+
+
+def test_a_jetson_is_told_about_jetpack_not_driver_branches() -> None:
+    code, out = run_cli("compat", "--machine", str(PLATFORMS / "jetson-agx-orin-jp62.json"))
+    assert code == 0
+    assert "comes with JetPack 6.2" in out and "R580" not in out and "R595" not in out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import date
 
 import pytest
 
@@ -23,6 +24,8 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.machine import CPU, GPU, CudaToolkit, Drivers, Executable, Host, Machine, Memory, Software
 
 GIB = 1024**3
+#: these snapshots carry no taken_at: they are judged as of this day (the brief's today)
+TODAY = date(2026, 12, 1)
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +125,8 @@ CASES = [
         GTX_1080TI_535,
         "nvidia-driver",
         None,
-        "ok",
-    ),  # 535 >= 525.60.13, the CUDA 12 floor (C1 Table 2/3); misses only 13
+        "warn",
+    ),  # 535 >= 525.60.13, the CUDA 12 floor (C1 Table 2/3), but R535 LTSB ended June 2026 (judged 2026-12-01)
     (
         GTX_1080TI_535,
         "pytorch",
@@ -154,8 +157,10 @@ CASES = [
         "vllm",
         0,
         "fail",
-    ),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build; driver 570 (PyPI)
-    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "ok"),  # setup.py@ea6443c builds sm_120 with CUDA >= 12.8
+    ),  # vLLM 0.33 installs torch 2.14.0, a CUDA 13 build; driver 570 (wheel METADATA)
+    # setup.py@ea6443c builds sm_120 with CUDA >= 12.8, but it would run on the installed torch 2.5.1+cu124, which
+    # has no sm_120 kernels: blocked by that torch
+    (RTX_5090_OLD_TORCH, "flash-attn-2", 0, "fail"),
     (RTX_5090_OLD_TORCH, "flash-attn-3", 0, "fail"),  # H100/H800 only (F1)
     # driver 470 (CUDA 11.4) with a CUDA 12 wheel
     (DRIVER_470_CU12, "pytorch", None, "fail"),  # CUDA 12 needs driver >= 525.60.13 (C1)
@@ -184,7 +189,9 @@ CASES = [
     (RX_7900_XTX, "bf16", 0, "ok"),  # RDNA 3 WMMA has V_WMMA_F32_16X16X16_BF16 (RDNA 3 ISA guide)
     (RX_7900_XTX, "fp8", 0, "fail"),  # no FP8 on RDNA 3 (FP8 WMMA arrives with RDNA 4)
     (RX_7900_XTX, "tensorrt-llm", 0, "fail"),  # NVIDIA-only (A2)
-    (RX_7900_XTX, "ollama", 0, "ok"),  # gfx1100 on Ollama's list (F8)
+    # gfx1100 is on Ollama's list (F8), but current Ollama (0.18+) "requires the AMD ROCm v7 driver on Linux":
+    # on ROCm 6.2 it runs through Vulkan until ROCm is upgraded
+    (RX_7900_XTX, "ollama", 0, "warn"),
     # RX 6700 XT (gfx1031): not official, documented override
     (RX_6700_XT, "rocm", 0, "warn"),  # HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353)
     (RX_6700_XT, "ollama", 0, "warn"),  # not on Ollama's list; override to gfx1030 (F8)
@@ -192,7 +199,7 @@ CASES = [
     (M2_ULTRA, "pytorch", None, "ok"),  # macOS wheels are CPU/MPS (P13)
     (M2_ULTRA, "llama.cpp", 0, "ok"),  # Metal is first-class (llama.cpp README)
     (M2_ULTRA, "ollama", 0, "ok"),  # Metal (F8)
-    (M2_ULTRA, "vllm", 0, "unknown"),  # vLLM's Apple docs were not read
+    (M2_ULTRA, "vllm", 0, "ok"),  # the vllm-metal plugin: "vLLM ... on Apple Silicon Macs using MLX"
     (M2_ULTRA, "bf16", 0, "unknown"),  # no Apple precision facts collected
     # CPU-only laptop
     (CPU_LAPTOP, "pytorch", None, "ok"),  # the /whl/cpu wheel (previous-versions page)
@@ -229,7 +236,7 @@ CASES = [
 
 @pytest.mark.parametrize(("machine", "framework", "gpu", "expected"), CASES)
 def test_status(catalog: Catalog, machine: Machine, framework: str, gpu: int | None, expected: str) -> None:
-    finding = find(check_compat(machine, catalog), framework, gpu)
+    finding = find(check_compat(machine, catalog, TODAY), framework, gpu)
     assert finding.status == expected, finding
 
 
@@ -324,7 +331,7 @@ def test_vllm_on_windows_says_wsl(catalog: Catalog) -> None:
 def test_json_has_every_field(catalog: Catalog) -> None:
     data = findings_json(check_compat(H100, catalog))
     keys = {"framework", "subject", "gpu_index", "status", "reason", "fix", "source", "command", "installed",
-            "cause", "actions", "side_effect", "bucket"}  # fmt: skip
+            "cause", "actions", "side_effect", "blocked_by", "bucket"}  # fmt: skip
     assert data["findings"] and all(set(f) == keys for f in data["findings"])
     assert set(data) == {"findings", "root_causes", "summary"}
 

@@ -57,7 +57,7 @@ JUDGED = [
     ("pascal", "bitsandbytes", 0, "warn", "limited"),  # 0.43.1: runs (Maxwell+), LLM.int8() needs Turing
     # RTX 2080 Ti, driver 550 (not in NVIDIA's supported branches any more)
     ("turing", "nvidia-driver", None, "warn", "driver-eol"),
-    ("turing", "vllm", 0, "fail", "driver-too-old"),  # vLLM 0.33 installs torch 2.13.0, a CUDA 13 build
+    ("turing", "vllm", 0, "fail", "driver-too-old"),  # vLLM 0.33 installs torch 2.14.0, a CUDA 13 build
     ("turing", "tensorrt-llm", 0, "fail", "arch-unsupported"),  # A100 (sm_80) is the oldest supported
     ("turing", "unsloth", 0, "ok", None),  # CC 7.0+
     ("turing", "xformers", 0, "ok", None),  # installed 0.0.28.post3, built for its torch 2.5.1
@@ -171,8 +171,9 @@ def test_pascal_is_never_told_to_leave_r580(catalog: Catalog) -> None:
 def test_installing_vllm_says_it_replaces_torch_and_pins_the_set(catalog: Catalog) -> None:
     vllm = find(check_compat(AUDIT_MACHINES["blackwell"](), catalog), "vllm", 0)
     assert vllm.installed is True and vllm.status == "ok"
-    assert vllm.side_effect == "Installing vllm 0.33.0 replaces torch 2.9.1+cu130 with torch 2.13.0."
-    assert vllm.command == "pip install vllm==0.33.0 torch==2.13.0"  # Requires-Dist: torch==2.13.0 (PyPI)
+    assert vllm.side_effect == "Installing vllm 0.33.0 replaces torch 2.9.1+cu130 with torch 2.14.0."
+    # the wheel's METADATA says Requires-Dist: torch==2.14.0 (catalog/compat/wheels.toml); pip resolves this
+    assert vllm.command == "pip install vllm==0.33.0 torch==2.14.0"
     xformers = find(check_compat(AUDIT_MACHINES["ampere"](), catalog), "xformers", 0)
     # wheels built for torch 2.10.0; the variant that fits a 560 driver (CUDA 12.6) and sm_86
     assert xformers.command == (

@@ -14,6 +14,7 @@ _FIELD = {
     "cuda_release": "cuda_releases", "cuda_major": "cuda_majors", "arch": "archs",
     "torch_release": "torch_releases", "torch_variant": "torch_variants", "rocm_release": "rocm_releases",
     "framework": "frameworks", "gfx_override": "gfx_overrides", "driver_branch": "driver_branches",
+    "wheel": "wheels",
 }  # fmt: skip
 FOLLOWABLE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+/\S+@[\w.-]+")
 

@@ -301,6 +301,8 @@ class TorchVariant:
     source: str
     cuda: str | None = None
     rocm: str | None = None
+    #: the CPU architecture of the wheels the list is for: "x86_64" (also Windows) or "aarch64"
+    machine: str = "x86_64"
     #: "sm_50", "sm_90a", … or "gfx90a", …
     archs: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
@@ -357,6 +359,9 @@ class FrameworkRule:
     #: driver; GPUs outside it skip the rule
     applies_min_cc: str | None = None
     applies_max_cc: str | None = None
+    #: the rule covers only machines with one of these platform tags ("linux", "windows", "wsl", "aarch64",
+    #: "jetson", "jetpack6"; "!jetson" = not on a Jetson); empty: every platform (core/compat/_platform.py)
+    applies_to: tuple[str, ...] = ()
     #: what an unmet requirement means: "fail" (it does not run), "warn" (it runs, limited or unofficially)
     severity: Literal["fail", "warn"] = "fail"
     #: the one feature this rule is about, when it is not the whole framework ("LLM.int8() 8-bit inference")
@@ -556,6 +561,35 @@ class QualityMeasurement:
     notes: str | None = None
 
 
+@dataclass(frozen=True)
+class WheelRecord:
+    """One package release as its own PyPI files and wheel METADATA say (catalog/compat/wheels.toml, written
+    by tools/read_wheels.py): the torch it requires, its Python range, and the platforms it has wheels for."""
+
+    package: str
+    version: str
+    source: str
+    #: the day the metadata was read ("2026-12-01")
+    read: str
+    uploaded: str | None = None
+    requires_python: str | None = None
+    #: its Requires-Dist on torch (PEP 440; "" = any torch); None: it does not require torch
+    torch: str | None = None
+    #: for torch itself: the CUDA toolkit its PyPI wheel depends on ("13.0.3") and the OS that dependency is
+    #: marked for ("linux"; elsewhere the PyPI wheel is CPU-only)
+    cuda: str | None = None
+    cuda_os: str | None = None
+    #: python-abi-platform tags of its wheels ("cp312-cp312-manylinux_2_34_x86_64"); empty with sdist: only a
+    #: source archive
+    platforms: tuple[str, ...] = ()
+    sdist: bool = False
+    metadata_from: str | None = None
+    quote: str | None = None
+    sources: tuple[str, ...] = ()
+    confidence: Confidence = "primary"
+    notes: str | None = None
+
+
 #: TOML array name -> (record class, key of an entry, what a person calls it)
 KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "gpu": (GpuSpec, lambda r: r.id),
@@ -566,7 +600,10 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "cuda_major": (CudaMajor, lambda r: str(r.major)),
     "arch": (Arch, lambda r: r.id),
     "torch_release": (TorchRelease, lambda r: r.version),
-    "torch_variant": (TorchVariant, lambda r: f"{r.release}+{r.variant}"),
+    "torch_variant": (
+        TorchVariant,
+        lambda r: f"{r.release}+{r.variant}" + ("" if r.machine == "x86_64" else f" ({r.machine})"),
+    ),
     "rocm_release": (RocmRelease, lambda r: r.version),
     "framework": (FrameworkRule, lambda r: r.id),
     "gfx_override": (GfxOverride, lambda r: r.gfx_target),
@@ -576,6 +613,7 @@ KINDS: dict[str, tuple[type[Any], Callable[[Any], str]]] = {
     "maturity": (Maturity, lambda r: r.id),
     "cpu_platform": (CpuPlatform, lambda r: r.id),
     "quality": (QualityMeasurement, lambda r: r.quant),
+    "wheel": (WheelRecord, lambda r: f"{r.package}=={r.version}"),
 }
 
 
@@ -602,6 +640,7 @@ class Catalog:
     maturities: tuple[Maturity, ...] = ()
     cpu_platforms: tuple[CpuPlatform, ...] = ()
     qualities: tuple[QualityMeasurement, ...] = ()
+    wheels: tuple[WheelRecord, ...] = ()
     #: overlay files that were skipped, one line each: "file: entry: field: problem"
     problems: tuple[str, ...] = ()
     _gpu_ids: dict[str, GpuSpec] = field(init=False, repr=False, compare=False)
@@ -698,6 +737,7 @@ _FIELDS = {
     "maturity": "maturities",
     "cpu_platform": "cpu_platforms",
     "quality": "qualities",
+    "wheel": "wheels",
 }
 
 
@@ -847,7 +887,7 @@ def _check_format(kind: str, record: Any) -> str | None:
 #: the compatibility tables: each entry quotes its source and names it so a reader can follow it
 COMPAT_KINDS = frozenset(
     {"cuda_release", "cuda_major", "arch", "torch_release", "torch_variant", "rocm_release", "framework",
-     "gfx_override", "driver_branch"}
+     "gfx_override", "driver_branch", "wheel"}
 )  # fmt: skip
 _FOLLOWABLE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+/\S+@[\w.-]+")
 _INTERNAL = re.compile(r"search-index|file id", re.IGNORECASE)
@@ -878,6 +918,8 @@ def _check_compat(kind: str, record: Any) -> str | None:
         and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", record.eol)
     ):
         return f"eol: {record.eol!r} is not like '2028-06'"
+    if kind == "wheel" and not _DATE.fullmatch(record.read):
+        return f"read: {record.read!r} is not like '2026-12-01' (the day the metadata was read)"
     return None
 
 

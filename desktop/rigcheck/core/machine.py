@@ -48,6 +48,10 @@ class Host:
     kernel: str | None = None
     python: str | None = None
     container: Container | None = None
+    #: the C library wheels are built against, "glibc 2.35" (Linux; a manylinux_2_X wheel needs glibc >= 2.X)
+    libc: str | None = None
+    #: Jetson Linux (L4T) release of a Jetson, "36.4.3" (/etc/nv_tegra_release); JetPack 6.x is L4T 36.x
+    l4t: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from datetime import date
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
@@ -34,6 +35,7 @@ from rigcheck.core.compat._base import (
     combine,
 )
 from rigcheck.core.compat._cuda import driver_findings, toolkit_driver_finding, toolkit_targets
+from rigcheck.core.compat._deps import block, torch_blocker
 from rigcheck.core.compat._precision import PRECISIONS, precision_findings
 from rigcheck.core.compat._rocm import rocm_findings
 from rigcheck.core.compat._rules import evaluate_rule, framework_finding
@@ -47,14 +49,14 @@ from rigcheck.core.compat._summary import (
     root_causes,
     summarize,
 )
-from rigcheck.core.compat._torch import TorchWheel, recommend, torch_findings
+from rigcheck.core.compat._torch import TorchWheel, bare_torch_findings, recommend, torch_findings
 from rigcheck.core.machine import GPU, Machine
 
 #: every framework id the checks report under, in the order reports list them
 FRAMEWORKS = (
     "nvidia-driver", "cuda-toolkit", "rocm", "pytorch", "flash-attn-2", "flash-attn-3", "flash-attn-4",
     "xformers", "bitsandbytes", "vllm", "sglang", "tensorrt-llm", "transformer-engine", "llama.cpp", "ollama",
-    "exllamav2", "deepspeed", "unsloth", "containers", "bf16", "fp8", "fp4",
+    "exllamav2", "deepspeed", "unsloth", "mlx", "containers", "bf16", "fp8", "fp4",
 )  # fmt: skip
 
 #: frameworks with their own evaluator; every other [[framework]] id goes through the generic one
@@ -113,6 +115,12 @@ def _generic_frameworks(catalog: Catalog) -> list[str]:
     return sorted({r.framework for r in catalog.frameworks} - _SPECIAL, key=_order)
 
 
+def _concerns(catalog: Catalog, framework: str, gpu: GPU | None) -> bool:
+    """A framework made for one platform only (MLX: Apple's Metal) is not reported on other GPUs."""
+    backends = {r.backend for r in catalog.frameworks if r.framework == framework}
+    return backends != {"metal"} or (gpu is not None and gpu.vendor == "apple")
+
+
 def _toolkit_on_gpu(facts: Facts, toolkit: str, index: int, gpu: GPU) -> Finding:
     """cuda-toolkit rules (chosen by the toolkit's version) and the architecture's first toolkit."""
     from rigcheck.core.compat._base import in_range, version
@@ -136,17 +144,25 @@ def _toolkit_findings(facts: Facts) -> list[Finding]:
     return findings
 
 
-def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
-    """Every finding for this machine: the machine's own first, then each GPU's; failures first in each."""
-    facts = Facts(machine, catalog)
+def check_compat(machine: Machine, catalog: Catalog, today: date | None = None) -> tuple[Finding, ...]:
+    """Every finding for this machine: the machine's own first, then each GPU's; failures first in each.
+
+    Lifecycles are judged as of the snapshot's ``taken_at``, else ``today`` (default: the clock's date)."""
+    facts = Facts(machine, catalog, today)
+    bare = bare_torch_findings(facts)
     findings = (
-        driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts) + rocm_findings(facts)
+        driver_findings(facts) + _toolkit_findings(facts) + torch_findings(facts, bare) + rocm_findings(facts)
     )
     frameworks = _generic_frameworks(catalog)
     if not facts.gpus:
-        findings += [framework_finding(facts, f, None, None) for f in frameworks]
+        findings += [
+            framework_finding(facts, f, None, None) for f in frameworks if _concerns(catalog, f, None)
+        ]
     for index, gpu in facts.gpus:
-        findings += [framework_finding(facts, f, index, gpu) for f in frameworks]
+        blocker = torch_blocker(bare, index)
+        for framework in (f for f in frameworks if _concerns(catalog, f, gpu)):
+            finding = framework_finding(facts, framework, index, gpu)
+            findings.append(block(facts, finding, blocker) if blocker is not None else finding)
         findings += precision_findings(facts, index, gpu)
     return tuple(
         sorted(
@@ -161,9 +177,9 @@ def check_compat(machine: Machine, catalog: Catalog) -> tuple[Finding, ...]:
     )
 
 
-def recommend_torch(machine: Machine, catalog: Catalog) -> TorchWheel | None:
+def recommend_torch(machine: Machine, catalog: Catalog, today: date | None = None) -> TorchWheel | None:
     """The PyTorch wheel to install on this machine, with its pip command (None when none fits)."""
-    return recommend(Facts(machine, catalog))
+    return recommend(Facts(machine, catalog, today))
 
 
 def findings_json(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -47,6 +48,9 @@ class Finding:
     actions: tuple[str, ...] = ()
     #: what following the fix also changes ("replaces torch 2.6.0+cu124 with torch 2.13.0")
     side_effect: str | None = None
+    #: the finding (its subject: "torch 2.6.0+cu124") whose failure blocks this one; it is fixed first, and
+    #: the root causes count it once
+    blocked_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ def in_range(spec: str, value: Version) -> bool | None:
 class Facts:
     """What the evaluators need from a machine, read once: each fact is None when the snapshot lacks it."""
 
-    def __init__(self, machine: Machine, catalog: Catalog) -> None:
+    def __init__(self, machine: Machine, catalog: Catalog, today: date | None = None) -> None:
         self.machine = machine
         self.catalog = catalog
         host = machine.host
@@ -210,7 +214,11 @@ class Facts:
         self.wsl = host.container == "wsl"
         #: whose driver-version column applies: WSL runs the Windows driver
         self.driver_platform: str | None = (
-            "windows" if host.os == "windows" or self.wsl else "linux" if host.os == "linux" else None
+            "windows"
+            if host.os == "windows" or self.wsl or "microsoft" in (host.kernel or "").lower()
+            else "linux"
+            if host.os == "linux"
+            else None
         )
         self.python = minor(host.python)
         self.driver_text = machine.drivers.nvidia
@@ -222,14 +230,20 @@ class Facts:
         self.torch_text = self.packages.get("torch")
         self.torch = version(self.torch_text)
         self.cpu_flags = frozenset(machine.cpu.flags)
-        #: "YYYY-MM" of the snapshot: lifecycles are judged as of the day the machine was described
-        self.month: str | None = (
-            machine.taken_at[:7] if machine.taken_at and len(machine.taken_at) >= 7 else None
-        )
-        arch = (machine.cpu.arch or "").lower()
+        #: the day lifecycles are judged on (ISO "YYYY-MM-DD"): the snapshot's ``taken_at``, else today by the
+        #: clock (``today`` stands in for the clock in tests); ``as_of_source`` says which
+        self.as_of, self.as_of_source = judged_on(machine, today)
+        #: "YYYY-MM" of that day: driver branches end of life by the month
+        self.month: str = self.as_of[:7]
+        from rigcheck.core.compat._platform import platform_of
+
+        #: OS, architecture, glibc, Jetson/JetPack, WSL — also recognised in snapshots without those fields
+        self.platform = platform_of(machine)
         #: True / False when the CPU architecture is known, None otherwise
-        self.x86: bool | None = arch in ("x86_64", "amd64", "x64") if arch else None
-        self.arm = arch in ("arm64", "aarch64")
+        self.x86: bool | None = self.platform.arch == "x86_64" if self.platform.arch else None
+        self.arm = self.platform.arch == "aarch64"
+        self.wsl = self.wsl or self.platform.wsl
+        self.jetson = self.platform.jetson
 
     @property
     def gpus(self) -> tuple[tuple[int, GPU], ...]:
@@ -243,6 +257,21 @@ class Facts:
     @property
     def in_container(self) -> bool:
         return self.machine.host.container not in (None, "wsl")
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def judged_on(machine: Machine, today: date | None = None) -> tuple[str, str]:
+    """(ISO day, "snapshot" | "clock"): the day a machine is judged as of. A snapshot says when it was taken;
+    one that does not (or holds no readable date) is judged as of today, never as if no time had passed."""
+    match = _ISO_DAY.match(machine.taken_at or "")
+    if match is not None:
+        try:
+            return date(*(int(g) for g in match.groups())).isoformat(), "snapshot"
+        except ValueError:
+            pass
+    return (today or datetime.now(UTC).date()).isoformat(), "clock"
 
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS", "other": "this OS"}

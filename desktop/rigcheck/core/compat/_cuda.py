@@ -45,10 +45,32 @@ def _update_driver(facts: Facts, floor: str | None, what: str, check: Check) -> 
     from rigcheck.core.compat._lifecycle import advise, last_branch
 
     if floor is None:
+        fix = (
+            tr(
+                "Update the NVIDIA driver on Windows to one that supports {what}: WSL2 uses the "
+                "Windows driver "
+                "(do not install a Linux driver inside WSL).",
+                what=what,
+            )
+            if facts.wsl
+            else tr("Update the NVIDIA driver to one that supports {what}.", what=what)
+        )
+        return replace(check, fix=fix, cause="driver-too-old")
+    if facts.jetson:
+        # the driver is part of Jetson Linux (L4T): it changes only with a JetPack release
+        jetpack = facts.platform.jetpack_text
         return replace(
             check,
-            fix=tr("Update the NVIDIA driver to one that supports {what}.", what=what),
-            cause="driver-too-old",
+            fix=tr(
+                "On a Jetson the driver comes with JetPack{version} and cannot be updated on its "
+                "own: it takes a "
+                "JetPack release whose driver supports {what}, or a build made for this JetPack.",
+                version=f" {jetpack}" if jetpack else "",
+                what=what,
+            ),
+            # nothing installable changes it: like a driver branch the GPU cannot run (no half fixes proposed)
+            cause="driver-unsupported",
+            actions=(),
         )
     advice = advise(facts, floor)
     if advice is None:

@@ -1,9 +1,10 @@
 """Lifecycles: NVIDIA driver branches (end of life, the last branch per architecture), the driver to advise.
 
-A branch is judged as of the snapshot's month: one whose end of life has passed, or that NVIDIA's newest table
-no longer lists, is out of support. Advice names the lowest supported long-term or production branch that
-meets the need and that every NVIDIA GPU here can run; for Maxwell, Pascal and Volta that is R580 at most
-([[arch]] ``last_driver_branch``), so "580 or newer" is never proposed where newer would drop the GPU.
+A branch is judged as of the snapshot's day (its ``taken_at``, else today by the clock), and the finding names
+that day: one whose end of life has passed, or that NVIDIA's newest table no longer lists, is out of support.
+Advice names the lowest supported long-term or production branch that meets the need and that every NVIDIA GPU
+here can run; for Maxwell, Pascal and Volta that is R580 at most ([[arch]] ``last_driver_branch``), so "580 or
+newer" is never proposed where newer would drop the GPU.
 """
 
 from __future__ import annotations
@@ -53,10 +54,17 @@ def branch_entry(facts: Facts, branch: int) -> DriverBranch | None:
 
 
 def is_current(facts: Facts, entry: DriverBranch) -> bool:
-    """Still supported in the snapshot's month (no month: as far as the table knows)."""
+    """Still supported in the month the machine is judged as of."""
     if entry.designation in ("legacy", "nfb") and entry.eol is None:
         return False
-    return entry.eol is None or facts.month is None or entry.eol >= facts.month
+    return entry.eol is None or entry.eol >= facts.month
+
+
+def as_of(facts: Facts) -> str:
+    """ "as of 2026-12-01" — and, when the snapshot does not say when it was taken, that this is today."""
+    if facts.as_of_source == "snapshot":
+        return tr("as of {day}, when the snapshot was taken", day=facts.as_of)
+    return tr("as of today, {day} (the snapshot does not say when it was taken)", day=facts.as_of)
 
 
 def _first_driver(facts: Facts, branch: int) -> str | None:
@@ -77,6 +85,17 @@ def advise(facts: Facts, need: str) -> DriverAdvice | None:
     limit = last_branch(facts)
     if limit is not None and wanted.major > limit[0]:
         return None
+    if facts.wsl:
+        return DriverAdvice(
+            need,
+            None,
+            tr(
+                "Update the NVIDIA driver on Windows to {need} or newer: WSL2 uses the Windows "
+                "driver (do not "
+                "install a Linux driver inside WSL).",
+                need=need,
+            ),
+        )
     if facts.driver_platform == "windows":
         return DriverAdvice(need, None, tr("Update the NVIDIA driver to {need} or newer.", need=need))
     branches = sorted(
@@ -135,26 +154,30 @@ def cuda_of_driver(facts: Facts, driver: str) -> str | None:
 def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
     """("ok"|"warn", reason, advice) for the installed driver's branch; None when there is nothing to say."""
     number = branch_of(facts.driver_text)
-    if number is None or facts.driver_platform != "linux":
-        return None
+    if number is None or facts.driver_platform != "linux" or facts.jetson:
+        return None  # Windows drivers and Jetson's (part of JetPack) follow other lifecycles
     limit = last_branch(facts)
     entry = branch_entry(facts, number)
     if limit is not None and number == limit[0]:
         note = tr("R{branch} is the last driver branch for {gpus}", branch=number, gpus=limit[1])
-        if entry is not None and entry.eol:
+        if entry is not None and entry.eol and entry.eol >= facts.month:
             note += " " + tr("(supported until {month})", month=month_name(entry.eol))
-        return "ok", note, None
+        if entry is None or is_current(facts, entry):
+            return "ok", f"{note}, {as_of(facts)}", None
+        why = tr(
+            "R{branch} reached its end of life in {month}: it gets no more security fixes",
+            branch=number,
+            month=month_name(entry.eol or facts.month),
+        )
+        return "warn", f"{note}; {why}, {as_of(facts)}", None
     current = [
         b for b in facts.catalog.driver_branches if b.designation in ("ltsb", "pb") and is_current(facts, b)
     ]
     if entry is not None and is_current(facts, entry):
         if entry.eol:
-            return (
-                "ok",
-                tr("R{branch} is supported until {month}", branch=number, month=month_name(entry.eol)),
-                None,
-            )
-        return "ok", tr("R{branch} is supported", branch=number), None
+            until = tr("R{branch} is supported until {month}", branch=number, month=month_name(entry.eol))
+            return "ok", f"{until}, {as_of(facts)}", None
+        return "ok", f"{tr('R{branch} is supported', branch=number)}, {as_of(facts)}", None
     if entry is not None and entry.eol:
         why = tr(
             "R{branch} reached its end of life in {month}: it gets no more security fixes",
@@ -174,4 +197,4 @@ def branch_status(facts: Facts) -> tuple[str, str, DriverAdvice | None] | None:
             names=names,
         )
     advice = advise(facts, str(number + 1))
-    return "warn", why, advice
+    return "warn", f"{why}, {as_of(facts)}", advice

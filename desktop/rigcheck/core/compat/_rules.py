@@ -21,6 +21,7 @@ from rigcheck.core.compat._base import (
     version,
 )
 from rigcheck.core.compat._cuda import driver_supports
+from rigcheck.core.compat._platform import no_wheel
 from rigcheck.core.compat._rocm import override_check
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
@@ -30,7 +31,8 @@ BACKENDS: dict[str, tuple[str, ...]] = {
     "nvidia": ("cuda", "vulkan"),
     "amd": ("rocm", "vulkan"),
     "intel": ("sycl", "vulkan"),
-    "apple": ("metal",),
+    # a library with no Metal build may still run on an Apple machine's CPU (bitsandbytes' macOS wheel)
+    "apple": ("metal", "cpu"),
 }
 _BACKEND_NAMES = {
     "cuda": "CUDA",
@@ -54,6 +56,8 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "exllamav2": ("exllamav2",),
     "deepspeed": ("deepspeed",),
     "unsloth": ("unsloth",),
+    "transformer-engine": ("transformer-engine",),
+    "mlx": ("mlx",),
 }
 _VENDORS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
 _NOTHING = {
@@ -334,6 +338,13 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 
 def _unavailable(rule: FrameworkRule) -> Check:
+    if rule.applies_to:  # no build for this platform (a Jetson, Windows): not applicable here
+        return Check(
+            "fail",
+            tr("not applicable on this platform: {fix}", fix=_fix(rule) or rule.id),
+            fix=_fix(rule),
+            cause="os-unsupported",
+        )
     if rule.backend == "cpu":
         return Check(
             "fail", tr("it needs a GPU; this machine has none it can use"), fix=_fix(rule), cause="no-gpu"
@@ -400,7 +411,12 @@ def _applies(rule: FrameworkRule, gpu: GPU | None) -> bool | None:
 
 
 def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check | None:
-    """One rule as one check (None when it does not concern this GPU); ``severity`` softens a failure."""
+    """One rule as one check (None when it does not concern this GPU or platform); ``severity`` softens a
+    failure."""
+    from rigcheck.core.compat._platform import applies as on_platform
+
+    if rule.applies_to and not on_platform(facts.platform.tags, rule.applies_to):
+        return None
     applies = _applies(rule, gpu)
     if applies is False:
         return None
@@ -471,6 +487,16 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
         f"{framework} ({have.label})" if have else tr("{framework} (not installed)", framework=framework)
     )
     backends = BACKENDS.get(gpu.vendor, ()) if gpu is not None else ("cpu",)
+    # a route of its own for this GPU that is not PyPI's wheel (the vllm-metal plugin on a Mac)
+    own_route = any(r.backend in backends and r.backend in ("metal", "sycl") and r.available for r in rules)
+    absent = (
+        None if own_route or have is not None else no_wheel(facts, framework, PACKAGES.get(framework, ()))
+    )
+    if absent is not None and absent.status == "fail":
+        return Finding(
+            framework, subject, index, "fail", tr("would not work here: {reason}", reason=absent.reason),
+            absent.fix, absent.source, installed=False, cause=absent.cause,
+        )  # fmt: skip
     results: list[tuple[str, Check]] = []
     for backend in backends:
         chosen = [r for r in rules if r.backend in (backend, "any")]
@@ -502,6 +528,22 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             cause="missing-fact",
         )
     backend, check = results[0]
+    if backend == "cpu" and gpu is not None and gpu.vendor == "apple":
+        if check.cause == "no-gpu":  # no Metal build and none for the CPU: not applicable on a Mac
+            check = replace(
+                check,
+                reason=tr("it has no Metal (Apple GPU) build and none for the CPU"),
+                cause="vendor-only",
+            )
+        else:
+            check = replace(
+                check,
+                reason=tr(
+                    "on the CPU, not the Apple GPU (it has no Metal build): {reason}", reason=check.reason
+                ),
+            )
+    if absent is not None and check.status != "fail":
+        check = combine([check, absent])  # runs once built from source: no wheel for this platform
     fallback = next(((b, c) for b, c in results[1:] if c.status in ("ok", "warn")), None)
     if check.status == "fail" and fallback is not None:
         check = replace(
@@ -514,6 +556,10 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
                 fallback=_BACKEND_NAMES[fallback[0]],
             ),
         )
+    chosen = [r for r in rules if r.backend in (backend, "any")]
+    side_effect, command, problem = _side_effect(facts, chosen, framework, have, check)
+    if problem is not None and have is None:
+        check = combine([check, problem])  # the torch it would install cannot run here
     reason = check.reason
     if have is None and check.status in ("ok", "warn", "fail"):
         template = {
@@ -524,8 +570,6 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "ok": "would work if installed: {reason}",
         }[check.status]
         reason = tr(template, reason=reason)
-    chosen = [r for r in rules if r.backend in (backend, "any")]
-    side_effect, command = _side_effect(facts, chosen, framework, have, check)
     new_torch = next((a.partition(":")[2] for a in check.actions if a.startswith("torch:")), None)
     if side_effect is None and new_torch and facts.torch_text and new_torch != facts.torch_text:
         side_effect = tr(
@@ -535,7 +579,8 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     fix = check.fix
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
-        if route and fix and "container" not in fix:
+        jetson_before_7 = facts.jetson and (facts.platform.jetpack or (6, None))[0] < 7
+        if route and fix and "container" not in fix and not jetson_before_7:  # x86/SBSA images
             fix = f"{fix} " + tr("Or run the {route} container, which ships a working set.", route=route)
     return Finding(
         framework,
@@ -555,20 +600,21 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
 
 def _side_effect(
     facts: Facts, rules: list[FrameworkRule], framework: str, have: Installed | None, check: Check
-) -> tuple[str | None, str | None]:
-    """What installing the newest release does to the installed torch, and a command pinning a working set."""
-    from rigcheck.core.compat._torch import pinned_install
+) -> tuple[str | None, str | None, Check | None]:
+    """What installing the newest release does to the installed torch, a command pinning a working set, and
+    why the torch it would install cannot run here (None when it can)."""
+    from rigcheck.core.compat._install import pinned_install
 
     rule = next((r for r in rules if r.torch_pin and r.latest), None)
     if rule is None or rule.latest is None or rule.torch_pin is None or check.status == "fail":
-        return None, None
+        return None, None, None
     if have is not None and have.version is not None and str(have.version) == rule.latest:
-        return None, None
+        return None, None, None
     package = PACKAGES.get(framework, (framework,))[0]
     plan = pinned_install(facts, package, rule.latest, rule.torch_pin, rule.torch_variant)
     if plan is None:
-        return None, None
-    replaced, command = plan
+        return None, None, None
+    replaced = plan.replaced
     effect = None
     if replaced is not None and facts.torch_text is None:  # nothing to replace: pip brings its own torch
         effect = tr(
@@ -585,4 +631,4 @@ def _side_effect(
             old=facts.torch_text,
             new=replaced,
         )
-    return effect, command
+    return effect, plan.command, plan.problem

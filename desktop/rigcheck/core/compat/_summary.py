@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from rigcheck.core.catalog import Catalog
@@ -163,7 +164,16 @@ def root_causes(findings: Sequence[Finding], machine: Machine | None = None) -> 
         groups.setdefault(finding.cause, []).append(finding)
     result = []
     for cause, members in groups.items():
-        title = _fill(CAUSE_TITLES.get(cause, "{n}: " + cause), len(members), members[0], machine)
+        # what a broken torch blocks is counted under the torch, once: "… 1 thing; it blocks 3 more …"
+        own = [f for f in members if f.blocked_by is None]
+        blocked = [f for f in members if f.blocked_by is not None]
+        title = _fill(CAUSE_TITLES.get(cause, "{n}: " + cause), len(own) or len(members), members[0], machine)
+        if own and blocked:
+            title += " " + tr(
+                "The installed PyTorch also blocks {things} that run on it ({names}).",
+                things=_things(_count(blocked)),
+                names=_names(blocked),
+            )
         fixes = Counter(f.fix for f in members if f.fix)
         fix = fixes.most_common(1)[0][0] if fixes else None
         actions = merge_actions(a for f in members for a in f.actions)
@@ -198,15 +208,18 @@ def _key(finding: Finding) -> tuple[str, int | None, str]:
     return finding.framework, finding.gpu_index, subject
 
 
-def summarize(machine: Machine, catalog: Catalog, findings: Sequence[Finding]) -> Summary:
-    """Root causes, and the single change (one finding's set of actions) that turns the most findings OK."""
+def summarize(
+    machine: Machine, catalog: Catalog, findings: Sequence[Finding], today: date | None = None
+) -> Summary:
+    """Root causes, and the single change (one finding's set of actions) that turns the most findings OK
+    (re-checked as of the same day as ``findings``)."""
     from rigcheck.core.compat import check_compat
 
     groups = root_causes(findings, machine)
     open_ = {_key(f): f for f in findings if bucket(f) != "ok"}
     best: tuple[tuple[str, ...], list[Finding], list[Finding]] = ((), [], [])
     for actions in dict.fromkeys(f.actions for f in findings if f.actions and f.status != "ok"):
-        after = check_compat(apply_actions(machine, catalog, actions), catalog)
+        after = check_compat(apply_actions(machine, catalog, actions), catalog, today)
         fixed = [open_[_key(f)] for f in after if f.status == "ok" and _key(f) in open_]
         problems = [f for f in fixed if bucket(f) in ("problem", "unknown")]
         others = [f for f in fixed if bucket(f) not in ("problem", "unknown")]

@@ -31,6 +31,7 @@ from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU
 
 INDEX = "https://download.pytorch.org/whl"
+_XPU_DOCS = "https://docs.pytorch.org/docs/2.15/notes/get_start_xpu.html"
 #: packages download.pytorch.org builds per CUDA variant (xformers' README installs it from there)
 ON_PYTORCH_INDEX = frozenset({"xformers"})
 _SM = re.compile(r"(sm|compute)_(\d+)(\d)([a-z]?)")
@@ -67,14 +68,20 @@ class TorchWheel:
     #: the NVIDIA driver the wheel needs and this machine lacks (advice already in ``reason``), else None
     driver: str | None = None
     driver_advice: str | None = None
+    #: a wheel named by where it comes from rather than by version (Jetson's own index): shown as this
+    named: str | None = None
 
     @property
     def label(self) -> str:
+        if self.named:
+            return self.named
         return f"torch {self.version}+{self.variant}" if self.variant else f"torch {self.version}"
 
     @property
     def actions(self) -> tuple[str, ...]:
         """What installing it takes: a driver update first where one is needed, then the wheel."""
+        if self.named:
+            return ()
         torch = f"torch:{self.version}+{self.variant}" if self.variant else f"torch:{self.version}"
         return ((f"driver:{self.driver}",) if self.driver else ()) + (torch,)
 
@@ -95,12 +102,15 @@ def release_entry(facts: Facts, release: str) -> TorchRelease | None:
 
 
 def variant_entry(facts: Facts, release: str, variant: str) -> TorchVariant | None:
+    """The arch list of one variant, for this machine's CPU architecture (aarch64 wheels carry other GPU
+    targets than x86-64 ones: Thor's sm_110)."""
     series = minor(release)
+    machine = "aarch64" if facts.arm else "x86_64"
     return next(
         (
             v
             for v in facts.catalog.torch_variants
-            if series and v.release == dotted(series) and v.variant == variant
+            if series and v.release == dotted(series) and v.variant == variant and v.machine == machine
         ),
         None,
     )
@@ -297,12 +307,6 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
             wheel = replace(
                 _wheel(release, name, check, lead), driver=advice.version, driver_advice=advice.text
             )
-        if facts.x86 is False:
-            wheel = replace(
-                wheel,
-                status="unknown",
-                reason=wheel.reason + "; the catalog's arch lists are those of x86-64 wheels",
-            )
         return wheel
     return None
 
@@ -314,51 +318,6 @@ def _driver_for(facts: Facts, cuda_text: str) -> str | None:
     cuda = minor(cuda_text)
     found = toolkit_driver(facts, cuda) if cuda else None
     return found[0] if found else None
-
-
-def pinned_install(
-    facts: Facts, package: str, latest: str, spec: str, variant_of_docs: str | None = None
-) -> tuple[str | None, str] | None:
-    """Installing ``package`` ``latest``, whose torch requirement is ``spec``: (the torch it would replace the
-    installed one with, or None when the installed torch already fits; a pip command pinning both).
-
-    Packages built against PyPI's torch get PyPI's torch (or the variant their docs name); packages that
-    download.pytorch.org builds per variant (xformers) get the variant that fits this GPU and driver."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    try:
-        wanted = SpecifierSet(spec)
-    except InvalidSpecifier:
-        return None
-    if facts.torch is not None and wanted.contains(facts.torch.public, prereleases=True):
-        build = parse_build(facts.torch_text or "")
-        pin = f"torch=={facts.torch_text}" if build else ""
-        return None, f"pip install {package}=={latest} {pin}".strip()
-    releases = [r for r in _released(facts) if wanted.contains(_pin(r), prereleases=True)]
-    if not releases:
-        return None
-    release = releases[0]
-    pin = _pin(release)
-    variant = variant_of_docs
-    if variant is None and package in ON_PYTORCH_INDEX and facts.gpus_of("nvidia"):
-        ready = [
-            (combine([k, d]), name, cuda)
-            for k, d, name, cuda in _cuda_candidates(facts, release)
-            if d.status != "fail"
-        ]
-        best = _best(ready, release.default_variant)
-        variant = best[1] if best else None
-    if variant is None or variant == release.default_variant:
-        return f"torch {pin}", f"pip install {package}=={latest} torch=={pin}"
-    if package in ON_PYTORCH_INDEX:
-        return (
-            f"torch {pin}+{variant}",
-            f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}",
-        )
-    return (
-        f"torch {pin}+{variant}",
-        f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
-    )
 
 
 def _recommend_rocm(facts: Facts) -> TorchWheel | None:
@@ -416,11 +375,73 @@ def _recommend_mac(facts: Facts) -> TorchWheel | None:
     return None
 
 
+JETSON_INDEX = "https://pypi.jetson-ai-lab.io/jp6/cu126"
+
+
+def _jetson_builds(facts: Facts) -> bool:
+    """A Jetson before JetPack 7: its iGPU runs only NVIDIA's Jetson builds of torch, not PyPI's aarch64
+    (SBSA, server) wheels. JetPack 7 (Thor) moved to the SBSA stack, where download.pytorch.org's cu130
+    aarch64 wheels, built for sm_110, run."""
+    jetpack = facts.platform.jetpack
+    return facts.jetson and (jetpack is None or jetpack[0] < 7)
+
+
+def _recommend_jetson(facts: Facts) -> TorchWheel:
+    jetpack = facts.platform.jetpack_text or "6"
+    if facts.platform.jetpack and facts.platform.jetpack[0] == 6:
+        return TorchWheel(
+            "",
+            None,
+            "ok",
+            tr(
+                "JetPack {jetpack} (CUDA 12.6): PyPI's aarch64 torch wheels are server (SBSA) builds "
+                "that do not "
+                "run on a Jetson; NVIDIA's Jetson AI Lab index has torch built for JetPack 6",
+                jetpack=jetpack,
+            ),
+            f"pip install torch torchvision --index-url {JETSON_INDEX}",
+            JETSON_INDEX,
+            named=tr("torch for JetPack 6 (Jetson AI Lab)"),
+        )
+    return TorchWheel(
+        "",
+        None,
+        "unknown",
+        tr(
+            "the catalog names no torch index for this JetPack ({jetpack}); PyPI's aarch64 wheels are server "
+            "(SBSA) builds that do not run on a Jetson before JetPack 7",
+            jetpack=jetpack,
+        ),
+        "pip install torch  # from NVIDIA's Jetson builds for this JetPack",
+        "https://developer.nvidia.com/embedded/jetpack-archive",
+        named=tr("torch for this JetPack"),
+    )
+
+
+def _recommend_xpu(facts: Facts) -> TorchWheel | None:
+    """Intel GPUs: PyTorch's XPU wheels (download.pytorch.org/whl/xpu), never the CPU build."""
+    for release in _released(facts):
+        if _python_ok(facts, release) and "xpu" in release.variants:
+            reason = tr(
+                "PyTorch's XPU build runs on Intel Arc GPUs (device 'xpu'); install the Intel GPU "
+                "driver first"
+            )
+            return _wheel(release, "xpu", Check("ok", reason), tr("the newest release with an XPU build"))
+    return None
+
+
 def recommend(facts: Facts) -> TorchWheel | None:
     """The wheel for this machine (None when the catalog has none for its Python)."""
     if facts.os == "macos":
         return _recommend_mac(facts)
+    if _jetson_builds(facts) and facts.gpus_of("nvidia"):
+        return _recommend_jetson(facts)
     why = None
+    if facts.gpus_of("intel") and not facts.gpus_of("nvidia") and not facts.gpus_of("amd"):
+        wheel = _recommend_xpu(facts)
+        if wheel is not None:
+            return wheel
+        why = tr("no catalogued release lists an XPU build for this Python")
     if facts.gpus_of("nvidia"):
         if facts.os in ("linux", "windows"):
             wheel = _recommend_cuda(facts)
@@ -548,18 +569,32 @@ def support_window(facts: Facts, release: str) -> str | None:
     released = _released(facts)
     if entry is None or series is None or not released:
         return None
-    newer = [r for r in released if (minor(r.version) or (0, 0)) > series]
+    from rigcheck.core.compat._lifecycle import as_of
+
+    # only the releases out by the day the machine is judged as of count
+    newer = [
+        r
+        for r in released
+        if (minor(r.version) or (0, 0)) > series and (r.released is None or r.released <= facts.as_of)
+    ]
     if not newer:
         return None
     when = f" ({entry.released})" if entry.released else ""
-    return (
-        f"torch {dotted(series)}{when} is {len(newer)} release{'s' if len(newer) > 1 else ''} behind "
-        f"{_pin(newer[0])}; PyTorch publishes patch releases for its newest series only (RELEASE.md)"
+    return tr(
+        "torch {series}{when} is {count} behind {newest} {as_of}; PyTorch publishes patch releases for its "
+        "newest series only (RELEASE.md)",
+        series=dotted(series),
+        when=when,
+        count=tr("1 release") if len(newer) == 1 else tr("{n} releases", n=len(newer)),
+        newest=_pin(newer[0]),
+        as_of=as_of(facts),
     )
 
 
-def torch_findings(facts: Facts) -> list[Finding]:
-    findings = _torch_findings(facts)
+def torch_findings(facts: Facts, findings: list[Finding] | None = None) -> list[Finding]:
+    """The PyTorch findings (``findings``: those of :func:`bare_torch_findings`, when already worked out), the
+    machine-wide ones with where the installed series stands."""
+    findings = _torch_findings(facts) if findings is None else findings
     build = parse_build(facts.torch_text or "")
     window = support_window(facts, build.release) if build is not None else None
     if window is None:
@@ -568,6 +603,11 @@ def torch_findings(facts: Facts) -> list[Finding]:
         replace(f, reason=f"{f.reason}; {window}") if f.gpu_index is None and f.installed else f
         for f in findings
     ]
+
+
+def bare_torch_findings(facts: Facts) -> list[Finding]:
+    """The PyTorch findings without the support-window note: what software built on torch is blocked by."""
+    return _torch_findings(facts)
 
 
 def _torch_findings(facts: Facts) -> list[Finding]:
@@ -602,9 +642,22 @@ def _torch_findings(facts: Facts) -> list[Finding]:
                 build,
             )
         ]
+    subject = f"torch {build.text}"
+    if _jetson_builds(facts) and variant is None:
+        check = Check(
+            "ok",
+            tr(
+                "a Jetson build of torch (no CUDA tag; PyPI has no torch wheel that runs on a Jetson before "
+                "JetPack 7): it uses the CUDA that JetPack {jetpack} ships",
+                jetpack=facts.platform.jetpack_text or "?",
+            ),
+            source=JETSON_INDEX,
+        )
+        return [_finding(subject, None, check, wheel, build)]
+    if variant is None and facts.os == "windows":
+        variant = "cpu"  # PyPI's Windows wheel: its CUDA dependencies are marked for Linux only (wheels.toml)
     if variant is None and release is not None and release.default_variant and facts.os == "linux":
         variant = release.default_variant  # PyPI's Linux wheel carries no +tag
-    subject = f"torch {build.text}"
     if variant is None:
         check = Check(
             "unknown",
@@ -616,8 +669,20 @@ def _torch_findings(facts: Facts) -> list[Finding]:
         return _cuda_build(facts, build, variant, wheel)
     if variant.startswith("rocm"):
         return _rocm_build(facts, build, variant, wheel)
+    if variant == "xpu":
+        if facts.gpus_of("intel"):
+            check = Check(
+                "ok",
+                tr("an XPU build: it runs on the Intel GPU (device 'xpu')"),
+                source=_XPU_DOCS,
+            )
+        else:
+            check = Check(
+                "warn", tr("an XPU build but no Intel GPU was found: it runs on the CPU only"), cause="no-gpu"
+            )
+        return [_finding(subject, None, check, wheel, build)]
     if variant == "cpu":
-        gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd")
+        gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd") + facts.gpus_of("intel")
         if gpus:
             check = Check("warn", "a CPU-only build: the GPU is not used", cause="wheel-cuda-mismatch")
         else:

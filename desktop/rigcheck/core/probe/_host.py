@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import socket
 from pathlib import Path
 
@@ -64,6 +65,21 @@ def detect_container(ctx: ProbeContext) -> Container | None:
     return None
 
 
+def _libc() -> str | None:
+    """ "glibc 2.35" — what manylinux wheels are matched against; None for musl or when unreadable."""
+    name, release = platform.libc_ver()
+    return f"{name} {release}" if name == "glibc" and release else None
+
+
+_TEGRA = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+(?:\.\d+)*)")
+
+
+def _l4t(ctx: ProbeContext) -> str | None:
+    """A Jetson's L4T release from /etc/nv_tegra_release ("# R36 (release), REVISION: 4.3" -> "36.4.3")."""
+    match = _TEGRA.search(read_text(ctx.path("/etc/nv_tegra_release")) or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
 def probe_host(ctx: ProbeContext) -> tuple[Host, tuple[Note, ...]]:
     notes = Notes("host")
     os_name = _os_name(ctx.platform)
@@ -95,6 +111,8 @@ def probe_host(ctx: ProbeContext) -> tuple[Host, tuple[Note, ...]]:
         kernel=kernel,
         python=platform.python_version(),
         container=container,
+        libc=_libc() if os_name == "linux" else None,
+        l4t=_l4t(ctx) if os_name == "linux" else None,
     )
     return host, notes.collected()
 
