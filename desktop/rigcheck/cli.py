@@ -367,6 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     compat.add_argument(
         "--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine"
     )
+    compat.add_argument(
+        "--python",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="also check the ML packages of this Python interpreter, e.g. ENV/bin/python (repeatable; "
+        "as for 'audit --python')",
+    )
     compat.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
     compat.set_defaults(handler=_cmd_compat)
 
@@ -694,7 +702,10 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.compat import compat_text
 
-    machine = load_machine(args.machine) if args.machine else probe_machine()
+    if args.machine is not None and args.python:
+        raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+    _check_interpreters(args.python)
+    machine = load_machine(args.machine) if args.machine else probe_machine(pythons=tuple(args.python))
     catalog = _load_catalog()
     findings = check_compat(machine, catalog)
     summary = summarize(machine, catalog, findings)

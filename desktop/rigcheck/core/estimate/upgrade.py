@@ -85,8 +85,6 @@ NODE_GPUS = 8
 MAX_SHARDED_GPUS = 64
 #: how many options a listing keeps
 MAX_OPTIONS = 8
-#: how many models not fitting after an upgrade get cheapest-GPU alternatives in a report
-MAX_ALTERNATIVE_MODELS = 3
 #: where a GPU for a what-if may come from: cards that go into a desktop or server (not laptops or SoCs)
 _BUYABLE_SEGMENTS = (None, "desktop", "workstation", "datacenter")
 ZERO3_SOURCE = "ZeRO (arXiv 1910.02054) §5.3: stage 3 keeps (2 + 2 + K)·Ψ / N_d bytes of model states per GPU"
@@ -174,8 +172,8 @@ class UpgradeReport:
     suggestions: tuple[str, ...]
     #: tokens of context asked for (None: each model's default, 8192 or its maximum)
     context: int | None = None
-    #: for models that still do not run entirely on the GPUs after the upgrade (at most
-    #: MAX_ALTERNATIVE_MODELS of them): the cheapest catalog GPUs that would, and the cheapest to rent
+    #: for every model that still does not run entirely on the GPUs after the upgrade: the cheapest
+    #: catalog GPUs that would, and the cheapest to rent
     alternatives: tuple[Option, ...] = ()
     #: what the purchase costs in all (every added GPU counted); None when a price is unknown
     purchase_usd: float | None = None
@@ -351,7 +349,9 @@ def compare(
         purchase = None
 
     alternatives: list[Option] = []
-    short = [c for c in changes if c.after.verdict != "fits"][:MAX_ALTERNATIVE_MODELS]
+    # Every model asked gets its answer; the work per model is bounded by the catalog's buyable GPUs
+    # (at most NODE_GPUS trial counts each, starting at the count its memory needs).
+    short = [c for c in changes if c.after.verdict != "fits"]
     for change in short:
         options = cheapest_gpus_for(
             change.model_id, catalog, workload=kind, context=context, base=before, prices=prices

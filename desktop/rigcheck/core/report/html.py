@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 
 from rigcheck.core.compat import BUCKETS, Finding, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import bucket_counts
 from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
-    STATUS_LABEL,
     VERDICT_LABEL,
     VERDICTS,
     MemoryUse,
@@ -66,6 +66,7 @@ table.kv th { width: 170px; background: none; color: var(--muted); font-weight: 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { white-space: nowrap; font-weight: 600; }
 .s-ok { color: var(--ok); } .s-warn { color: var(--warn); } .s-fail { color: var(--fail); }
+.s-na { color: var(--unknown); }
 .s-unknown { color: var(--unknown); }
 .s-na, tr.muted td { color: var(--unknown); } .s-fits { color: var(--ok); }
 .s-fits_with_offload { color: var(--offload); } .s-does_not_fit { color: var(--fail); }
@@ -199,6 +200,16 @@ def _fits_chart(fits: Sequence[ModelFit]) -> str:
 # -- sections -------------------------------------------------------------------------------------
 
 
+#: the colour and glyph of each compatibility bucket's chip: only a broken install is red
+_BUCKET_CHIP = {
+    "problem": ("fail", "✗"),
+    "unknown": ("unknown", "?"),
+    "not-here": ("na", "n/a:"),
+    "limited": ("warn", "⚠"),
+    "ok": ("ok", "✓"),
+}
+
+
 def _header(report: Report) -> str:
     machine = report.machine
     name = machine.host.hostname or "host name not recorded"
@@ -214,11 +225,10 @@ def _header(report: Report) -> str:
             f"<li class='status s-{_e(verdict)}'>{_e(label)}: {count} of {len(report.fits)} models</li>"
             for (verdict, label), count in sorted(labels.items(), key=lambda i: VERDICTS.index(i[0][0]))
         ]
-    statuses = Counter(f.status for f in report.findings)
+    # the same counts, in the same words, as the text and Markdown reports (n/a is not a failure)
     chips += [
-        f"<li class='status s-{_e(s)}'>{_e(STATUS_LABEL[s])}: {statuses[s]} checks</li>"
-        for s in ("fail", "warn", "unknown", "ok")
-        if statuses[s]
+        f"<li class='status s-{_BUCKET_CHIP[b][0]}'>{_e(_BUCKET_CHIP[b][1])} {_e(words)}</li>"
+        for b, _n, words in bucket_counts(report.findings)
     ]
     gpus = " + ".join(g.name for g in machine.gpus) or "no GPU"
     return (
