@@ -82,3 +82,111 @@ def test_one_problem_needs_attention() -> None:
     broken = Finding("torch", "torch 2.5.1+cu124", None, "fail", "needs a newer driver", installed=True)
     assert counts_line([broken]) == "1 needs attention"
     assert counts_line([broken, broken]) == "2 need attention"
+
+
+# -- one set of flags ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("upgrade", "--machine", BOX, "--models", "llama-3.3-70b,qwen3-32b", "--json"),
+        ("upgrade", "--machine", BOX, "--models", "llama-3.3-70b", "qwen3-32b", "--json"),
+    ],
+)
+def test_models_space_or_comma_separated(argv: tuple[str, ...]) -> None:
+    code, out = run_cli(*argv)
+    assert code == 0
+    assert [m["model_id"] for m in json.loads(out)["models"]] == ["llama-3.3-70b", "qwen3-32b"]
+
+
+def test_fleet_models_and_model_alias_agree() -> None:
+    _code, a = run_cli("fleet", str(FIXTURES), "--models", "qwen3-32b", "gemma-3-27b", "--json")
+    _code, b = run_cli("fleet", str(FIXTURES), "--model", "qwen3-32b", "--model", "gemma-3-27b", "--json")
+    _code, c = run_cli("fleet", str(FIXTURES), "--model", "qwen3-32b,gemma-3-27b", "--json")
+    assert json.loads(a)["models"] == json.loads(b)["models"] == json.loads(c)["models"]
+    assert len(json.loads(a)["models"]) == 2
+
+
+def test_fit_add_gpu_is_the_upgrade_what_if() -> None:
+    """`fit --add-gpu` adds to the machine's GPUs, as `upgrade --add-gpu` does: two 4090s hold a 70B."""
+    _code, one = run_cli("fit", "llama-3.3-70b", "--machine", BOX, "--quant", "Q4_K_M", "--json")
+    code, two = run_cli(
+        "fit", "llama-3.3-70b", "--machine", BOX, "--quant", "Q4_K_M", "--json",
+        "--add-gpu", "nvidia-geforce-rtx-4090",
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(one)["verdict"] == "fits_with_offload"
+    assert json.loads(two)["verdict"] == "fits"
+
+
+def test_upgrade_quant_and_batch_are_used() -> None:
+    code, out = run_cli("upgrade", "--machine", BOX, "--models", "qwen3-32b", "--quant", "Q8_0", "--json")
+    assert code == 0
+    change = json.loads(out)["models"][0]
+    assert change["before"]["quant"] == "Q8_0" and change["after"]["quant"] == "Q8_0"
+    _code, one = run_cli("upgrade", "--machine", BOX, "--models", "qwen3-8b", "--json")
+    _code, many = run_cli("upgrade", "--machine", BOX, "--models", "qwen3-8b", "--batch", "16", "--json")
+    tps = [json.loads(o)["models"][0]["before"]["decode_tokens_per_s"] for o in (one, many)]
+    assert tps[0] != tps[1]
+
+
+def test_ram_gb_keeps_a_typed_bandwidth(tmp_path: Path) -> None:
+    """`--ram-gb` changes how much RAM, not how fast it is: a bandwidth in the snapshot is kept."""
+    from dataclasses import replace
+
+    from rigcheck.core.machine import load_machine, save_machine
+    from rigcheck.core.whatif import simulate
+
+    machine = load_machine(BOX)
+    fast = replace(machine, memory=replace(machine.memory, bandwidth_bytes_per_s=123 * 10**9))
+    after = simulate(fast, None, 128)
+    assert after.memory.bandwidth_bytes_per_s == 123 * 10**9
+    assert after.memory.total_bytes == 128 * 1024**3
+    save_machine(after, tmp_path / "x.json")
+
+
+def test_every_flag_and_subcommand_has_help() -> None:
+    import argparse
+
+    from rigcheck.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helped = {c.dest: c.help for c in sub._choices_actions}
+    for name, command in sub.choices.items():
+        assert helped.get(name), f"{name} has no help"
+        for action in command._actions:
+            if action.option_strings or action.dest not in ("help",):
+                assert action.help, f"rigcheck {name} {action.option_strings or action.dest} has no help"
+
+
+def test_unknown_flag_points_to_the_subcommands_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out = run_cli("fit", "qwen3-8b", "--no-such-flag")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--no-such-flag" in err and "(see 'rigcheck fit --help')" in err
+
+
+def test_fleet_of_snapshots_and_of_reports_judge_alike(tmp_path: Path) -> None:
+    """Plain `audit --json` snapshots get the models matrix without --models, the same cells a fleet of
+    `audit --format json` reports of the same machines shows."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for snapshot in sorted(FIXTURES.glob("*.json")):
+        code, out = run_cli("audit", "--machine", str(snapshot), "--format", "json")
+        assert code == 0
+        (reports / snapshot.name).write_text(out)
+    _code, snaps = run_cli("fleet", str(FIXTURES), "--json")
+    _code, reps = run_cli("fleet", str(reports), "--json")
+
+    def cells(out: str) -> dict[tuple[str, str], tuple[str, str | None]]:
+        return {
+            (m["model_id"], n["name"]): (n["verdict"], n["quant"])
+            for m in json.loads(out)["models"]
+            for n in m["nodes"]
+        }
+
+    from_snapshots = cells(snaps)
+    assert from_snapshots and all(v != "unknown" for v, _q in from_snapshots.values())
+    assert from_snapshots == cells(reps)

@@ -65,7 +65,7 @@ def test_without_model_the_reports_verdicts_are_counted(audits: Path) -> None:
     code, out = run_cli("fleet", str(audits / "rtx4090-64gb.json"), str(audits / "two-gpus-128gb.json"))
     assert code == 0
     assert out.startswith("Fleet: 2 machines from 2 files")
-    assert "Models in the reports" in out and "llama-3.2-1b" in out
+    assert "Models judged on every machine" in out and "llama-3.2-1b" in out
 
 
 def test_json_and_html_and_output_file(audits: Path, tmp_path: Path) -> None:

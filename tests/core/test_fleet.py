@@ -392,7 +392,7 @@ def test_render_table(small_fleet: Fleet, catalog: Catalog) -> None:
     assert "fits on the GPUs: 3 of 4: node01, node02, node03" in text
     assert "Skipped:" in text and "broken.json: not valid JSON" in text
     held = render_table(small_fleet, model_rows=small_fleet.report_matrix())
-    assert "Models in the reports" in held and "llama-3.2-1b" in held
+    assert "Models judged on every machine" in held and "llama-3.2-1b" in held
 
 
 def test_render_json(small_fleet: Fleet, catalog: Catalog) -> None:

@@ -244,17 +244,22 @@ def outcome(
     live: bool = False,
     prefer: Prefer = "quality",
     quant_id: str | None = None,
+    request: Request | None = None,
 ) -> Outcome:
     """How ``model`` runs on ``machine``: the recommendation (:func:`~rigcheck.core.estimate.recommend.
-    recommend`, the one answer every surface gives), or with ``quant_id`` that format pinned."""
+    recommend`, the one answer every surface gives), or with ``quant_id`` (or ``request.quant``) that
+    format pinned. ``request`` carries the other settings (batch, engine, KV-cache type) as for ``fit``."""
     kind = _workload(workload)
+    base = replace(request or Request(), context=context, workload=kind)
+    quant_id = quant_id or base.quant
     if quant_id is not None and kind == "inference":
-        req = Request(context=context, workload=kind, quant=quant_id)
-        result = fit(model, machine, req, catalog, live=live, advise=False)
+        result = fit(model, machine, replace(base, quant=quant_id), catalog, live=live, advise=False)
         return _outcome_of(result, display_quant(result.estimate.quant_name), quant_id)
+    engine = base.engine if request is not None and kind == "inference" else None  # training: its own
     rec = recommend(
-        model, machine, kind, catalog, context=context, live=live, prefer=prefer, rope_scaling=True
-    )
+        model, machine, kind, catalog, context=context, engine=engine, live=live, prefer=prefer,
+        request=base, rope_scaling=True,
+    )  # fmt: skip
     if rec.best is None:
         return _outcome_of(rec.result, None)
     return _outcome_of(rec.best.result, rec.best.quant, rec.best.quant_id)
@@ -309,6 +314,7 @@ def compare(
     prices: Prices = DEFAULT_PRICES,
     live_before: bool = False,
     prefer: Prefer = "quality",
+    request: Request | None = None,
 ) -> UpgradeReport:
     """Each model on ``before`` and on ``after``; the PSU budget of both; what the new GPUs cost.
 
@@ -320,14 +326,20 @@ def compare(
     infos = [catalog_model(model_id, catalog) for model_id in ids]
     changes = []
     for info in infos:
-        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer)
-        best = outcome(info, after, catalog, workload=kind, context=context, live=False, prefer=prefer)
+        was = outcome(
+            info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer,
+            request=request,
+        )  # fmt: skip
+        best = outcome(
+            info, after, catalog, workload=kind, context=context, live=False, prefer=prefer, request=request
+        )
         now, better = best, None
         if was.verdict != "does_not_fit" and was.quant_id is not None and was.quant_id != best.quant_id:
             # like with like: the format it ran in before, if it still runs; the new best said apart
             same = outcome(
-                info, after, catalog, workload=kind, context=context, live=False, quant_id=was.quant_id
-            )
+                info, after, catalog, workload=kind, context=context, live=False, quant_id=was.quant_id,
+                request=request,
+            )  # fmt: skip
             if same.verdict != "does_not_fit":
                 now, better = same, best
         changes.append(ModelChange(info.id, info.name, was, now, _newly_runnable(was, now), better))
@@ -354,8 +366,9 @@ def compare(
     short = [c for c in changes if c.after.verdict != "fits"]
     for change in short:
         options = cheapest_gpus_for(
-            change.model_id, catalog, workload=kind, context=context, base=before, prices=prices
-        )
+            change.model_id, catalog, workload=kind, context=context, base=before, prices=prices,
+            quant=request.quant if request is not None else None,
+        )  # fmt: skip
         alternatives.extend(options)
 
     report = UpgradeReport(

@@ -21,7 +21,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +35,7 @@ from rigcheck.core.unified import unified_share
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
+    from rigcheck.core.estimate.memory import Request
     from rigcheck.core.models.spec import ModelInfo
 
 FLEET_SCHEMA = "rigcheck.fleet/1"
@@ -264,16 +265,20 @@ class Fleet:
         *,
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
+        request: Request | None = None,
     ) -> ModelColumn:
         """``model`` (a catalog id or a resolved model) on every node at ``quant``; with ``quant`` None,
-        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`)."""
+        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`). ``request``
+        carries batch and engine (as ``fit`` takes them)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
         from rigcheck.core.estimate.upgrade import catalog_model, outcome
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
         if quant is None:
-            best = [outcome(info, node.machine, catalog, context=context) for node in self.nodes]
+            best = [
+                outcome(info, node.machine, catalog, context=context, request=request) for node in self.nodes
+            ]
             return ModelColumn(
                 info.id,
                 info.name,
@@ -284,12 +289,13 @@ class Fleet:
                     for node, o in zip(self.nodes, best, strict=True)
                 ),
             )
-        request = Request(quant=quant, context=context)
+        custom = request is not None
+        request = replace(request or Request(), quant=quant, context=context)
         # Once, before the loop: an unknown format is one error, not one per node.
         quant_name = estimate_memory(info, request, catalog).quant_name
         cells = []
         for node in self.nodes:
-            held = _report_fit(node, info.id, quant_name) if context is None else None
+            held = _report_fit(node, info.id, quant_name) if context is None and not custom else None
             if held is not None:
                 cells.append(held)
                 continue
@@ -318,25 +324,42 @@ class Fleet:
         *,
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
+        request: Request | None = None,
     ) -> tuple[ModelColumn, ...]:
         """The machine × model matrix for these catalog models."""
-        return tuple(self.column(m, catalog, quant=quant, context=context) for m in model_ids)
+        return tuple(
+            self.column(m, catalog, quant=quant, context=context, request=request) for m in model_ids
+        )
 
-    def report_matrix(self) -> tuple[ModelColumn, ...]:
+    def report_matrix(self, catalog: Catalog | None = None) -> tuple[ModelColumn, ...]:
         """The machine × model matrix of the verdicts the reports already hold (inference only).
 
-        Each cell is at the format its report chose; a node without a verdict for a model is
-        ``unknown``. Empty when no report holds any.
+        Each cell is at the format its report chose. With a ``catalog``, a node read from a plain
+        snapshot (``audit --json``, no verdicts) is judged as its report would have been (the
+        recommendation, as ``audit --format json`` does), and a fleet of snapshots only gets the models a
+        report lists by default; without one such a node is ``unknown``. Empty when nothing holds any.
         """
+        from rigcheck.core.estimate.upgrade import POPULAR_MODELS, catalog_model, outcome
+
         order: dict[str, str] = {}
         for node in self.nodes:
             for f in node.report.fits if node.report else ():
                 if f.workload == "inference":
                     order.setdefault(f.model_id, f.name)
+        if not order and catalog is not None:
+            order = {m: "" for m in POPULAR_MODELS if catalog.model(m) is not None}
         columns = []
-        for model_id, name in order.items():
+        for model_id, held_name in order.items():
+            info = (
+                catalog_model(model_id, catalog) if catalog is not None and catalog.model(model_id) else None
+            )
+            name = held_name or (info.name if info is not None else model_id)
             cells = []
             for node in self.nodes:
+                if node.report is None and info is not None and catalog is not None:
+                    o = outcome(info, node.machine, catalog)
+                    cells.append(FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate"))
+                    continue
                 held = next(
                     (
                         f
@@ -681,9 +704,10 @@ def render_table(
             for c in held
         ]
         parts.append(
-            "Models in the reports (best format each machine runs; nodes per verdict):\n"
+            "Models judged on every machine (best format each runs, as its report would say; nodes per "
+            "verdict):\n"
             + render(["model", "fits", "offload", "does not fit", "unknown"], counts, right={1, 2, 3, 4})
-            + "\n--model ID lists the nodes for one model; --format html shows every machine × model."
+            + "\n--models ID lists the nodes for a model; --format html shows every machine × model."
         )
     if fleet.problems:
         parts.append("Skipped:\n" + "\n".join(f"  {p}" for p in fleet.problems))
