@@ -54,8 +54,8 @@ def test_table_answers_which_nodes_run_a_70b(audits: Path, capsys: pytest.Captur
     assert "node" in out and "failing" in out and "RTX 3090 + RTX 4090" in out
     assert "Llama 3.1 70B at each machine's recommended format:" in out
     assert "(Q4_K_M)" in out  # each cell names its format
-    assert "fits on the GPUs: 2 of 3:" in out
-    assert "runs with layers offloaded to RAM: 1 of 3: workstation" in out
+    assert "runs on the GPUs: 2 of 3:" in out
+    assert "runs, too slow to chat (on the GPU + RAM): 1 of 3: workstation" in out
     assert "broken.json: not valid JSON" in out
     err = capsys.readouterr().err
     assert err.count("rigcheck: warning: skipped ") == 1 and "broken.json" in err

@@ -91,7 +91,7 @@ def test_second_4090_moves_a_70b_q4_from_does_not_fit_to_fits(catalog: Catalog, 
     assert change.after.decode_tokens_per_s == pytest.approx(after.speed.decode_tokens_per_s)
     assert change.newly_runnable
     assert "needs" in change.before.placement  # why it does not fit, in words
-    assert any("does not fit before, fits on the GPUs after at Q4_K_M" in s for s in report.suggestions)
+    assert any("does not fit before, runs on the GPUs after at Q4_K_M" in s for s in report.suggestions)
 
 
 def test_newly_runnable_also_means_off_ram_onto_the_gpus(catalog: Catalog, box: Machine) -> None:

@@ -38,6 +38,7 @@ from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.verdict_words import Words, placement_words, speed_text, verdict_where
 from rigcheck.core.whatif import upgrade
 
 Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
@@ -412,24 +413,20 @@ def _count(added: list[tuple[GpuSpec, int]]) -> list[tuple[GpuSpec, int]]:
     return list(counts.values())
 
 
-_VERDICT_WORDS = {
-    "fits": "fits on the GPUs",
-    "fits_with_offload": "runs with offload to RAM",
-    "does_not_fit": "does not fit",
-}
+def outcome_words(outcome: Outcome, workload: str, gpus: int = 1) -> Words:
+    """The shared placement vocabulary (:mod:`rigcheck.core.verdict_words`) for one outcome on a machine
+    with ``gpus`` GPUs."""
+    tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
+    return placement_words(verdict_where(outcome.verdict, outcome.where), tps, workload=workload, gpus=gpus)
 
 
 def _speed_words(outcome: Outcome, workload: str) -> str:
-    tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
-    if tps is None:
-        return ""
-    return ", " + _speed_phrase(tps, workload)
+    said = outcome_words(outcome, workload)
+    return ", " + said.speed if said.tokens_per_s is not None else ""
 
 
 def _speed_phrase(tps: float, workload: str) -> str:
-    if workload == "inference":
-        return tr("~{speed} tokens/s", speed=num(tps, 1))
-    return tr("~{speed} training tokens/s", speed=num(tps, 1))
+    return speed_text(tps, training=workload != "inference")
 
 
 def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices: Prices) -> list[str]:
@@ -440,8 +437,8 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
         values = {
             "model": change.name,
             "workload": workload,
-            "before": tr(_VERDICT_WORDS[change.before.verdict]),
-            "after": tr(_VERDICT_WORDS[change.after.verdict]),
+            "before": outcome_words(change.before, workload, len(report.before.gpus)).words,
+            "after": outcome_words(change.after, workload, len(report.after.gpus)).words,
             "quant": change.after.quant,
             "speed": _speed_words(change.after, workload),
         }

@@ -32,6 +32,7 @@ from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
 from rigcheck.core.unified import unified_share
+from rigcheck.core.verdict_words import Words, placement_words, verdict_where
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
@@ -49,12 +50,6 @@ DRIFT_FIELDS = ("driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_
 #: fields whose values are versions: a differing node is "older" or "newer" than the majority
 VERSION_FIELDS = frozenset({"driver", "cuda_driver", "amdgpu", "rocm", "torch"})
 MISSING = "—"
-_SHORT_VERDICT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "no"}
-_VERDICT_WORDS = {
-    "fits": "fits on the GPUs",
-    "fits_with_offload": "runs with layers offloaded to RAM",
-    "does_not_fit": "does not fit",
-}
 Relation = Literal["older", "newer", "smaller", "larger", "different", "missing"]
 
 
@@ -149,6 +144,16 @@ class FleetCell:
     quant: str | None
     #: "report" when the node's report held the verdict, "estimate" when it was worked out here
     source: str
+    #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run or was not recorded
+    where: str | None = None
+
+    @property
+    def words(self) -> Words | None:
+        """The shared placement vocabulary for this cell; None for an unknown verdict."""
+        if self.verdict not in ("fits", "fits_with_offload", "does_not_fit"):
+            return None
+        # "the GPUs": said of many nodes at once, each with its own GPUs
+        return placement_words(verdict_where(self.verdict, self.where), self.decode_tokens_per_s, gpus=2)
 
 
 @dataclass(frozen=True)
@@ -272,6 +277,7 @@ class Fleet:
         carries batch and engine (as ``fit`` takes them)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
+        from rigcheck.core.estimate.recommend import where_of
         from rigcheck.core.estimate.upgrade import catalog_model, outcome
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
@@ -285,7 +291,7 @@ class Fleet:
                 RECOMMENDED,
                 context,
                 tuple(
-                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate")
+                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate", o.where)
                     for node, o in zip(self.nodes, best, strict=True)
                 ),
             )
@@ -301,7 +307,14 @@ class Fleet:
                 continue
             result = fit(info, node.machine, request, catalog, live=False, advise=False)
             cells.append(
-                FleetCell(node.name, result.verdict, result.speed.decode_tokens_per_s, quant_name, "estimate")
+                FleetCell(
+                    node.name,
+                    result.verdict,
+                    result.speed.decode_tokens_per_s,
+                    quant_name,
+                    "estimate",
+                    where_of(result),
+                )
             )
         return ModelColumn(info.id, info.name, quant_name, context, tuple(cells))
 
@@ -358,7 +371,9 @@ class Fleet:
             for node in self.nodes:
                 if node.report is None and info is not None and catalog is not None:
                     o = outcome(info, node.machine, catalog)
-                    cells.append(FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate"))
+                    cells.append(
+                        FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate", o.where)
+                    )
                     continue
                 held = next(
                     (
@@ -372,7 +387,14 @@ class Fleet:
                     cells.append(FleetCell(node.name, "unknown", None, None, "report"))
                 else:
                     cells.append(
-                        FleetCell(node.name, held.verdict, held.decode_tokens_per_s, held.quant, "report")
+                        FleetCell(
+                            node.name,
+                            held.verdict,
+                            held.decode_tokens_per_s,
+                            held.quant,
+                            "report",
+                            held.where,
+                        )
                     )
             columns.append(ModelColumn(model_id, name, "best", None, tuple(cells)))
         return tuple(columns)
@@ -522,7 +544,7 @@ def _report_fit(node: Node, model_id: str, quant_name: str) -> FleetCell | None:
             and f.workload == "inference"
             and (f.quant or "").lower() == quant_name.lower()
         ):
-            return FleetCell(node.name, f.verdict, f.decode_tokens_per_s, f.quant, "report")
+            return FleetCell(node.name, f.verdict, f.decode_tokens_per_s, f.quant, "report", f.where)
     return None
 
 
@@ -634,29 +656,30 @@ HEADERS = {
 }
 
 
-def _speed(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
 def _cell_text(cell: FleetCell, with_quant: bool = False) -> str:
-    text = _SHORT_VERDICT.get(cell.verdict, cell.verdict)
-    if cell.decode_tokens_per_s is not None:
-        text += f" {_speed(cell.decode_tokens_per_s)} tok/s"
+    said = cell.words
+    if said is None:
+        return cell.verdict
+    text = said.short
+    if said.tokens_per_s is not None:
+        text += f" {said.speed.removeprefix('~')}"
     if with_quant and cell.quant:
         text += f" ({cell.quant})"
     return text
 
 
 def _answer_lines(column: ModelColumn) -> list[str]:
+    """One line per placement, in the words fit and the reports use: "runs on the CPU: 2 of 5: …"."""
     total = len(column.cells)
-    lines = []
-    for verdict in ("fits", "fits_with_offload", "does_not_fit"):
-        names = column.nodes_with(verdict)
-        if names:
-            lines.append(f"  {_VERDICT_WORDS[verdict]}: {len(names)} of {total}: {', '.join(names)}")
-    return lines
+    groups: dict[tuple[int, str], list[str]] = {}
+    for cell in column.cells:
+        said = cell.words
+        key = (said.rank, said.words) if said is not None else (99, "unknown")
+        groups.setdefault(key, []).append(cell.node)
+    return [
+        f"  {words}: {len(names)} of {total}: {', '.join(names)}"
+        for (_rank, words), names in sorted(groups.items())
+    ]
 
 
 def render_table(
