@@ -191,3 +191,42 @@ def test_fleet_of_snapshots_and_of_reports_judge_alike(tmp_path: Path) -> None:
     from_snapshots = cells(snaps)
     assert from_snapshots and all(v != "unknown" for v, _q in from_snapshots.values())
     assert from_snapshots == cells(reps)
+
+
+# -- one vocabulary --------------------------------------------------------------------------------
+
+
+def test_the_same_placement_reads_the_same_everywhere(tmp_path: Path) -> None:
+    """A 70B on a GPU-less box: fit, the Markdown and HTML reports, fleet and upgrade say the same words
+    and the same (once rounded) speed; no surface calls it "offload"."""
+    from rigcheck.core.verdict_words import speed_text
+
+    _code, fit = run_cli("fit", "llama-3.3-70b", "--machine", CPU_BOX, "--json")
+    data = json.loads(fit)
+    words, speed = data["words"], speed_text(data["speed"]["decode_tokens_per_s"])
+    assert words == "runs, too slow to chat (on the CPU)"
+    _code, fit_text = run_cli("fit", "llama-3.3-70b", "--machine", CPU_BOX)
+    assert f"{words}, {speed}" in fit_text.splitlines()[0]
+    for form in ("markdown", "html"):
+        _code, page = run_cli("audit", "--machine", CPU_BOX, "--format", form, "--models", "llama-3.3-70b")
+        assert f"◔ {words}" in page and speed in page
+        body = page.split("</style>")[-1].split("Compatibility")[0].lower()
+        assert "with offload" not in body and "offloaded" not in body
+    _code, fleet = run_cli("fleet", CPU_BOX, "--models", "llama-3.3-70b")
+    assert f"  {words}: 1 of 1: office-pc" in fleet
+    _code, upgrade = run_cli("upgrade", "--machine", CPU_BOX, "--models", "llama-3.3-70b", "--ram-gb", "64")
+    assert "offload" not in upgrade.split("Suggestions")[0].lower()
+
+
+def test_tiers_and_speed_text() -> None:
+    from rigcheck.core.verdict_words import placement_words, speed_text
+
+    assert placement_words("cpu", 1.04).speed == "~1 token/s"
+    assert placement_words("cpu", 1.04).tier == "slow" and placement_words("cpu", 5.2).tier == "cpu"
+    assert placement_words("gpu", 1436.4, workload="qlora").speed == "~1,400 training tokens/s"
+    assert placement_words("gpu", 1436.4, workload="qlora").tier == "gpu"  # training is never "chat"
+    assert speed_text(None, unknown_why="the GPU has no bandwidth in the catalog") == (
+        "speed unknown: the GPU has no bandwidth in the catalog"
+    )
+    assert placement_words(None, None).label == "✗ does not fit"
+    assert placement_words("gpu+ram", 7.44, gpus=2).sentence == "runs on the GPUs + RAM, ~7.4 tokens/s"

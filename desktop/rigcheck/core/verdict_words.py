@@ -92,13 +92,14 @@ def rounded_speed(tokens_per_s: float) -> float:
 
 
 def speed_text(tokens_per_s: float | None, *, training: bool = False, unknown_why: str | None = None) -> str:
-    """ "~19 tokens/s", "~1 token/s", "~1,400 tokens/s training"; "speed unknown: <why>" without one."""
+    """ "~19 tokens/s", "~1 token/s", "~1,400 training tokens/s"; "speed unknown: <why>" without one."""
     if tokens_per_s is None:
         return tr("speed unknown: {why}", why=unknown_why or tr("no speed estimate for this hardware"))
     value = rounded_speed(tokens_per_s)
     shown = sig(value) if value < 10 else num(value)
-    unit = tr("token/s") if value == 1 else tr("tokens/s")
-    return f"~{shown} {unit}" + (" " + tr("training") if training else "")
+    if training:
+        return tr("~{speed} training tokens/s", speed=shown)
+    return tr("~{speed} token/s", speed=shown) if value == 1 else tr("~{speed} tokens/s", speed=shown)
 
 
 def where_words(where: Where | None, *, gpus: int = 1, detail: str | None = None) -> str:

@@ -17,6 +17,7 @@ from rigcheck.core.estimate.recommend import (
 )
 from rigcheck.core.report.estimate import fit_json
 from rigcheck.core.units import fmt_bytes
+from rigcheck.core.verdict_words import rounded_speed, speed_text
 
 
 def recommendation_json(
@@ -43,7 +44,10 @@ def recommendation_json(
 
 def _speed(rung: Rung) -> str:
     tps = rung.tokens_per_s
-    return f"{tps:,.1f}" if tps is not None else "?"
+    if tps is None:
+        return "?"
+    shown = rounded_speed(tps)
+    return f"{shown:,.0f}" if shown >= 10 else f"{shown:g}"
 
 
 def ladder_lines(rec: Recommendation) -> list[str]:
@@ -78,8 +82,8 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
     elif best is None:
         lines.append(f"DOES NOT FIT: {rec.model.name} in any format on this machine")
     else:
-        tps = best.tokens_per_s
-        speed = f", ~{tps:,.1f} tokens/s" if tps is not None else ""
+        # the speed as every surface shows it (rigcheck.core.verdict_words), rounded once
+        speed = ", " + speed_text(best.tokens_per_s, training=rec.workload != "inference")
         lines.append(f"BEST WAY: {best.quant} with {rec.engine}: {best.words}{speed}")
     lines += [f"  {w}" for w in rec.why]
     if rec.workload == "inference" and len(rec.ladder) > 1:
