@@ -697,7 +697,7 @@ def fit_cpu(
         if host.source == "default":
             continue  # a host we cannot place: its bandwidth would be a guess
         # a figure the source measured is the snapshot's measured figure, and the efficiency applies to it as
-        # the product applies it (fit._inference_speed: the figure the snapshot holds × the efficiency)
+        # the product applies it (speed/decode.py gpu_decode_seconds: the figure the snapshot holds × the efficiency)
         machine = replace(simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128), memory=memory)
         ngl = re.search(r"-ngl (\d+)", row.offload)
         ncmoe = re.search(r"n-cpu-moe (\d+)", row.offload)

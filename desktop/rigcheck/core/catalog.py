@@ -446,7 +446,7 @@ class PowerFactor:
 
 
 #: the GPU backend llama.cpp runs, or "ktransformers": the speed_factor row of the CPU class that times
-#: ktransformers' CPU expert kernels (catalog/speed.toml; core/estimate/speed.py engine_cpu_factor)
+#: ktransformers' CPU expert kernels (catalog/speed.toml; core/estimate/speed engine_cpu_factor)
 Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "ktransformers"]
 
 
@@ -464,7 +464,7 @@ class SpeedFactor:
 
     id: str
     #: "nvidia-consumer", "nvidia-datacenter", "nvidia-soc", "amd-consumer", "amd-datacenter", "amd-apu",
-    #: "apple-base", "apple-pro", "apple-max", "intel", "cpu" (core/estimate/speed.py hardware_class)
+    #: "apple-base", "apple-pro", "apple-max", "intel", "cpu" (core/estimate/speed hardware_class)
     hw_class: str
     backend: Backend
     decode_bandwidth_efficiency: float

@@ -33,7 +33,7 @@ from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub_gguf import split_gguf_id
 from rigcheck.core.models.spec import ModelInfo
 
-#: vLLM's default share of each GPU's memory (--gpu-memory-utilization, fit.VLLM_GPU_UTILIZATION)
+#: vLLM's default share of each GPU's memory (--gpu-memory-utilization, placement.budget.VLLM_GPU_UTILIZATION)
 VLLM_UTILIZATION = 0.9
 #: llama.cpp: an -ngl above the layer count offloads every layer and the output layer
 ALL_LAYERS = 999

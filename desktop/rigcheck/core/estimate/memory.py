@@ -20,7 +20,7 @@ from rigcheck.core.models.spec import ArchConfig, ModelInfo
 Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
 #: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
-#: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py)
+#: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py, placement/)
 Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
 Checkpointing = Literal["none", "selective", "full"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]

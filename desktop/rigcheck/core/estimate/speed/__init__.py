@@ -5,6 +5,16 @@ Decode time per token, per device = max(bytes read ÷ (bandwidth × efficiency),
 efficiency)) + a fixed cost per layer (kernel launches and synchronisation: what dominates small models
 on fast GPUs) and per GPU. The efficiencies and fixed costs are per hardware class and backend, fitted
 on the cited measurement set (``benchmarks/fit_speed.py``), never per chip and model.
+
+This package's own namespace holds those inputs; the model itself is one module per mechanism:
+
+- ``reads``: the bytes a token reads per layer and what each device offers (bandwidth, peak, PCIe).
+- ``decode``: the GPU decode roofline; ``fixed``: the fixed cost per layer and per GPU.
+- ``cpu``: decode from RAM and prompt processing on the CPU.
+- ``prefill``: prompt processing on the GPUs.
+- ``experts``: routed experts: llama.cpp's tiled expert kernel, ktransformers' CPU experts.
+- ``training``: fine-tuning throughput.
+- ``estimate``: :func:`~rigcheck.core.estimate.speed.estimate.estimate_speed`, which puts them together.
 """
 
 from __future__ import annotations

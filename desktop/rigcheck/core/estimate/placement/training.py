@@ -1,0 +1,96 @@
+"""Training placement: everything on one GPU, ZeRO-Offload (optimizer states and update on the CPU),
+ZeRO-3 (parameters too), or MegaTrain-style streaming (parameters, gradients and optimizer states in host
+RAM, layers streamed through the GPU).
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.placement.types import Budget, Placement, TrainOffload
+from rigcheck.core.models.spec import ArchConfig
+
+#: MegaTrain host state per parameter, calibrated to its published run: Qwen2.5-32B (32.8B parameters)
+#: took ~327 GB of host memory on one H100 (MegaTrain README@2a9f977 "Performance" table) = ~10 B/param,
+#: i.e. bf16 parameters (2) + fp32 Adam m and v (8, DeepSpeedCPUAdam's fp32_optimizer_states). Its
+#: calc_resource.py documents 12 (an fp32 master copy), which overshoots that run by 24%.
+MEGATRAIN_HOST_BYTES = 10
+MEGATRAIN_GRAD_SLABS = 12
+MEGATRAIN_CHECKPOINT_INTERVAL = 4
+#: activation bytes per hidden unit × token × checkpoint interval. calc_resource.py's 29 sizes the largest
+#: batch of Qwen2.5-7B that fits 80 GB; the README's measured Qwen2.5-32B run (batch 96 × 1024 tokens,
+#: ~40 GB of GPU memory) gives 15 once the fixed buffers are counted (memory-formulas §1.4)
+MEGATRAIN_ACTIVATION_FACTOR = 15
+#: CUDA context MegaTrain budgets (calc_resource.py CUDA_CONTEXT_GB)
+MEGATRAIN_CUDA_CONTEXT = 2 * 10**9
+#: DeepSpeed's estimators keep 50% headroom on their CPU figures (additional_buffer_factor=1.5)
+DEEPSPEED_BUFFER = 1.5
+
+
+def zero2_offload_bytes(params: int, gpus: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero2_model_states_mem_needs(cpu_offload=True)."""
+    return int(params * max(4 * gpus, 16) * DEEPSPEED_BUFFER), 2 * params
+
+
+def zero3_offload_bytes(params: int, largest_layer: int, nodes: int = 1) -> tuple[int, int]:
+    """(CPU, GPU) bytes of DeepSpeed's estimate_zero3_model_states_mem_needs(cpu_offload=True,
+    cpu_offload_params=True, zero_init=True): 18 bytes per parameter × 1.5 per node, 4 × the largest layer."""
+    return int(params * 18 / nodes * DEEPSPEED_BUFFER), 4 * largest_layer
+
+
+def largest_layer_params(arch: ArchConfig) -> int:
+    """DeepSpeed's ``largest_layer_params``: the largest single module (embedding, head or a linear)."""
+    linear = arch.hidden_size * (arch.intermediate_size or 4 * arch.hidden_size)
+    return max(arch.embed_params, arch.head_params, linear)
+
+
+def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -> Placement | None:
+    arch = est.model.arch
+    params = arch.params_total
+    n_layers = arch.num_layers
+    best = max(range(len(budget.gpu_bytes)), key=lambda i: budget.gpu_bytes[i], default=None)
+    if best is None or budget.gpu_bytes[best] <= 0:
+        return None
+    gpu_budget = budget.gpu_bytes[best]
+
+    def on(gpu_bytes: int, cpu_bytes: int, mode: TrainOffload, layers: int) -> Placement | None:
+        if gpu_bytes > gpu_budget or cpu_bytes > budget.cpu_bytes:
+            return None
+        per_gpu = tuple(gpu_bytes if i == best else 0 for i in range(len(budget.gpu_bytes)))
+        return Placement(per_gpu, cpu_bytes, layers, n_layers, mode)
+
+    if offload == "none":
+        return on(est.total_bytes, 0, "none", n_layers)
+    runtime = est.total("activations") + est.total("overhead")
+    if est.workload != "full":
+        # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
+        trainable = est.total("gradients") // 2  # adapter gradients are 2 bytes per trainable parameter
+        if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
+            gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
+            return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
+        if offload == "params":  # ZeRO-3: the frozen base weights stream from RAM as well
+            cpu, gpu = zero3_offload_bytes(trainable, largest_layer_params(arch))
+            return on(gpu + runtime, cpu + est.total("weights"), "params", 0)
+        return None  # MegaTrain-style streaming is full fine-tuning (see why_not)
+    if offload == "optimizer":
+        cpu, gpu = zero2_offload_bytes(params)
+        return on(gpu + runtime, cpu, "optimizer", n_layers)
+    if offload == "params":
+        cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
+        return on(gpu + runtime, cpu, "params", 0)
+    # MegaTrain: host keeps the parameters and Adam states; the GPU holds two bf16 layer buffers, the
+    # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
+    largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)
+    hybrid = 2.5 if "linear" in arch.layer_kinds else 1.0
+    acts = int(
+        arch.hidden_size
+        * est.context
+        * MEGATRAIN_CHECKPOINT_INTERVAL
+        * MEGATRAIN_ACTIVATION_FACTOR
+        * est.batch
+        * hybrid
+    )
+    gpu = (
+        MEGATRAIN_CUDA_CONTEXT + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
+    )
+    host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
+    return on(gpu, host, "full", 0)

@@ -1,0 +1,103 @@
+"""The CPU's part: decode reading weights (or routed experts) from RAM at the host's bandwidth × the CPU
+class's fitted efficiency, and prompt processing on the CPU's cores.
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.speed.prefill import memory_bound_prefill, prefill_streamed_bytes
+from rigcheck.core.estimate.speed.reads import prefill_flops_per_token
+from rigcheck.core.estimate.speed.result import Speed
+from rigcheck.core.i18n import num, percent, tr
+from rigcheck.core.machine import Machine
+from rigcheck.core.units import fmt_bytes
+
+
+def ram_decode_seconds(
+    est: MemoryEstimate,
+    machine: Machine,
+    catalog: Catalog,
+    *,
+    cpu_read: float,
+    cpu_layers: int,
+    experts_only: bool,
+    gpu_seconds: float,
+    explanation: list[str],
+) -> float | Speed:
+    """Seconds per token reading ``cpu_read`` bytes from RAM (``experts_only``: routed experts, with every
+    layer on the GPUs); or, for ktransformers without fitted CPU factors, a :class:`Speed` that says so."""
+    kt = est.engine == "ktransformers"
+    host = speed.host_bandwidth(machine, catalog)
+    if kt:
+        cpu_factor = speed.engine_cpu_factor(catalog, speed.KTRANSFORMERS)
+        if cpu_factor is None:
+            return Speed(explanation=(*explanation, tr(
+                "ktransformers: no fitted CPU factors (catalog/speed.toml); speed not estimated"
+            )))  # fmt: skip
+    else:
+        cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    efficiency = cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0
+    cpu_s = cpu_read / (host.bytes_per_s * efficiency)
+    cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
+    if kt:
+        template = (
+            "RAM: {read} of routed experts per token, read by ktransformers' CPU kernels at {how} × "
+            "{efficiency}"
+        )
+    elif experts_only:
+        template = "RAM: {read} of routed experts read per token at {how} × {efficiency}"
+    else:
+        template = "RAM: {read} of weights read per token at {how} × {efficiency}"
+    explanation.append(tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency)))
+    if cpu_s > gpu_seconds and kt:
+        explanation.append(
+            tr(
+                "decode bound by host memory bandwidth: the CPU reads every token's routed experts "
+                "from RAM ({share} of the time per token)",
+                share=percent(cpu_s / (gpu_seconds + cpu_s)),
+            )
+        )
+    return cpu_s
+
+
+def cpu_prefill(
+    est: MemoryEstimate,
+    head: int,
+    machine: Machine,
+    catalog: Catalog,
+    explanation: list[str],
+    *,
+    speedup: float = 1.0,
+) -> float | None:
+    """CPU-only prompt processing: compute bound, 2 FLOPs per active layer parameter per token at the CPU
+    class's share of cores × clock × FLOPs per cycle (``speed.cpu_compute``), and no faster than reading
+    every weight (every expert a micro-batch touches) once per micro-batch from host memory."""
+    arch = est.model.arch
+    compute = speed.cpu_compute(machine.cpu)
+    factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
+    if compute is None or factor is None or factor.prefill_compute_efficiency is None:
+        explanation.append(
+            tr("prefill: CPU clock not known; not estimated")
+            if compute is None
+            else tr("prefill: no fitted CPU prefill efficiency; not estimated")
+        )
+        return None
+    rate = compute.flops_per_s * factor.prefill_compute_efficiency * speedup
+    flops = prefill_flops_per_token(arch)
+    explanation.append(
+        tr(
+            "prefill on the CPU: {gflops} GFLOPs per token at {how} × {efficiency}",
+            gflops=num(flops / 1e9, 1),
+            how=compute.why,
+            efficiency=percent(factor.prefill_compute_efficiency),
+        )
+    )
+    compute_s = flops / rate
+    streamed, ubatch, touched = prefill_streamed_bytes(est, arch, head, len(est.layer_weight_bytes), 0)
+    host = speed.host_bandwidth(machine, catalog)
+    memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
+    if memory_s > compute_s:
+        explanation.append(memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=True))
+    return 1 / max(compute_s, memory_s)

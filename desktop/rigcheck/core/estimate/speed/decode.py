@@ -1,0 +1,103 @@
+"""Decode on the GPUs, a roofline per device: a token reads its layers' active weights and KV cache over the
+device's memory bandwidth at its class's fitted efficiency, or is bound by the FLOPs those bytes carry at
+its compute efficiency, whichever is slower, plus the fixed costs (``fixed``). Layer split runs the GPUs
+one after another; tensor split runs them together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rigcheck.core.catalog import GpuSpec, SpeedFactor
+from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
+from rigcheck.core.estimate.speed.fixed import fixed_seconds
+from rigcheck.core.estimate.speed.reads import gpu_bandwidth, peak_tflops
+from rigcheck.core.estimate.speed.result import Bound, Speed
+from rigcheck.core.i18n import percent, sig, tr
+from rigcheck.core.machine import Machine
+from rigcheck.core.units import fmt_bytes
+
+
+def gpu_decode_seconds(
+    est: MemoryEstimate,
+    placement: Placement,
+    machine: Machine,
+    *,
+    specs: Sequence[GpuSpec | None],
+    gpu_factors: dict[int, SpeedFactor | None],
+    scalar_bf16: dict[int, bool | None],
+    gpu_read: float,
+    expert_read: Sequence[int],
+    flops_per_byte: float,
+    explanation: list[str],
+) -> tuple[float, Bound] | Speed:
+    """Seconds per token on the GPUs and what bounds them; or, where a GPU lacks a bandwidth or factors,
+    a :class:`Speed` that says so."""
+    gpus = machine.gpus
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    n_gpu_layers = placement.gpu_layers
+    cpu_expert = placement.cpu_expert_layers
+    bound: Bound = "memory_bandwidth"
+    gpu_seconds = 0.0
+    for position, i in enumerate(used):
+        bw = gpu_bandwidth(specs[i])
+        factor = gpu_factors[i]
+        if bw is None or factor is None:
+            template = (
+                "GPU {index} ({name}): memory bandwidth unknown (not in the catalog)"
+                if bw is None
+                else "GPU {index} ({name}): no speed factors"
+            )
+            return Speed(explanation=(tr(template, index=i, name=gpus[i].name),))
+        if placement.split == "tensor":
+            share, layers_here = 1 / len(used), n_gpu_layers
+        else:
+            share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+            layers_here = round(n_gpu_layers * share)
+        read = gpu_read * share
+        memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        tiled = tiled_expert_seconds(
+            est,
+            gpus[i],
+            specs[i],
+            factor,
+            sum(expert_read[cpu_expert:n_gpu_layers]) * share,
+            fp32=scalar_bf16[i] is True,
+        )
+        tiled_bound = False
+        if tiled is not None:
+            expert_bytes, expert_s, _why = tiled
+            streamed_s = expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+            memory_s += expert_s - streamed_s
+            tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
+        peak = peak_tflops(specs[i])
+        compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
+        fixed_s = fixed_seconds(layers_here, factor)
+        device_s = max(memory_s, compute_s) + fixed_s
+        if compute_s > memory_s or tiled_bound:
+            bound = "compute"
+        gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
+        explanation.append(
+            tr(
+                "GPU {index}: {read} read per token at {bw} GB/s × {efficiency} ({hw_class}, {backend}) "
+                "+ {layers} layers × {per_layer} µs fixed per token",
+                index=i,
+                read=fmt_bytes(read),
+                bw=sig(bw, 6),
+                efficiency=percent(factor.decode_bandwidth_efficiency),
+                hw_class=factor.hw_class,
+                backend=factor.backend,
+                layers=layers_here,
+                per_layer=sig(factor.per_layer_us, 6),
+            )
+            + (
+                tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6))
+                if factor.per_gpu_us and position
+                else ""
+            )
+        )
+        if tiled is not None:
+            explanation.append(tr("GPU {index}: {why}", index=i, why=tiled[2]))
+    return gpu_seconds, bound

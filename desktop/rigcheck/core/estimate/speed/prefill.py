@@ -1,0 +1,218 @@
+"""Prompt processing on the GPUs: 2 FLOPs per multiplying active parameter per token at the class's share of
+the compute peak (by the kernel path: quantized or not, dense or experts by their batch shape), never faster
+than streaming the weights once per micro-batch, plus the PCIe copy of offloaded weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
+from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
+from rigcheck.core.i18n import num, percent, sig, tr
+from rigcheck.core.machine import Machine
+from rigcheck.core.models.spec import ArchConfig
+from rigcheck.core.units import fmt_bytes
+
+
+def memory_bound_prefill(moe: bool, ubatch: int, streamed: float, touched: float, *, from_ram: bool) -> str:
+    """Why prefill is bound by memory: each micro-batch reads the weights (or the routed experts) once."""
+    size = fmt_bytes(int(streamed))
+    if moe and from_ram:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+            "({share} of the routed experts) from RAM once",
+            ubatch=ubatch, size=size, share=percent(touched),
+        )  # fmt: skip
+    if moe:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
+            "({share} of the routed experts) once",
+            ubatch=ubatch, size=size, share=percent(touched),
+        )  # fmt: skip
+    if from_ram:
+        return tr(
+            "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
+            "weights) from RAM once",
+            ubatch=ubatch, size=size,
+        )  # fmt: skip
+    return tr(
+        "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) once",
+        ubatch=ubatch, size=size,
+    )  # fmt: skip
+
+
+def prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
+    """The engine × architecture maturity's share of the usual prompt speed (catalog/speed.toml [[maturity]],
+    fitted by benchmarks/fit_speed.py --maturity), in words."""
+    return tr(
+        "{engine} processes {model_type} prompts at {share} of its usual speed ({source})",
+        engine=engine,
+        model_type=model_type,
+        share=percent(mature.prefill_factor),
+        source=mature.source,
+    )
+
+
+#: Where the estimator cannot tell whether a GPU's Vulkan driver offers BF16 matrices
+#: (speed.bf16_on_scalar_shaders is None: an Intel GPU, an NVIDIA driver version not in the snapshot), the
+#: prompt estimate assumes it does, and says so.
+VULKAN_BF16_CAVEAT = (
+    "BF16 on Vulkan: llama.cpp uses matrix cores for BF16 only where the driver reports BF16 support "
+    "(llama-bench prints 'bf16: 1'); without it prompts run on slower scalar shaders than this estimate "
+    "assumes"
+)
+
+
+def prefill_streamed_bytes(
+    est: MemoryEstimate, arch: ArchConfig, head: int, layers: int, cpu_expert_layers: int
+) -> tuple[float, int, float]:
+    """Weight bytes a device reads for one prompt micro-batch (the first ``layers`` layers less the routed
+    experts of the first ``cpu_expert_layers``, plus the head), the micro-batch, and the share of routed
+    experts it touches.
+
+    llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
+    shorter); each one multiplies every weight matrix on the device once. For a mixture of experts the batch's
+    tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
+    1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
+    """
+    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    touched = 1.0
+    if arch.is_moe and arch.num_experts and arch.experts_per_token:
+        touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
+    n_gpu = layers
+    experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    cpu_expert = cpu_expert_layers
+    weights = sum(est.layer_weight_bytes[:n_gpu]) - sum(experts[:cpu_expert]) + head
+    on_gpu_experts = sum(experts[cpu_expert:n_gpu])
+    return weights - on_gpu_experts * (1 - touched), ubatch, touched
+
+
+def gpu_prefill(
+    est: MemoryEstimate,
+    placement: Placement,
+    machine: Machine,
+    *,
+    specs: Sequence[GpuSpec | None],
+    gpu_factors: dict[int, SpeedFactor | None],
+    scalar_bf16: dict[int, bool | None],
+    mature: Maturity | None,
+    head: int,
+    cpu_read: float,
+    explanation: list[str],
+) -> float | None:
+    """Prompt tokens per second on the GPUs of ``placement``, or None (and why, in ``explanation``)."""
+    arch = est.model.arch
+    gpus = machine.gpus
+    used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
+    n_gpu_layers = placement.gpu_layers
+    cpu_expert = placement.cpu_expert_layers
+    prefill = None
+    rates: list[float] = []
+    paths: list[str] = []
+    unquantized = est.quant is not None and est.quant.kind == "float"
+    per_expert = speed.moe_tokens_per_expert(
+        max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
+    )
+    power_bound: dict[str, list[int]] = {}
+    for i in used:
+        factor = gpu_factors[i]
+        # the power limit the driver enforces (a what-if GPU carries its catalog board power)
+        compute = speed.prefill_compute(
+            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True
+        )
+        if compute is None or factor is None:
+            rates = []
+            break
+        if scalar_bf16[i] is True:
+            words = tr(
+                "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
+                "to FP32 ({source}), so the FP32 peak ({peak} TFLOPS) applies",
+                source=speed.VULKAN_BF16_SOURCE,
+                peak=num(compute.peak_tflops, 1),
+            )
+            if words not in paths:
+                paths.append(words)
+        path = speed.prefill_path(
+            factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
+        )
+        rates.append(compute.flops_per_s * path.factor)
+        if path.why and path.why not in paths:
+            paths.append(path.why)
+        if compute.power_bound:
+            power_bound.setdefault(compute.why, []).append(i)
+    if rates:
+        flops = prefill_flops_per_token(arch)
+        speedup = mature.prefill_factor if mature is not None else 1.0
+        streamed, ubatch, touched = prefill_streamed_bytes(
+            est, arch, head, placement.gpu_layers, placement.cpu_expert_layers
+        )
+        seconds_per_token: list[float] = []
+        memory_bound = False
+        for i, rate in zip(used, rates, strict=True):
+            if placement.split == "tensor":
+                share = 1 / len(used)
+            else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
+                share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+            compute_s = flops * share / (rate * speedup)
+            # Each micro-batch streams the GPU's weights once (every routed expert the batch touches):
+            # a floor that binds for MoE models, whose total weights far exceed the active ones.
+            bw = gpu_bandwidth(specs[i])
+            factor = gpu_factors[i]
+            memory_s = 0.0
+            if bw and factor is not None:
+                memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+            memory_bound = memory_bound or memory_s > compute_s
+            seconds_per_token.append(max(compute_s, memory_s))
+        total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
+        prefill = 1 / total
+        explanation.append(
+            tr(
+                "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
+                "{tflops} TFLOPS effective",
+                gflops=num(flops / 1e9, 1),
+                tflops=num(sum(rates) / 1e12),
+            )
+            + (f" ({'; '.join(paths)})" if paths else "")
+        )
+        for why, indices in power_bound.items():
+            explanation.append(
+                tr(
+                    "prefill on GPU {indices}: {why}",
+                    indices=", ".join(str(i) for i in indices),
+                    why=why,
+                )
+            )
+        if memory_bound:
+            explanation.append(memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False))
+        if mature is not None and mature.prefill_factor != 1.0:
+            explanation.append(prefill_maturity(est.engine, arch.model_type, mature))
+        if any(scalar_bf16[i] is None for i in used):
+            explanation.append(tr(VULKAN_BF16_CAVEAT))
+        if cpu_read:
+            # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
+            # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
+            # before the computation that needs it: ggml_backend_sched_compute_splits copies a split's
+            # inputs to its backend, then runs the split (ggml-org/llama.cpp
+            # ggml/src/ggml-backend.cpp@5bc7a74), so the two add up rather than overlap.
+            link = min(pcie_gbs(gpus[i], specs[i]) for i in used)
+            moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
+                (est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes))[:cpu_expert]
+            )
+            copy_s = moved / (link * 1e9) / ubatch
+            prefill = 1 / (1 / prefill + copy_s)
+            explanation.append(
+                tr(
+                    "prefill adds PCIe ({link} GB/s) copying {size} of offloaded weights per "
+                    "{ubatch}-token micro-batch",
+                    link=sig(link, 6),
+                    size=fmt_bytes(int(moved)),
+                    ubatch=ubatch,
+                )
+            )
+    else:
+        explanation.append(tr("prefill: compute throughput of this GPU not known; not estimated"))
+    return prefill

@@ -1,0 +1,104 @@
+"""What a token reads and what each device offers: bytes per layer (active weights, routed experts, KV), the
+head, the FLOPs a prompt token costs, each GPU's bandwidth and compute peak, and the PCIe link.
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.memory import MemoryEstimate, expert_params_per_layer
+from rigcheck.core.estimate.placement.inference import layer_kv
+from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.models.spec import ArchConfig
+
+#: PCIe bandwidth per direction actually achieved, GB/s: Gen4 x16 DMA measured ~26 (MegaTrain
+#: summary thread); Gen5 taken as twice that; Gen3 half (memory-formulas §1.6, §2.9)
+PCIE_GBS = {3: 13.0, 4: 26.0, 5: 52.0, 6: 104.0}
+
+
+def pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
+    gen = gpu.pcie_max_gen or (spec.pcie_gen if spec else None) or 4
+    return PCIE_GBS.get(gen, 26.0)
+
+
+#: per-architecture read ratios, keyed by id() with the arch kept to guard against id reuse: the matrix
+#: (grid) asks for the same architecture once per format, and hashing a frozen ArchConfig costs more
+_RATIOS: dict[int, tuple[ArchConfig, tuple[float, ...], tuple[float, ...]]] = {}
+
+
+def read_ratios(arch: ArchConfig) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per layer: the share of its weights a token reads (dense), and of its routed experts (MoE; -1
+    for a layer without routed experts)."""
+    cached = _RATIOS.get(id(arch))
+    if cached is not None and cached[0] is arch:
+        return cached[1], cached[2]
+    n = arch.num_layers
+    active_params = arch.layer_active_params or (0,) * n
+    params = arch.layer_params or (0,) * n
+    expert_params = expert_params_per_layer(arch) if arch.is_moe else (0,) * n
+    dense = tuple(la / lp if lp else 1.0 for la, lp in zip(active_params, params, strict=True))
+    routed = tuple(
+        min(max(la - (lp - ep), 0) / ep, 1.0) if ep else -1.0
+        for la, lp, ep in zip(active_params, params, expert_params, strict=True)
+    )
+    if len(_RATIOS) > 256:
+        _RATIOS.clear()
+    _RATIOS[id(arch)] = (arch, dense, routed)
+    return dense, routed
+
+
+def active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
+    """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
+    arch = est.model.arch
+    dense, routed_share = read_ratios(arch)
+    kv = layer_kv(est)
+    if est.layer_expert_bytes:
+        expert_read = [
+            int(e * r) if r > 0 else 0 for e, r in zip(est.layer_expert_bytes, routed_share, strict=True)
+        ]
+        per_layer = [
+            (w - e + x + k) if e and r >= 0 else int(w * d) + k
+            for w, k, e, x, r, d in zip(
+                est.layer_weight_bytes,
+                kv,
+                est.layer_expert_bytes,
+                expert_read,
+                routed_share,
+                dense,
+                strict=True,
+            )
+        ]
+    else:
+        expert_read = [0] * len(est.layer_weight_bytes)
+        per_layer = [int(w * d) + k for w, k, d in zip(est.layer_weight_bytes, kv, dense, strict=True)]
+    if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
+        head = est.other_weight_bytes
+    else:  # the input embedding is a row lookup; only the head is read whole
+        head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+    return per_layer, expert_read, head
+
+
+def peak_tflops(spec: GpuSpec | None) -> float | None:
+    """Tensor (bf16/fp16) throughput, else fp32: the compute peak the factors are fitted against."""
+    if spec is None:
+        return None
+    return spec.bf16_tflops or spec.fp16_tflops or spec.fp32_tflops
+
+
+def prefill_flops_per_token(arch: ArchConfig) -> float:
+    """2 FLOPs per active parameter that multiplies a prompt token. Neither end of the model counts: the
+    input embedding is a row lookup, and llama.cpp computes the output head only for the tokens whose logits
+    are asked for (the last one of a prompt: the graph keeps only the ``inp_out_ids`` rows before the final
+    norm and head, llama.cpp src/llama-graph.cpp build_inp_out_ids), a vanishing share of a prompt's work."""
+    return 2.0 * max(arch.params_active - arch.embed_params - arch.head_params, 1)
+
+
+def gpu_bandwidth(spec: GpuSpec | None) -> float | None:
+    return spec.bandwidth_gbs if spec else None
+
+
+def bf16_scalar_path(est: MemoryEstimate, gpu: GPU, machine: Machine) -> bool | None:
+    """speed.bf16_on_scalar_shaders for this GPU, with the backend the estimate runs on it."""
+    backend = est.backend or speed.default_backend(gpu.vendor)
+    quant_id = est.quant.id if est.quant is not None else None
+    return speed.bf16_on_scalar_shaders(backend, quant_id, gpu.vendor, machine.drivers.nvidia)

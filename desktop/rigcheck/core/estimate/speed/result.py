@@ -1,0 +1,22 @@
+"""What a speed estimate returns: tokens per second and what bounds them, with the working in words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
+
+
+@dataclass(frozen=True)
+class Speed:
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    train_tokens_per_s: float | None = None
+    bound_by: Bound | None = None
+    #: how each figure was worked out, in words
+    explanation: tuple[str, ...] = ()
+    #: with measurements (``fit --measured``): the estimates they replaced, and where they came from
+    estimated_decode_tokens_per_s: float | None = None
+    estimated_prefill_tokens_per_s: float | None = None
+    measured_from: str | None = None

@@ -1,0 +1,152 @@
+"""The verdict of a fit: the result a caller gets, and the sentences that say where it went, or why not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.placement.training import (
+    MEGATRAIN_HOST_BYTES,
+    largest_layer_params,
+    zero2_offload_bytes,
+    zero3_offload_bytes,
+)
+from rigcheck.core.estimate.placement.types import Budget, Offload, Placement
+from rigcheck.core.estimate.speed.result import Speed
+from rigcheck.core.i18n import tr
+from rigcheck.core.units import fmt_bytes
+
+Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    verdict: Verdict
+    placement: Placement
+    speed: Speed
+    estimate: MemoryEstimate
+    budget: Budget
+    reasons: tuple[str, ...]
+    advice: tuple[str, ...] = ()
+
+
+def why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
+    """Why nothing was placed, in one sentence that never claims it fits."""
+    need, gpu, ram = est.total_bytes, max(budget.gpu_bytes, default=0), budget.cpu_bytes
+    offers = {"gpus": fmt_bytes(sum(budget.gpu_bytes)), "ram": fmt_bytes(ram)}
+    if est.workload in ("lora", "qlora") and offload == "full":
+        return tr(
+            "MegaTrain-style offload (--offload full) streams full fine-tuning; for LoRA/QLoRA use "
+            "--offload optimizer or params, or none"
+        )
+    if (
+        est.workload in ("lora", "qlora", "inference")
+        and offload == "experts"
+        and not any(est.layer_expert_bytes)
+    ):
+        return tr("expert offload needs a mixture-of-experts model; this one is dense")
+    if not any(budget.gpu_bytes) and est.workload != "inference":
+        return tr("training needs a GPU; GPUs offer {gpus} and RAM {ram}", **offers)
+    if est.workload == "full" and offload in ("optimizer", "params", "full"):
+        params = est.model.arch.params_total
+        host = {
+            "optimizer": zero2_offload_bytes(params)[0],
+            "params": zero3_offload_bytes(params, largest_layer_params(est.model.arch))[0],
+            "full": MEGATRAIN_HOST_BYTES * params,
+        }[offload]
+        if host > ram:
+            return tr(
+                "--offload {offload} keeps {host} in RAM; {ram} is available",
+                offload=offload,
+                host=fmt_bytes(host),
+                ram=fmt_bytes(ram),
+            )
+    if est.workload != "inference" and offload in ("optimizer", "params", "full") and need <= gpu:
+        return tr(
+            "with --offload {offload} the parts kept in RAM need more than the {ram} available "
+            "(it would fit the GPU without offload: {need} of {gpu})",
+            offload=offload,
+            ram=fmt_bytes(ram),
+            need=fmt_bytes(need),
+            gpu=fmt_bytes(gpu),
+        )
+    return tr("needs {need}; GPUs offer {gpus} and RAM {ram}", need=fmt_bytes(need), **offers)
+
+
+def placement_sentence(est: MemoryEstimate, p: Placement) -> str:
+    gpu_total = sum(p.gpu_bytes)
+    if p.offload == "experts" and est.engine == "ktransformers":
+        return tr(
+            "attention, shared experts and KV cache of all {layers} layers on the GPU ({gpu}); the routed "
+            "experts of {cpu_layers} layers in RAM ({ram}), computed on the CPU by ktransformers",
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            cpu_layers=sum(1 for e in est.layer_expert_bytes[: p.cpu_expert_layers] if e),
+            ram=fmt_bytes(p.cpu_bytes),
+        )
+    if p.offload == "experts":
+        return tr(
+            "attention, shared weights and KV cache of all {layers} layers on the GPU ({gpu}); "
+            "the routed experts of {cpu_layers} layers in RAM ({ram}), as llama.cpp --n-cpu-moe {cpu_layers}",
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            cpu_layers=p.cpu_expert_layers,
+            ram=fmt_bytes(p.cpu_bytes),
+        )
+    if p.offload == "full":
+        return tr(
+            "MegaTrain-style: {ram} of parameters and optimizer states in RAM, {gpu} on the GPU",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
+        )
+    if p.offload == "params":
+        return tr(
+            "ZeRO-3 offload: parameters, gradients and optimizer states in RAM ({ram}), "
+            "{gpu} on the GPU (4 × the largest layer + activations)",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
+        )
+    if p.offload == "optimizer":
+        return tr(
+            "ZeRO-Offload: optimizer states in RAM ({ram}), {gpu} on the GPU",
+            ram=fmt_bytes(p.cpu_bytes),
+            gpu=fmt_bytes(gpu_total),
+        )
+    if p.cpu_bytes and gpu_total:
+        return tr(
+            "{gpu_layers} of {layers} layers on the GPU ({gpu}), the rest in RAM ({ram})",
+            gpu_layers=p.gpu_layers,
+            layers=p.total_layers,
+            gpu=fmt_bytes(gpu_total),
+            ram=fmt_bytes(p.cpu_bytes),
+        )
+    if p.cpu_bytes:
+        return tr("runs on the CPU from RAM ({ram})", ram=fmt_bytes(p.cpu_bytes))
+    used = sum(1 for b in p.gpu_bytes if b)
+    host = (
+        "; "
+        + tr(
+            "the input embedding ({size}) stays in RAM, as llama.cpp keeps it",
+            size=fmt_bytes(est.host_weight_bytes),
+        )
+        if est.host_weight_bytes
+        else ""
+    )
+    if used > 1:
+        return (
+            tr(
+                "everything on {count} GPUs: {gpu} in all (each GPU keeps its own buffers)",
+                count=used,
+                gpu=fmt_bytes(gpu_total),
+            )
+            + host
+        )
+    return (
+        tr(
+            "everything on the GPU: {gpu} of {need} needed",
+            gpu=fmt_bytes(gpu_total),
+            need=fmt_bytes(est.total_bytes),
+        )
+        + host
+    )
