@@ -230,3 +230,28 @@ def test_tiers_and_speed_text() -> None:
     )
     assert placement_words(None, None).label == "✗ does not fit"
     assert placement_words("gpu+ram", 7.44, gpus=2).sentence == "runs on the GPUs + RAM, ~7.4 tokens/s"
+
+
+# -- advice as a next step -------------------------------------------------------------------------
+
+
+def test_deepseek_r1_on_a_4090_names_the_distill_and_the_ram() -> None:
+    code, out = run_cli("fit", "deepseek-r1", "--machine", BOX, "--json")
+    assert code == 0
+    advice = json.loads(out)["advice"]
+    assert not any("would help" in a for a in advice)  # no generic advice when a step is computed
+    sibling = next(a for a in advice if a.startswith("the smaller "))
+    assert "DeepSeek-R1-Distill" in sibling and "runs on the GPU" in sibling and "tokens/s" in sibling
+    ram = next(a for a in advice if a.startswith("with "))
+    assert "GiB of RAM it would run: " in ram and "tokens/s" in ram
+
+
+def test_qlora_that_does_not_fit_names_the_offload_that_would() -> None:
+    _code, out = run_cli("fit", "llama-3.3-70b", "--workload", "qlora", "--machine", BOX, "--json")
+    advice = json.loads(out)["advice"]
+    hint = next(a for a in advice if a.startswith("--offload "))
+    mode = hint.split()[1]
+    _code, pinned = run_cli(
+        "fit", "llama-3.3-70b", "--workload", "qlora", "--machine", BOX, "--offload", mode, "--json"
+    )
+    assert json.loads(pinned)["verdict"] == "fits_with_offload"  # the hint is what fit then says
