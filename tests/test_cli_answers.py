@@ -255,3 +255,28 @@ def test_qlora_that_does_not_fit_names_the_offload_that_would() -> None:
         "fit", "llama-3.3-70b", "--workload", "qlora", "--machine", BOX, "--offload", mode, "--json"
     )
     assert json.loads(pinned)["verdict"] == "fits_with_offload"  # the hint is what fit then says
+
+
+# -- exit codes for scripts ------------------------------------------------------------------------
+
+
+def test_fit_check_exits_1_when_the_model_does_not_run() -> None:
+    code, out = run_cli("fit", "deepseek-r1", "--machine", BOX, "--check")
+    assert code == 1 and out.startswith("DOES NOT FIT")  # the answer is still printed
+    assert run_cli("fit", "deepseek-r1", "--machine", BOX)[0] == 0  # without --check, an answer is 0
+    assert run_cli("fit", "qwen3-8b", "--machine", BOX, "--check")[0] == 0
+
+
+def test_an_unreachable_hub_is_not_bad_input(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from huggingface_hub import close_session
+
+    from core.test_model_hub import free_port, point_client_at
+
+    point_client_at(monkeypatch, f"http://127.0.0.1:{free_port()}", tmp_path / "hf")  # nothing listens
+    close_session()
+    code, _out = run_cli("estimate", "org/not-cached-anywhere")
+    assert code == 3
+    assert "cannot reach the hub" in capsys.readouterr().err
+    assert run_cli("estimate", "org/bad id!")[0] == 2  # bad input stays 2

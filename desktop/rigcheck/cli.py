@@ -3,8 +3,9 @@
 Conventions every subcommand follows:
 
 - ``--json`` writes machine-readable output to stdout;
-- errors are one line on stderr, ``rigcheck: error: …``; exit status 2 for bad input or usage, 1 for
-  an internal failure, never a traceback unless ``--debug``;
+- errors are one line on stderr, ``rigcheck: error: …``; exit status 2 for bad input or usage, 3 when
+  the network (the Hugging Face hub) cannot be reached, 1 for an internal failure (and for
+  ``fit --check`` when the model does not run), never a traceback unless ``--debug``;
 - headless commands never import Qt (``tests/test_boundaries.py`` checks it).
 """
 
@@ -19,14 +20,16 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from rigcheck.core.errors import InputError
+from rigcheck.core.errors import InputError, NetworkError
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog, GpuSpec
     from rigcheck.core.estimate.memory import Request
     from rigcheck.core.monitor import Sample
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_NETWORK = 0, 1, 2, 3
+#: ``fit --check``: the model does not run here (the same status as an internal failure: "not ok")
+EXIT_DOES_NOT_RUN = 1
 #: The desktop app's pages, in order (rigcheck.gui.main_window's table; listed here so that --help does
 #: not import Qt; tests/gui/test_smoke.py checks the two agree).
 GUI_PAGES = ("overview", "models", "fit", "compat", "monitor", "upgrade", "fleet")
@@ -374,6 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
         "fastest (docs/recommendation.md)",
     )
+    fit.add_argument(
+        "--check",
+        action="store_true",
+        help="for scripts: exit with status 1 when the model does not run (the answer is still printed)",
+    )
     fit.set_defaults(handler=_cmd_fit)
 
     upgrade = commands.add_parser(
@@ -699,6 +707,8 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     else:
         text = recommendation_text(rec, commands, pinned=pinned)
         out.write(text + "\n\n" + fit_text(result, machine) + "\n")
+    if args.check and result.verdict == "does_not_fit":
+        return EXIT_DOES_NOT_RUN
     return EXIT_OK
 
 
@@ -979,6 +989,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return int(handler(args, out))
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    except NetworkError as exc:
+        return _fail(str(exc), EXIT_NETWORK)
     except InputError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
