@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -280,3 +281,37 @@ def test_an_unreachable_hub_is_not_bad_input(
     assert code == 3
     assert "cannot reach the hub" in capsys.readouterr().err
     assert run_cli("estimate", "org/bad id!")[0] == 2  # bad input stays 2
+
+
+# -- units and small untruths ----------------------------------------------------------------------
+
+
+def test_a_local_gguf_is_on_disk_with_its_own_name_and_size(tmp_path: Path) -> None:
+    from fakes.gguf_files import write_gguf
+
+    path = tmp_path / "tiny-test-q8_0.gguf"
+    write_gguf(path)
+    code, out = run_cli("fit", str(path), "--machine", BOX)
+    assert code == 0
+    assert "on disk):" in out and "download" not in out.split("Run it")[1].splitlines()[0]
+    assert "-q8_0-q8_0" not in out
+    _code, text = run_cli("estimate", str(path))
+    first = text.splitlines()[0]
+    assert "0.00B" not in first and re.search(r"\d(\.\d)?[KM] parameters", first), first
+
+
+def test_params_text() -> None:
+    from rigcheck.core.report.estimate import params_text
+
+    assert params_text(3.4e6) == "3.4M" and params_text(8.03e9) == "8.03B" and params_text(950e3) == "950K"
+
+
+def test_plurals_and_gib() -> None:
+    _code, out = run_cli("fleet", BOX)
+    assert out.startswith("Fleet: 1 machine from 1 file\n")
+    _code, table = run_cli("gpus", "--vendor", "nvidia")
+    assert " GB " not in table and "24 GiB" in table
+    _code, upgrade = run_cli(
+        "upgrade", "--machine", BOX, "--gpu", "nvidia-geforce-rtx-5090", "--models", "qwen3-8b"
+    )
+    assert "/GB" not in upgrade and "$/GiB VRAM" in upgrade

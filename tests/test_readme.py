@@ -41,7 +41,9 @@ def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     (tmp_path / "audits").mkdir()
     for name in ("rtx4090-64gb", "hgx-h100x8-2tb"):
         snapshot = ROOT / "tests" / "fixtures" / "machines" / f"{name}.json"
-        code = cli.main(["audit", "--machine", str(snapshot), "--format", "json", "-o", f"audits/{name}.json"])
+        code = cli.main(
+            ["audit", "--machine", str(snapshot), "--format", "json", "-o", f"audits/{name}.json"]
+        )
         assert code == 0
     for line in examples():
         out = io.StringIO()

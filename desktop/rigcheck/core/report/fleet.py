@@ -689,8 +689,8 @@ def render_table(
     drift = fleet.drift() if drift is None else drift
     skipped = len(fleet.problems)
     parts = [
-        f"Fleet: {len(fleet.nodes)} machines from {fleet.files} files"
-        + (f" ({skipped} skipped)" if skipped else "")
+        f"Fleet: {len(fleet.nodes)} machine{'s' if len(fleet.nodes) != 1 else ''} from {fleet.files} "
+        f"file{'s' if fleet.files != 1 else ''}" + (f" ({skipped} skipped)" if skipped else "")
     ]
     rows = [list(fleet.row(n).values()) for n in fleet.nodes]
     parts.append(render(list(HEADERS.values()), rows, right={7}))

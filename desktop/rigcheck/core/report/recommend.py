@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rigcheck.core.estimate.commands import Commands, commands_json
@@ -99,7 +100,11 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
                 "  quality: perplexity change measured by llama.cpp's quantize tool (catalog/quality.toml)"
             )
     if commands.commands:
-        size = f" (download {fmt_bytes(commands.download_bytes)})" if commands.download_bytes else ""
+        size = ""
+        if commands.download_bytes:
+            # a file read from this disk is run from there: nothing to download
+            local = rec.model.source_kind == "file" and Path(rec.model.source).is_file()
+            size = f" ({fmt_bytes(commands.download_bytes)} {'on disk' if local else 'to download'})"
         lines += ["", f"Run it{size}:"]
         for engine, command in commands.commands.items():
             lines.append(f"  {engine}: {command}")

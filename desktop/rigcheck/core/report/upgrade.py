@@ -109,7 +109,7 @@ def _cost_lines(cost: GpuCost) -> list[str]:
         cost.usd_per_tflop_hour,
         f"${cost.usd_per_tflop_hour:.4f} (FP16 dense)" if cost.usd_per_tflop_hour is not None else "",
     )
-    figure("$/GB VRAM", cost.usd_per_gb_vram, f"{_money(cost.usd_per_gb_vram)}/GB")
+    figure("$/GiB VRAM", cost.usd_per_gb_vram, f"{_money(cost.usd_per_gb_vram)}/GiB")
     figure(
         "electricity/year",
         cost.electricity_usd_per_year,
