@@ -315,3 +315,23 @@ def test_plurals_and_gib() -> None:
         "upgrade", "--machine", BOX, "--gpu", "nvidia-geforce-rtx-5090", "--models", "qwen3-8b"
     )
     assert "/GB" not in upgrade and "$/GiB VRAM" in upgrade
+
+
+def test_fleet_flags_a_server_with_7_of_its_8_gpus(tmp_path: Path) -> None:
+    """Three 8 × H100 servers, one with 7 left, and four 4090 boxes: too mixed for the GPU field to have a
+    majority, yet the 7-GPU server is flagged by its count."""
+    from dataclasses import replace
+
+    from rigcheck.core.machine import load_machine, save_machine
+
+    hgx = load_machine(FIXTURES / "hgx-h100x8-2tb.json")
+    box = load_machine(BOX)
+    for i in range(3):
+        save_machine(replace(hgx, host=replace(hgx.host, hostname=f"hgx-{i}")), tmp_path / f"hgx-{i}.json")
+    save_machine(
+        replace(hgx, host=replace(hgx.host, hostname="hgx-7"), gpus=hgx.gpus[:7]), tmp_path / "hgx-7.json"
+    )
+    for i in range(4):
+        save_machine(replace(box, host=replace(box.host, hostname=f"ws-{i}")), tmp_path / f"ws-{i}.json")
+    _code, out = run_cli("fleet", str(tmp_path))
+    assert "gpu_count: 8 × H100 SXM5 80GB on 3 of 4 nodes; smaller: hgx-7 (7 × H100 SXM5 80GB)" in out

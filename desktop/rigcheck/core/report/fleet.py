@@ -215,6 +215,35 @@ class Fleet:
                 found.append(Spread(name, tuple((v, counts[v]) for v in ordered)))
         return tuple(found)
 
+    def _count_drift(self) -> list[Drift]:
+        """Nodes with fewer (or more) of the same GPU than most nodes with that GPU: a server with 7 of
+        its 8 H100s is flagged even in a fleet too mixed for the "gpu" field to have a majority."""
+        groups: dict[str, list[tuple[str, int]]] = {}
+        for node in self.nodes:
+            names = {_short_gpu_name(g.name) for g in node.machine.gpus}
+            if len(names) == 1:
+                groups.setdefault(names.pop(), []).append((node.name, len(node.machine.gpus)))
+        found = []
+        for gpu, members in groups.items():
+            counts = Counter(n for _node, n in members)
+            usual = max(counts, key=lambda n: (counts[n], n))
+            if len(members) < 3 or counts[usual] * 2 <= len(members):
+                continue  # too few to say what is usual, or no count most of them share
+            odd = [(node, n) for node, n in members if n != usual]
+            if odd:
+                found.append(
+                    Drift(
+                        "gpu_count",
+                        f"{usual} × {gpu}",
+                        tuple(node for node, _n in odd),
+                        tuple(f"{n} × {gpu}" for _node, n in odd),
+                        tuple("smaller" if n < usual else "larger" for _node, n in odd),
+                        counts[usual],
+                        len(members),
+                    )
+                )
+        return found
+
     def drift(self) -> tuple[Drift, ...]:
         """Per field, the nodes whose value differs from the majority's (fields without drift left out).
 
@@ -259,6 +288,19 @@ class Fleet:
                         tuple(relations),
                         counts[majority],
                         len(compared),
+                    )
+                )
+        # the same GPU in a different number: flagged even where the "gpu" field is too mixed to be
+        flagged = {n for d in found if d.field == "gpu" for n in d.nodes}
+        for count in self._count_drift():
+            keep = [k for k, n in enumerate(count.nodes) if n not in flagged]
+            if keep:
+                found.append(
+                    replace(
+                        count,
+                        nodes=tuple(count.nodes[k] for k in keep),
+                        values=tuple(count.values[k] for k in keep),
+                        relations=tuple(count.relations[k] for k in keep),
                     )
                 )
         return tuple(found)
@@ -819,7 +861,14 @@ def render_fleet_html(
     """One self-contained page (no scripts, no external files); every value escaped."""
     e = _escape
     drift = fleet.drift() if drift is None else drift
-    column_of = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
+    column_of = {
+        "driver": "driver",
+        "cuda_driver": "cuda",
+        "rocm": "rocm",
+        "torch": "torch",
+        "gpu": "gpus",
+        "gpu_count": "gpus",
+    }
     flagged = {(n, column_of[d.field]) for d in drift if d.field in column_of for n in d.nodes}
     out = [
         "<!DOCTYPE html>",

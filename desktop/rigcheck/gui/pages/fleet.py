@@ -49,6 +49,7 @@ def _differ_labels() -> dict[str, str]:
         "rocm": tr("ROCm versions differ"),
         "torch": tr("PyTorch versions differ"),
         "gpu": tr("GPUs differ"),
+        "gpu_count": tr("GPU counts differ"),
         "ram_gib": tr("RAM differs"),
         "os": tr("Operating systems differ"),
     }
