@@ -335,3 +335,24 @@ def test_fleet_flags_a_server_with_7_of_its_8_gpus(tmp_path: Path) -> None:
         save_machine(replace(box, host=replace(box.host, hostname=f"ws-{i}")), tmp_path / f"ws-{i}.json")
     _code, out = run_cli("fleet", str(tmp_path))
     assert "gpu_count: 8 × H100 SXM5 80GB on 3 of 4 nodes; smaller: hgx-7 (7 × H100 SXM5 80GB)" in out
+
+
+def test_a_plurality_is_the_most_common_value_not_the_majority(tmp_path: Path) -> None:
+    """torch 2.5.1 on 3 of 8 nodes (one has 2.4.0, four none): "most common", never "majority"."""
+    from dataclasses import replace
+
+    from rigcheck.core.machine import load_machine, save_machine
+
+    box = load_machine(BOX)
+    torches = ["2.5.1+cu124"] * 3 + ["2.4.0+cu121"] + [None] * 4
+    for i, torch in enumerate(torches):
+        packages = {"torch": torch} if torch else {}
+        machine = replace(
+            box,
+            host=replace(box.host, hostname=f"n{i}"),
+            software=replace(box.software, python_packages=packages),
+        )
+        save_machine(machine, tmp_path / f"n{i}.json")
+    _code, out = run_cli("fleet", str(tmp_path))
+    assert "torch: 2.5.1 on 3 of 8 nodes; older: n3 (2.4.0)" in out
+    assert "Drift from the fleet's most common values:" in out and "majority" not in out

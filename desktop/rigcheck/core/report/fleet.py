@@ -724,6 +724,14 @@ def _answer_lines(column: ModelColumn) -> list[str]:
     ]
 
 
+def drift_heading(drift: Sequence[Drift]) -> str:
+    """ "Drift from the fleet's majority", or "… most common values" when some value is held by no more
+    than half of the nodes compared (3 of 8 with a torch, the other 5 without one, is not a majority)."""
+    if all(d.majority_count * 2 > d.compared for d in drift):
+        return "Drift from the fleet's majority"
+    return "Drift from the fleet's most common values"
+
+
 def render_table(
     fleet: Fleet, *, model_rows: Sequence[ModelColumn] | None = None, drift: Sequence[Drift] | None = None
 ) -> str:
@@ -737,7 +745,7 @@ def render_table(
     rows = [list(fleet.row(n).values()) for n in fleet.nodes]
     parts.append(render(list(HEADERS.values()), rows, right={7}))
     if drift:
-        parts.append("Drift from the fleet's majority:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
+        parts.append(f"{drift_heading(drift)}:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
     elif len(fleet.nodes) > 1:
         parts.append("Drift: none (every node has the majority's driver, CUDA, ROCm, torch, GPUs, RAM, OS)")
     asked = [c for c in model_rows or () if c.quant != "best"]
@@ -894,7 +902,7 @@ def render_fleet_html(
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     if drift:
-        out.append("<h2>Drift from the fleet's majority</h2><ul>")
+        out.append(f"<h2>{e(drift_heading(drift))}</h2><ul>")
         out.extend(f"<li>{e(d.sentence())}</li>" for d in drift)
         out.append("</ul>")
     columns = list(model_rows or ())

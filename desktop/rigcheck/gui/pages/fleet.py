@@ -290,7 +290,12 @@ def drift_html(fleet: Fleet) -> str:
         off = drift.get(spread.field)
         if off is not None:
             names = ", ".join(html.escape(n) for n in off.nodes)
-            line += f" — {tr('off the majority')}: {names}"
+            most = (
+                tr("off the majority")
+                if off.majority_count * 2 > off.compared
+                else tr("off the most common value")
+            )
+            line += f" — {most}: {names}"
         lines.append(line)
     for field, d in drift.items():
         if field in VERSION_FIELDS:
