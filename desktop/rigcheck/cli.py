@@ -299,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--measure",
         action="store_true",
-        help="run a short (about 1 s) multi-threaded memory copy test and record the host bandwidth",
+        help="run a short multi-threaded memory copy test and record the measured host bandwidth",
     )
     audit.set_defaults(handler=_cmd_audit)
 
