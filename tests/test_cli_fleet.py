@@ -54,8 +54,8 @@ def test_table_answers_which_nodes_run_a_70b(audits: Path, capsys: pytest.Captur
     assert "node" in out and "failing" in out and "RTX 3090 + RTX 4090" in out
     assert "Llama 3.1 70B at each machine's recommended format:" in out
     assert "(Q4_K_M)" in out  # each cell names its format
-    assert "fits on the GPUs: 2 of 3:" in out
-    assert "runs with layers offloaded to RAM: 1 of 3: workstation" in out
+    assert "runs on the GPUs: 2 of 3:" in out
+    assert "runs, too slow to chat (on the GPU + RAM): 1 of 3: workstation" in out
     assert "broken.json: not valid JSON" in out
     err = capsys.readouterr().err
     assert err.count("rigcheck: warning: skipped ") == 1 and "broken.json" in err
@@ -65,7 +65,7 @@ def test_without_model_the_reports_verdicts_are_counted(audits: Path) -> None:
     code, out = run_cli("fleet", str(audits / "rtx4090-64gb.json"), str(audits / "two-gpus-128gb.json"))
     assert code == 0
     assert out.startswith("Fleet: 2 machines from 2 files")
-    assert "Models in the reports" in out and "llama-3.2-1b" in out
+    assert "Models judged on every machine" in out and "llama-3.2-1b" in out
 
 
 def test_json_and_html_and_output_file(audits: Path, tmp_path: Path) -> None:

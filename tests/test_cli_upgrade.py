@@ -115,7 +115,7 @@ def test_5090_or_rent_an_h100_for_a_70b_qlora() -> None:
     assert "Before: GeForce RTX 4090" in out and "After:  GeForce RTX 5090" in out
     assert "does not fit" in out
     assert "Costs of the new GPUs" in out and "purchase" in out and "break-even" in out
-    assert "$/TFLOP-hour" in out and "$/GB VRAM" in out and "electricity/year" in out and "ownership" in out
+    assert "$/TFLOP-hour" in out and "$/GiB VRAM" in out and "electricity/year" in out and "ownership" in out
     assert "Power:" in out and "before:" in out
     assert "H100 SXM5" in out
     assert "Rent instead:" in out

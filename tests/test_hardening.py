@@ -120,7 +120,7 @@ def test_one_bad_report_never_aborts_a_fleet(tmp_path: Path, capsys: pytest.Capt
     code, out = run_cli("fleet", str(folder))
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "1 machines from 6 files (5 skipped)" in out
+    assert "1 machine from 6 files (5 skipped)" in out
     skipped = [line for line in err.splitlines() if line.startswith("rigcheck: warning: skipped ")]
     assert len(skipped) == len(bad) + 1, err
     assert str(good) not in err

@@ -19,7 +19,7 @@ NEEDS_OUTSIDE = (
     "/opt/conda",
     "audits/",
     "--hub ",
-)  # other files, the hub, other machines
+)  # other files, the hub, other machines, another environment
 
 pytestmark = pytest.mark.slow
 
@@ -39,6 +39,14 @@ def test_there_are_examples() -> None:
 
 def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # `audit -o lab-7.json` writes here, `--machine lab-7.json` reads it back
+    # `fleet audits/` reads the reports the ssh recipe above it collects: two machines' reports here
+    (tmp_path / "audits").mkdir()
+    for name in ("rtx4090-64gb", "hgx-h100x8-2tb"):
+        snapshot = ROOT / "tests" / "fixtures" / "machines" / f"{name}.json"
+        code = cli.main(
+            ["audit", "--machine", str(snapshot), "--format", "json", "-o", f"audits/{name}.json"]
+        )
+        assert code == 0
     for line in examples():
         out = io.StringIO()
         code = cli.main(shlex.split(line)[1:], out=out)

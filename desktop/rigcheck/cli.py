@@ -3,8 +3,9 @@
 Conventions every subcommand follows:
 
 - ``--json`` writes machine-readable output to stdout;
-- errors are one line on stderr, ``rigcheck: error: …``; exit status 2 for bad input or usage, 1 for
-  an internal failure, never a traceback unless ``--debug``;
+- errors are one line on stderr, ``rigcheck: error: …``; exit status 2 for bad input or usage, 3 when
+  the network (the Hugging Face hub) cannot be reached, 1 for an internal failure (and for
+  ``fit --check`` when the model does not run), never a traceback unless ``--debug``;
 - headless commands never import Qt (``tests/test_boundaries.py`` checks it).
 """
 
@@ -20,15 +21,17 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from rigcheck.core.errors import InputError
+from rigcheck.core.errors import InputError, NetworkError
 
 if TYPE_CHECKING:
-    from rigcheck.core.catalog import Catalog
+    from rigcheck.core.catalog import Catalog, GpuSpec
     from rigcheck.core.estimate.memory import Request
     from rigcheck.core.estimate.placement.types import Split
     from rigcheck.core.monitor import Sample
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_NETWORK = 0, 1, 2, 3
+#: ``fit --check``: the model does not run here (the same status as an internal failure: "not ok")
+EXIT_DOES_NOT_RUN = 1
 #: The desktop app's pages, in order (rigcheck.gui.main_window's table; listed here so that --help does
 #: not import Qt; tests/gui/test_smoke.py checks the two agree).
 GUI_PAGES = ("overview", "models", "fit", "compat", "monitor", "upgrade", "fleet")
@@ -39,10 +42,73 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line instead of usage text plus a line."""
+    """argparse that reports usage errors as one line instead of usage text plus a line, pointing to
+    the help of the subcommand they belong to."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: object = None) -> argparse.Namespace:  # type: ignore[override]
+        parsed, extra = self.parse_known_args(args, namespace)  # type: ignore[arg-type]
+        if extra:
+            command = getattr(parsed, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{prog} --help')")
+        return parsed
+
+
+class _ModelsAction(argparse.Action):
+    """``--models a b`` and ``--models a,b`` alike (and repeated): the ids in order, each once."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option: object = None,
+    ) -> None:
+        given = [values] if isinstance(values, str) else list(values or ())  # type: ignore[call-overload]
+        ids = list(getattr(namespace, self.dest, None) or [])
+        for item in given:
+            ids += [m.strip() for m in str(item).split(",") if m.strip()]
+        setattr(namespace, self.dest, list(dict.fromkeys(ids)))
+
+
+def _models_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--models",
+        metavar="ID",
+        nargs="+",
+        action=_ModelsAction,
+        help=f"catalog model ids {what}, space- or comma-separated (see 'rigcheck models')",
+    )
+
+
+WORKLOAD_HELP = (
+    "what to do with the model: inference (default), lora or qlora fine-tuning, or full fine-tuning"
+)
+
+
+def _whatif_options(parser: argparse.ArgumentParser, *, what: str = "the machine") -> None:
+    """``--gpu``, ``--add-gpu``, ``--ram-gb``: the same what-if on every command that judges a model."""
+    parser.add_argument(
+        "--gpu",
+        metavar="CATALOG_ID",
+        action="append",
+        help=f"replace the GPUs of {what} with these (repeatable; see 'rigcheck gpus')",
+    )
+    parser.add_argument(
+        "--add-gpu",
+        metavar="CATALOG_ID",
+        action="append",
+        help="add this GPU to the (possibly replaced) ones (repeatable; mixed models allowed)",
+    )
+    parser.add_argument(
+        "--ram-gb",
+        metavar="GIB",
+        type=_ram_gib,
+        help=f"set the RAM of {what} to this many GiB (binary gigabytes, as the probe reports)",
+    )
 
 
 class _VersionAction(argparse.Action):
@@ -111,7 +177,9 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         default="f16",
         help="KV cache element type: f16, bf16, fp8, q8_0, q4_0",
     )
-    parser.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
+    parser.add_argument(
+        "--workload", choices=("inference", "lora", "qlora", "full"), default="inference", help=WORKLOAD_HELP
+    )
     _training_flags(parser)
     parser.add_argument(
         "--engine",
@@ -158,6 +226,24 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
     )
     train.add_argument("--checkpointing", choices=("none", "selective", "full", "offloaded"))
     train.add_argument("--precision", choices=("bf16", "fp16", "fp32"), default="bf16")
+
+
+def _judging_options(parser: argparse.ArgumentParser) -> None:
+    """``--quant``, ``--engine``, ``--batch`` for the commands that judge many models (as 'fit' has)."""
+    parser.add_argument(
+        "--quant",
+        metavar="Q",
+        help="weight format for every model: Q4_K_M, Q8_0, bf16, fp8, … (default: the recommended format "
+        "on each machine, as 'fit' gives)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"),
+        help="inference engine whose overheads to use (default llama.cpp; training uses its own)",
+    )
+    parser.add_argument(
+        "--batch", metavar="N", type=_positive_int, default=1, help="concurrent sequences (default 1)"
+    )
 
 
 def _positive_watts(text: str) -> float:
@@ -258,13 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a report instead: the snapshot, its compatibility findings and model verdicts "
         "(json: rigcheck.report/1; html: one self-contained page)",
     )
-    audit.add_argument(
-        "--models",
-        metavar="ID",
-        nargs="+",
-        action="extend",
-        help="catalog model ids for the report's verdicts (default: about 15 popular models)",
-    )
+    _models_option(audit, "for the report's verdicts (default: about 15 popular models)")
     audit.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
     audit.add_argument("--psu-watts", metavar="N", type=_positive_watts, help="the power supply's rating")
     audit.add_argument(
@@ -285,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--measure",
         action="store_true",
-        help="run a short (about 1 s) multi-threaded memory copy test and record the host bandwidth",
+        help="run a short multi-threaded memory copy test and record the measured host bandwidth",
     )
     audit.set_defaults(handler=_cmd_audit)
 
@@ -322,13 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _model_arguments(fit)
     fit.add_argument("--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine")
-    fit.add_argument(
-        "--gpu",
-        metavar="CATALOG_ID",
-        action="append",
-        help="replace the GPUs with these (repeatable; see rigcheck gpus)",
-    )
-    fit.add_argument("--ram-gb", metavar="N", type=_ram_gib, help="replace the RAM with N GiB")
+    _whatif_options(fit)
     fit.add_argument(
         "--offload",
         choices=("auto", "none", "layers", "experts", "optimizer", "params", "full"),
@@ -401,6 +475,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="without --quant: the highest-quality format that runs at a usable speed (default), or the "
         "fastest (docs/recommendation.md)",
     )
+    fit.add_argument(
+        "--check",
+        action="store_true",
+        help="for scripts: exit with status 1 when the model does not run (the answer is still printed)",
+    )
     fit.set_defaults(handler=_cmd_fit)
 
     upgrade = commands.add_parser(
@@ -414,33 +493,18 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade.add_argument(
         "--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine"
     )
-    upgrade.add_argument(
-        "--gpu",
-        metavar="CATALOG_ID",
-        action="append",
-        help="replace all GPUs with these (repeatable; see rigcheck gpus)",
-    )
-    upgrade.add_argument(
-        "--add-gpu",
-        metavar="CATALOG_ID",
-        action="append",
-        help="add this GPU to the (possibly replaced) ones (repeatable; mixed models allowed)",
-    )
-    upgrade.add_argument("--ram-gb", metavar="N", type=_ram_gib, help="set the RAM to N GiB")
+    _whatif_options(upgrade, what="the upgraded copy")
     upgrade.add_argument(
         "--psu-watts",
         metavar="N",
         type=_positive_watts,
         help="the PSU after the upgrade (also taken as today's when the machine records none)",
     )
+    _models_option(upgrade, "to compare (default: about 15 popular models from 1B to 235B)")
     upgrade.add_argument(
-        "--models",
-        metavar="ID",
-        nargs="+",
-        action="extend",
-        help="catalog model ids to compare (default: about 15 popular models from 1B to 235B)",
+        "--workload", choices=("inference", "lora", "qlora", "full"), default="inference", help=WORKLOAD_HELP
     )
-    upgrade.add_argument("--workload", choices=("inference", "lora", "qlora", "full"), default="inference")
+    _judging_options(upgrade)
     upgrade.add_argument(
         "--context",
         metavar="N",
@@ -464,6 +528,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compat.add_argument(
         "--machine", metavar="FILE", type=Path, help="a saved snapshot instead of this machine"
+    )
+    compat.add_argument(
+        "--python",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="also check the ML packages of this Python interpreter, e.g. ENV/bin/python (repeatable; "
+        "as for 'audit --python')",
     )
     compat.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
     compat.set_defaults(handler=_cmd_compat)
@@ -503,23 +575,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=("table", "json", "html"), default="table", help="output format (default table)"
     )
     fleet.add_argument("--json", action="store_true", help="the same as --format json")
+    _models_option(fleet, "to check on every machine (default: the models the reports judged)")
     fleet.add_argument(
         "--model",
         metavar="ID",
-        action="append",
-        default=[],
-        help="a catalog model id to check on every machine (repeatable, or comma-separated)",
+        dest="models",
+        action=_ModelsAction,
+        help="one catalog model id (repeatable, or comma-separated): the same as --models",
     )
-    fleet.add_argument(
-        "--quant",
-        metavar="Q",
-        help="weight format for --model (default: the recommended format on each machine, as 'fit' gives)",
-    )
+    _judging_options(fleet)
     fleet.add_argument(
         "--context",
         metavar="N",
         type=_positive_int,
-        help="tokens of context for --model (default 8192 or the model's maximum if smaller)",
+        help="tokens of context for --models (default 8192 or the model's maximum if smaller)",
     )
     fleet.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
     fleet.set_defaults(handler=_cmd_fleet)
@@ -766,24 +835,16 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.estimate import fit_text
     from rigcheck.core.report.recommend import recommendation_json, recommendation_text
-    from rigcheck.core.whatif import simulate
+    from rigcheck.core.whatif import upgrade
 
     catalog = _load_catalog()
-    gpus = None
-    if args.gpu:
-        gpus = []
-        for gpu_id in args.gpu:
-            spec = catalog.gpu(gpu_id.lower())
-            if spec is None:
-                close = [g.id for g in catalog.gpus if gpu_id.lower() in g.id][:4]
-                hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck gpus'"
-                raise UsageError(f"--gpu: unknown catalog GPU {gpu_id!r}{hint}")
-            gpus.append(spec)
+    replaced, added = _whatif_gpus(args, catalog)
     model = resolve_model(args.model, catalog)
-    live = args.machine is None and gpus is None and args.ram_gb is None
+    whatif = replaced is not None or bool(added) or args.ram_gb is not None
+    live = args.machine is None and not whatif
     machine = load_machine(args.machine) if args.machine else probe_machine()
-    if gpus is not None or args.ram_gb is not None:
-        machine = simulate(machine, gpus, args.ram_gb)
+    if whatif:
+        machine = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb)
     if args.power_limit is not None:
         limited = tuple(replace(g, power_limit_watts=args.power_limit) for g in machine.gpus)
         machine = replace(machine, gpus=limited)
@@ -832,11 +893,40 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     else:
         text = recommendation_text(rec, commands, pinned=pinned)
         out.write(text + "\n\n" + fit_text(result, machine) + "\n")
+    if args.check and result.verdict == "does_not_fit":
+        return EXIT_DOES_NOT_RUN
     return EXIT_OK
 
 
+def _catalog_gpus(catalog: Catalog, ids: list[str], option: str) -> list[GpuSpec]:
+    specs = []
+    for gpu_id in ids:
+        spec = catalog.gpu(gpu_id.lower())
+        if spec is None:
+            close = [g.id for g in catalog.gpus if gpu_id.lower() in g.id][:4]
+            hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck gpus'"
+            raise UsageError(f"{option}: unknown catalog GPU {gpu_id!r}{hint}")
+        specs.append(spec)
+    return specs
+
+
+def _whatif_gpus(args: argparse.Namespace, catalog: Catalog) -> tuple[list[GpuSpec] | None, list[GpuSpec]]:
+    """``--gpu`` (None: keep the machine's) and ``--add-gpu`` as catalog entries; unknown ids are usage
+    errors with a did-you-mean."""
+    replaced = _catalog_gpus(catalog, args.gpu, "--gpu") if args.gpu else None
+    return replaced, _catalog_gpus(catalog, args.add_gpu or [], "--add-gpu")
+
+
+def _judging_request(args: argparse.Namespace) -> Request | None:
+    """``--quant/--engine/--batch`` of upgrade and fleet as a Request (None when none is given)."""
+    from rigcheck.core.estimate.memory import Request
+
+    if args.quant is None and args.engine is None and args.batch == 1:
+        return None
+    return Request(quant=args.quant, batch=args.batch, engine=args.engine or "llama.cpp")
+
+
 def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
-    from rigcheck.core.catalog import GpuSpec
     from rigcheck.core.estimate.upgrade import catalog_model, compare
     from rigcheck.core.machine import load_machine
     from rigcheck.core.probe import probe_machine
@@ -844,20 +934,7 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.whatif import upgrade
 
     catalog = _load_catalog()
-
-    def gpus(ids: list[str] | None, option: str) -> list[GpuSpec]:
-        specs = []
-        for gpu_id in ids or ():
-            spec = catalog.gpu(gpu_id.lower())
-            if spec is None:
-                close = [g.id for g in catalog.gpus if gpu_id.lower() in g.id][:4]
-                hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck gpus'"
-                raise UsageError(f"{option}: unknown catalog GPU {gpu_id!r}{hint}")
-            specs.append(spec)
-        return specs
-
-    replaced = gpus(args.gpu, "--gpu") if args.gpu else None
-    added = gpus(args.add_gpu, "--add-gpu")
+    replaced, added = _whatif_gpus(args, catalog)
     models = [catalog_model(m, catalog).id for m in args.models] if args.models else None
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if machine.psu.watts is None and args.psu_watts is not None:
@@ -865,7 +942,7 @@ def _cmd_upgrade(args: argparse.Namespace, out: TextIO) -> int:
     after = upgrade(machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb, psu_watts=args.psu_watts)
     report = compare(
         machine, after, catalog, models=models, workload=args.workload, context=args.context,
-        prefer=args.prefer,
+        prefer=args.prefer, request=_judging_request(args),
     )  # fmt: skip
     if args.json:
         _emit_json(upgrade_json(report), out)
@@ -880,7 +957,10 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.probe import probe_machine
     from rigcheck.core.report.compat import compat_text
 
-    machine = load_machine(args.machine) if args.machine else probe_machine()
+    if args.machine is not None and args.python:
+        raise UsageError("--python and --machine cannot be combined: a snapshot's packages are fixed")
+    _check_interpreters(args.python)
+    machine = load_machine(args.machine) if args.machine else probe_machine(pythons=tuple(args.python))
     catalog = _load_catalog()
     findings = check_compat(machine, catalog)
     summary = summarize(machine, catalog, findings)
@@ -900,7 +980,7 @@ def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
         render_table,
     )
 
-    model_ids = [m.strip() for item in args.model for m in item.split(",") if m.strip()]
+    model_ids = args.models or []
     catalog = _load_catalog()
     fleet = load_fleet(args.paths, catalog)
     for problem in fleet.problems:
@@ -909,9 +989,11 @@ def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
         where = ", ".join(str(p) for p in args.paths)
         raise InputError(where, f"no readable reports ({fleet.files} files, all skipped)")
     columns: tuple[ModelColumn, ...] = (
-        fleet.matrix(model_ids, catalog, quant=args.quant, context=args.context)
+        fleet.matrix(
+            model_ids, catalog, quant=args.quant, context=args.context, request=_judging_request(args)
+        )
         if model_ids
-        else fleet.report_matrix()
+        else fleet.report_matrix(catalog)
     )
     form = "json" if args.json else args.format
     if form == "json":
@@ -1093,6 +1175,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return int(handler(args, out))
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    except NetworkError as exc:
+        return _fail(str(exc), EXIT_NETWORK)
     except InputError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:

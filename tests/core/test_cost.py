@@ -110,11 +110,14 @@ def test_cost_per_tflop_hour_uses_the_catalogs_dense_figures(catalog: Catalog) -
     h100 = catalog.gpu("nvidia-h100-sxm5")
     rtx4090 = catalog.gpu("nvidia-geforce-rtx-4090")
     assert h100 and rtx4090
-    # H100 SXM: 989 dense FP16 TFLOPS (the seed's "~1.000"): $3.15 / 989 = $0.00319 (seed: $0.0032)
-    assert gpu_cost(h100, today=TODAY).usd_per_tflop_hour == pytest.approx(3.15 / 989)
+    # H100 SXM: 989 dense FP16 TFLOPS (the seed's "~1.000"), at the catalog's rent
+    assert h100.cloud_price_usd_hour is not None and rtx4090.cloud_price_usd_hour is not None
+    assert gpu_cost(h100, today=TODAY).usd_per_tflop_hour == pytest.approx(h100.cloud_price_usd_hour / 989)
     # RTX 4090: the catalog has 165.2 TFLOPS with FP32 accumulate (what PyTorch uses); the seed's ~330 is the
-    # FP16-accumulate rate, so the app's figure is twice the seed's $0.0018: $0.60 / 165.2 = $0.00363
-    assert gpu_cost(rtx4090, today=TODAY).usd_per_tflop_hour == pytest.approx(0.60 / 165.2)
+    # FP16-accumulate rate, so the app divides by 165.2
+    assert gpu_cost(rtx4090, today=TODAY).usd_per_tflop_hour == pytest.approx(
+        rtx4090.cloud_price_usd_hour / 165.2
+    )
 
 
 # -- price per GB of VRAM -------------------------------------------------------------------------
@@ -309,36 +312,31 @@ def test_prices_refuse_impossible_values(bad: dict[str, float]) -> None:
         Prices(**bad)
 
 
-def test_catalog_has_the_seeds_prices(catalog: Catalog) -> None:
-    # SEED 002's table, each row to the catalog entry it describes (the A100 row's 300 W is the PCIe card's)
+def test_catalog_prices_cite_dated_public_pages(catalog: Catalog) -> None:
+    # the cost-per-TFLOP seed names no site and no date: its prices were replaced by dated public price
+    # pages where one was found, and dropped where none was (tests/test_cli_sources.py checks every one)
     expected = {
-        "nvidia-b200": (4.70, 45000, 50000),
-        "nvidia-h200": (3.80, 30000, 40000),
-        "nvidia-h100-sxm5": (3.15, 25000, None),
-        "nvidia-a100-pcie-80gb": (0.72, 15000, None),
-        "nvidia-l40s": (1.50, 8000, None),
-        "nvidia-geforce-rtx-4090": (0.60, 1600, None),
+        "nvidia-geforce-rtx-4090": (0.34, "2026-03", "https://gputracker.dev/"),
+        "nvidia-a100-pcie-80gb": (1.10, "2026-05", "https://www.mercatus-ai.com/"),
+        "nvidia-h100-sxm5": (2.95, "2026-05", "https://aimultiple.com/gpu-index"),
+        "nvidia-h200": (3.50, "2026-05", "https://www.mercatus-ai.com/"),
+        "nvidia-l40s": (None, None, None),
+        "nvidia-b200": (None, None, None),
     }
-    for gpu_id, (rent, low, high) in expected.items():
+    for gpu_id, (rent, date, site) in expected.items():
         gpu = catalog.gpu(gpu_id)
         assert gpu, gpu_id
-        assert (gpu.cloud_price_usd_hour, gpu.street_price_usd, gpu.street_price_high_usd) == (
-            rent,
-            low,
-            high,
-        )
-        for source in (gpu.cloud_price_source, gpu.street_price_source):
-            assert source and source.startswith(SEED_002) and "undated" in source, gpu_id
-        # the seed has no date: the month the price was recorded here, marked below primary
-        assert gpu.cloud_price_date == gpu.street_price_date == "2026-11", gpu_id
-        assert gpu.field_confidence.get("cloud_price_usd_hour") in ("secondary", "uncertain"), gpu_id
-    a100 = catalog.gpu("nvidia-a100-pcie-80gb")
-    assert a100 and a100.street_price_used  # "~$15K (usata)"
+        assert (gpu.cloud_price_usd_hour, gpu.cloud_price_date) == (rent, date), gpu_id
+        assert gpu.street_price_usd is None, gpu_id
+        if site is not None:
+            assert gpu.cloud_price_source and gpu.cloud_price_source.startswith(site), gpu_id
+            assert gpu.field_confidence.get("cloud_price_usd_hour") == "uncertain", gpu_id
 
 
 def test_catalog_ranges_use_the_midpoint(catalog: Catalog) -> None:
-    h200 = catalog.gpu("nvidia-h200")
-    assert h200
+    base = catalog.gpu("nvidia-h200")
+    assert base
+    h200 = replace(base, street_price_usd=30000.0, street_price_high_usd=40000.0, street_price_date="2026-05")
     cost = gpu_cost(h200, today=TODAY)
     assert cost.purchase and cost.purchase.usd == 35000 and cost.purchase.range_usd == (30000, 40000)
     assert any("$30,000–$40,000" in n for n in cost.notes)

@@ -389,10 +389,10 @@ def test_render_table(small_fleet: Fleet, catalog: Catalog) -> None:
     assert "driver: 570.124.04 on 3 of 4 nodes; older: node03 (550.54.14)" in text
     assert "llama-3.1-70b Q4_K_M" in text
     assert "Llama 3.1 70B at Q4_K_M:" in text
-    assert "fits on the GPUs: 3 of 4: node01, node02, node03" in text
+    assert "runs on the GPUs: 3 of 4: node01, node02, node03" in text
     assert "Skipped:" in text and "broken.json: not valid JSON" in text
     held = render_table(small_fleet, model_rows=small_fleet.report_matrix())
-    assert "Models in the reports" in held and "llama-3.2-1b" in held
+    assert "Models judged on every machine" in held and "llama-3.2-1b" in held
 
 
 def test_render_json(small_fleet: Fleet, catalog: Catalog) -> None:

@@ -91,7 +91,7 @@ def test_second_4090_moves_a_70b_q4_from_does_not_fit_to_fits(catalog: Catalog, 
     assert change.after.decode_tokens_per_s == pytest.approx(after.speed.decode_tokens_per_s)
     assert change.newly_runnable
     assert "needs" in change.before.placement  # why it does not fit, in words
-    assert any("does not fit before, fits on the GPUs after at Q4_K_M" in s for s in report.suggestions)
+    assert any("does not fit before, runs on the GPUs after at Q4_K_M" in s for s in report.suggestions)
 
 
 def test_newly_runnable_also_means_off_ram_onto_the_gpus(catalog: Catalog, box: Machine) -> None:
@@ -241,9 +241,10 @@ def test_training_options_for_a_70b_full_fine_tune_on_a_4090(catalog: Catalog, b
         assert option.count > 1  # no single GPU holds 16 bytes per parameter of a 70B
         assert any("ZeRO" in n for n in option.notes)
     h100 = next(o for o in gpus if o.gpu_id == "nvidia-h100-sxm5")
-    assert h100.purchase_usd is not None and h100.rent_usd_hour is not None
-    assert h100.cost is not None and h100.cost.purchase is not None
-    assert h100.purchase_usd == pytest.approx(h100.count * h100.cost.purchase.usd)
+    assert h100.rent_usd_hour is not None and h100.cost is not None and h100.cost.rent_per_hour is not None
+    assert h100.rent_usd_hour == pytest.approx(h100.count * h100.cost.rent_per_hour.usd)
+    # the catalog has no followable purchase price for an H100: unknown, never a guess
+    assert h100.purchase_usd is None and h100.cost.purchase is None
 
 
 def test_training_options_on_a_small_model_need_no_sharding(catalog: Catalog, box: Machine) -> None:

@@ -353,7 +353,7 @@ def test_fit_column_is_the_recommendation_sortable_and_filterable(
     assert rec.best is not None
     cell = page.proxy.index(row_of(page, "llama-3.1-8b"), FIT).data()
     speed = f"~{rec.best.tokens_per_s:,.0f} tok/s"
-    assert cell == f"✔ On the GPU · {rec.best.quant} · {speed}"  # glyph + words + format + speed
+    assert cell == f"✓ On the GPU · {rec.best.quant} · {speed}"  # glyph + words + format + speed
     page.table.sortByColumn(FIT, Qt.SortOrder.AscendingOrder)
     views = [page.source.fit(s) for s in shown(page)]
     assert all(v is not None for v in views)

@@ -10,3 +10,8 @@ class InputError(Exception):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
+
+
+class NetworkError(InputError):
+    """The hub (or another server) could not be reached, timed out or refused for now: not bad input.
+    The CLI exits with its own status (3) so that scripts can retry it."""

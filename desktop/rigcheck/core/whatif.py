@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.machine import GPU, Machine, Memory, Note
+from rigcheck.core.machine import GPU, Machine, Note
 
 GIB = 1024**3
 
@@ -44,9 +44,9 @@ def simulate(machine: Machine, gpus: Sequence[GpuSpec] | None = None, ram_gb: fl
         notes.append(Note("what-if", "info", f"GPUs replaced by {names} (from the catalog)"))
     if ram_gb is not None:
         total = int(ram_gb * GIB)
-        machine = replace(
-            machine, memory=Memory(total_bytes=total, available_bytes=None, swap_total_bytes=None)
-        )
+        # the channels and their speed stay: a bandwidth read, measured or typed in is kept
+        memory = replace(machine.memory, total_bytes=total, available_bytes=None, swap_total_bytes=None)
+        machine = replace(machine, memory=memory)
         notes.append(Note("what-if", "info", f"RAM set to {ram_gb:g} GiB"))
     return replace(machine, notes=tuple(notes))
 

@@ -15,23 +15,32 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, where_of
-from rigcheck.core.i18n import num
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.verdict_words import COLOURS, TIERS, placement_words, speed_text, verdict_where
 
-#: where -> the words in a narrow table column (the Models page)
-SHORT_WORDS: dict[Where | None, str] = {
+#: tier (rigcheck.core.verdict_words) -> the words in a narrow table column (the Models page)
+SHORT_WORDS: dict[str | None, str] = {
     "gpu": "On the GPU",
     "gpu+ram": "GPU + RAM",
     "cpu": "On the CPU",
+    "slow": "Too slow",
+    "does_not_fit": "Does not fit",
     None: "Does not fit",
 }
-#: where -> (glyph, words (English source, translated when shown), colour, sort rank)
+#: tier -> the words of a card (English source, translated when shown): the CLI's and the reports'
+#: words (rigcheck.core.verdict_words), capitalised
+TIER_WORDS: dict[str, str] = {
+    "gpu": "Runs on the GPU",
+    "gpu+ram": "Runs on the GPU + RAM",
+    "cpu": "Runs on the CPU",
+    "slow": "Runs, too slow to chat",
+    "does_not_fit": "Does not fit",
+}
+#: where -> (glyph, words, colour, sort rank), for a placement without a speed (the shared tiers)
 WHERE_VIEW: dict[Where | None, tuple[str, str, str, int]] = {
-    "gpu": ("✔", "Runs on the GPU", "#2e9d57", 0),
-    "gpu+ram": ("◐", "Runs on GPU + RAM", "#c98a12", 1),
-    "cpu": ("◐", "Runs on the CPU", "#c98a12", 2),
-    None: ("✘", "Does not fit", "#c8433a", 3),
+    where: (TIERS[tier][0], TIER_WORDS[tier], COLOURS[TIERS[tier][1]], TIERS[tier][2])
+    for where, tier in (("gpu", "gpu"), ("gpu+ram", "gpu+ram"), ("cpu", "cpu"), (None, "does_not_fit"))
 }
 
 
@@ -47,14 +56,16 @@ class FitView:
     tokens_per_s: float | None
     #: fit.Placement.offload of the recommendation ("experts", "layers", …)
     offload: str = "none"
+    #: the shared tier (rigcheck.core.verdict_words): gpu, gpu+ram, cpu, slow, does_not_fit
+    tier: str = ""
 
     @property
     def short_words(self) -> str:
-        return SHORT_WORDS[self.where]
+        return SHORT_WORDS[self.tier or self.where]
 
     @property
     def rank(self) -> int:
-        return WHERE_VIEW[self.where][3]
+        return TIERS[self.tier][2] if self.tier in TIERS else WHERE_VIEW[self.where][3]
 
     def sort_key(self) -> tuple[int, float]:
         """Runs on the GPU first, then GPU + RAM, CPU, does not fit; faster first within each."""
@@ -63,25 +74,37 @@ class FitView:
     def detail(self) -> str:
         """ "Q4_K_M · ~95 tokens/s" (the words are shown apart, translated)."""
         parts = [self.quant] if self.quant else []
-        if self.tokens_per_s is not None:
-            parts.append(f"~{num(self.tokens_per_s)} tokens/s")
+        if self.where is not None:
+            parts.append(speed_text(self.tokens_per_s))  # rounded once, as the CLI and reports say it
         return " · ".join(parts)
 
 
 def view_of_result(result: FitResult, quant: str | None = None) -> FitView:
     where = where_of(result)
-    glyph, words, colour, _rank = WHERE_VIEW[where]
     speed = result.speed
     tps = speed.decode_tokens_per_s if result.estimate.workload == "inference" else speed.train_tokens_per_s
+    said = placement_words(where, tps, workload=result.estimate.workload)
     return FitView(
         where,
-        glyph,
-        words,
-        colour,
+        said.glyph,
+        TIER_WORDS[said.tier],
+        COLOURS[said.colour],
         quant if where is not None else None,
         tps if where is not None else None,
         result.placement.offload,
+        said.tier,
     )
+
+
+def verdict_view(
+    verdict: str, where: str | None, tokens_per_s: float | None, workload: str = "inference"
+) -> tuple[str, str, str]:
+    """(glyph, words (English source), colour) of a verdict the Upgrade and Fleet pages show, in the
+    shared vocabulary: a GPU-less box "Runs on the CPU", ~1 token/s "Runs, too slow to chat"."""
+    if verdict not in ("fits", "fits_with_offload", "does_not_fit"):
+        return "?", verdict, "#7a7f87"
+    said = placement_words(verdict_where(verdict, where), tokens_per_s, workload=workload)
+    return said.glyph, TIER_WORDS[said.tier], COLOURS[said.colour]
 
 
 def fit_view(rec: Recommendation) -> FitView:

@@ -5,12 +5,13 @@ worked out by the solvers, not guessed.
 from __future__ import annotations
 
 from rigcheck.core.catalog import Catalog
+from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request
 from rigcheck.core.estimate.placement.budget import budgets
 from rigcheck.core.estimate.placement.training import MEGATRAIN_HOST_BYTES
-from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.placement.types import Offload, Placement
 from rigcheck.core.estimate.solvers import best_quant, fewest_gpus, max_context
-from rigcheck.core.estimate.verdict import Verdict
+from rigcheck.core.estimate.verdict import FitResult, Verdict
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
@@ -71,6 +72,110 @@ def advice_for(
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":
         advice.append(tr("QLoRA (4-bit base) needs about a quarter of the weight memory"))
-    if verdict == "does_not_fit" and est.workload == "inference":
-        advice.append(tr("a smaller quantization, a shorter context, or a GPU with more memory would help"))
+    if verdict == "does_not_fit":
+        steps = next_steps(model, machine, req, catalog, est, live=live)
+        advice += steps
+        if not steps and est.workload == "inference":
+            advice.append(
+                tr("a smaller quantization, a shorter context, or a GPU with more memory would help")
+            )
     return advice
+
+
+#: RAM sizes a what-if tries, GiB (common DIMM totals: 2 or 4 modules of 16-64 GiB, server 8-16 modules)
+RAM_STEPS_GIB = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+#: how many smaller catalog siblings are tried, largest first
+SIBLINGS_TRIED = 6
+
+
+def next_steps(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, est: MemoryEstimate, *, live: bool
+) -> list[str]:
+    """For a model that does not fit: the next step, computed, each with its verdict and speed: the
+    offload mode that would run it (training), the RAM that would, the largest smaller sibling in the
+    catalog that runs here."""
+    from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.recommend import verdict_words
+    from rigcheck.core.whatif import simulate
+
+    def said(result: FitResult) -> str:
+        from rigcheck.core.verdict_words import speed_text
+
+        training = result.estimate.workload != "inference"
+        tps = result.speed.train_tokens_per_s if training else result.speed.decode_tokens_per_s
+        return f"{verdict_words(result)}, {speed_text(tps, training=training)}"
+
+    steps: list[str] = []
+    modes: tuple[Offload, ...] = ("optimizer", "params", "full") if est.workload != "inference" else ()
+    for mode in modes:
+        trial = fit(model, machine, req, catalog, offload=mode, live=live, advise=False)
+        if trial.verdict != "does_not_fit":
+            steps.append(tr("--offload {mode} would run it: {words}", mode=mode, words=said(trial)))
+            break
+    have_gib = machine.memory.total_bytes / GIB
+    for ram in RAM_STEPS_GIB:
+        if ram <= have_gib:
+            continue
+        trial = fit(model, simulate(machine, None, ram), req, catalog, live=False, advise=False)
+        if trial.verdict != "does_not_fit":
+            steps.append(tr("with {ram} GiB of RAM it would run: {words}", ram=ram, words=said(trial)))
+            break
+    sibling = _smaller_sibling(model, machine, req, catalog, live=live)
+    if sibling is not None:
+        name, quant, result = sibling
+        steps.append(
+            tr(
+                "the smaller {name} runs here at {quant}: {words} (rigcheck fit {id})",
+                name=name,
+                quant=quant,
+                words=said(result),
+                id=result.estimate.model.id,
+            )
+        )
+    return steps
+
+
+def _smaller_sibling(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, *, live: bool
+) -> tuple[str, str, FitResult] | None:
+    """The largest smaller catalog model of the same family that runs here (its own line first: the R1
+    distills for DeepSeek-R1), preferring one that runs entirely on the GPUs."""
+    from dataclasses import replace
+
+    from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.recommend import display_quant, where_of
+    from rigcheck.core.models.resolve import from_catalog
+    from rigcheck.core.verdict_words import placement_words
+
+    spec = catalog.model(model.id)
+    if spec is None or spec.params_b is None:
+        return None
+    stem = model.id.rsplit("-", 1)[0] if model.id[-1:] == "b" else model.id
+    smaller = [m for m in catalog.models if m.family == spec.family and (m.params_b or 0) < spec.params_b]
+    smaller.sort(key=lambda m: (not m.id.startswith(stem), -(m.params_b or 0)))
+    found: list[tuple[int, str, str, FitResult]] = []
+    for candidate in smaller[:SIBLINGS_TRIED]:
+        info = from_catalog(candidate)
+        # inference at the catalog's everyday format (the format ladder of a model that does not fit
+        # ends at Q2_K, which says nothing about a model that does); training at its own
+        quant = "Q4_K_M" if req.workload == "inference" else req.quant
+        try:
+            result = fit(info, machine, replace(req, quant=quant), catalog, live=live, advise=False)
+        except InputError:
+            continue
+        if result.verdict == "does_not_fit":
+            continue
+        tps = (
+            result.speed.decode_tokens_per_s
+            if req.workload == "inference"
+            else result.speed.train_tokens_per_s
+        )
+        rank = placement_words(where_of(result), tps, workload=req.workload).rank
+        found.append((rank, candidate.name, display_quant(result.estimate.quant_name), result))
+        if rank == 0:
+            break  # runs entirely on the GPUs: the largest such is the answer
+    if not found:
+        return None
+    # the best tier, the largest within it (candidates are tried largest first)
+    _rank, name, quant, result = min(found, key=lambda f: f[0])
+    return name, quant, result

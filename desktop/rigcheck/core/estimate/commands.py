@@ -176,7 +176,10 @@ def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
     _, source = _gguf_source(rung, catalog)
     used = any(p.gpu_bytes)
     layers = 0 if not used else (p.total_layers + 1 if p.gpu_layers >= p.total_layers else p.gpu_layers)
-    name = _ollama_name(f"{est.model.id}-{display_quant(rung.quant)}")
+    quant = display_quant(rung.quant)
+    # a file's own name often ends in its format already ("tiny-qwen3-q8_0"): not "-q8_0-q8_0"
+    named = est.model.id.lower().endswith(quant.lower())
+    name = _ollama_name(est.model.id if named else f"{est.model.id}-{quant}")
     modelfile = r"FROM %s\nPARAMETER num_ctx %d\nPARAMETER num_gpu %d\n"
     return (
         f"printf '{modelfile}' {_q(source)} {est.context} {layers} > Modelfile && "

@@ -332,7 +332,7 @@ def gpu_cost(
         per_gb = purchase.usd / memory
         formulas.append(
             tr(
-                "Price per GB of VRAM = {price} ÷ {memory} GB = {cost}/GB",
+                "Price per GiB of VRAM = {price} ÷ {memory} GiB = {cost}/GiB",
                 price=_usd(purchase.usd),
                 memory=_num(memory),
                 cost=_usd(per_gb),

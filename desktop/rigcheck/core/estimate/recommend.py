@@ -156,16 +156,13 @@ def where_of(result: FitResult) -> Where | None:
 
 
 def verdict_words(result: FitResult) -> str:
-    """The verdict as it reads: "runs on the GPU", "runs on GPU + RAM (experts in RAM)", "runs on the CPU"."""
+    """The verdict as it reads: "runs on the GPU", "runs on the GPU + RAM (experts in RAM)", "runs on
+    the CPU", "runs, too slow to chat (on the CPU)" (:mod:`rigcheck.core.verdict_words`)."""
+    from rigcheck.core.verdict_words import placement_words
+
     where = where_of(result)
     p = result.placement
-    if where is None:
-        return tr("does not fit")
-    if where == "cpu":
-        return tr("runs on the CPU")
     several = sum(1 for b in p.gpu_bytes if b) > 1
-    if where == "gpu":
-        return tr("runs on the GPUs") if several else tr("runs on the GPU")
     what = {
         "experts": tr("experts in RAM"),
         "layers": tr(
@@ -175,8 +172,13 @@ def verdict_words(result: FitResult) -> str:
         "params": tr("parameters in RAM"),
         "full": tr("MegaTrain-style, states in RAM"),
     }.get(p.offload) or tr("part in RAM")
-    template = "runs on the GPUs + RAM ({what})" if several else "runs on the GPU + RAM ({what})"
-    return tr(template, what=what)
+    inference = result.estimate.workload == "inference"
+    tps = result.speed.decode_tokens_per_s if inference else result.speed.train_tokens_per_s
+    words = placement_words(
+        where, tps, workload=result.estimate.workload, gpus=2 if several else 1,
+        detail=what if where == "gpu+ram" else None,
+    )  # fmt: skip
+    return words.words
 
 
 def _rung_name(result: FitResult, catalog: Catalog) -> str:

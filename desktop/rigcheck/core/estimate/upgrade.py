@@ -38,6 +38,7 @@ from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.verdict_words import Words, placement_words, speed_text, verdict_where
 from rigcheck.core.whatif import upgrade
 
 Verdict = Literal["fits", "fits_with_offload", "does_not_fit"]
@@ -85,8 +86,6 @@ NODE_GPUS = 8
 MAX_SHARDED_GPUS = 64
 #: how many options a listing keeps
 MAX_OPTIONS = 8
-#: how many models not fitting after an upgrade get cheapest-GPU alternatives in a report
-MAX_ALTERNATIVE_MODELS = 3
 #: where a GPU for a what-if may come from: cards that go into a desktop or server (not laptops or SoCs)
 _BUYABLE_SEGMENTS = (None, "desktop", "workstation", "datacenter")
 ZERO3_SOURCE = "ZeRO (arXiv 1910.02054) §5.3: stage 3 keeps (2 + 2 + K)·Ψ / N_d bytes of model states per GPU"
@@ -174,8 +173,8 @@ class UpgradeReport:
     suggestions: tuple[str, ...]
     #: tokens of context asked for (None: each model's default, 8192 or its maximum)
     context: int | None = None
-    #: for models that still do not run entirely on the GPUs after the upgrade (at most
-    #: MAX_ALTERNATIVE_MODELS of them): the cheapest catalog GPUs that would, and the cheapest to rent
+    #: for every model that still does not run entirely on the GPUs after the upgrade: the cheapest
+    #: catalog GPUs that would, and the cheapest to rent
     alternatives: tuple[Option, ...] = ()
     #: what the purchase costs in all (every added GPU counted); None when a price is unknown
     purchase_usd: float | None = None
@@ -246,17 +245,22 @@ def outcome(
     live: bool = False,
     prefer: Prefer = "quality",
     quant_id: str | None = None,
+    request: Request | None = None,
 ) -> Outcome:
     """How ``model`` runs on ``machine``: the recommendation (:func:`~rigcheck.core.estimate.recommend.
-    recommend`, the one answer every surface gives), or with ``quant_id`` that format pinned."""
+    recommend`, the one answer every surface gives), or with ``quant_id`` (or ``request.quant``) that
+    format pinned. ``request`` carries the other settings (batch, engine, KV-cache type) as for ``fit``."""
     kind = _workload(workload)
+    base = replace(request or Request(), context=context, workload=kind)
+    quant_id = quant_id or base.quant
     if quant_id is not None and kind == "inference":
-        req = Request(context=context, workload=kind, quant=quant_id)
-        result = fit(model, machine, req, catalog, live=live, advise=False)
+        result = fit(model, machine, replace(base, quant=quant_id), catalog, live=live, advise=False)
         return _outcome_of(result, display_quant(result.estimate.quant_name), quant_id)
+    engine = base.engine if request is not None and kind == "inference" else None  # training: its own
     rec = recommend(
-        model, machine, kind, catalog, context=context, live=live, prefer=prefer, rope_scaling=True
-    )
+        model, machine, kind, catalog, context=context, engine=engine, live=live, prefer=prefer,
+        request=base, rope_scaling=True,
+    )  # fmt: skip
     if rec.best is None:
         return _outcome_of(rec.result, None)
     return _outcome_of(rec.best.result, rec.best.quant, rec.best.quant_id)
@@ -311,6 +315,7 @@ def compare(
     prices: Prices = DEFAULT_PRICES,
     live_before: bool = False,
     prefer: Prefer = "quality",
+    request: Request | None = None,
 ) -> UpgradeReport:
     """Each model on ``before`` and on ``after``; the PSU budget of both; what the new GPUs cost.
 
@@ -322,14 +327,20 @@ def compare(
     infos = [catalog_model(model_id, catalog) for model_id in ids]
     changes = []
     for info in infos:
-        was = outcome(info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer)
-        best = outcome(info, after, catalog, workload=kind, context=context, live=False, prefer=prefer)
+        was = outcome(
+            info, before, catalog, workload=kind, context=context, live=live_before, prefer=prefer,
+            request=request,
+        )  # fmt: skip
+        best = outcome(
+            info, after, catalog, workload=kind, context=context, live=False, prefer=prefer, request=request
+        )
         now, better = best, None
         if was.verdict != "does_not_fit" and was.quant_id is not None and was.quant_id != best.quant_id:
             # like with like: the format it ran in before, if it still runs; the new best said apart
             same = outcome(
-                info, after, catalog, workload=kind, context=context, live=False, quant_id=was.quant_id
-            )
+                info, after, catalog, workload=kind, context=context, live=False, quant_id=was.quant_id,
+                request=request,
+            )  # fmt: skip
             if same.verdict != "does_not_fit":
                 now, better = same, best
         changes.append(ModelChange(info.id, info.name, was, now, _newly_runnable(was, now), better))
@@ -351,11 +362,14 @@ def compare(
         purchase = None
 
     alternatives: list[Option] = []
-    short = [c for c in changes if c.after.verdict != "fits"][:MAX_ALTERNATIVE_MODELS]
+    # Every model asked gets its answer; the work per model is bounded by the catalog's buyable GPUs
+    # (at most NODE_GPUS trial counts each, starting at the count its memory needs).
+    short = [c for c in changes if c.after.verdict != "fits"]
     for change in short:
         options = cheapest_gpus_for(
-            change.model_id, catalog, workload=kind, context=context, base=before, prices=prices
-        )
+            change.model_id, catalog, workload=kind, context=context, base=before, prices=prices,
+            quant=request.quant if request is not None else None,
+        )  # fmt: skip
         alternatives.extend(options)
 
     report = UpgradeReport(
@@ -399,24 +413,20 @@ def _count(added: list[tuple[GpuSpec, int]]) -> list[tuple[GpuSpec, int]]:
     return list(counts.values())
 
 
-_VERDICT_WORDS = {
-    "fits": "fits on the GPUs",
-    "fits_with_offload": "runs with offload to RAM",
-    "does_not_fit": "does not fit",
-}
+def outcome_words(outcome: Outcome, workload: str, gpus: int = 1) -> Words:
+    """The shared placement vocabulary (:mod:`rigcheck.core.verdict_words`) for one outcome on a machine
+    with ``gpus`` GPUs."""
+    tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
+    return placement_words(verdict_where(outcome.verdict, outcome.where), tps, workload=workload, gpus=gpus)
 
 
 def _speed_words(outcome: Outcome, workload: str) -> str:
-    tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
-    if tps is None:
-        return ""
-    return ", " + _speed_phrase(tps, workload)
+    said = outcome_words(outcome, workload)
+    return ", " + said.speed if said.tokens_per_s is not None else ""
 
 
 def _speed_phrase(tps: float, workload: str) -> str:
-    if workload == "inference":
-        return tr("~{speed} tokens/s", speed=num(tps, 1))
-    return tr("~{speed} training tokens/s", speed=num(tps, 1))
+    return speed_text(tps, training=workload != "inference")
 
 
 def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices: Prices) -> list[str]:
@@ -427,8 +437,8 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
         values = {
             "model": change.name,
             "workload": workload,
-            "before": tr(_VERDICT_WORDS[change.before.verdict]),
-            "after": tr(_VERDICT_WORDS[change.after.verdict]),
+            "before": outcome_words(change.before, workload, len(report.before.gpus)).words,
+            "after": outcome_words(change.after, workload, len(report.after.gpus)).words,
             "quant": change.after.quant,
             "speed": _speed_words(change.after, workload),
         }

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.catalog import Catalog, load_catalog
-from rigcheck.core.errors import InputError
+from rigcheck.core.errors import InputError, NetworkError
 from rigcheck.core.models.files import (
     _check_split,
     _first_line,
@@ -198,7 +198,7 @@ def _load_gguf(
     step("repository files")
     listing, unreachable = _list_repo(api, ref.repo, revision, source)
     if listing is None:
-        raise InputError(
+        raise NetworkError(
             source,
             f"{unreachable}: GGUF headers are read from the hub with ranged requests, which "
             "huggingface_hub does not cache, so they cannot be read offline",
@@ -276,7 +276,7 @@ def _get_range(url: str, name: str, revision: str | None, start: int, end: int) 
         )
         hf_raise_for_status(response)
     except Exception as error:  # classified; anything unexpected is re-raised
-        raise InputError(_SOURCE.get(), _classify(error, name, revision).message) from error
+        raise _failed(_SOURCE.get(), _classify(error, name, revision)) from error
     if response.status_code != 206:
         status = response.status_code
         raise InputError(
@@ -292,7 +292,7 @@ def _remote_size(url: str, name: str, revision: str | None) -> int:
     try:
         size = get_hf_file_metadata(url, timeout=TIMEOUT_S).size
     except Exception as error:  # classified; anything unexpected is re-raised
-        raise InputError(_SOURCE.get(), _classify(error, name, revision).message) from error
+        raise _failed(_SOURCE.get(), _classify(error, name, revision)) from error
     if size is None:
         raise InputError(_SOURCE.get(), f"the hub does not say how large {_show(name, 160)} is")
     return size
@@ -340,6 +340,13 @@ class _Listing:
     sizes: Mapping[str, int] = field(default_factory=dict)
 
 
+def _failed(source: str, failure: _Failure) -> InputError:
+    """The error for a classified failure: a hub that cannot be reached is a NetworkError (exit 3)."""
+    if failure.kind in ("offline", "unreachable"):
+        return NetworkError(source, failure.message)
+    return InputError(source, failure.message)
+
+
 def _list_repo(api: HfApi, repo_id: str, revision: str | None, source: str) -> tuple[_Listing | None, str]:
     """The repository's files and commit; (None, why) when offline or the hub cannot be reached."""
     try:
@@ -375,7 +382,8 @@ def _download(repo_id: str, filename: str, revision: str | None, source: str, *,
             message = f"cannot reach the hub for {filename}, and it is not in the local cache"
         else:
             message = failure.message
-        raise InputError(source, message) from error
+        network = failure.kind in ("offline", "unreachable") or (failure.kind == "not_cached" and local_only)
+        raise (NetworkError if network else InputError)(source, message) from error
     return Path(path)
 
 
@@ -439,7 +447,7 @@ def _fetch_headers(
                 # The library indexes the decoded JSON blindly: a header of the wrong shape lands here.
                 raise InputError(source, f"malformed safetensors header in {shard}") from error
             except Exception as error:  # classified; anything unexpected is re-raised
-                raise InputError(source, _classify(error, shard, revision).message) from error
+                raise _failed(source, _classify(error, shard, revision)) from error
             step(f"safetensors headers {len(headers)}/{total}")
         return headers
     finally:

@@ -28,7 +28,8 @@ from rigcheck.core.units import index_ranges
 _LABEL = {"fail": "FAIL", "warn": "WARN", "unknown": "?", "ok": "ok"}
 _BUCKET_LABEL = {"not-here": "n/a", "limited": "limit"}
 _INDENT = " " * 8
-#: what each bucket is called in the counts line
+#: what each bucket is called in the counts line (one, many)
+_BUCKET_ONE = {"problem": "needs attention"}
 _BUCKET_WORDS = {
     "problem": "need attention",
     "unknown": "unknown",
@@ -74,11 +75,21 @@ def _lines(finding: Finding) -> list[str]:
     return lines
 
 
+def bucket_counts(findings: Sequence[Finding]) -> list[tuple[str, int, str]]:
+    """(bucket, count, "3 need attention") for each bucket with findings, in display order, identical
+    GPUs counted once: the one count the text, Markdown and HTML reports all show."""
+    counts = Counter(bucket(f) for _indices, shown in gpu_groups(findings) for f in shown)
+    return [
+        (b, counts[b], f"{counts[b]} {(_BUCKET_ONE if counts[b] == 1 else {}).get(b, _BUCKET_WORDS[b])}")
+        for b in BUCKETS
+        if counts[b]
+    ]
+
+
 def counts_line(findings: Sequence[Finding]) -> str:
     """How many findings of each kind, identical GPUs counted once (as the list shows them)."""
     groups = gpu_groups(findings)
-    counts = Counter(bucket(f) for _indices, shown in groups for f in shown)
-    line = ", ".join(f"{counts[b]} {_BUCKET_WORDS[b]}" for b in BUCKETS if counts[b]) or "nothing to check"
+    line = ", ".join(words for _b, _n, words in bucket_counts(findings)) or "nothing to check"
     if any(len(indices) > 1 for indices, _shown in groups):
         line += " (identical GPUs counted once)"
     return line

@@ -103,12 +103,21 @@ def _origin(kind: str, source: str) -> str:
     return f"config from {source}"
 
 
+def params_text(count: float) -> str:
+    """ "8.03B", "3.4M", "950K": the unit a parameter count reads in, never "0.00B" for a tiny model."""
+    if count >= 1e9:
+        return f"{count / 1e9:.2f}B"
+    if count >= 1e6:
+        return f"{count / 1e6:.1f}M"
+    return f"{count / 1e3:.0f}K" if count >= 1e3 else f"{count:.0f}"
+
+
 def estimate_text(est: MemoryEstimate) -> str:
     model = est.model
     arch = model.arch
-    active = f", {arch.params_active / 1e9:.1f}B active" if arch.is_moe else ""
+    active = f", {params_text(arch.params_active)} active" if arch.is_moe else ""
     lines = [
-        f"{model.name}: {arch.model_type}, {arch.params_total / 1e9:.2f}B parameters{active}, "
+        f"{model.name}: {arch.model_type}, {params_text(arch.params_total)} parameters{active}, "
         f"{arch.num_layers} layers ({_origin(model.source_kind, model.source)})",
         f"{est.workload}, {est.quant_name}, context {est.context:,} × batch {est.batch}, "
         f"KV cache {est.kv_type} ({fmt_bytes(est.kv_cache_bytes_per_token)} per token)",

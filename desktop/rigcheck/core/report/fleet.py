@@ -21,7 +21,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,9 +32,11 @@ from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
 from rigcheck.core.unified import unified_share
+from rigcheck.core.verdict_words import Words, placement_words, verdict_where
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
+    from rigcheck.core.estimate.memory import Request
     from rigcheck.core.models.spec import ModelInfo
 
 FLEET_SCHEMA = "rigcheck.fleet/1"
@@ -48,12 +50,6 @@ DRIFT_FIELDS = ("driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_
 #: fields whose values are versions: a differing node is "older" or "newer" than the majority
 VERSION_FIELDS = frozenset({"driver", "cuda_driver", "amdgpu", "rocm", "torch"})
 MISSING = "—"
-_SHORT_VERDICT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "no"}
-_VERDICT_WORDS = {
-    "fits": "fits on the GPUs",
-    "fits_with_offload": "runs with layers offloaded to RAM",
-    "does_not_fit": "does not fit",
-}
 Relation = Literal["older", "newer", "smaller", "larger", "different", "missing"]
 
 
@@ -148,6 +144,16 @@ class FleetCell:
     quant: str | None
     #: "report" when the node's report held the verdict, "estimate" when it was worked out here
     source: str
+    #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run or was not recorded
+    where: str | None = None
+
+    @property
+    def words(self) -> Words | None:
+        """The shared placement vocabulary for this cell; None for an unknown verdict."""
+        if self.verdict not in ("fits", "fits_with_offload", "does_not_fit"):
+            return None
+        # "the GPUs": said of many nodes at once, each with its own GPUs
+        return placement_words(verdict_where(self.verdict, self.where), self.decode_tokens_per_s, gpus=2)
 
 
 @dataclass(frozen=True)
@@ -209,6 +215,35 @@ class Fleet:
                 found.append(Spread(name, tuple((v, counts[v]) for v in ordered)))
         return tuple(found)
 
+    def _count_drift(self) -> list[Drift]:
+        """Nodes with fewer (or more) of the same GPU than most nodes with that GPU: a server with 7 of
+        its 8 H100s is flagged even in a fleet too mixed for the "gpu" field to have a majority."""
+        groups: dict[str, list[tuple[str, int]]] = {}
+        for node in self.nodes:
+            names = {_short_gpu_name(g.name) for g in node.machine.gpus}
+            if len(names) == 1:
+                groups.setdefault(names.pop(), []).append((node.name, len(node.machine.gpus)))
+        found = []
+        for gpu, members in groups.items():
+            counts = Counter(n for _node, n in members)
+            usual = max(counts, key=lambda n: (counts[n], n))
+            if len(members) < 3 or counts[usual] * 2 <= len(members):
+                continue  # too few to say what is usual, or no count most of them share
+            odd = [(node, n) for node, n in members if n != usual]
+            if odd:
+                found.append(
+                    Drift(
+                        "gpu_count",
+                        f"{usual} × {gpu}",
+                        tuple(node for node, _n in odd),
+                        tuple(f"{n} × {gpu}" for _node, n in odd),
+                        tuple("smaller" if n < usual else "larger" for _node, n in odd),
+                        counts[usual],
+                        len(members),
+                    )
+                )
+        return found
+
     def drift(self) -> tuple[Drift, ...]:
         """Per field, the nodes whose value differs from the majority's (fields without drift left out).
 
@@ -255,6 +290,19 @@ class Fleet:
                         len(compared),
                     )
                 )
+        # the same GPU in a different number: flagged even where the "gpu" field is too mixed to be
+        flagged = {n for d in found if d.field == "gpu" for n in d.nodes}
+        for count in self._count_drift():
+            keep = [k for k, n in enumerate(count.nodes) if n not in flagged]
+            if keep:
+                found.append(
+                    replace(
+                        count,
+                        nodes=tuple(count.nodes[k] for k in keep),
+                        values=tuple(count.values[k] for k in keep),
+                        relations=tuple(count.relations[k] for k in keep),
+                    )
+                )
         return tuple(found)
 
     def column(
@@ -264,38 +312,51 @@ class Fleet:
         *,
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
+        request: Request | None = None,
     ) -> ModelColumn:
         """``model`` (a catalog id or a resolved model) on every node at ``quant``; with ``quant`` None,
-        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`)."""
+        each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`). ``request``
+        carries batch and engine (as ``fit`` takes them)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
+        from rigcheck.core.estimate.recommend import where_of
         from rigcheck.core.estimate.upgrade import catalog_model, outcome
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
         if quant is None:
-            best = [outcome(info, node.machine, catalog, context=context) for node in self.nodes]
+            best = [
+                outcome(info, node.machine, catalog, context=context, request=request) for node in self.nodes
+            ]
             return ModelColumn(
                 info.id,
                 info.name,
                 RECOMMENDED,
                 context,
                 tuple(
-                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate")
+                    FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate", o.where)
                     for node, o in zip(self.nodes, best, strict=True)
                 ),
             )
-        request = Request(quant=quant, context=context)
+        custom = request is not None
+        request = replace(request or Request(), quant=quant, context=context)
         # Once, before the loop: an unknown format is one error, not one per node.
         quant_name = estimate_memory(info, request, catalog).quant_name
         cells = []
         for node in self.nodes:
-            held = _report_fit(node, info.id, quant_name) if context is None else None
+            held = _report_fit(node, info.id, quant_name) if context is None and not custom else None
             if held is not None:
                 cells.append(held)
                 continue
             result = fit(info, node.machine, request, catalog, live=False, advise=False)
             cells.append(
-                FleetCell(node.name, result.verdict, result.speed.decode_tokens_per_s, quant_name, "estimate")
+                FleetCell(
+                    node.name,
+                    result.verdict,
+                    result.speed.decode_tokens_per_s,
+                    quant_name,
+                    "estimate",
+                    where_of(result),
+                )
             )
         return ModelColumn(info.id, info.name, quant_name, context, tuple(cells))
 
@@ -318,25 +379,44 @@ class Fleet:
         *,
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
+        request: Request | None = None,
     ) -> tuple[ModelColumn, ...]:
         """The machine × model matrix for these catalog models."""
-        return tuple(self.column(m, catalog, quant=quant, context=context) for m in model_ids)
+        return tuple(
+            self.column(m, catalog, quant=quant, context=context, request=request) for m in model_ids
+        )
 
-    def report_matrix(self) -> tuple[ModelColumn, ...]:
+    def report_matrix(self, catalog: Catalog | None = None) -> tuple[ModelColumn, ...]:
         """The machine × model matrix of the verdicts the reports already hold (inference only).
 
-        Each cell is at the format its report chose; a node without a verdict for a model is
-        ``unknown``. Empty when no report holds any.
+        Each cell is at the format its report chose. With a ``catalog``, a node read from a plain
+        snapshot (``audit --json``, no verdicts) is judged as its report would have been (the
+        recommendation, as ``audit --format json`` does), and a fleet of snapshots only gets the models a
+        report lists by default; without one such a node is ``unknown``. Empty when nothing holds any.
         """
+        from rigcheck.core.estimate.upgrade import POPULAR_MODELS, catalog_model, outcome
+
         order: dict[str, str] = {}
         for node in self.nodes:
             for f in node.report.fits if node.report else ():
                 if f.workload == "inference":
                     order.setdefault(f.model_id, f.name)
+        if not order and catalog is not None:
+            order = {m: "" for m in POPULAR_MODELS if catalog.model(m) is not None}
         columns = []
-        for model_id, name in order.items():
+        for model_id, held_name in order.items():
+            info = (
+                catalog_model(model_id, catalog) if catalog is not None and catalog.model(model_id) else None
+            )
+            name = held_name or (info.name if info is not None else model_id)
             cells = []
             for node in self.nodes:
+                if node.report is None and info is not None and catalog is not None:
+                    o = outcome(info, node.machine, catalog)
+                    cells.append(
+                        FleetCell(node.name, o.verdict, o.decode_tokens_per_s, o.quant, "estimate", o.where)
+                    )
+                    continue
                 held = next(
                     (
                         f
@@ -349,7 +429,14 @@ class Fleet:
                     cells.append(FleetCell(node.name, "unknown", None, None, "report"))
                 else:
                     cells.append(
-                        FleetCell(node.name, held.verdict, held.decode_tokens_per_s, held.quant, "report")
+                        FleetCell(
+                            node.name,
+                            held.verdict,
+                            held.decode_tokens_per_s,
+                            held.quant,
+                            "report",
+                            held.where,
+                        )
                     )
             columns.append(ModelColumn(model_id, name, "best", None, tuple(cells)))
         return tuple(columns)
@@ -499,7 +586,7 @@ def _report_fit(node: Node, model_id: str, quant_name: str) -> FleetCell | None:
             and f.workload == "inference"
             and (f.quant or "").lower() == quant_name.lower()
         ):
-            return FleetCell(node.name, f.verdict, f.decode_tokens_per_s, f.quant, "report")
+            return FleetCell(node.name, f.verdict, f.decode_tokens_per_s, f.quant, "report", f.where)
     return None
 
 
@@ -611,29 +698,38 @@ HEADERS = {
 }
 
 
-def _speed(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
 def _cell_text(cell: FleetCell, with_quant: bool = False) -> str:
-    text = _SHORT_VERDICT.get(cell.verdict, cell.verdict)
-    if cell.decode_tokens_per_s is not None:
-        text += f" {_speed(cell.decode_tokens_per_s)} tok/s"
+    said = cell.words
+    if said is None:
+        return cell.verdict
+    text = said.short
+    if said.tokens_per_s is not None:
+        text += f" {said.speed.removeprefix('~')}"
     if with_quant and cell.quant:
         text += f" ({cell.quant})"
     return text
 
 
 def _answer_lines(column: ModelColumn) -> list[str]:
+    """One line per placement, in the words fit and the reports use: "runs on the CPU: 2 of 5: …"."""
     total = len(column.cells)
-    lines = []
-    for verdict in ("fits", "fits_with_offload", "does_not_fit"):
-        names = column.nodes_with(verdict)
-        if names:
-            lines.append(f"  {_VERDICT_WORDS[verdict]}: {len(names)} of {total}: {', '.join(names)}")
-    return lines
+    groups: dict[tuple[int, str], list[str]] = {}
+    for cell in column.cells:
+        said = cell.words
+        key = (said.rank, said.words) if said is not None else (99, "unknown")
+        groups.setdefault(key, []).append(cell.node)
+    return [
+        f"  {words}: {len(names)} of {total}: {', '.join(names)}"
+        for (_rank, words), names in sorted(groups.items())
+    ]
+
+
+def drift_heading(drift: Sequence[Drift]) -> str:
+    """ "Drift from the fleet's majority", or "… most common values" when some value is held by no more
+    than half of the nodes compared (3 of 8 with a torch, the other 5 without one, is not a majority)."""
+    if all(d.majority_count * 2 > d.compared for d in drift):
+        return "Drift from the fleet's majority"
+    return "Drift from the fleet's most common values"
 
 
 def render_table(
@@ -643,13 +739,13 @@ def render_table(
     drift = fleet.drift() if drift is None else drift
     skipped = len(fleet.problems)
     parts = [
-        f"Fleet: {len(fleet.nodes)} machines from {fleet.files} files"
-        + (f" ({skipped} skipped)" if skipped else "")
+        f"Fleet: {len(fleet.nodes)} machine{'s' if len(fleet.nodes) != 1 else ''} from {fleet.files} "
+        f"file{'s' if fleet.files != 1 else ''}" + (f" ({skipped} skipped)" if skipped else "")
     ]
     rows = [list(fleet.row(n).values()) for n in fleet.nodes]
     parts.append(render(list(HEADERS.values()), rows, right={7}))
     if drift:
-        parts.append("Drift from the fleet's majority:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
+        parts.append(f"{drift_heading(drift)}:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
     elif len(fleet.nodes) > 1:
         parts.append("Drift: none (every node has the majority's driver, CUDA, ROCm, torch, GPUs, RAM, OS)")
     asked = [c for c in model_rows or () if c.quant != "best"]
@@ -681,9 +777,10 @@ def render_table(
             for c in held
         ]
         parts.append(
-            "Models in the reports (best format each machine runs; nodes per verdict):\n"
+            "Models judged on every machine (best format each runs, as its report would say; nodes per "
+            "verdict):\n"
             + render(["model", "fits", "offload", "does not fit", "unknown"], counts, right={1, 2, 3, 4})
-            + "\n--model ID lists the nodes for one model; --format html shows every machine × model."
+            + "\n--models ID lists the nodes for a model; --format html shows every machine × model."
         )
     if fleet.problems:
         parts.append("Skipped:\n" + "\n".join(f"  {p}" for p in fleet.problems))
@@ -772,7 +869,14 @@ def render_fleet_html(
     """One self-contained page (no scripts, no external files); every value escaped."""
     e = _escape
     drift = fleet.drift() if drift is None else drift
-    column_of = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
+    column_of = {
+        "driver": "driver",
+        "cuda_driver": "cuda",
+        "rocm": "rocm",
+        "torch": "torch",
+        "gpu": "gpus",
+        "gpu_count": "gpus",
+    }
     flagged = {(n, column_of[d.field]) for d in drift if d.field in column_of for n in d.nodes}
     out = [
         "<!DOCTYPE html>",
@@ -798,7 +902,7 @@ def render_fleet_html(
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     if drift:
-        out.append("<h2>Drift from the fleet's majority</h2><ul>")
+        out.append(f"<h2>{e(drift_heading(drift))}</h2><ul>")
         out.extend(f"<li>{e(d.sentence())}</li>" for d in drift)
         out.append("</ul>")
     columns = list(model_rows or ())

@@ -15,11 +15,9 @@ from collections.abc import Iterable, Sequence
 
 from rigcheck.core.compat import BUCKETS, Finding, bucket, root_causes
 from rigcheck.core.machine import Machine
+from rigcheck.core.report.compat import bucket_counts
 from rigcheck.core.report.compat import label as compat_label
 from rigcheck.core.report.report import (
-    STATUS_LABEL,
-    VERDICT_LABEL,
-    VERDICTS,
     MemoryUse,
     ModelFit,
     Report,
@@ -30,8 +28,10 @@ from rigcheck.core.report.report import (
     model_speed,
     ram_use,
     scope_of,
+    words_of,
 )
 from rigcheck.core.units import fmt_bytes
+from rigcheck.core.verdict_words import COLOURS
 
 
 def _e(value: object) -> str:
@@ -66,9 +66,11 @@ table.kv th { width: 170px; background: none; color: var(--muted); font-weight: 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { white-space: nowrap; font-weight: 600; }
 .s-ok { color: var(--ok); } .s-warn { color: var(--warn); } .s-fail { color: var(--fail); }
+.s-na { color: var(--unknown); }
 .s-unknown { color: var(--unknown); }
 .s-na, tr.muted td { color: var(--unknown); } .s-fits { color: var(--ok); }
 .s-fits_with_offload { color: var(--offload); } .s-does_not_fit { color: var(--fail); }
+.s-partial { color: var(--offload); } .s-slow { color: var(--offload); }
 code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
        background: var(--soft); padding: 1px 4px; border-radius: 3px; overflow-wrap: anywhere; }
 .fix { margin-top: 2px; } .src { color: var(--muted); font-size: 12px; overflow-wrap: anywhere; }
@@ -88,8 +90,6 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; border-top: 1px
 """
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-
-_VERDICT_FILL = {"fits": "#1a7f37", "fits_with_offload": "#bc4c00", "does_not_fit": "#cf222e"}
 
 
 def _kv(rows: Iterable[tuple[str, str]]) -> str:
@@ -169,8 +169,9 @@ def _fits_chart(fits: Sequence[ModelFit]) -> str:
     ]
     for i, fit in enumerate(fits):
         y = 20 + i * row_h
-        label = VERDICT_LABEL.get(fit.verdict, fit.verdict)
-        fill = _VERDICT_FILL.get(fit.verdict, "#6e7781")
+        said = words_of(fit)  # the table's words beside the bar, not a chart dialect
+        label = said.label
+        fill = COLOURS[said.colour]
         parts.append(
             f"<text x='{name_w}' y='{y + 14}' font-size='12' text-anchor='end'>"
             f"{_e(_short(fit.name, 34))}<title>{_e(fit.name)} ({_e(fit.model_id)})</title></text>"
@@ -179,15 +180,15 @@ def _fits_chart(fits: Sequence[ModelFit]) -> str:
         end = float(bar_x)
         if fit.decode_tokens_per_s is not None:
             length = max(2.0, bar_w * fit.decode_tokens_per_s / top)
-            dash = " stroke='#8c4c00' stroke-dasharray='4 2'" if fit.verdict == "fits_with_offload" else ""
+            dash = " stroke='#8c4c00' stroke-dasharray='4 2'" if said.tier != "gpu" else ""
             parts.append(
                 f"<rect x='{bar_x}' y='{y + 4}' width='{length:.1f}' height='13' fill='{fill}'{dash}>"
                 f"<title>{_e(fit.name)}: {_e(model_speed(fit))}</title></rect>"
             )
             end = bar_x + length
         words = [label, fit.quant or ""]
-        if fit.decode_tokens_per_s is not None:
-            words.append(f"{fit.decode_tokens_per_s:.1f} tok/s")
+        if said.speed:
+            words.append(said.speed)
         parts.append(
             f"<text x='{end + 6:.1f}' y='{y + 14}' font-size='12' fill='{fill}'>"
             f"{_e(' · '.join(w for w in words if w))}</text>"
@@ -197,6 +198,16 @@ def _fits_chart(fits: Sequence[ModelFit]) -> str:
 
 
 # -- sections -------------------------------------------------------------------------------------
+
+
+#: the colour and glyph of each compatibility bucket's chip: only a broken install is red
+_BUCKET_CHIP = {
+    "problem": ("fail", "✗"),
+    "unknown": ("unknown", "?"),
+    "not-here": ("na", "n/a:"),
+    "limited": ("warn", "⚠"),
+    "ok": ("ok", "✓"),
+}
 
 
 def _header(report: Report) -> str:
@@ -209,16 +220,16 @@ def _header(report: Report) -> str:
     ]
     chips = []
     if report.fits:
-        labels = Counter((f.verdict, fit_label(f)) for f in report.fits)
+        said = [words_of(f) for f in report.fits]
+        labels = Counter((w.rank, w.colour, w.label) for w in said)
         chips += [
-            f"<li class='status s-{_e(verdict)}'>{_e(label)}: {count} of {len(report.fits)} models</li>"
-            for (verdict, label), count in sorted(labels.items(), key=lambda i: VERDICTS.index(i[0][0]))
+            f"<li class='status s-{_e(colour)}'>{_e(label)}: {count} of {len(report.fits)} models</li>"
+            for (_rank, colour, label), count in sorted(labels.items())
         ]
-    statuses = Counter(f.status for f in report.findings)
+    # the same counts, in the same words, as the text and Markdown reports (n/a is not a failure)
     chips += [
-        f"<li class='status s-{_e(s)}'>{_e(STATUS_LABEL[s])}: {statuses[s]} checks</li>"
-        for s in ("fail", "warn", "unknown", "ok")
-        if statuses[s]
+        f"<li class='status s-{_BUCKET_CHIP[b][0]}'>{_e(_BUCKET_CHIP[b][1])} {_e(words)}</li>"
+        for b, _n, words in bucket_counts(report.findings)
     ]
     gpus = " + ".join(g.name for g in machine.gpus) or "no GPU"
     return (
@@ -261,7 +272,7 @@ def _models(fits: Sequence[ModelFit]) -> str:
     parts.append(_fits_chart(fits))
     rows = [
         f"<tr><td>{_e(f.name)}</td><td><code>{_e(f.model_id)}</code></td>"
-        f"<td class='status s-{_e(f.verdict)}'>{_e(fit_label(f))}</td>"
+        f"<td class='status s-{_e(words_of(f).colour)}'>{_e(fit_label(f))}</td>"
         f"<td>{_e(f.quant or '—')}</td><td class='num'>{_e(model_speed(f))}</td>"
         f"<td>{f'<code>{_e(f.command)}</code>' if f.command else '—'}</td></tr>"
         for f in fits

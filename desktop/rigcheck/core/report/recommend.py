@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rigcheck.core.estimate.commands import Commands, commands_json
@@ -18,6 +19,7 @@ from rigcheck.core.estimate.recommend import (
 from rigcheck.core.estimate.training_profiles import stack_name
 from rigcheck.core.report.estimate import fit_json
 from rigcheck.core.units import fmt_bytes
+from rigcheck.core.verdict_words import rounded_speed, speed_text
 
 
 def recommendation_json(
@@ -45,7 +47,10 @@ def recommendation_json(
 
 def _speed(rung: Rung) -> str:
     tps = rung.tokens_per_s
-    return f"{tps:,.1f}" if tps is not None else "?"
+    if tps is None:
+        return "?"
+    shown = rounded_speed(tps)
+    return f"{shown:,.0f}" if shown >= 10 else f"{shown:g}"
 
 
 def ladder_lines(rec: Recommendation) -> list[str]:
@@ -80,8 +85,8 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
     elif best is None:
         lines.append(f"DOES NOT FIT: {rec.model.name} in any format on this machine")
     else:
-        tps = best.tokens_per_s
-        speed = f", ~{tps:,.1f} tokens/s" if tps is not None else ""
+        # the speed as every surface shows it (rigcheck.core.verdict_words), rounded once
+        speed = ", " + speed_text(best.tokens_per_s, training=rec.workload != "inference")
         stack = rec.engine if rec.workload == "inference" else stack_name(best.result.estimate.framework)
         lines.append(f"BEST WAY: {best.quant} with {stack}: {best.words}{speed}")
     lines += [f"  {w}" for w in rec.why]
@@ -98,7 +103,11 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
                 "  quality: perplexity change measured by llama.cpp's quantize tool (catalog/quality.toml)"
             )
     if commands.commands:
-        size = f" (download {fmt_bytes(commands.download_bytes)})" if commands.download_bytes else ""
+        size = ""
+        if commands.download_bytes:
+            # a file read from this disk is run from there: nothing to download
+            local = rec.model.source_kind == "file" and Path(rec.model.source).is_file()
+            size = f" ({fmt_bytes(commands.download_bytes)} {'on disk' if local else 'to download'})"
         lines += ["", f"Run it{size}:"]
         for engine, command in commands.commands.items():
             lines.append(f"  {engine}: {command}")

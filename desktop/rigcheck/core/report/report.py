@@ -40,22 +40,10 @@ from rigcheck.core.report.summary import memory_text
 from rigcheck.core.text import text_problem
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
+from rigcheck.core.verdict_words import Words, placement_words, verdict_where
 
 #: every verdict a fit may have, best first
 VERDICTS = ("fits", "fits_with_offload", "does_not_fit")
-#: verdicts as people read them: a glyph and words, never colour alone
-VERDICT_LABEL = {
-    "fits": "✓ fits",
-    "fits_with_offload": "◐ fits with offload",
-    "does_not_fit": "✗ does not fit",
-}
-#: where a model runs (recommend.where_of), as people read it; None: it does not fit
-WHERE_LABEL = {
-    "gpu": "✓ runs on the GPU",
-    "gpu+ram": "◐ runs on GPU + RAM",
-    "cpu": "◐ runs on the CPU",
-    None: "✗ does not fit",
-}
 #: finding statuses with a glyph and a word
 STATUS_LABEL = {"fail": "✗ fail", "warn": "⚠ warn", "unknown": "? unknown", "ok": "✓ ok"}
 #: what a redacted value is replaced with inside free text
@@ -404,19 +392,22 @@ def machine_facts(machine: Machine) -> list[tuple[str, str]]:
     ]
 
 
+def words_of(fit: ModelFit) -> Words:
+    """The shared placement vocabulary (:mod:`rigcheck.core.verdict_words`) for one model's verdict; a
+    report written before ``where`` existed keeps its verdict."""
+    training = fit.workload != "inference"
+    tps = fit.train_tokens_per_s if training else fit.decode_tokens_per_s
+    return placement_words(verdict_where(fit.verdict, fit.where), tps, workload=fit.workload)
+
+
 def fit_label(fit: ModelFit) -> str:
-    """Where it runs in a glyph and words; a report written before ``where`` existed keeps its verdict."""
-    if fit.where is None and fit.verdict != "does_not_fit":
-        return VERDICT_LABEL.get(fit.verdict, fit.verdict)
-    return WHERE_LABEL.get(fit.where, fit.verdict)
+    """Where it runs in a glyph and words: "✓ runs on the GPU", "◔ runs, too slow to chat (on the CPU)"."""
+    return words_of(fit).label
 
 
 def model_speed(fit: ModelFit) -> str:
-    if fit.decode_tokens_per_s is not None:
-        return f"{fit.decode_tokens_per_s:.1f} tokens/s decode"
-    if fit.train_tokens_per_s is not None:
-        return f"{fit.train_tokens_per_s:.0f} tokens/s training"
-    return "—"
+    """ "~19 tokens/s", "~1,400 tokens/s training", "speed unknown: …"; "—" when it does not run."""
+    return words_of(fit).speed or "—"
 
 
 def scope_of(machine: Machine, gpu_index: int | None) -> str:

@@ -30,7 +30,8 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int
 def gpu_table(gpus: Sequence[GpuSpec]) -> str:
     rows = []
     for g in gpus:
-        memory = "/".join(f"{m:g}" for m in g.memory_gb) + " GB" if g.memory_gb else "?"
+        # the catalog's sizes are what the probe reads (GiB), as every other page shows them
+        memory = "/".join(f"{m:g}" for m in g.memory_gb) + " GiB" if g.memory_gb else "?"
         if g.unified_memory:
             memory += " unified"
         rows.append(

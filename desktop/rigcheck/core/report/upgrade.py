@@ -7,7 +7,7 @@ from typing import Any
 
 from rigcheck.core.estimate.cost import GpuCost, PriceFact
 from rigcheck.core.estimate.power import PowerBudget
-from rigcheck.core.estimate.upgrade import Option, Outcome, UpgradeReport
+from rigcheck.core.estimate.upgrade import Option, Outcome, UpgradeReport, outcome_words
 from rigcheck.core.machine import Machine
 from rigcheck.core.report.tables import render
 from rigcheck.core.units import fmt_bytes
@@ -15,8 +15,6 @@ from rigcheck.core.units import fmt_bytes
 #: up to this many models, each gets its placement (or why it does not fit) in words
 DETAIL_MODELS = 3
 _SHORT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "does not fit"}
-#: where it runs, in the table's few letters (recommend.where_of)
-_WHERE = {"gpu": "GPU", "gpu+ram": "GPU+RAM", "cpu": "CPU"}
 
 
 # -- JSON -----------------------------------------------------------------------------------------
@@ -62,11 +60,12 @@ def _gpus(machine: Machine) -> str:
 
 
 def _side(outcome: Outcome, workload: str) -> tuple[str, str, str]:
-    tps = outcome.decode_tokens_per_s if workload == "inference" else outcome.train_tokens_per_s
+    said = outcome_words(outcome, workload)  # the words and the speed every surface shows
+    tps = said.tokens_per_s
     return (
-        _WHERE.get(outcome.where or "", _SHORT[outcome.verdict]),
+        said.short,
         outcome.quant or "",
-        f"{tps:,.1f}" if tps is not None else "",
+        (f"{tps:,.0f}" if tps >= 10 else f"{tps:g}") if tps is not None else "",
     )
 
 
@@ -110,7 +109,7 @@ def _cost_lines(cost: GpuCost) -> list[str]:
         cost.usd_per_tflop_hour,
         f"${cost.usd_per_tflop_hour:.4f} (FP16 dense)" if cost.usd_per_tflop_hour is not None else "",
     )
-    figure("$/GB VRAM", cost.usd_per_gb_vram, f"{_money(cost.usd_per_gb_vram)}/GB")
+    figure("$/GiB VRAM", cost.usd_per_gb_vram, f"{_money(cost.usd_per_gb_vram)}/GiB")
     figure(
         "electricity/year",
         cost.electricity_usd_per_year,

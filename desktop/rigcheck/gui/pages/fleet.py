@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, Node, load_fleet, version_key
-from rigcheck.core.units import approx_speed
+from rigcheck.core.verdict_words import speed_text
+from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import VERDICTS, Card, SortItem, esc, heading, muted, subheading, tooltip
+from rigcheck.gui.widgets import Card, SortItem, esc, heading, muted, subheading, tooltip
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
@@ -48,6 +49,7 @@ def _differ_labels() -> dict[str, str]:
         "rocm": tr("ROCm versions differ"),
         "torch": tr("PyTorch versions differ"),
         "gpu": tr("GPUs differ"),
+        "gpu_count": tr("GPU counts differ"),
         "ram_gib": tr("RAM differs"),
         "os": tr("Operating systems differ"),
     }
@@ -310,7 +312,12 @@ def drift_html(fleet: Fleet) -> str:
         off = drift.get(spread.field)
         if off is not None:
             names = ", ".join(html.escape(n) for n in off.nodes)
-            line += f" — {tr('off the majority')}: {names}"
+            most = (
+                tr("off the majority")
+                if off.majority_count * 2 > off.compared
+                else tr("off the most common value")
+            )
+            line += f" — {most}: {names}"
         lines.append(line)
     for field, d in drift.items():
         if field in VERSION_FIELDS:
@@ -331,5 +338,5 @@ def _verdict_text(verdict: tuple[str, float | None] | None) -> str:
     if verdict is None:
         return ""
     name, speed = verdict
-    glyph, words, _colour = VERDICTS.get(name, ("?", name, ""))
-    return f"{glyph} {tr(words)}" + (f" · ~{approx_speed(speed)} {tr('tokens/s')}" if speed else "")
+    glyph, words, _colour = verdict_view(name, None, speed)
+    return f"{glyph} {tr(words)}" + (f" · {speed_text(speed)}" if speed else "")

@@ -26,6 +26,7 @@ from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
+from rigcheck.core.verdict_words import speed_text
 from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
@@ -414,8 +415,8 @@ class ModelCard(Card):
         self.body.addWidget(status)
         speed = view.tokens_per_s
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
-        if speed is not None:
-            detail += f" · ~{num(speed, group=False)} {tr('tokens/s')}"
+        if view.where is not None:
+            detail += f" · {speed_text(speed)}"  # rounded once, as Fit, the CLI and the reports say it
         self.detail = plain(detail)
         self.detail.setWordWrap(True)
         self.body.addWidget(self.detail)

@@ -37,13 +37,14 @@ from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.recommend import display_quant
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
 from rigcheck.core.machine import GPU, Machine
-from rigcheck.core.units import approx_speed, fmt_bytes, index_ranges
+from rigcheck.core.units import fmt_bytes, index_ranges
+from rigcheck.core.verdict_words import speed_text
 from rigcheck.core.whatif import upgrade
+from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
-    VERDICTS,
     Card,
     SortItem,
     esc,
@@ -65,13 +66,15 @@ MONTHS = 36
 
 
 def _outcome_text(outcome: Outcome) -> str:
-    glyph, words, _colour = VERDICTS[outcome.verdict]
+    training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
+    speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
+    workload = "lora" if training else "inference"
+    glyph, words, _colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
     parts = [f"{glyph} {tr(words)}"]
     if outcome.quant:
         parts.append(display_quant(outcome.quant))
-    speed = outcome.decode_tokens_per_s or outcome.train_tokens_per_s
-    if speed:
-        parts.append(f"~{approx_speed(speed)} {tr('tokens/s')}")
+    if outcome.verdict != "does_not_fit":
+        parts.append(speed_text(speed, training=training))  # rounded once, as everywhere
     return " · ".join(parts)
 
 
@@ -598,7 +601,7 @@ class UpgradePage(QWidget):
                 price = f"${num(option.purchase_usd)}"
             else:
                 price = tr("price unknown")
-            speed = f"~{approx_speed(option.tokens_per_s)} {tr('tokens/s')}" if option.tokens_per_s else ""
+            speed = speed_text(option.tokens_per_s) if option.tokens_per_s else ""
             rent = (
                 f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
                 if option.rent_usd_hour
