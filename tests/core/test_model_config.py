@@ -205,6 +205,7 @@ TWO_SIGNIFICANT_FIGURES = {
     "deepseek-v4-pro": "DeepSeek's 1.6T for 1,571.7B",
     "kimi-k2.5": "Moonshot's 1T for 1,026.4B",
     "kimi-k2.6": "Moonshot's 1T for 1,026.4B",
+    "kimi-k2.7-code": "Moonshot's 1T for 1,026.4B (K2.6's text model key for key)",
 }
 
 #: published totals cut rather than rounded to their last digit
@@ -309,6 +310,10 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "kimi-k2.6": (without_input_embedding, False),
     "minimax-m2.5": (without_input_embedding, False),  # 10.42B, "10B active"
     "minimax-m2.7": (without_input_embedding, False),
+    # 2026 (branch reader2): figures of the predecessor whose shapes they repeat
+    "nemotron-3.5-lightning-30b-a3b": (everything, False),  # 3.58B, Nano's "3.6B active"
+    "kimi-k2.7-code": (without_input_embedding, False),  # K2.6's text model
+    "step-3.7-flash": (everything, False),  # 10.86B, Step-3.5-Flash's "11B active"
 }
 
 
