@@ -314,6 +314,7 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "nemotron-3.5-lightning-30b-a3b": (everything, False),  # 3.58B, Nano's "3.6B active"
     "kimi-k2.7-code": (without_input_embedding, False),  # K2.6's text model
     "step-3.7-flash": (everything, False),  # 10.86B, Step-3.5-Flash's "11B active"
+    "glm-4.7-flash": (without_embedding_or_head, False),  # 3.26B non-embedding, "3B active"
 }
 
 
