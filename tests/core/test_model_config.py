@@ -198,6 +198,8 @@ BEYOND_THE_TEXT_MODEL: dict[str, Callable[[ArchConfig], int]] = {
 #: published totals within 0.5% of the text model, their rest (vision tower, MTP) not pinned here
 WITHIN_HALF_A_PERCENT = {
     "qwen3.5-397b-a17b": "the published 397B includes the vision tower and the MTP module",
+    "minimax-m3": "the published 428B includes the vision tower; 425.95B counted for the text model",
+    "glm-5.2": "the published 744B for 743.38B counted (MTP layer not counted)",
 }
 #: published totals given to two significant figures
 TWO_SIGNIFICANT_FIGURES = {
@@ -205,6 +207,7 @@ TWO_SIGNIFICANT_FIGURES = {
     "deepseek-v4-pro": "DeepSeek's 1.6T for 1,571.7B",
     "kimi-k2.5": "Moonshot's 1T for 1,026.4B",
     "kimi-k2.6": "Moonshot's 1T for 1,026.4B",
+    "kimi-k2.7-code": "Moonshot's 1T for 1,026.4B (K2.6's text model key for key)",
 }
 
 #: published totals cut rather than rounded to their last digit
@@ -309,6 +312,13 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "kimi-k2.6": (without_input_embedding, False),
     "minimax-m2.5": (without_input_embedding, False),  # 10.42B, "10B active"
     "minimax-m2.7": (without_input_embedding, False),
+    # 2026 (branch reader2): figures of the predecessor whose shapes they repeat
+    "nemotron-3.5-lightning-30b-a3b": (everything, False),  # 3.58B, Nano's "3.6B active"
+    "kimi-k2.7-code": (without_input_embedding, False),  # K2.6's text model
+    "step-3.7-flash": (everything, False),  # 10.86B, Step-3.5-Flash's "11B active"
+    "glm-4.7-flash": (without_embedding_or_head, False),  # 3.26B non-embedding, "3B active"
+    "minimax-m3": (without_embedding_or_head, False),  # 23.28B non-embedding, "23 billion activated"
+    "glm-5.2": (without_input_embedding, False),  # 40.30B with the head, "40B active"
 }
 
 
