@@ -20,6 +20,15 @@ def test_run_it_downloads_from_a_named_repository(model_id: str) -> None:
     code, out = run_cli("fit", model_id, "--quant", "q4_k_m", *BIG_BOX)
     assert code == 0, out
     lines = {m.group(1): m.group(2) for m in re.finditer(r"^  (llama\.cpp|ollama|vllm): (.*)$", out, re.M)}
+    assert not PLACEHOLDER.search(out), out
+    spec = CATALOG.model(model_id)
+    assert spec is not None
+    if not spec.gguf_repos:
+        # no GGUF is published for it: no made-up file, but where one would come from, and a runnable line
+        assert "no published GGUF of this model is known" in out, out
+        assert spec.hf_id in out, out
+        assert lines["llama.cpp"].startswith("no published GGUF"), out  # a note, not a command
+        return
     assert "llama.cpp" in lines, out
     assert not PLACEHOLDER.search(lines["llama.cpp"]), lines["llama.cpp"]
     repo = CATALOG.model(model_id).gguf_repos[0]  # type: ignore[union-attr]

@@ -80,6 +80,30 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
     return f"-m {_q(path)}", path
 
 
+def has_gguf_source(rung: Rung, catalog: Catalog) -> bool:
+    """Whether llama.cpp can be pointed at a real GGUF for this rung: a file on disk, a GGUF read from the
+    hub, or a catalog entry naming a repository that publishes GGUF files."""
+    model = rung.result.estimate.model
+    if model.weights is not None and model.source_kind == "file":
+        return True
+    if _hub_gguf(model) is not None:
+        return True
+    spec = catalog.model(model.id)
+    return spec is not None and bool(spec.gguf_repos)
+
+
+def no_gguf_note(rung: Rung, catalog: Catalog) -> str:
+    """What to do when no published GGUF of a catalog model is known (no made-up file name)."""
+    model = rung.result.estimate.model
+    spec = catalog.model(model.id)
+    origin = spec.hf_id if spec is not None else model.source
+    tag = display_quant(rung.quant).split()[0]
+    return (
+        f"no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from {origin} "
+        f"(then llama-quantize … {tag}) where llama.cpp supports its architecture"
+    )
+
+
 def _hub_gguf(model: ModelInfo) -> tuple[str, str] | None:
     """The llama.cpp flag and Ollama source for a GGUF model read from the hub (``org/name:TAG``,
     ``org/name`` or ``org/name/path/file.gguf``, as hub_gguf reads them): llama.cpp picks the same file
@@ -288,7 +312,11 @@ def commands_for(
     gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)
-    if rec.engine in ("llama.cpp", "ollama") and gguf:
+    if rec.engine in ("llama.cpp", "ollama") and gguf and not has_gguf_source(best, catalog):
+        # a placeholder file is no command: say where the GGUF would come from instead
+        notes["llama.cpp"] = no_gguf_note(best, catalog)
+        notes["ollama"] = "Ollama runs GGUF files: the same as for llama.cpp"
+    elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)
         if ollama:
