@@ -184,9 +184,26 @@ PROFILES: dict[str, Profile] = {
 }  # fmt: skip
 
 
+#: the stack a training request runs when it names none, per workload: Hugging Face transformers' Trainer
+#: (TRL's SFTTrainer) with PEFT for LoRA and QLoRA, and the same Trainer for full fine-tuning — the stack
+#: the QLoRA paper's own script (artidoro/qlora qlora.py), PEFT's examples and the ``trl sft`` command
+#: RigCheck prints all run. Full fine-tuning offloaded to host RAM (fit --offload) keeps this estimate of
+#: the step and places its states the offload's way.
+DEFAULT_FRAMEWORK: dict[str, Framework] = {
+    "full": "transformers",
+    "lora": "transformers",
+    "qlora": "transformers",
+}
+
+
+def default_framework(workload: str) -> Framework:
+    """The framework a ``workload`` (full, lora, qlora) trains with when none is asked for."""
+    return DEFAULT_FRAMEWORK.get(workload, "transformers")
+
+
 def stack_name(framework: str | None) -> str:
-    """The training stack an answer names: the framework's, or TRL + PEFT for the generic estimate (the
-    stack its ``trl sft`` command runs)."""
+    """The training stack an answer names: the framework's, else the default one's (TRL + PEFT, the stack
+    the ``trl sft`` command runs)."""
     return PROFILES[framework].stack if framework in PROFILES else PROFILES["transformers"].stack
 
 

@@ -98,8 +98,7 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
     runtime = est.total("activations") + est.total("overhead")
     if est.workload != "full":
         # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
-        # (the generic estimate keeps adapter gradients at 2 bytes per trainable parameter)
-        trainable = est.trainable_params or est.total("gradients") // 2
+        trainable = est.trainable_params
         if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
             gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
             return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)

@@ -119,11 +119,7 @@ def training_speed(
             )
     if placement.offload in ("optimizer", "params", "full"):
         host = speed.host_bandwidth(machine, catalog)
-        trainable = (
-            arch.params_total
-            if est.workload == "full"
-            else est.trainable_params or est.total("gradients") // 2
-        )
+        trainable = arch.params_total if est.workload == "full" else est.trainable_params
         t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
             tr(
