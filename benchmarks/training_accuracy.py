@@ -34,6 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.placement.training import (
+    megatrain_fixed_bytes,
+    megatrain_host_bytes,
+    megatrain_sample_bytes,
+)
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -160,13 +165,15 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     req = Request(workload="full", context=row.seq_len, batch=row.batch)
     result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
     p, tps = result.placement, result.speed.train_tokens_per_s
+    arch = model.arch
     if row.metric == "host_memory":
-        return Outcome(row, float(p.cpu_bytes), None)
-    if row.metric == "gpu_memory":
-        return Outcome(row, float(sum(p.gpu_bytes)), None)
+        return Outcome(row, float(megatrain_host_bytes(arch)), None)
+    if row.metric == "gpu_memory":  # calc_resource's rule whether or not it fits the row's GPU
+        gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, row.seq_len or 1) * row.batch
+        return Outcome(row, float(gpu), p is not None and sum(p.gpu_bytes) > 0)
     if row.metric == "tflops" and tps is not None:
         return Outcome(row, tps * row.gpu_count * 8 * model.arch.params_total / 1e12, None)
-    raise NotEstimableError(f"MegaTrain {row.metric} without an estimate")
+    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU by calc_resource's rule")
 
 
 def _group(row: TrainingMeasurement) -> str:
