@@ -265,3 +265,27 @@ def test_the_training_command_carries_rank_alpha_and_targets(capsys: pytest.Capt
     assert (training["lora_rank"], training["lora_alpha"], training["lora_targets"]) == (8, 16, ["q", "v"])
     command = data["commands"]["transformers"]
     assert "--lora_r 8" in command and "--lora_alpha 16" in command and "q_proj v_proj" in command
+
+
+def test_litgpt_on_several_gpus_keeps_the_full_checkpoint_it_loads(catalog: Catalog) -> None:
+    """LitGPT's FSDP run loads the whole checkpoint on each rank (load_raw, full state dict): its table
+    shows Llama 2 7B LoRA at 22.18 GB on each of 2 A100s, about 13.5 GB of bf16 weights above the sharded
+    step. One GPU, or a stack that shards before loading, has no such copy."""
+    name = "full checkpoint loaded on each GPU"
+    base = Request(workload="lora", context=1304, framework="litgpt", gpus=2)
+    several = estimate_memory(model(LLAMA_31_8B), base, catalog)
+    (copy,) = [t for t in several.terms if t.name == name]
+    assert copy.bytes == 2 * LLAMA_31_8B.params_total
+    for req in (replace(base, gpus=1), replace(base, framework="transformers")):
+        assert not [t for t in estimate_memory(model(LLAMA_31_8B), req, catalog).terms if t.name == name]
+
+
+def test_llama_2_13b_is_in_the_catalog_from_its_published_config(catalog: Catalog) -> None:
+    spec = catalog.model("llama-2-13b")
+    assert spec is not None and "scaleapi/llm-engine" in spec.sources[0]
+    from rigcheck.core.models.resolve import from_catalog
+
+    arch = from_catalog(spec).arch
+    # 40 layers of 4·5120² attention + 3·5120·13824 MLP + 2 norms, 32000 × 5120 embedding and head
+    assert arch.params_total == 40 * (4 * 5120**2 + 3 * 5120 * 13824 + 2 * 5120) + 2 * 32000 * 5120 + 5120
+    assert round(arch.params_total / 1e9, 1) == spec.params_b

@@ -423,6 +423,17 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     prof.source,
                 )
             )
+    if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
+        parts.append(
+            Part(
+                "weights",
+                tr("full checkpoint loaded on each GPU"),
+                pbytes * params,
+                "gpu",
+                f"{params:,} × {pbytes} B: the unsharded checkpoint each rank loads (a full state dict)",
+                prof.source.rsplit(";", 1)[-1].strip(),
+            )
+        )
     if shard > 1 or setup.offload_states:  # FSDP / ZeRO-3 gather the running layer and prefetch the next
         parts.append(
             Part(

@@ -113,6 +113,9 @@ class Profile:
     source: str
     #: a chunked loss that works through a fixed number of tokens at a time (litgpt: 128), 0 = ``loss_chunks``
     loss_chunk_tokens: int = 0
+    #: sharded over several GPUs, each rank loads the whole 16-bit checkpoint into its sharded model (a
+    #: full state dict), which the run's allocator peak keeps
+    full_state_dict_load: bool = False
 
 
 _HF_LOSS = (
@@ -168,8 +171,10 @@ PROFILES: dict[str, Profile] = {
         "lora_r 8, lora_alpha 16 "
         "on query and value, lm_head_chunk_size=128 with chunked_cross_entropy, "
         "no activation checkpointing on one GPU (FSDP with activation_checkpointing_policy={Block} "
-        "on several)",
+        "on several); lit_gpt/utils.py@b732986 load_checkpoint: fabric.load_raw under "
+        "FSDPStrategy(state_dict_type='full') on several GPUs",
         128,
+        True,
     ),
     "deepspeed": Profile(
         "deepspeed", "DeepSpeed (transformers Trainer)", "full", 1, "full", False, "adamw", "adamw",
