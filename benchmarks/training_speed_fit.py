@@ -6,7 +6,8 @@ For every tokens/s row of ``benchmarks/data/training.csv`` outside the held-out 
 through ``fit`` on its own GPU with its own settings (``training_accuracy.request``) twice, at efficiency 1
 and 1/2. A step's time is ``a / efficiency + b`` (``a``: the matmul and attention FLOPs at the tensor
 peak; ``b``: what does not scale with it, QLoRA's dequantisation), so the two runs give ``a`` and ``b`` and
-the row's measured tokens/s gives its implied efficiency ``a / (t_measured - b)``. A framework's
+the row's measured tokens/s gives its implied efficiency ``a / (t_measured - b)``. MegaTrain's
+TFLOPS rows (one GPU) give theirs directly (``megatrain_implied``). A framework's
 efficiency is the median over its rows; the fallback for frameworks without rows is the median over all.
 Held-out rows are never used; ``training_accuracy.py`` reports them.
 """
@@ -74,6 +75,26 @@ def implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
     return Implied(row, FRAMEWORK_IDS.get(row.framework, row.framework), a / (measured - b))
 
 
+def megatrain_implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
+    """A MegaTrain TFLOPS row's efficiency: its tokens/s (TFLOPS ÷ 8·N, MegaTrain's count with recompute)
+    times this estimate's FLOPs per token, over the GPU's dense BF16 peak. Its streaming is compute-bound
+    at these batches (memory-formulas §1.6), so the efficiency does not depend on the batch."""
+    spec = catalog.model(row.model_id) if row.model_id else None
+    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
+    peak = (gpu.bf16_tflops or gpu.fp16_tflops) if gpu else None
+    if spec is None or peak is None or row.base_value is None or row.gpu_count != 1:
+        return None
+    arch = from_catalog(spec).arch
+    tokens_per_s = row.base_value * 1e12 / (8 * arch.params_total)
+    flops = speed_training.training_flops(arch, "full", row.seq_len or 1, recompute=True).total
+    return Implied(row, "megatrain", tokens_per_s * flops / (peak * 1e12))
+
+
+def megatrain_rows(catalog: Catalog) -> list[Implied]:
+    rows = [r for r in load() if r.metric == "tflops" and r.framework == "megatrain" and r.split == "fit"]
+    return [i for i in (megatrain_implied(r, catalog) for r in rows) if i is not None]
+
+
 def fit_rows(catalog: Catalog) -> list[Implied]:
     rows = [
         r for r in load() if r.metric == "tokens_per_s" and r.split == "fit" and r.framework != "megatrain"
@@ -101,6 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     per, fallback = fitted(found)
     print(f"TRAIN_EFFICIENCY = {per}")
     print(f"FALLBACK_EFFICIENCY = {fallback}")
+    streamed = megatrain_rows(load_catalog())
+    if args.rows:
+        for i in streamed:
+            print(f"{i.row.id:44} {i.framework:14} {i.efficiency:.3f}")
+    print(f"MEGATRAIN_EFFICIENCY = {round(statistics.median(i.efficiency for i in streamed), 2)}")
     return 0
 
 

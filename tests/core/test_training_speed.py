@@ -4,6 +4,7 @@ kind, +2N when checkpointing recomputes, at the framework's efficiency fitted on
 from __future__ import annotations
 
 import importlib
+import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.whatif import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 GIB = 1024**3
 
 
@@ -92,9 +94,18 @@ def test_a_framework_without_cited_speed_rows_says_it_borrows_the_median(catalog
 
 def test_the_efficiencies_are_the_fit_of_the_cited_rows(catalog: Catalog) -> None:
     """The constants are what benchmarks/training_speed_fit.py fits on the rows outside the held-out quarter."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     module = importlib.import_module("training_speed_fit")
     found = module.fit_rows(catalog)
     assert found and all(i.row.split == "fit" for i in found)
     per, fallback = module.fitted(found)
     assert per == training.TRAIN_EFFICIENCY and fallback == training.FALLBACK_EFFICIENCY
+
+
+def test_megatrains_efficiency_is_the_fit_of_its_two_runs(catalog: Catalog) -> None:
+    """Qwen2.5-7B and Qwen2.5-32B on one H100 imply the same efficiency (to 0.01): it is its kernels', not
+    one run's constant."""
+    module = importlib.import_module("training_speed_fit")
+    found = module.megatrain_rows(catalog)
+    assert len(found) == 2 and {i.row.model_id for i in found} == {"qwen2.5-7b", "qwen2.5-32b"}
+    assert max(i.efficiency for i in found) - min(i.efficiency for i in found) < 0.01
+    assert round(statistics.median(i.efficiency for i in found), 2) == training.MEGATRAIN_MFU

@@ -41,7 +41,10 @@ CPU_BANDWIDTH_GBS = 50.0
 TRAIN_EFFICIENCY: dict[str, float] = {"torchtune": 0.64}
 #: frameworks without a cited speed row: the median over all fit rows
 FALLBACK_EFFICIENCY = 0.64
-MEGATRAIN_MFU = 0.27
+#: MegaTrain's streamed training, the same fit over its two single-GPU TFLOPS rows (README@2a9f977 and
+#: its 2026-04-17 news: Qwen2.5-32B 259 and Qwen2.5-7B 272 TFLOPS on one H100, implied 0.261 and 0.263 of
+#: the dense peak with this estimate's FLOPs): compute-bound at its batches, so one kernel efficiency
+MEGATRAIN_MFU = 0.26
 
 
 #: CPU Adam touches ~28 bytes per parameter per step (memory-formulas §1.6, derived)
