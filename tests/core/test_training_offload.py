@@ -180,3 +180,14 @@ def test_zero2_offload_uses_every_gpu_and_deepspeeds_host_rule(catalog: Catalog)
     assert one.placement.cpu_bytes == zero2_offload_bytes(params)[0]  # one GPU: DeepSpeed's figure exactly
     assert result.speed.train_tokens_per_s is not None and one.speed.train_tokens_per_s is not None
     assert result.speed.train_tokens_per_s > 4 * one.speed.train_tokens_per_s
+
+
+def test_a_streamed_run_is_named_megatrain_unless_a_framework_is_asked_for(catalog: Catalog) -> None:
+    qwen = from_catalog(catalog.model("qwen2.5-7b"))  # type: ignore[arg-type]
+    req = Request(workload="full", context=1024, batch=8)
+    streamed = fit(qwen, box(catalog), req, catalog, offload="full", live=False, advise=False)
+    assert streamed.placement.offload == "full" and streamed.estimate.framework == "megatrain"
+    asked = fit(qwen, box(catalog), replace(req, framework="deepspeed"), catalog, offload="full", live=False)
+    assert asked.estimate.framework == "deepspeed"
+    on_gpu = fit(qwen, box(catalog), req, catalog, offload="none", live=False, advise=False)
+    assert on_gpu.estimate.framework == "transformers"

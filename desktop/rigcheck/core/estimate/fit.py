@@ -17,6 +17,8 @@ entry, :func:`fit`, and keeps their names importable from here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.advice import advice_for
@@ -120,6 +122,9 @@ def fit(
         placement = place(
             est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers
         )
+    if placement is not None and placement.offload == "full" and req.framework is None:
+        # streamed from RAM: the run is MegaTrain's, so name it (its placement reads no step terms)
+        est = estimate_memory(model, replace(req, framework="megatrain"), catalog, gpu_capacity=None)
     chosen: Speed | None = None
     if (
         not kt
