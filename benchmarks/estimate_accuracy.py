@@ -65,6 +65,7 @@ SUBSETS = (
     "AMD discrete",
     "NVIDIA discrete",
     "Intel discrete",
+    "multi-GPU",
     "file sizes",
 )
 METRIC_NAMES = {

@@ -141,6 +141,8 @@ class Measurement:
             found.append("NVIDIA discrete")
         if self.device_class == "intel-discrete":
             found.append("Intel discrete")
+        if self.gpu_count > 1:
+            found.append("multi-GPU")
         return tuple(found)
 
 

@@ -193,3 +193,49 @@ def test_fit_expert_offload_from_the_command_line(cpu_only: Machine) -> None:
     assert data["placement"]["cpu_expert_layers"] == 30
     code, _ = run_cli("fit", "gpt-oss-120b", "--n-cpu-moe", "30")
     assert code == 2  # --n-cpu-moe without --offload experts
+
+
+def test_fit_takes_llama_cpp_multi_gpu_and_layer_flags(
+    cpu_only: Machine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two = ("--gpu", "nvidia-geforce-rtx-4090", "--gpu", "nvidia-geforce-rtx-4090")
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--json")
+    assert code == 0
+    spread = json.loads(out)["placement"]
+    assert all(b > 0 for b in spread["gpu_bytes"])  # llama.cpp's default: both GPUs
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--split-mode", "none", "--json")
+    assert code == 0
+    assert json.loads(out)["placement"]["gpu_bytes"][1] == 0
+    code, out = run_cli("fit", "llama-3.1-8b", *two, "--quant", "q4_k_m", "--tensor-split", "3,1", "--json")
+    assert code == 0
+    first, second = json.loads(out)["placement"]["gpu_bytes"]
+    assert first > 2 * second > 0
+    code, out = run_cli("fit", "llama-3.1-8b", *two[:2], "--quant", "q4_k_m", "--gpu-layers", "10", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["placement"]["gpu_layers"] == 10 and data["verdict"] == "fits_with_offload"
+    assert run_cli("fit", "llama-3.1-8b", "--gpu-layers", "4", "--offload", "experts")[0] == 2
+    assert "--gpu-layers needs --offload layers" in one_error_line(capsys)
+    assert run_cli("fit", "llama-3.1-8b", "--tensor-split", "0,0")[0] == 2
+    assert "--tensor-split" in one_error_line(capsys)
+
+
+def test_fit_threads_reach_the_command(cpu_only: Machine) -> None:
+    code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m", "--threads", "2")
+    assert code == 0
+    assert "-t 2" in out
+    code, out = run_cli("fit", "llama-3.2-1b", "--quant", "q4_k_m")
+    assert code == 0 and " -t " not in out
+
+
+def test_fit_power_limit_holds_prompt_processing(cpu_only: Machine) -> None:
+    gpu = ("--gpu", "nvidia-geforce-rtx-4090", "--quant", "bf16", "--json")
+    code, out = run_cli("fit", "llama-3.1-8b", *gpu)
+    assert code == 0
+    free = json.loads(out)["speed"]
+    code, out = run_cli("fit", "llama-3.1-8b", *gpu, "--power-limit", "150")
+    assert code == 0
+    held = json.loads(out)["speed"]
+    assert held["prefill_tokens_per_s"] < free["prefill_tokens_per_s"]
+    assert held["decode_tokens_per_s"] == free["decode_tokens_per_s"]  # decode is bound by memory
+    assert any("150 W power limit" in line for line in held["explanation"])

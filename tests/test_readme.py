@@ -18,6 +18,7 @@ NEEDS_OUTSIDE = (
     "unsloth/",
     "/opt/conda",
     "audits/",
+    "--hub ",
 )  # other files, the hub, other machines
 
 pytestmark = pytest.mark.slow

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from rigcheck.core.errors import InputError
 if TYPE_CHECKING:
     from rigcheck.core.catalog import Catalog
     from rigcheck.core.estimate.memory import Request
+    from rigcheck.core.estimate.placement.types import Split
     from rigcheck.core.monitor import Sample
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
@@ -113,10 +115,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     _training_flags(parser)
     parser.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm", "transformers", "ktransformers"),
+        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"),
         default="llama.cpp",
         help="inference engine whose overheads to use (ktransformers: mixture-of-experts models on a GPU, "
-        "their routed experts in RAM on the CPU)",
+        "their routed experts in RAM on the CPU; ollama: llama.cpp's with Ollama's default context and "
+        "its one-GPU-first placement)",
     )
     parser.add_argument(
         "--rope-scaling",
@@ -178,6 +181,32 @@ class _Subcommands:
 
     def add_parser(self, name: str, **kwargs: object) -> _Parser:
         return self._actions.add_parser(name, parents=[self._common], **kwargs)  # type: ignore[arg-type]
+
+
+#: llama.cpp --split-mode values and the estimator's split (docs/multi-gpu.md: row is the older, deprecated
+#: form of tensor; both split every matrix across the GPUs)
+SPLIT_MODES: dict[str, Split] = {"layer": "layer", "row": "tensor", "tensor": "tensor", "none": "none"}
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _tensor_split(text: str) -> tuple[float, ...]:
+    """``3,1``: one non-negative share per GPU, not all zero (llama.cpp -ts)."""
+    try:
+        shares = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated numbers: {text!r}") from None
+    if any(not math.isfinite(s) or s < 0 for s in shares) or not any(shares):
+        raise argparse.ArgumentTypeError(f"shares must be 0 or more and not all 0: {text!r}")
+    return shares
 
 
 def _ram_gib(text: str) -> float:
@@ -272,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     models.add_argument("--json", action="store_true", help="print the entries as JSON")
     models.add_argument("--search", metavar="TEXT", help="only models whose id, name, family or tags match")
+    _hub_search_arguments(models)
     models.set_defaults(handler=_cmd_models)
 
     estimate = commands.add_parser(
@@ -313,6 +343,37 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("layer", "tensor"),
         default="layer",
         help="multi-GPU: layer split or tensor parallel",
+    )
+    fit.add_argument(
+        "--split-mode",
+        choices=tuple(SPLIT_MODES),
+        help="llama.cpp --split-mode: layer (its default: layers spread over every GPU by free memory), "
+        "row or tensor (each matrix split across the GPUs), none (the main GPU alone); overrides --split",
+    )
+    fit.add_argument(
+        "--tensor-split",
+        metavar="A,B,...",
+        type=_tensor_split,
+        help="llama.cpp -ts: each GPU's share of the layers, e.g. 3,1 (default: by free memory)",
+    )
+    fit.add_argument(
+        "--threads",
+        metavar="N",
+        type=_positive_int,
+        help="llama.cpp -t N: CPU threads for the layers in RAM and CPU prompt processing (default: the "
+        "physical cores)",
+    )
+    fit.add_argument(
+        "--power-limit",
+        metavar="WATTS",
+        type=_positive_number,
+        help="each GPU's power limit (nvidia-smi -pl): prompt processing at a power-bound rate below it",
+    )
+    fit.add_argument(
+        "--gpu-layers",
+        metavar="N",
+        type=_non_negative_int,
+        help="llama.cpp -ngl N: at most N layers on the GPUs, the rest in RAM (implies --offload layers)",
     )
     fit.add_argument(
         "--n-cpu-moe",
@@ -585,9 +646,62 @@ def _cmd_gpus(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _hub_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """``models --hub QUERY``: the Hugging Face hub as a live catalog, each result with its fit here."""
+    hub = parser.add_argument_group("the Hugging Face hub (online)")
+    hub.add_argument(
+        "--hub", metavar="QUERY", help="search the hub instead; each result is answered with its fit"
+    )
+    hub.add_argument("--sort", choices=("trending", "downloads"), default="trending", help="hub result order")
+    hub.add_argument("--format", dest="hub_format", choices=("any", "gguf", "mlx"), default="any",
+                     help="text-generation models (any), or GGUF / MLX repositories only")  # fmt: skip
+    hub.add_argument("--limit", type=int, default=10, metavar="N", help="hub results to answer (default 10)")
+    hub.add_argument("--machine", dest="hub_machine", metavar="FILE", type=Path,
+                     help="answer for a saved snapshot instead of this machine")  # fmt: skip
+
+
+def _cmd_models_hub(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.models.hub_search import answer_hits, search_hub
+    from rigcheck.core.probe import probe_machine
+    from rigcheck.core.report.hub_search import hub_table
+
+    if args.limit < 1:
+        raise UsageError("--limit: expected a positive number")
+    catalog = _load_catalog()
+    hits = search_hub(args.hub, sort=args.sort, kind=args.hub_format, limit=args.limit)
+    machine = load_machine(args.hub_machine) if args.hub_machine else probe_machine()
+
+    def progress(message: str) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r\033[K{_one_line(message)[:100]}")
+            sys.stderr.flush()
+
+    answers = list(answer_hits(hits, machine, catalog, progress=progress))
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    if args.json:
+        rows = [
+            asdict(a.hit)
+            | {
+                "quant": a.quant,
+                "where": a.where,
+                "decode_tokens_per_s": a.decode_tokens_per_s,
+                "problem": a.problem,
+            }
+            for a in answers
+        ]
+        _emit_json({"hub": rows, "sort": args.sort, "query": args.hub}, out)
+    else:
+        out.write(hub_table(answers, sort=args.sort, query=args.hub) + "\n")
+    return EXIT_OK
+
+
 def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.report.tables import model_table
 
+    if getattr(args, "hub", None) is not None:
+        return _cmd_models_hub(args, out)
     catalog = _load_catalog()
     models = catalog.search_models(args.search) if args.search else catalog.models
     if args.json:
@@ -670,12 +784,15 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
     machine = load_machine(args.machine) if args.machine else probe_machine()
     if gpus is not None or args.ram_gb is not None:
         machine = simulate(machine, gpus, args.ram_gb)
+    if args.power_limit is not None:
+        limited = tuple(replace(g, power_limit_watts=args.power_limit) for g in machine.gpus)
+        machine = replace(machine, gpus=limited)
     solve = args.context == "max"
     if solve:
         if args.workload == "inference":
             raise UsageError("--context max is for --workload lora, qlora or full")
         args.context = None
-    req = replace(_request(args), backend=args.backend)
+    req = replace(_request(args), backend=args.backend, threads=args.threads)
     if solve:  # the longest context whose training step fits this machine's GPU, this framework's way
         from rigcheck.core.estimate.solvers import max_context
 
@@ -683,21 +800,27 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         req = replace(req, context=args.context)
     if args.n_cpu_moe is not None and args.offload != "experts":
         raise UsageError("--n-cpu-moe needs --offload experts")
+    split: Split = SPLIT_MODES[args.split_mode] if args.split_mode else args.split
+    offload = args.offload
+    if args.gpu_layers is not None:
+        if offload not in ("auto", "layers"):
+            raise UsageError("--gpu-layers needs --offload layers (or auto)")
+        offload = "layers"
     check_context(model, args.context, rope_scaling=args.rope_scaling)
     rec = recommend(
         model, machine, req.workload, catalog, context=args.context, engine=req.engine, prefer=args.prefer,
-        live=live, request=req, rope_scaling=True, split=args.split,
+        live=live, request=req, rope_scaling=True, split=split,
     )  # fmt: skip
     pinned = None
-    if args.quant or args.offload != "auto":
+    if args.quant or offload != "auto" or args.tensor_split:
         pinned = fit(
-            model, machine, req, catalog, offload=args.offload, live=live, split=args.split,
-            cpu_expert_layers=args.n_cpu_moe,
+            model, machine, req, catalog, offload=offload, live=live, split=split,
+            cpu_expert_layers=args.n_cpu_moe, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split,
         )  # fmt: skip
         result = pinned
     else:  # the recommended format again, now with advice
         chosen = rec.best.quant_id if rec.best else rec.ladder[-1].quant_id
-        result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=args.split)
+        result = fit(model, machine, replace(req, quant=chosen), catalog, live=live, split=split)
     rung = Rung(display_quant(result.estimate.quant_name), req.quant, result, where_of(result))
     commands = commands_for(rec, machine, catalog, live=live, rung=rung)
     if args.measured is not None:

@@ -382,10 +382,26 @@ def test_vllm_takes_its_memory_fraction(catalog: Catalog) -> None:
     assert any("--gpu-memory-utilization" in r for r in vllm.reasons)
 
 
-def test_a_second_gpu_gets_no_buffers_when_the_first_holds_everything(catalog: Catalog) -> None:
+def test_llama_cpp_splits_layers_over_every_gpu_by_free_memory(catalog: Catalog) -> None:
+    """llama.cpp's default --split-mode layer spreads a model over every visible GPU in proportion to its
+    free memory even when one card would hold it (src/llama-model.cpp load_tensors); -sm none keeps it on
+    the main GPU."""
     pair = machine(catalog, ("nvidia-geforce-rtx-3090", "nvidia-geforce-rtx-4090"))
     result = fit(model(LLAMA_31_8B), pair, Request(quant="q4_k_m"), catalog, live=False)
     assert result.verdict == "fits"
-    assert result.placement.gpu_bytes[1] == 0
-    # all but the input embedding, which llama.cpp keeps in host memory
-    assert sum(result.placement.gpu_bytes) == result.estimate.total_bytes - result.estimate.host_weight_bytes
+    first, second = result.placement.gpu_bytes
+    assert first > 0 and second > 0
+    # two cards of 24 GB: about half the layers each, the head on the last one, buffers on both
+    runtime = result.estimate.total("activations") + result.estimate.total("overhead")
+    weights = result.estimate.total_bytes - result.estimate.host_weight_bytes - runtime
+    assert first + second == weights + 2 * runtime
+    assert abs(first - second) < 0.2 * weights
+    # all but the input embedding, which llama.cpp keeps in host memory, on the one GPU with -sm none
+    alone = fit(model(LLAMA_31_8B), pair, Request(quant="q4_k_m"), catalog, live=False, split="none")
+    assert alone.placement.gpu_bytes[1] == 0
+    assert sum(alone.placement.gpu_bytes) == alone.estimate.total_bytes - alone.estimate.host_weight_bytes
+    # -ts 3,1: three quarters of the layers on GPU 0
+    skewed = fit(
+        model(LLAMA_31_8B), pair, Request(quant="q4_k_m"), catalog, live=False, tensor_split=(3.0, 1.0)
+    )
+    assert skewed.placement.gpu_bytes[0] > 2 * skewed.placement.gpu_bytes[1]

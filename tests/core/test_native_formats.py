@@ -29,7 +29,8 @@ def box(catalog: Catalog, gpu: str, ram_gib: int = 64) -> Machine:
 def test_every_catalog_model_has_a_released_format_we_can_size(catalog: Catalog) -> None:
     for spec in catalog.models:
         info = from_catalog(spec)
-        said = spec.native_format or "torch_dtype" in spec.config or "quantization_config" in spec.config
+        dtype = "torch_dtype" in spec.config or "dtype" in spec.config  # transformers 5 writes "dtype"
+        said = spec.native_format or dtype or "quantization_config" in spec.config
         assert (info.native_quant is not None) == bool(said), spec.id
         if info.native_quant is not None:
             assert catalog.quant(info.native_quant) is not None, (spec.id, info.native_quant)

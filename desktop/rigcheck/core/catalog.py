@@ -174,7 +174,8 @@ class QuantFormat:
 
     id: str
     name: str
-    kind: Literal["float", "int", "gguf", "gptq", "awq", "bitsandbytes", "mx"]
+    #: "linear": only the linear layers are stored in the format (embeddings and head stay 16-bit)
+    kind: Literal["float", "int", "gguf", "gptq", "awq", "bitsandbytes", "mx", "linear"]
     #: storage per weight of the block format itself
     bits_per_weight: float
     source: str
@@ -905,6 +906,8 @@ def _check_config(config: dict[str, Any]) -> str | None:
         return "config.model_type: required, a string such as 'llama'"
     for key in _CONFIG_INTS:
         value = config.get(key)
+        if key == "num_hidden_layers" and value is None and isinstance(config.get("layers_block_type"), list):
+            continue  # Nemotron 3 Ultra: the block list gives the layers (models/config.py counts them)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             return f"config.{key}: required, a whole number above 0"
     return None

@@ -44,6 +44,12 @@ GB10_SOURCE = (
 )
 
 
+# Intel integrated GPUs (Core Ultra Series 2 and later: Lunar Lake, Arrow Lake): the driver lets the GPU use
+# 57% of system RAM by default (Intel: "Shared GPU Memory Override ... The default value is 57%").
+INTEL_SHARE = 0.57
+INTEL_SOURCE = "https://www.intel.com/content/www/us/en/support/articles/000101789/graphics.html"
+
+
 @dataclass(frozen=True)
 class Share:
     """What a unified GPU may use, how much of it comes out of the RAM the OS reports, and why."""
@@ -138,4 +144,19 @@ def unified_share(gpu: GPU, ram_total: int, *, name: str = "GPU") -> Share | Non
                 source=GB10_SOURCE,
             ),
         )
-    return None
+    # Intel, the one vendor left
+    if gpu.memory_total_bytes is not None and not _is_system_size(gpu, ram_total):
+        return None
+    share = int(ram_total * INTEL_SHARE)
+    return Share(
+        share,
+        share,
+        tr(
+            "{name}: integrated GPU: the Intel driver lets it use {percent}% of {gib} GiB RAM by default "
+            "({source})",
+            name=name,
+            percent=num(INTEL_SHARE * 100),
+            gib=num(gib),
+            source=INTEL_SOURCE,
+        ),
+    )

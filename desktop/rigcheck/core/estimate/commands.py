@@ -41,7 +41,7 @@ ALL_LAYERS = 999
 
 @dataclass(frozen=True)
 class Commands:
-    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "transformers")
+    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "sglang", "transformers")
     commands: dict[str, str]
     #: bytes to download for the recommended format (the weight files)
     download_bytes: int | None
@@ -133,6 +133,8 @@ def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
     parts.append(f"-c {est.context * est.batch}")
     if est.batch > 1:
         parts.append(f"-np {est.batch}")
+    if est.threads:
+        parts.append(f"-t {est.threads}")
     parts.append("-fa on")
     if est.kv_type not in ("f16",):
         parts.append(f"-ctk {est.kv_type} -ctv {est.kv_type}")
@@ -206,6 +208,24 @@ def vllm_command(result: FitResult, catalog: Catalog) -> str:
     return " ".join(parts)
 
 
+def sglang_command(result: FitResult, catalog: Catalog) -> str:
+    """SGLang's server (python -m sglang.launch_server): the checkpoint, the context, the GPUs it shards
+    over (--tp), FP8 quantization at load, and the parallel requests."""
+    est, p = result.estimate, result.placement
+    spec = catalog.model(est.model.id)
+    repo = spec.hf_id if spec else est.model.source
+    used = sum(1 for b in p.gpu_bytes if b)
+    parts = ["python -m sglang.launch_server", "--model-path", _q(repo), f"--context-length {est.context}"]
+    if used > 1:
+        parts.append(f"--tp {used}")
+    quant = est.quant.id if est.quant else None
+    if quant == "fp8-e4m3" and not (spec and spec.native_format == quant):
+        parts.append("--quantization fp8")
+    if est.batch > 1:
+        parts.append(f"--max-running-requests {est.batch}")
+    return " ".join(parts)
+
+
 def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -> str | None:
     """TRL's ``trl sft`` (transformers + PEFT); None for MegaTrain-style offload, which it does not do."""
     est, p = result.estimate, result.placement
@@ -265,13 +285,15 @@ def commands_for(
     gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)
-    if rec.engine == "llama.cpp" and gguf:
+    if rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)
         if ollama:
             out["ollama"] = ollama
         else:
             notes["ollama"] = "Ollama offloads whole layers, not experts: use llama.cpp's --n-cpu-moe"
+    if rec.engine == "sglang" and machine.gpus:
+        out["sglang"] = sglang_command(result, catalog)
     weights = rec.model.weights
     if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
         notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"

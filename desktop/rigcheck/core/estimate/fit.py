@@ -17,10 +17,13 @@ entry, :func:`fit`, and keeps their names importable from here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate import ollama
 from rigcheck.core.estimate.advice import advice_for
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, estimate_memory
 from rigcheck.core.estimate.placement import (
@@ -43,6 +46,7 @@ from rigcheck.core.estimate.placement import (
     zero2_offload_bytes,
     zero3_offload_bytes,
 )
+from rigcheck.core.estimate.placement.sglang import sglang_budget
 from rigcheck.core.estimate.solvers import (
     QUANT_LADDER,
     Cell,
@@ -64,9 +68,10 @@ from rigcheck.core.estimate.speed.reads import PCIE_GBS, prefill_flops_per_token
 from rigcheck.core.estimate.speed.reads import active_bytes as _active_bytes
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.estimate.verdict import FitResult, Verdict, placement_sentence, why_not
-from rigcheck.core.i18n import tr
+from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.units import fmt_bytes
 
 
 def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload, layers: int | None) -> None:
@@ -104,14 +109,23 @@ def fit(
     advise: bool = True,
     cpu_expert_layers: int | None = None,
     gpu_layers: int | None = None,
+    tensor_split: Sequence[float] | None = None,
 ) -> FitResult:
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
-    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``)."""
+    ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``),
+    ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``)."""
+    if req.engine == "ollama" and req.context is None and req.workload == "inference":
+        return _ollama_fit(
+            model, machine, req, catalog, offload=offload, live=live, split=split, advise=advise,
+            cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers, tensor_split=tensor_split,
+        )  # fmt: skip
     budget = budgets(machine, live, req.engine if req.workload == "inference" else "transformers")
     # a framework's paged optimizer states stay on the GPU when they fit beside the rest (training_memory)
     est = estimate_memory(model, req, catalog, gpu_capacity=max(budget.gpu_bytes, default=0) or None)
     if req.engine == "vllm" and est.workload == "inference":
         budget = vllm_budget(machine, budget)
+    if req.engine == "sglang" and est.workload == "inference":
+        budget = sglang_budget(machine, budget)
     kt = req.engine == "ktransformers" and est.workload == "inference"
     if kt:
         _check_ktransformers(est, machine, offload, cpu_expert_layers)
@@ -120,7 +134,13 @@ def fit(
         placement = place_experts(est, budget, len(est.layer_weight_bytes))
     else:
         placement = place(
-            est, budget, offload, split, cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers
+            est,
+            budget,
+            offload,
+            split,
+            cpu_expert_layers=cpu_expert_layers,
+            gpu_layers=gpu_layers,
+            tensor_split=tensor_split,
         )
     if placement is not None and placement.offload == "full" and req.framework is None:
         # streamed from RAM: the run is MegaTrain's, so name it (its placement reads no step terms)
@@ -133,12 +153,10 @@ def fit(
         and placement is not None
         and placement.offload != "none"
     ):
-        # Something must go to RAM: offer whichever of layer and expert offload decodes faster.
-        options = [
-            (p, estimate_speed(est, p, machine, catalog))
-            for p in (placement, place_experts(est, budget))
-            if p
-        ]
+        # Something must go to RAM: offer whichever of layer and expert offload decodes faster (Ollama
+        # offloads whole layers only: num_gpu, no --n-cpu-moe)
+        experts = place_experts(est, budget) if req.engine != "ollama" else None
+        options = [(p, estimate_speed(est, p, machine, catalog)) for p in (placement, experts) if p]
         placement, chosen = max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
     reasons = list(budget.reasons)
     if placement is None:
@@ -156,6 +174,28 @@ def fit(
             advice_for(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
         )
     return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
+
+
+def _ollama_fit(
+    model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, **options: Any
+) -> FitResult:
+    """Ollama with no context asked for: its VRAM-based default, stepped down as Ollama does when that
+    does not fit."""
+    context = ollama.default_context(machine, model)
+    result = fit(model, machine, replace(req, context=context), catalog, **options)
+    smaller = ollama.smaller_context(context)
+    while result.verdict == "does_not_fit" and smaller is not None:
+        context = smaller
+        result = fit(model, machine, replace(req, context=context), catalog, **options)
+        smaller = ollama.smaller_context(context)
+    total = sum(gpu.memory_total_bytes or 0 for gpu in machine.gpus)
+    why = tr(
+        "Ollama's default context on {vram} of GPU memory: {context} tokens ({source})",
+        vram=fmt_bytes(total),
+        context=num(context),
+        source=ollama.OLLAMA_SOURCE,
+    )
+    return replace(result, reasons=(result.reasons[0], why, *result.reasons[1:]))
 
 
 __all__ = [

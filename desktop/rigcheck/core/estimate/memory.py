@@ -29,7 +29,13 @@ Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
 #: ktransformers (kvcache-ai/ktransformers): GGUF mixtures of experts with every routed expert in host RAM,
 #: computed by its CPU kernels, and attention, shared experts and the KV cache on the GPU (fit.py, placement/)
-Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers"]
+#: ollama: Ollama serves GGUF models through upstream llama-server (ollama/ollama llm/server.go@fb30760
+#: NewLlamaServer), so llama.cpp's memory terms and kernels apply, with Ollama's own defaults
+#: (core/estimate/ollama.py)
+#: sglang: SGLang, whose weights and KV cache live in its static share of each GPU (placement/sglang.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"]
+#: engines whose weights, KV cache and buffers are llama.cpp's
+LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full", "offloaded"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
 
@@ -97,6 +103,8 @@ class Request:
     gpus: int = 1
     #: FSDP CPU offload / ZeRO-3 offload of parameters, gradients and optimizer states
     offload_states: bool = False
+    #: CPU threads the engine computes with (llama.cpp -t); None = its default, the physical cores
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,8 @@ class MemoryEstimate:
     #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
     layer_expert_bytes: tuple[int, ...] = ()
     backend: Backend | None = None
+    #: CPU threads (llama.cpp -t), as requested; None = the physical cores
+    threads: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: training with a framework profile: the PyTorch allocator's peak on one GPU
     #: (torch.cuda.max_memory_allocated), the process total with the CUDA context (nvidia-smi), the host
@@ -287,7 +297,7 @@ def _weights(
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
             "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
         )
-    elif quant.kind == "mx" and arch.is_moe and engine == "llama.cpp":
+    elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
         per_layer = tuple(
@@ -302,7 +312,7 @@ def _weights(
             rest=rest,
         )
         source = LLAMA_CPP_MX_SOURCE
-    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx"):
+    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
         if quant.kind == "mx" and arch.is_moe:
@@ -380,6 +390,30 @@ def _kv_elements_per_token(arch: ArchConfig, kind: str) -> int:
     return 0
 
 
+def _kv_listed(
+    arch: ArchConfig,
+    context: int,
+    *,
+    batch: int,
+    elem: float,
+    engine: Engine,
+    by_kind: dict[str, tuple[int, int]],
+) -> tuple[list[int], int]:
+    """The cache per layer from ``ArchConfig.layer_kv_elements`` (Gemma 4 global layers, DSA indexer keys)."""
+    extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+    per_layer: list[int] = []
+    per_token = 0
+    for kind, elements in zip(arch.layer_kinds, arch.layer_kv_elements, strict=True):
+        if kind == "linear":
+            per_layer.append(by_kind[kind][1])
+            continue
+        window = arch.sliding_window
+        tokens = min(context, window + extra) if kind == "sliding" and window else context
+        per_layer.append(int(tokens * elements * elem * batch))
+        per_token += int(elements * elem)
+    return per_layer, per_token
+
+
 def _kv_cache(
     arch: ArchConfig, context: int, batch: int, kv: tuple[str, float], engine: Engine
 ) -> tuple[list[Term], tuple[int, ...], int]:
@@ -390,7 +424,7 @@ def _kv_cache(
         elements = _kv_elements_per_token(arch, kind)
         if kind == "sliding" and arch.sliding_window:
             # llama.cpp keeps min(n_ctx, n_swa + n_ubatch) cells for SWA layers (llama-kv-cache-iswa.cpp).
-            extra = LLAMA_CPP_UBATCH if engine == "llama.cpp" else 0
+            extra = LLAMA_CPP_UBATCH if engine in LLAMA_CPP_ENGINES else 0
             cached = int(min(context, arch.sliding_window + extra) * elements * elem * batch)
         elif kind == "linear":
             cached = int((arch.linear_state_elements or 0) * 4 * batch)  # fp32 recurrent state
@@ -399,6 +433,10 @@ def _kv_cache(
         by_kind[kind] = (int(elements * elem), cached)
     per_layer = [by_kind[kind][1] for kind in arch.layer_kinds]
     per_token = sum(by_kind[kind][0] for kind in arch.layer_kinds)
+    if arch.layer_kv_elements:  # layers of different widths: each layer its own elements per token
+        per_layer, per_token = _kv_listed(
+            arch, context, batch=batch, elem=elem, engine=engine, by_kind=by_kind
+        )
     capped = arch.layer_kinds.count("sliding") if arch.sliding_window else 0
     terms = []
     attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
@@ -450,7 +488,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     # ktransformers' GPU buffers are not measured here: llama.cpp's terms (one micro-batch's logits, the
     # attention mask, a CUDA context) stand in for them (its tutorial's "at least 14GB VRAM" for DeepSeek-V3
     # Q4_K_M is the non-expert weights and the KV cache, which are counted exactly)
-    if req.engine in ("llama.cpp", "ktransformers"):
+    if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
         terms = []
         logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
         if not req.flash_attention:
@@ -500,6 +538,10 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             )
         )
         return terms
+    if req.engine == "sglang":
+        # activations and CUDA-graph buffers live outside --mem-fraction-static, in the memory SGLang reserves
+        # by its own rule (placement/sglang.py), which the GPU budget leaves out
+        return []
     if req.engine == "vllm":
         return [
             Term(
@@ -630,7 +672,7 @@ def estimate_memory(
                 )
             )
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
-        if req.engine in ("llama.cpp", "ktransformers"):
+        if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
             # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers
             # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).
@@ -682,6 +724,7 @@ def estimate_memory(
         if req.workload == "inference"
         else (),
         backend=req.backend,
+        threads=req.threads,
         notes=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,
         training_gpu_bytes=training.gpu_bytes if training else 0,

@@ -62,9 +62,12 @@ QUALITY_FLOOR = "q4_k_m"
 #: the formats each engine is usually run with, best quality first (after the released format)
 ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     "llama.cpp": QUANT_LADDER,
+    "ollama": QUANT_LADDER,
     # vLLM quantizes a 16-bit checkpoint to FP8 as it loads it (--quantization fp8); AWQ and GPTQ need a
     # checkpoint quantized beforehand, which the catalog does not list, so they are not offered
     "vllm": ("bf16", "fp8"),
+    # SGLang quantizes a 16-bit checkpoint to FP8 as it loads it too (--quantization fp8)
+    "sglang": ("bf16", "fp8"),
     "transformers": ("bf16", "int8", "nf4"),
     # ktransformers reads GGUF experts through its CPUInfer operators on llamafile's sgemm, benchmarked on
     # q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m and q2_k (kvcache-ai/ktransformers
@@ -231,9 +234,25 @@ def longest_running_context(
 # -- the ladder -----------------------------------------------------------------------------------
 
 
+#: why a model released quantized gets no narrower rungs
+QUANTIZED_RELEASE_SOURCE = (
+    "https://huggingface.co/bartowski/openai_gpt-oss-120b-GGUF (model card: Q6_K 63.28 GB, Q4_K_L 63.06 GB, "
+    "Q2_K_L 63.00 GB, 'all FFN kept at MXFP4_MOE'); ggml-org/gpt-oss-120b-GGUF holds MXFP4 only"
+)
+
+
 def _bits(catalog: Catalog, quant_id: str) -> float:
     quant = resolve_quant(catalog, quant_id)
     return quant.file_bpw or quant.bits_per_weight
+
+
+def _shown_context(context: int | None, model: ModelInfo, rungs: Sequence[Rung]) -> int:
+    """The context asked for, else the one the fits used (Ollama picks its own), else the default."""
+    if context is not None:
+        return context
+    if rungs:
+        return rungs[0].result.estimate.context
+    return default_context(model.arch)
 
 
 def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple[str | None, bool]]:
@@ -251,12 +270,18 @@ def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple
     out = list(first)
     seen = {resolve_quant(catalog, native_id).id} if native_id else set()
     top = _bits(catalog, native_id) if native_id else None
+    # Only formats that exist: released weights that are already quantized (MXFP4, NVFP4, INT4, ...)
+    # are not requantized narrower; the published lower "K-quants" of gpt-oss keep the MXFP4 experts
+    # and are all ~63 GB (QUANTIZED_RELEASE_SOURCE), so such rungs would repeat the released size.
+    quantized = native_id is not None and resolve_quant(catalog, native_id).kind not in ("float", "gguf")
     for name in ladder:
         quant = resolve_quant(catalog, name)
         if quant.id in seen:
             continue
         if top is not None and (quant.file_bpw or quant.bits_per_weight) > top + 1e-9:
             continue  # wider than the released weights: the same numbers, more bytes
+        if quantized:
+            continue  # narrower than quantized released weights: not a file anyone publishes
         seen.add(quant.id)
         out.append((quant.id, False))
     return out
@@ -461,7 +486,7 @@ def recommend(
         workload=workload,
         engine=chosen_engine,
         prefer=prefer,
-        context=context if context is not None else default_context(model.arch),
+        context=_shown_context(context, model, rungs),
         ladder=tuple(rungs),
         best=best,
         why=tuple(_why(rungs, best, prefer, catalog)),

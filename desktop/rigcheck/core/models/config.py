@@ -169,6 +169,10 @@ class _Body:
     head_bias: int = 0
     linear_state: int | None = None
     mla: _Mla | None = None
+    #: cached elements per token per layer where layers differ (ArchConfig.layer_kv_elements)
+    kv_elements: tuple[int, ...] = ()
+    #: parameters of embedding tables beside the token embedding (Gemma 4's per-layer embeddings)
+    extra_embed: int = 0
 
 
 def _gated_mlp(hidden: int, inner: int, bias: bool = False) -> int:
@@ -207,12 +211,12 @@ def _gqa(
     return params
 
 
+#: the keys configs use for the experts each token is routed to, in the order they are tried
+_PER_TOKEN_KEYS: Final = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k")
+
+
 def _per_token(k: _Keys, experts: int) -> int:
-    key = (
-        "num_experts_per_tok"
-        if k.present("num_experts_per_tok") or not k.present("experts_per_token")
-        else "experts_per_token"
-    )
+    key = next((key for key in _PER_TOKEN_KEYS if k.present(key)), "num_experts_per_tok")
     per_token = k.size(key)
     if per_token > experts:
         k.fail(key, f"{per_token} experts per token, but only {experts} experts")
@@ -310,8 +314,9 @@ def _qwen_moe_mlps(k: _Keys, d: _Dims, *, shared_expert: bool) -> tuple[int | _M
     if shared_expert:
         shared += _gated_mlp(d.hidden, k.size("shared_expert_intermediate_size")) + d.hidden
     moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, k.size("moe_intermediate_size")), shared)
-    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
-    return tuple(moe if sparse else dense for sparse in _moe_layers_qwen(k, d))
+    layers = _moe_layers_qwen(k, d)
+    dense = 0 if all(layers) else _gated_mlp(d.hidden, k.size("intermediate_size"))  # Qwen3.5 MoE: none
+    return tuple(moe if sparse else dense for sparse in layers)
 
 
 def _qwen2_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
@@ -450,9 +455,50 @@ def _mla_body(router_bias: bool) -> BodyFn:
         kv += mla.kv_lora_rank + mla.kv_lora_rank * d.heads * (mla.qk_nope + mla.v_head_dim)
         o = d.heads * mla.v_head_dim * d.hidden + (d.hidden if bias else 0)
         mlps = _deepseek_mlps(k, d, router_bias=router_bias, freq_key="moe_layer_freq")
-        return _Body(mixers=(q + kv + o,) * d.layers, mlps=mlps, mla=mla)
+        indexer, index_cache = _dsa_indexer(k, d, mla)
+        own = _own_indexers(k, d.layers) if index_cache else (False,) * d.layers
+        mixers = tuple(q + kv + o + (indexer if has else 0) for has in own)
+        latent = mla.kv_lora_rank + mla.qk_rope
+        cached = tuple(latent + (index_cache if has else 0) for has in own) if index_cache else ()
+        return _Body(mixers=mixers, mlps=mlps, mla=mla, kv_elements=cached)
 
     return body
+
+
+def _dsa_indexer(k: _Keys, d: _Dims, mla: _Mla) -> tuple[int, int]:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5), when the config has
+    ``index_head_dim``: its parameters per layer and the elements it caches per token.
+
+    deepseek-ai/DeepSeek-V3.2-Exp inference/model.py (class Indexer): wq_b (q_lora_rank →
+    index_n_heads·index_head_dim), wk (hidden → index_head_dim), k_norm (a LayerNorm of index_head_dim,
+    weight and bias), weights_proj (hidden → index_n_heads); its cache keeps one key of index_head_dim
+    per token per layer beside the MLA latent.
+    """
+    if not k.present("index_head_dim"):
+        return 0, 0
+    head = k.size("index_head_dim")
+    heads = k.size("index_n_heads")
+    q_in = mla.q_lora_rank if mla.q_lora_rank is not None else d.hidden
+    k.assume(f"index_head_dim {head}: a DeepSeek Sparse Attention indexer in each MLA layer, keys cached")
+    return q_in * heads * head + d.hidden * head + 2 * head + d.hidden * heads, head
+
+
+def _own_indexers(k: _Keys, layers: int) -> tuple[bool, ...]:
+    """Which layers have an indexer of their own: all, unless ``indexer_types`` marks some "shared"
+    (GLM-5.2: those reuse an earlier layer's indexer, its weights and its cached keys)."""
+    listed = k.config.get("indexer_types")
+    if listed is None:
+        return (True,) * layers
+    if (
+        not isinstance(listed, list)
+        or len(listed) != layers
+        or any(t not in ("full", "shared") for t in listed)
+    ):
+        k.fail("indexer_types", f"must list 'full' or 'shared' for each of the {layers} layers")
+    k.assume(
+        "indexer_types: 'shared' layers reuse an earlier layer's indexer (no weights, no keys of their own)"
+    )
+    return tuple(t == "full" for t in listed)
 
 
 def _mla_dims(k: _Keys) -> _Mla:
@@ -463,7 +509,7 @@ def _mla_dims(k: _Keys) -> _Mla:
         q_lora_rank=q_lora,
         kv_lora_rank=k.size("kv_lora_rank"),
         qk_nope=k.size("qk_nope_head_dim"),
-        qk_rope=k.size("qk_rope_head_dim"),
+        qk_rope=k.size("qk_rope_head_dim", zero_ok=True),
         v_head_dim=k.size("v_head_dim"),
     )
 
@@ -475,6 +521,301 @@ def _glm4_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     attn = _gqa(d, qkv_bias=k.flag("attention_bias"), qk_norm="head" if k.flag("use_qk_norm") else "none")
     mlps = _deepseek_mlps(k, d, router_bias=True, freq_key=None)
     return _Body(mixers=(attn,) * d.layers, mlps=mlps)
+
+
+# -- the generic rule and the 2026 hybrids -----------------------------------------------------------
+
+
+def _expert_key(k: _Keys) -> str | None:
+    """The key that gives this config's routed experts (more than one), if any."""
+    return next(
+        (key for key in _EXPERT_KEYS if isinstance(k.config.get(key), int) and k.config[key] > 1), None
+    )
+
+
+def _generic_moe(k: _Keys, d: _Dims, key: str) -> tuple[int | _Moe, ...]:
+    """Routed experts (gated MLPs of moe_intermediate_size, else intermediate_size), a router of
+    experts × hidden, shared experts from n_shared_experts (DeepSeek's keys) or
+    shared_expert_intermediate_size (Qwen's), dense layers from first_k_dense_replace, mlp_only_layers
+    and decoder_sparse_step / moe_layer_freq."""
+    experts = k.size(key)
+    if k.present("moe_intermediate_size"):
+        inner = k.size("moe_intermediate_size")
+    else:
+        k.assume("experts of intermediate_size (no moe_intermediate_size)")
+        inner = k.size("intermediate_size")
+    shared = d.hidden * experts
+    shared_key = next((key for key in ("n_shared_experts", "num_shared_experts") if k.present(key)), None)
+    n_shared = k.size(shared_key, zero_ok=True, limit=MAX_LAYERS) if shared_key else 0
+    if k.present("shared_expert_intermediate_size") and k.config["shared_expert_intermediate_size"]:
+        shared += _gated_mlp(d.hidden, k.size("shared_expert_intermediate_size")) + d.hidden
+        k.assume("a shared expert of shared_expert_intermediate_size with a 1-wide gate (as Qwen3-Next)")
+    elif n_shared and k.present("shared_intermediate_size"):
+        shared += _gated_mlp(d.hidden, k.size("shared_intermediate_size") * n_shared)
+    elif n_shared:
+        shared += _gated_mlp(d.hidden, inner * n_shared)
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, inner), shared)
+    sparse = _generic_sparse_layers(k, d.layers)
+    if all(sparse):
+        dense = 0
+    else:
+        dense_key = "dense_intermediate_size" if k.present("dense_intermediate_size") else "intermediate_size"
+        dense = _gated_mlp(d.hidden, k.size(dense_key))
+    return tuple(moe if is_sparse else dense for is_sparse in sparse)
+
+
+def _generic_sparse_layers(k: _Keys, layers: int) -> list[bool]:
+    """Which layers hold the experts: moe_layer_freq as a 0/1 list per layer (MiniMax-M3, MiMo-V2), or
+    first_k_dense_replace, mlp_only_layers and decoder_sparse_step / moe_layer_freq as a step."""
+    listed = k.config.get("moe_layer_freq")
+    if isinstance(listed, list):
+        if len(listed) != layers or any(item not in (0, 1) or isinstance(item, float) for item in listed):
+            k.fail("moe_layer_freq", f"as a list, must hold one 0 or 1 for each of the {layers} layers")
+        return [bool(item) for item in listed]
+    first = (
+        k.size("first_k_dense_replace", zero_ok=True, limit=MAX_LAYERS)
+        if k.present("first_k_dense_replace")
+        else 0
+    )
+    only_dense = k.layer_set("mlp_only_layers", layers)
+    step_key = next((key for key in ("decoder_sparse_step", "moe_layer_freq") if k.present(key)), None)
+    step = k.size(step_key, limit=MAX_LAYERS) if step_key else 1
+    offset = 1 if step_key == "decoder_sparse_step" else 0
+    return [i >= first and i not in only_dense and (i + offset) % step == 0 for i in range(layers)]
+
+
+def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """The generic rule for a model_type RigCheck has no family for: grouped-query attention on full,
+    sliding and chunked layers (q/k/v/o, biases when attention_bias, q/k norms of head_dim when
+    use_qk_norm), Gated DeltaNet on linear_attention layers (the linear_* keys, as Qwen3-Next), and a
+    gated MLP or a mixture of experts (:func:`_generic_moe`) in each layer. Every guess is a note."""
+    bias = k.flag("attention_bias")
+    qk_norm = k.config.get("use_qk_norm") is True or k.config.get("qk_norm") is True
+    widths: dict[LayerKind, tuple[int, int, int, int]] = {
+        kind: _attention_widths(k, d, kind) for kind in set(kinds) if kind in ("full", "sliding")
+    }
+    attn: dict[LayerKind, int] = {
+        kind: _attention_params(d.hidden, w, bias=bias, qk_norm=qk_norm) for kind, w in widths.items()
+    }
+    state = None
+    linear: tuple[int, ...] = ()
+    if "linear" in kinds:
+        linear, state = _gated_deltanet(k, d, kinds)
+        k.assume("linear_attention layers counted as Gated DeltaNet from the linear_* keys (Qwen3-Next)")
+    mixers = tuple(linear[i] if kind == "linear" else attn[kind] for i, kind in enumerate(kinds))
+    uniform = all(w == (d.heads, d.kv_heads, d.head_dim, d.head_dim) for w in widths.values())
+    cached = (
+        ()
+        if uniform
+        else tuple(
+            widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
+        )
+    )
+    key = _expert_key(k)
+    if key is not None:
+        mlps = _generic_moe(k, d, key)
+    else:
+        mlps = (_gated_mlp(d.hidden, k.size("intermediate_size")),) * d.layers
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state, kv_elements=cached)
+
+
+def _attention_widths(k: _Keys, d: _Dims, kind: LayerKind) -> tuple[int, int, int, int]:
+    """(heads, KV heads, key width, value width) of one kind of attention layer: v_head_dim where
+    values are narrower than keys, and swa_* keys for sliding layers (MiMo-V2-Flash)."""
+    v_dim = k.size("v_head_dim") if k.present("v_head_dim") else d.head_dim
+    if kind != "sliding" or not k.present("swa_head_dim"):
+        return d.heads, d.kv_heads, d.head_dim, v_dim
+    k.assume("sliding layers sized by the swa_* keys")
+    heads = k.size("swa_num_attention_heads") if k.present("swa_num_attention_heads") else d.heads
+    kv = k.size("swa_num_key_value_heads") if k.present("swa_num_key_value_heads") else d.kv_heads
+    key = k.size("swa_head_dim")
+    return heads, kv, key, k.size("swa_v_head_dim") if k.present("swa_v_head_dim") else key
+
+
+def _attention_params(hidden: int, widths: tuple[int, int, int, int], *, bias: bool, qk_norm: bool) -> int:
+    """q/k/v/o of grouped-query attention with values of their own width (biases on all four)."""
+    heads, kv, key, value = widths
+    params = hidden * (heads * key + kv * key + kv * value) + heads * value * hidden
+    if bias:
+        params += heads * key + kv * (key + value) + hidden
+    return params + (2 * key if qk_norm else 0)
+
+
+def _generic_kinds(k: _Keys, layers: int) -> Kinds:
+    """The generic rule's layer pattern when there is no layer_types: hybrid_layer_pattern, a 0/1
+    per layer with 1 for a sliding-window layer (MiMo-V2-Flash), else every layer full attention."""
+    pattern = k.config.get("hybrid_layer_pattern")
+    if pattern is None:
+        return _all_full(k, layers)
+    if not isinstance(pattern, list) or len(pattern) != layers or any(p not in (0, 1) for p in pattern):
+        k.fail("hybrid_layer_pattern", f"must hold one 0 or 1 for each of the {layers} layers")
+    k.assume("hybrid_layer_pattern: 1 is a sliding-window layer, 0 full attention")
+    return tuple("sliding" if p else "full" for p in pattern)
+
+
+def _qwen3_5_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/qwen3_5_moe/modular_qwen3_5_moe.py: Qwen3.5's hybrid token mixers (:func:`_gated_deltanet`)
+    and Qwen3-Next's sparse MoE block (routed experts, a shared expert and its 1-wide gate) in every layer."""
+    mixers, state = _gated_deltanet(k, d, kinds)
+    return _Body(mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state)
+
+
+def _gemma4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/gemma4/modeling_gemma4.py (Gemma4TextDecoderLayer), as the module tree and tensor table of
+    google/gemma-4-31B-it show it: sliding layers have num_key_value_heads of head_dim, full layers
+    num_global_key_value_heads of global_head_dim and, with attention_k_eq_v, no v_proj (keys are the
+    values); q_norm and k_norm of the layer's head width (v_norm has no weight); four norms and a
+    1-element layer_scalar per layer; a gated MLP of intermediate_size (doubled on KV-sharing layers
+    with use_double_wide_mlp). The last num_kv_shared_layers layers reuse earlier layers' KV and cache
+    nothing. With enable_moe_block, routed experts (fused gate_up of moe_intermediate_size) and a router
+    beside the dense MLP. hidden_size_per_layer_input > 0 adds Gemma 3n's per-layer embeddings."""
+    k_eq_v = k.flag("attention_k_eq_v")
+    global_kv = (
+        k.size("num_global_key_value_heads") if k.present("num_global_key_value_heads") else d.kv_heads
+    )
+    global_dim = k.size("global_head_dim") if k.present("global_head_dim") else d.head_dim
+    shared_kv = k.size("num_kv_shared_layers", zero_ok=True, limit=MAX_LAYERS)
+    if shared_kv >= d.layers:
+        k.fail("num_kv_shared_layers", f"{shared_kv} is not below num_hidden_layers {d.layers}")
+    first_shared = d.layers - shared_kv
+    inner = k.size("intermediate_size")
+    double = k.flag("use_double_wide_mlp")
+    moe: _Moe | None = None
+    if k.config.get("enable_moe_block") is True:
+        experts = k.size("num_experts")
+        expert = _gated_mlp(d.hidden, k.size("moe_intermediate_size"))
+        moe = _Moe(experts, _per_token(k, experts), expert, d.hidden * experts)
+        k.assume("Gemma 4 MoE block: router of experts × hidden and the extra norms not counted exactly")
+    mixers: list[int] = []
+    mlps: list[int | _Moe] = []
+    cached: list[int] = []
+    for i, kind in enumerate(kinds):
+        full = kind == "full"
+        heads_kv, width = (global_kv, global_dim) if full else (d.kv_heads, d.head_dim)
+        values = not (full and k_eq_v)
+        q = d.heads * width
+        mixers.append(d.hidden * (q + heads_kv * width * (2 if values else 1)) + q * d.hidden + 2 * width + 1)
+        cached.append(0 if i >= first_shared else 2 * heads_kv * width)
+        dense = _gated_mlp(d.hidden, inner * (2 if double and i >= first_shared else 1))
+        mlps.append(_Moe(moe.experts, moe.per_token, moe.expert, moe.shared + dense) if moe else dense)
+    extra = 0
+    per_layer = k.size("hidden_size_per_layer_input", zero_ok=True)
+    if per_layer:
+        vocab = k.size("vocab_size_per_layer_input") if k.present("vocab_size_per_layer_input") else d.vocab
+        extra = vocab * d.layers * per_layer + d.hidden * d.layers * per_layer + per_layer
+        mixers = [m + 2 * d.hidden * per_layer + d.hidden for m in mixers]
+        k.assume("per-layer embeddings counted as Gemma 3n lays them out (table, projection, gate per layer)")
+    if shared_kv:
+        k.assume(f"the last {shared_kv} layers reuse earlier layers' KV (num_kv_shared_layers): no own cache")
+    return _Body(mixers=tuple(mixers), mlps=tuple(mlps), kv_elements=tuple(cached), extra_embed=extra)
+
+
+#: hybrid_override_pattern letters (NemotronHConfig): Mamba-2, attention, MLP, mixture of experts
+_NEMOTRON_BLOCKS: Final[Mapping[str, LayerKind]] = {"M": "linear", "*": "full", "-": "none", "E": "none"}
+
+
+#: layers_block_type names (newer NemotronHConfig) for the same blocks
+_NEMOTRON_NAMES: Final = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+
+
+def _nemotron_pattern(k: _Keys, layers: int) -> str:
+    pattern = k.config.get("hybrid_override_pattern")
+    names = k.config.get("layers_block_type")
+    if pattern is None and isinstance(names, list):
+        if len(names) != layers or any(name not in _NEMOTRON_NAMES for name in names):
+            k.fail("layers_block_type", f"must name {layers} blocks of {', '.join(_NEMOTRON_NAMES)}")
+        return "".join(_NEMOTRON_NAMES[name] for name in names)
+    if (
+        not isinstance(pattern, str)
+        or len(pattern) != layers
+        or any(c not in _NEMOTRON_BLOCKS for c in pattern)
+    ):
+        k.fail("hybrid_override_pattern", f"must be {layers} letters of M, *, - and E, got {_show(pattern)}")
+    return pattern
+
+
+def _nemotron_kinds(k: _Keys, layers: int) -> Kinds:
+    return tuple(_NEMOTRON_BLOCKS[c] for c in _nemotron_pattern(k, layers))
+
+
+def _nemotron_h_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/nemotron_h/modeling_nemotron_h.py: one block per letter of hybrid_override_pattern, each
+    a norm and one mixer. M: Mamba-2 (in_proj hidden → 2·d_inner + 2·n_groups·ssm_state_size +
+    heads, conv1d over d_inner + 2·n_groups·ssm_state_size channels of conv_kernel with a bias when
+    use_conv_bias, dt_bias/A_log/D per head, a gated RMSNorm of d_inner, out_proj); *: attention
+    (q/k/v/o, attention_bias); -: a squared-ReLU MLP (up, down) of intermediate_size; E: routed squared-
+    ReLU experts of moe_intermediate_size, a router with e_score_correction_bias and a shared expert of
+    moe_shared_expert_intermediate_size (experts in a moe_latent_size space, with its two projections,
+    when the config has one). The Mamba cache per sequence: conv_dim × conv_kernel and heads ×
+    mamba_head_dim × ssm_state_size."""
+    pattern = _nemotron_pattern(k, d.layers)
+    bias = k.flag("use_bias")
+    heads, head_dim = k.size("mamba_num_heads"), k.size("mamba_head_dim")
+    groups, state_size = k.size("n_groups"), k.size("ssm_state_size")
+    kernel = k.size("conv_kernel", limit=4096)
+    inner = heads * head_dim
+    conv_dim = inner + 2 * groups * state_size
+    mamba = d.hidden * (inner + conv_dim + heads) + (inner + conv_dim + heads if bias else 0)
+    mamba += conv_dim * kernel + (conv_dim if k.flag("use_conv_bias") else 0) + 3 * heads + inner
+    mamba += inner * d.hidden + (d.hidden if bias else 0)
+    attn_bias = k.flag("attention_bias")
+    attn = _gqa(d, qkv_bias=attn_bias, o_bias=attn_bias)
+    mixers = tuple(mamba if c == "M" else attn if c == "*" else 0 for c in pattern)
+    mlp_bias = k.flag("mlp_bias")
+    mlps: list[int | _Moe] = []
+    for c in pattern:
+        if c == "-":
+            width = k.size("intermediate_size")
+            mlps.append(2 * d.hidden * width + (width + d.hidden if mlp_bias else 0))
+        elif c == "E":
+            experts = k.size("n_routed_experts")
+            width = k.size("moe_intermediate_size")
+            latent = k.optional_size("moe_latent_size")
+            space = latent or d.hidden
+            shared = (
+                d.hidden * experts + experts + 2 * d.hidden * k.size("moe_shared_expert_intermediate_size")
+            )
+            if latent:
+                shared += 2 * d.hidden * latent
+            mlps.append(_Moe(experts, _per_token(k, experts), 2 * space * width, shared))
+        else:
+            mlps.append(0)
+    state = conv_dim * kernel + heads * head_dim * state_size
+    return _Body(mixers=mixers, mlps=tuple(mlps), linear_state=state if "M" in pattern else None)
+
+
+def _deepseek_v4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """DeepSeek-V4 (deepseek_v4): the attention of deepseek-ai's reference model as public ports of it
+    write it (wq_a hidden → q_lora_rank, q_norm, wq_b → heads·head_dim; one shared key/value head wkv
+    hidden → head_dim with kv_norm; a sink per head; grouped low-rank output wo_a heads·head_dim/o_groups
+    → o_groups·o_lora_rank and wo_b → hidden), DeepSeek-V3's experts (routed, n_shared_experts shared,
+    a router with e_score_correction_bias) in every layer. Not counted: the per-layer KV compressor and
+    indexer, and the hyper-connection mixing weights (hc_mult), all small. The cache per token: each
+    layer with compress_ratios r > 0 keeps head_dim / r elements, plus index_head_dim / r indexer keys
+    where r is 4 (the 128-token sliding window of every layer is a fixed few MB and not counted)."""
+    head_dim, q_lora = k.size("head_dim"), k.size("q_lora_rank")
+    o_lora, groups = k.size("o_lora_rank"), k.size("o_groups")
+    if d.heads % groups:
+        k.fail("o_groups", f"{groups} does not divide num_attention_heads {d.heads}")
+    attn = d.hidden * q_lora + q_lora + q_lora * d.heads * head_dim + d.hidden * head_dim + head_dim
+    attn += d.heads + d.heads * head_dim * o_lora + groups * o_lora * d.hidden
+    experts = k.size("n_routed_experts")
+    inner = k.size("moe_intermediate_size")
+    shared = (
+        d.hidden * experts + experts + _gated_mlp(d.hidden, inner * k.size("n_shared_experts", zero_ok=True))
+    )
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, inner), shared)
+    ratios = k.config.get("compress_ratios")
+    if (
+        not isinstance(ratios, list)
+        or len(ratios) < d.layers
+        or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ratios[: d.layers])
+    ):
+        k.fail("compress_ratios", f"must list a whole number of 0 or more for each of the {d.layers} layers")
+    index = k.size("index_head_dim") if k.present("index_head_dim") else 0
+    cached = tuple((head_dim // r + (index // r if r == 4 else 0)) if r else 0 for r in ratios[: d.layers])
+    k.assume("DeepSeek-V4: compressor, indexer and hyper-connection weights not counted (small)")
+    return _Body(mixers=(attn,) * d.layers, mlps=(moe,) * d.layers, kv_elements=cached)
 
 
 # -- layer kinds -----------------------------------------------------------------------------------
@@ -731,7 +1072,60 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_olmo2_attn),
         defaults={"tie_word_embeddings": False, "attention_bias": False},
     ),
+    # Qwen3.5 / Qwen3.6 MoE text models (text_config of qwen3_5_moe checkpoints)
+    "qwen3_5_moe_text": _Family(
+        "models/qwen3_5_moe/modular_qwen3_5_moe.py",
+        _qwen3_5_moe_body,
+        _every_nth("full_attention_interval", 0, "linear"),
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "head_dim": 256,
+            "full_attention_interval": 4,
+            **_QWEN_MOE,
+        },
+    ),
+    "gemma4_text": _Family(
+        "models/gemma4/modeling_gemma4.py",
+        _gemma4_body,
+        _every_nth("sliding_window_pattern", 0, "sliding"),
+        {
+            "tie_word_embeddings": True,
+            "attention_bias": False,
+            "attention_k_eq_v": False,
+            "use_double_wide_mlp": False,
+            "num_kv_shared_layers": 0,
+            "hidden_size_per_layer_input": 0,
+        },
+        layer_norms=4,
+    ),
+    "deepseek_v4": _Family(
+        "deepseek-ai/DeepSeek-V4 reference model (public ports of its inference/model.py)",
+        _deepseek_v4_body,
+        defaults={"tie_word_embeddings": False, "n_shared_experts": 1},
+    ),
+    "nemotron_h": _Family(
+        "models/nemotron_h/modeling_nemotron_h.py",
+        _nemotron_h_body,
+        _nemotron_kinds,
+        {
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "use_bias": False,
+            "use_conv_bias": True,
+            "mlp_bias": False,
+        },
+        layer_norms=1,
+    ),
 }
+
+#: the generic rule, for a model_type with no family above (:func:`_generic_body`)
+GENERIC: Final = _Family(
+    "the generic rule (docs/architectures.md)",
+    _generic_body,
+    _generic_kinds,
+    defaults={"tie_word_embeddings": False, "attention_bias": False},
+)
 
 #: a multimodal wrapper's text model type, when its text_config does not name one
 _TEXT_TYPES: Final[Mapping[str, str]] = {
@@ -739,15 +1133,11 @@ _TEXT_TYPES: Final[Mapping[str, str]] = {
     "llama4": "llama4_text",
     "mistral3": "mistral",
     "qwen3_5": "qwen3_5_text",
+    "qwen3_5_moe": "qwen3_5_moe_text",
+    "gemma4": "gemma4_text",
 }
 #: what an unknown model_type needs to be counted as a llama-style decoder
-_GENERIC_KEYS: Final = (
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "vocab_size",
-    "intermediate_size",
-)
+_GENERIC_KEYS: Final = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 _MLA_KEYS: Final = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 _EXPERT_KEYS: Final = ("num_local_experts", "num_experts", "n_routed_experts")
 
@@ -784,8 +1174,8 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     layer_active = tuple(
         mixer + layer_norms + _active(mlp) for mixer, mlp in zip(body.mixers, body.mlps, strict=True)
     )
-    embed = d.vocab * d.hidden
-    head = norm + (0 if tied else embed) + body.head_bias
+    embed = d.vocab * d.hidden + body.extra_embed
+    head = norm + (0 if tied else d.vocab * d.hidden) + body.head_bias
     total = embed + sum(layer_params) + head
     if total > MAX_PARAMS:
         k.fail(
@@ -811,6 +1201,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         kv_lora_rank=mla.kv_lora_rank if mla else None,
         qk_rope_head_dim=mla.qk_rope if mla else None,
         linear_state_elements=body.linear_state,
+        layer_kv_elements=body.kv_elements,
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,
         moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),
@@ -846,6 +1237,8 @@ def _text_model(config: Mapping[str, Any], source: str) -> tuple[Mapping[str, An
             merged[key] = config[key]
     if merged.get("model_type") is None and isinstance(outer, str) and outer in _TEXT_TYPES:
         merged["model_type"] = _TEXT_TYPES[outer]
+    elif merged.get("model_type") is None and isinstance(outer, str) and outer:
+        merged["model_type"] = f"{outer[:60]}_text"  # named for the notes; the generic rule counts it
     inner = merged.get("model_type")
     note = (
         f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; vision tower not counted"
@@ -860,29 +1253,54 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if model_type in FAMILIES:
         return model_type, FAMILIES[model_type], ()
     shown = _show(model_type)
+    if config.get("linear_attn_config") is not None:  # Kimi Linear / Kimi K3: KDA layers
+        raise InputError(
+            source,
+            f"linear_attn_config: model_type {shown} has Kimi Delta Attention layers, which RigCheck "
+            "cannot count yet (docs/architectures.md)",
+        )
     if all(config.get(key) is not None for key in _MLA_KEYS):
         return (
             model_type,
             FAMILIES["deepseek_v3"],
             (f"model_type {shown}: counted as deepseek_v3 (it has MLA keys)",),
         )
-    if any(isinstance(config.get(key), int) and config[key] > 1 for key in _EXPERT_KEYS):
-        raise InputError(
-            source, f"model_type: {shown} is a mixture of experts RigCheck does not know how to count"
-        )
-    missing = [key for key in _GENERIC_KEYS if config.get(key) is None]
+    if config.get("o_lora_rank") is not None and config.get("compress_ratios") is not None:
+        note = f"model_type {shown}: counted as deepseek_v4 (it has o_lora_rank and compress_ratios)"
+        return model_type, FAMILIES["deepseek_v4"], (note,)
+    if config.get("hybrid_override_pattern") is not None or config.get("layers_block_type") is not None:
+        note = f"model_type {shown}: counted as nemotron_h (it has a hybrid_override_pattern)"
+        return model_type, FAMILIES["nemotron_h"], (note,)
+    moe = any(isinstance(config.get(key), int) and config[key] > 1 for key in _EXPERT_KEYS)
+    linear = isinstance(config.get("layer_types"), list) and "linear_attention" in config["layer_types"]
+    experts_sized = moe and config.get("moe_intermediate_size") is not None
+    needed = _GENERIC_KEYS if experts_sized else (*_GENERIC_KEYS, "intermediate_size")
+    missing = [key for key in needed if config.get(key) is None]
     if missing:
         raise InputError(
             source,
             f"model_type: {shown} is not a known architecture, and without {missing[0]} it cannot be "
-            "counted as a llama-style decoder",
+            "counted by the generic rule",
         )
+    if moe or linear:
+        parts = ("a mixture of experts" if moe else "", "Gated DeltaNet linear layers" if linear else "")
+        what = " with ".join(p for p in ("attention", *parts) if p)
+        return model_type, GENERIC, (f"model_type {shown}: counted by the generic rule ({what})",)
     return model_type, FAMILIES["llama"], (f"model_type {shown}: counted as a llama-style decoder",)
 
 
 def _dims(k: _Keys, family: _Family) -> _Dims:
     hidden = k.size("hidden_size")
-    layers = k.size("num_hidden_layers", limit=MAX_LAYERS)
+    blocks = k.config.get("layers_block_type", k.config.get("hybrid_override_pattern"))
+    if (
+        not k.present("num_hidden_layers")
+        and isinstance(blocks, list | str)
+        and 0 < len(blocks) <= MAX_LAYERS
+    ):
+        k.assume("num_hidden_layers: the length of the config's block list")
+        layers = len(blocks)
+    else:
+        layers = k.size("num_hidden_layers", limit=MAX_LAYERS)
     heads = k.size("num_attention_heads")
     vocab = k.size("vocab_size")
     if k.present("num_key_value_heads") or "num_key_value_heads" in k.defaults:

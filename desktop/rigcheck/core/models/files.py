@@ -304,7 +304,16 @@ def read_config_json(path: Path) -> ModelInfo:
     config = _read_json_object(path)
     arch = _parse_config(config, str(path))
     name = _model_name(path.parent)
-    return ModelInfo(id=name, name=name, arch=arch, source_kind="config", source=str(path))
+    from rigcheck.core.models.resolve import released_format
+
+    return ModelInfo(
+        id=name,
+        name=name,
+        arch=arch,
+        source_kind="config",
+        source=str(path),
+        native_quant=released_format(config),
+    )
 
 
 # -- GGUF: the header -------------------------------------------------------------------------------
@@ -1287,7 +1296,12 @@ def _quant_from_config(config: Mapping[str, Any], catalog: Catalog) -> tuple[str
     if not isinstance(qc, dict):
         return None, None
     method = str(qc.get("quant_method", "")).lower()
-    quant_id: str | None = None
+    from rigcheck.core.models.resolve import released_format
+
+    quant_id: str | None = released_format(config)
+    if quant_id is not None and catalog.quant(quant_id) is not None:
+        return quant_id, None
+    quant_id = None
     if method in ("gptq", "awq"):
         bits = qc.get("bits", qc.get("w_bit"))
         group = qc.get("group_size", qc.get("q_group_size"))

@@ -68,6 +68,7 @@ from rigcheck.core.models.hub_gguf import (
     read_gguf_header,
     split_gguf_id,
 )
+from rigcheck.core.models.resolve import released_format
 from rigcheck.core.models.spec import ArchConfig, ModelInfo, WeightsInfo
 
 if TYPE_CHECKING:
@@ -184,6 +185,7 @@ def _load(
         source_kind="config",
         source=f"{source}@{commit or revision or 'main'}",
         weights=weights,
+        native_quant=released_format(config),
         notes=tuple(notes),
     )
 

@@ -46,6 +46,9 @@ class ArchConfig:
     # -- linear attention / recurrent layers: a fixed state per sequence per such layer ----------
     #: elements of recurrent + convolution state per linear layer per sequence
     linear_state_elements: int | None = None
+    #: per layer, cached elements per token where layers differ (Gemma 4's global layers, a sparse-
+    #: attention indexer's keys, layers that reuse another layer's KV: 0); empty: the uniform rule
+    layer_kv_elements: tuple[int, ...] = ()
     # -- mixture of experts ----------------------------------------------------------------------
     #: routed experts per MoE layer (None for dense models)
     num_experts: int | None = None

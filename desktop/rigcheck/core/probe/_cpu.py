@@ -41,9 +41,25 @@ def normalise_flags(raw: list[str] | tuple[str, ...] | set[str]) -> tuple[str, .
     return tuple(f for f in NOTABLE_FLAGS if f in have)
 
 
+#: Arm server cores by (CPU implementer, CPU part) as /proc/cpuinfo gives them, named as lscpu names them
+#: (util-linux sys-utils/lscpu-arm.c arm_part and ampere_part): Arm Linux has no "model name", and these names
+#: are what the CPU platform catalog matches (Grace and Graviton4 are Neoverse-V2, Graviton3 Neoverse-V1, ...)
+_ARM_PARTS = {
+    ("0x41", "0xd0c"): "Neoverse-N1",
+    ("0x41", "0xd40"): "Neoverse-V1",
+    ("0x41", "0xd49"): "Neoverse-N2",
+    ("0x41", "0xd4f"): "Neoverse-V2",
+    ("0x41", "0xd84"): "Neoverse-V3",
+    ("0x41", "0xd8e"): "Neoverse-N3",
+    ("0xc0", "0xac3"): "Ampere-1",
+    ("0xc0", "0xac4"): "Ampere-1a",
+}
+
+
 def _parse_proc_cpuinfo(text: str) -> tuple[str | None, str | None, list[str]]:
     """(model, vendor, flags) from the first processor block of /proc/cpuinfo (x86 or Arm)."""
     model = vendor = None
+    implementer = part = None
     flags: list[str] = []
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -60,6 +76,12 @@ def _parse_proc_cpuinfo(text: str) -> tuple[str | None, str | None, list[str]]:
             flags = value.split()
         elif key == "hardware" and model is None:  # some Arm boards
             model = value
+        elif key == "cpu implementer" and implementer is None:
+            implementer = value.lower()
+        elif key == "cpu part" and part is None:
+            part = value.lower()
+    if model is None and implementer and part:
+        model = _ARM_PARTS.get((implementer, part))
     return model, vendor, flags
 
 

@@ -36,9 +36,9 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import Backend
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.commands import Commands, commands_for
-from rigcheck.core.estimate.fit import FitResult, fit, max_context
+from rigcheck.core.estimate.fit import FitResult, Offload, fit, max_context
 from rigcheck.core.estimate.measured import BenchRow, apply_measured, load_llama_bench
-from rigcheck.core.estimate.memory import Request, resolve_quant
+from rigcheck.core.estimate.memory import LLAMA_CPP_ENGINES, Request, resolve_quant
 from rigcheck.core.estimate.recommend import (
     Recommendation,
     Rung,
@@ -87,7 +87,15 @@ OFFLOADS = (
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
-ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers")
+ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang")
+#: llama.cpp --split-mode, as the estimator splits (core/estimate/placement/split.py)
+SPLITS = (
+    ("layer", "Layers over every GPU (llama.cpp default)"),
+    ("tensor", "Rows of every matrix (-sm row / tensor)"),
+    ("none", "The main GPU alone (-sm none)"),
+)
+#: the GPU-layers box's value for "as many as fit" (llama.cpp -ngl unset)
+AUTO_GPU_LAYERS = -1
 #: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
 #: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
 BACKEND_CHOICES = (("", "Automatic"), *BACKEND_NAMES.items())
@@ -262,6 +270,15 @@ class FitPage(QWidget):
         self._training_widgets()
         self.offload = self._combo(tr("Offload"), [(k, tr(v)) for k, v in OFFLOADS])
         self.engine = self._combo(tr("Engine"), [(e, e) for e in ENGINES])
+        self.split = self._combo(tr("Multi-GPU split"), [(k, tr(v)) for k, v in SPLITS])
+        self.gpu_layers = QSpinBox()
+        self.gpu_layers.setRange(AUTO_GPU_LAYERS, 999)
+        self.gpu_layers.setSpecialValueText(tr("Automatic"))
+        self.gpu_layers.setValue(AUTO_GPU_LAYERS)
+        self.gpu_layers.setAccessibleName(tr("GPU layers"))
+        self.gpu_layers.setToolTip(
+            tr("At most this many layers on the GPUs, the rest in RAM (llama.cpp -ngl)")
+        )
         # which llama.cpp backend sets the speed factors (a Strix Halo runs ROCm or Vulkan; NVIDIA and Intel
         # cards Vulkan too); only llama.cpp has them
         self.backend = self._combo(
@@ -282,6 +299,8 @@ class FitPage(QWidget):
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
             (tr("GPU backend"), self.backend),
+            (tr("Multi-GPU"), self.split),
+            (tr("GPU layers"), self.gpu_layers),
         ):
             form.addRow(text, widget)
         buttons = QHBoxLayout()
@@ -402,6 +421,8 @@ class FitPage(QWidget):
             self.framework.currentIndexChanged,
             self.lora_rank.valueChanged,
             self.checkpointing.currentIndexChanged,
+            self.split.currentIndexChanged,
+            self.gpu_layers.valueChanged,
         ):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
@@ -448,12 +469,13 @@ class FitPage(QWidget):
 
     @Slot()
     def _engine_changed(self) -> None:
-        """The backend choice is llama.cpp's: other engines run their own kernels. A training run uses a
-        training stack, so the inference engine, its backend and KV cache do not apply to it."""
+        """The backend choice is llama.cpp's (and Ollama's, which runs llama.cpp): other engines run their own
+        kernels. A training run uses a training stack, so the inference engine, its backend and KV cache do
+        not apply to it."""
         inference = self.workload.currentData() == "inference"
         self.engine.setEnabled(inference)
         self.kv.setEnabled(inference)
-        self.backend.setEnabled(inference and self.engine.currentData() == "llama.cpp")
+        self.backend.setEnabled(inference and self.engine.currentData() in LLAMA_CPP_ENGINES)
         for widget in (self.framework, self.lora_rank, self.checkpointing):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
@@ -589,10 +611,20 @@ class FitPage(QWidget):
             checkpointing=self.checkpointing.currentData() or None,
         )
 
+    def _gpu_layers(self) -> int | None:
+        """llama.cpp -ngl N, or None for as many as fit."""
+        value = self.gpu_layers.value()
+        return None if value == AUTO_GPU_LAYERS else value
+
+    def _offload(self) -> Offload:
+        """The offload chosen; a GPU-layers cap means layer offload (-ngl) where offload is automatic."""
+        chosen: Offload = self.offload.currentData()
+        return "layers" if self._gpu_layers() is not None and chosen == "auto" else chosen
+
     def _backend(self) -> Backend | None:
         """The chosen llama.cpp backend; None for Automatic and for the engines that do not take one."""
         chosen = self.backend.currentData()
-        return chosen if chosen and self.engine.currentData() == "llama.cpp" else None
+        return chosen if chosen and self.engine.currentData() in LLAMA_CPP_ENGINES else None
 
     # -- compute ---------------------------------------------------------------------------------
 
@@ -621,9 +653,11 @@ class FitPage(QWidget):
                 machine,
                 self.request(),
                 self.state.catalog,
-                offload=self.offload.currentData(),
+                offload=self._offload(),
                 live=self.state.is_live,
                 advise=False,
+                split=self.split.currentData(),
+                gpu_layers=self._gpu_layers(),
             )
         except InputError as exc:
             self.verdict.setText(f"✘ {esc(exc)}")

@@ -41,20 +41,24 @@ def place(
     *,
     cpu_expert_layers: int | None = None,
     gpu_layers: int | None = None,
+    tensor_split: Sequence[float] | None = None,
 ) -> Placement | None:
     """Where it goes. With ``auto`` this is the least offload that fits; :func:`fit` compares speeds.
 
-    ``gpu_layers`` caps the layers on the GPUs for ``layers`` (llama.cpp ``-ngl N``)."""
+    ``gpu_layers`` caps the layers on the GPUs for ``layers`` (llama.cpp ``-ngl N``); ``tensor_split``
+    is each GPU's share of the layers (llama.cpp ``-ts``; default: by free memory)."""
     if est.workload == "inference":
         if offload == "experts":
             return place_experts(est, budget, cpu_expert_layers)
         if offload == "layers" and gpu_layers is not None:
-            return place_inference(est, budget, "layers", split, max_layers=gpu_layers)
+            return place_inference(
+                est, budget, "layers", split, max_layers=gpu_layers, tensor_split=tensor_split
+            )
         modes: Sequence[Literal["none", "layers"]] = ("none", "layers") if offload == "auto" else (offload,)  # type: ignore[assignment]
         for mode in modes:
             if mode not in ("none", "layers"):
                 return None
-            placement = place_inference(est, budget, mode, split)
+            placement = place_inference(est, budget, mode, split, tensor_split=tensor_split)
             if placement is not None:
                 return placement
         return None

@@ -26,7 +26,7 @@ def host_reserve(total: int) -> int:
 
 def gpu_margin(total: int, engine: Engine = "llama.cpp") -> int:
     margin = int(total * GPU_MARGIN)
-    return min(margin, LLAMA_CPP_GPU_MARGIN_BYTES) if engine == "llama.cpp" else margin
+    return min(margin, LLAMA_CPP_GPU_MARGIN_BYTES) if engine in ("llama.cpp", "ollama") else margin
 
 
 def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budget:

@@ -8,7 +8,9 @@ from typing import Literal
 Offload = Literal["auto", "none", "layers", "experts", "optimizer", "params", "full"]
 
 
-Split = Literal["layer", "tensor"]
+#: multi-GPU: llama.cpp --split-mode layer (by layers), tensor (every matrix split: -sm row, tensor
+#: parallel), none (the main GPU alone)
+Split = Literal["layer", "tensor", "none"]
 
 
 TrainOffload = Literal["none", "optimizer", "params", "full"]

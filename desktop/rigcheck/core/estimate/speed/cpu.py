@@ -75,7 +75,8 @@ def cpu_prefill(
     class's share of cores × clock × FLOPs per cycle (``speed.cpu_compute``), and no faster than reading
     every weight (every expert a micro-batch touches) once per micro-batch from host memory."""
     arch = est.model.arch
-    compute = speed.cpu_compute(machine.cpu)
+    quant_id = est.quant.id if est.quant is not None else None
+    compute = speed.cpu_compute(machine.cpu, quant_id=quant_id, threads=est.threads)
     factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
     if compute is None or factor is None or factor.prefill_compute_efficiency is None:
         explanation.append(

@@ -13,6 +13,12 @@ from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
 from rigcheck.core.estimate.speed.fixed import fixed_seconds
+from rigcheck.core.estimate.speed.multigpu import (
+    ALLREDUCE_SOURCES,
+    ALLREDUCES_PER_LAYER,
+    allreduce_seconds,
+    link_between,
+)
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, peak_tflops
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.i18n import percent, sig, tr
@@ -74,7 +80,7 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
-        fixed_s = fixed_seconds(layers_here, factor)
+        fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0)
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
             bound = "compute"
@@ -100,4 +106,28 @@ def gpu_decode_seconds(
         )
         if tiled is not None:
             explanation.append(tr("GPU {index}: {why}", index=i, why=tiled[2]))
+    if placement.split == "tensor" and len(used) > 1:
+        link = link_between([gpus[i] for i in used], [specs[i] for i in used])
+        reduce_s = allreduce_seconds(n_gpu_layers, link, len(used))
+        if reduce_s is None:
+            explanation.append(
+                tr(
+                    "tensor parallel over {count} GPUs: no measured all-reduce latency for this link; "
+                    "its cost is not counted",
+                    count=len(used),
+                )
+            )
+        else:
+            gpu_seconds += reduce_s
+            explanation.append(
+                tr(
+                    "tensor parallel over {count} GPUs ({link}): {reductions} all-reduces per token at "
+                    "{us} µs each ({source})",
+                    count=len(used),
+                    link=link,
+                    reductions=n_gpu_layers * ALLREDUCES_PER_LAYER,
+                    us=sig(reduce_s / (n_gpu_layers * ALLREDUCES_PER_LAYER) * 1e6, 3),
+                    source=ALLREDUCE_SOURCES[link],
+                )
+            )
     return gpu_seconds, bound

@@ -50,7 +50,8 @@ def inference_speed(
     gpu_read = sum(per_layer[:n_gpu_layers]) - sum(expert_read[:cpu_expert]) + (head if used else 0)
     cpu_read = sum(per_layer[n_gpu_layers:]) + sum(expert_read[:cpu_expert]) + (0 if used else head)
     flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
-    mature = speed.maturity(catalog, est.engine, arch.model_type)
+    # Ollama runs llama.cpp's llama-server: llama.cpp's maturity for the architecture
+    mature = speed.maturity(catalog, "llama.cpp" if est.engine == "ollama" else est.engine, arch.model_type)
     # each used GPU's class × backend factors, looked up once for decode and prefill
     gpu_factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], est.backend) for i in used}
     # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)

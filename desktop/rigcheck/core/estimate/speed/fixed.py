@@ -8,6 +8,7 @@ from __future__ import annotations
 from rigcheck.core.catalog import SpeedFactor
 
 
-def fixed_seconds(layers: int, factor: SpeedFactor) -> float:
-    """Seconds per token a GPU spends on ``layers`` layers' fixed costs and its own per-GPU cost."""
-    return (layers * factor.per_layer_us + factor.per_gpu_us) * 1e-6
+def fixed_seconds(layers: int, factor: SpeedFactor, *, hand_off: bool = False) -> float:
+    """Seconds per token a GPU spends on ``layers`` layers' fixed costs, plus its per-GPU cost when the
+    token is handed to it from another GPU (a further GPU of a layer split, as catalog/speed.toml says)."""
+    return (layers * factor.per_layer_us + (factor.per_gpu_us if hand_off else 0.0)) * 1e-6
