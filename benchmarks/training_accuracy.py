@@ -34,6 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.placement.training import (
+    megatrain_batch,
+    megatrain_fixed_bytes,
+    megatrain_host_bytes,
+    megatrain_sample_bytes,
+)
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -151,22 +157,34 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
 
 def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
     """``fit --offload full`` (MegaTrain-style streaming, the generic full-fine-tuning request) on the row's
-    GPU: host bytes, GPU bytes, or TFLOPS counted as MegaTrain's 8·N per token (6N + recompute)."""
+    GPU: host bytes, GPU bytes, or TFLOPS counted as MegaTrain's 8·N per token (6N + recompute). A TFLOPS
+    row that states no batch runs at the batch MegaTrain's calc_resource rule suggests for the GPU."""
     spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
-    if spec is None or not row.batch:
-        raise NotEstimableError("MegaTrain row without its GPU or batch")
+    if spec is None:
+        raise NotEstimableError("MegaTrain row without its GPU")
+    if row.gpu_count > 1:
+        raise NotEstimableError("MegaTrain on several GPUs is not part of this estimate")
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=2048 * GIB), gpus=())
     machine = simulate(bare, [spec], 2048)
-    req = Request(workload="full", context=row.seq_len, batch=row.batch)
+    arch = model.arch
+    batch = row.batch
+    if not batch:
+        if row.metric != "tflops":
+            raise NotEstimableError("MegaTrain memory row without its batch")
+        probe = fit(model, machine, Request(workload="full", context=row.seq_len, batch=1), catalog,
+                    offload="full", live=False, advise=False)  # fmt: skip
+        batch = megatrain_batch(arch, probe.budget.gpu_bytes[0], row.seq_len or 1)
+    req = Request(workload="full", context=row.seq_len, batch=batch)
     result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
     p, tps = result.placement, result.speed.train_tokens_per_s
     if row.metric == "host_memory":
-        return Outcome(row, float(p.cpu_bytes), None)
-    if row.metric == "gpu_memory":
-        return Outcome(row, float(sum(p.gpu_bytes)), None)
+        return Outcome(row, float(megatrain_host_bytes(arch)), None)
+    if row.metric == "gpu_memory":  # calc_resource's rule whether or not it fits the row's GPU
+        gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, row.seq_len or 1) * batch
+        return Outcome(row, float(gpu), p is not None and sum(p.gpu_bytes) > 0)
     if row.metric == "tflops" and tps is not None:
         return Outcome(row, tps * row.gpu_count * 8 * model.arch.params_total / 1e12, None)
-    raise NotEstimableError(f"MegaTrain {row.metric} without an estimate")
+    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU by calc_resource's rule")
 
 
 def _group(row: TrainingMeasurement) -> str:

@@ -206,7 +206,7 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         "--framework",
         choices=FRAMEWORKS,
         help="the training stack, with its own defaults for the options below "
-        "(default: a generic mixed-precision AdamW estimate)",
+        "(default: transformers, i.e. TRL + PEFT, the usual stack for lora, qlora and full)",
     )
     train.add_argument("--optimizer", choices=tuple(OPTIMIZERS), help="optimizer (default: the framework's)")
     train.add_argument(

@@ -19,6 +19,9 @@ def test_training_run_uses_a_framework_not_an_inference_engine(qtbot: QtBot, tmp
     page.workload.setCurrentIndex(page.workload.findData("qlora"))
     assert not page.engine.isEnabled() and not page.backend.isEnabled() and not page.kv.isEnabled()
     assert page.framework.isEnabled() and page.lora_rank.isEnabled()
+    # the default is named: TRL + PEFT on transformers, the usual stack, not an unnamed generic estimate
+    assert page.framework.currentData() == "transformers" and page.framework.currentText().startswith("TRL")
+    assert page.request().framework == "transformers"
     page.framework.setCurrentIndex(page.framework.findData("unsloth"))
     page.lora_rank.setValue(32)
     page.checkpointing.setCurrentIndex(page.checkpointing.findData("offloaded"))

@@ -142,6 +142,9 @@ def fit(
             gpu_layers=gpu_layers,
             tensor_split=tensor_split,
         )
+    if placement is not None and placement.offload == "full" and req.framework is None:
+        # streamed from RAM: the run is MegaTrain's, so name it (its placement reads no step terms)
+        est = estimate_memory(model, replace(req, framework="megatrain"), catalog, gpu_capacity=None)
     chosen: Speed | None = None
     if (
         not kt

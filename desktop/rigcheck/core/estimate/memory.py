@@ -21,7 +21,7 @@ from rigcheck.core.estimate.training_memory import (
     training_memory,
     with_paged,
 )
-from rigcheck.core.estimate.training_profiles import OPTIMIZERS, PROFILES
+from rigcheck.core.estimate.training_profiles import OPTIMIZERS, PROFILES, default_framework, stack_name
 from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 
@@ -46,8 +46,6 @@ DEFAULT_CONTEXT = 8192
 LLAMA_CPP_UBATCH = 512
 
 # Sources of the constants below (cited again in each Term's ``source``):
-ZERO = "ZeRO (arXiv 1910.02054) §3: mixed-precision Adam = 2+2+12 bytes/parameter"
-KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198), Megatron theoretical_memory_usage.py"
 LLAMA_CPP_BUFFER = "llama.cpp compute buffer n_ctx·n_ubatch·n_head·4 B (logdetective PR #106 logs)"
 LLAMA_CPP_FA_BUFFER = (
     "unslothai/unsloth PR #7637 (flash-attn KQ mask: n_ubatch × 2 B per context token); logits term: a "
@@ -56,7 +54,6 @@ LLAMA_CPP_FA_BUFFER = (
 )
 VLLM_PROFILE = "vLLM start-up profile, Llama-3-8B on H100 (vllm-project/vllm PR #10511)"
 ELEUTHER_20 = "EleutherAI Transformer Math via HF model-memory-usage Space: +20% at inference"
-QLORA = "QLoRA (arXiv 2305.14314) §3: NF4 + double quantization = 4.127 bits/parameter"
 
 
 @dataclass(frozen=True)
@@ -85,20 +82,19 @@ class Request:
     #: On by default: llama.cpp's default is ``-fa auto`` (llama_context_default_params:
     #: flash_attn_type = LLAMA_FLASH_ATTN_TYPE_AUTO), which enables it where the backend supports it
     flash_attention: bool = True
-    #: None = the framework's default (16 for the generic estimate)
+    #: None = the framework's default
     lora_rank: int | None = None
-    #: LoRA target modules; None = the framework's (all linear projections for the generic estimate, as
-    #: QLoRA recommends)
+    #: LoRA target modules; None = the framework's
     lora_targets: tuple[str, ...] | None = None
-    #: None = the framework's default ("full" for the generic estimate)
+    #: None = the framework's default
     checkpointing: Checkpointing | None = None
     #: LoRA alpha: scales the update, costs no memory; carried to the answer and its commands
     lora_alpha: int | None = None
     #: the GPU backend the engine runs (llama.cpp: CUDA, ROCm, Metal, Vulkan, SYCL); None = the vendor's usual
     backend: Backend | None = None
-    #: training: the fine-tuning stack (training_profiles.PROFILES). None keeps the generic estimate above
-    #: (mixed-precision AdamW, one fp32 logits copy); a framework uses its own defaults for every field
-    #: below left at None, and lora_rank/lora_targets/checkpointing given here override them
+    #: training: the fine-tuning stack (training_profiles.PROFILES). None = the workload's usual stack
+    #: (training_profiles.default_framework: TRL + PEFT on transformers); the framework's own defaults
+    #: fill every field below left at None, and lora_rank/lora_targets/checkpointing given here override them
     framework: str | None = None
     optimizer: str | None = None
     precision: Literal["bf16", "fp16", "fp32"] = "bf16"
@@ -579,171 +575,19 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
 
 # -- training -------------------------------------------------------------------------------------
 
-_LORA_SHAPES = {
-    # target -> (input dim, output dim) as functions of the architecture
-    "q": lambda a: (a.hidden_size, a.num_heads * a.head_dim),
-    "k": lambda a: (a.hidden_size, a.num_kv_heads * a.head_dim),
-    "v": lambda a: (a.hidden_size, a.num_kv_heads * (a.v_head_dim or a.head_dim)),
-    "o": lambda a: (a.num_heads * (a.v_head_dim or a.head_dim), a.hidden_size),
-    "gate": lambda a: (a.hidden_size, a.intermediate_size or 4 * a.hidden_size),
-    "up": lambda a: (a.hidden_size, a.intermediate_size or 4 * a.hidden_size),
-    "down": lambda a: (a.intermediate_size or 4 * a.hidden_size, a.hidden_size),
-}
 
-
-_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
-
-
-def lora_params(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
-    """Adapter parameters: rank × (in + out) per targeted projection per layer (dense MLP shapes)."""
-    per_layer = 0
-    for target in targets:
-        shape = _LORA_SHAPES.get(target)
-        if shape is None:
-            raise InputError(
-                "--lora-targets", f"unknown LoRA target {target!r} (known: {', '.join(_LORA_SHAPES)})"
-            )
-        d_in, d_out = shape(arch)
-        per_layer += rank * (d_in + d_out)
-    return per_layer * arch.num_layers
-
-
-def _activations(arch: ArchConfig, context: int, batch: int, checkpointing: Checkpointing) -> Term:
-    s, b, h = context, batch, arch.hidden_size
-    ffn = arch.intermediate_size or 4 * h
-    per_layer_linear = s * b * h * (18 + 4 * ffn / h)  # Megatron's form of the 34·sbh term
-    if checkpointing in ("full", "offloaded"):
-        stored = 2 * s * b * h * arch.num_layers
-        working = per_layer_linear
-        total = stored + working
-        formula = tr(
-            "2·s·b·h × {layers} layers (checkpointed inputs) + one layer's working set s·b·h·(18 + 4·ffn/h)",
-            layers=arch.num_layers,
-        )
-    elif checkpointing == "selective":
-        total = per_layer_linear * arch.num_layers
-        formula = tr(
-            "s·b·h·(18 + 4·ffn/h) × {layers} layers (attention recomputed or flash attention)",
-            layers=arch.num_layers,
-        )
-    else:
-        attention = 5 * arch.num_heads * s / h
-        total = s * b * h * (18 + 4 * ffn / h + attention) * arch.num_layers
-        formula = tr(
-            "s·b·h·(18 + 4·ffn/h + 5·a·s/h) × {layers} layers (no recomputation, attention stored)",
-            layers=arch.num_layers,
-        )
-    logits = s * b * arch.vocab_size * 4
-    formula += " + " + tr("logits s·b·V·4 B ({vocab}-token vocabulary)", vocab=num(arch.vocab_size))
-    return Term(
-        "activations",
-        tr("activations ({checkpointing} checkpointing)", checkpointing=checkpointing),
-        int(total + logits),
-        "estimate",
-        formula,
-        KORTHIKANTI,
-    )
-
-
-def _training_terms(
-    model: ModelInfo, req: Request, context: int, catalog: Catalog
-) -> tuple[list[Term], QuantFormat | None]:
-    arch = model.arch
-    params = arch.params_total
-    terms: list[Term] = []
-    provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
-    if req.workload == "full":
-        terms.append(
-            Term(
-                "weights",
-                tr("weights (bf16)"),
-                2 * params,
-                provenance,
-                f"{params:,} parameters × 2 bytes",
-                ZERO,
-            )
-        )
-        terms.append(
-            Term("gradients", tr("gradients (bf16)"), 2 * params, provenance, f"{params:,} × 2 bytes", ZERO)
-        )
-        terms.append(
-            Term(
-                "optimizer",
-                tr("AdamW states (fp32 master, m, v)"),
-                12 * params,
-                provenance,
-                f"{params:,} × 12 bytes",
-                ZERO,
-            )
-        )
-        quant = catalog.quant("bf16")
-    else:
-        rank, lora_targets = req.lora_rank or 16, req.lora_targets or _ALL_LINEAR
-        adapters = lora_params(arch, rank, lora_targets)
-        if req.workload == "qlora":
-            quant = catalog.quant("nf4-dq")
-            body = params - arch.embed_params - arch.head_params
-            base = int(body * 4.127 / 8) + 2 * (arch.embed_params + arch.head_params)
-            terms.append(
-                Term("weights", tr("base weights (NF4, double quant)"), base, "estimate",
-                     "layer parameters × 4.127 bits / 8 + embedding and head × 2 bytes", QLORA)
-            )  # fmt: skip
-        else:
-            quant = catalog.quant("bf16")
-            terms.append(
-                Term(
-                    "weights",
-                    tr("base weights (bf16, frozen)"),
-                    2 * params,
-                    provenance,
-                    f"{params:,} × 2 bytes",
-                )
-            )
-        targets = ",".join(lora_targets)
-        terms.append(
-            Term("weights", tr("LoRA adapters"), 2 * adapters, "estimate",
-                 f"rank {rank} × (in + out) over {targets} in {arch.num_layers} layers "
-                 f"= {adapters:,} parameters × 2 bytes")
-        )  # fmt: skip
-        terms.append(
-            Term(
-                "gradients",
-                tr("adapter gradients"),
-                2 * adapters,
-                "estimate",
-                f"{adapters:,} × 2 bytes",
-                ZERO,
-            )
-        )
-        terms.append(
-            Term(
-                "optimizer",
-                tr("adapter AdamW states"),
-                12 * adapters,
-                "estimate",
-                f"{adapters:,} × 12 bytes",
-                ZERO,
-            )
-        )
-    terms.append(_activations(arch, context, req.batch, req.checkpointing or "full"))
-    terms.append(
-        Term(
-            "overhead",
-            tr("CUDA context"),
-            2 * 10**9,
-            "estimate",
-            "2 GB",
-            "MegaTrain scripts/calc_resource.py CUDA_CONTEXT_GB",
-        )
-    )
-    return terms, quant
+def training_framework(req: Request) -> str:
+    """The framework a training request runs: the one asked for, else the workload's usual stack
+    (training_profiles.default_framework)."""
+    return req.framework or default_framework(req.workload)
 
 
 def training_setup(req: Request) -> Setup:
     """The framework profile with the request's overrides; raises InputError for unknown names."""
-    if req.framework not in PROFILES:
-        raise InputError("--framework", f"unknown framework {req.framework!r} (known: {', '.join(PROFILES)})")
-    prof = PROFILES[req.framework]
+    framework = training_framework(req)
+    if framework not in PROFILES:
+        raise InputError("--framework", f"unknown framework {framework!r} (known: {', '.join(PROFILES)})")
+    prof = PROFILES[framework]
     default = prof.optimizer_full if req.workload == "full" else prof.optimizer_lora
     name = req.optimizer or default
     if name not in OPTIMIZERS:
@@ -839,7 +683,15 @@ def estimate_memory(
             name = quant.name
         else:
             name = (model.weights.quant_id if model.weights else None) or "file"
-    elif req.framework is not None:
+    else:
+        if req.framework is None:
+            notes.append(
+                tr(
+                    "no training framework asked for: sized as {stack}, the usual stack for {workload}",
+                    stack=stack_name(default_framework(req.workload)),
+                    workload=req.workload,
+                )
+            )
         memory = _framework_memory(model, req, context, gpu_capacity)
         terms = [
             Term(p.category, p.name, p.bytes, "estimate", p.formula, p.source)
@@ -852,13 +704,6 @@ def estimate_memory(
         name = quant.name if quant else req.workload
         layer_kv = ()
         training = memory
-    else:
-        training_terms, quant = _training_terms(model, req, context, catalog)
-        terms = [*training_terms]
-        layer_weights = tuple(2 * p for p in arch.layer_params)
-        other = 2 * (arch.embed_params + arch.head_params)
-        name = quant.name if quant else req.workload
-        layer_kv = ()
     return MemoryEstimate(
         model=model,
         quant=quant,
@@ -885,7 +730,7 @@ def estimate_memory(
         training_gpu_bytes=training.gpu_bytes if training else 0,
         training_host_bytes=training.host_bytes if training else 0,
         trainable_params=training.trainable_params if training else 0,
-        framework=req.framework if training else None,
+        framework=training_framework(req) if training else None,
         lora_rank=_lora_shape(req)[0] if req.workload in ("lora", "qlora") else None,
         lora_targets=_lora_shape(req)[1] if req.workload in ("lora", "qlora") else (),
         lora_alpha=req.lora_alpha,
@@ -893,10 +738,9 @@ def estimate_memory(
 
 
 def _lora_shape(req: Request) -> tuple[int, tuple[str, ...]]:
-    """The rank and targets of a LoRA estimate: the request's, else the framework's (generic: 16, all)."""
-    prof = PROFILES.get(req.framework or "")
-    rank = req.lora_rank or (prof.lora_rank if prof else 16)
-    return rank, req.lora_targets or (prof.lora_targets if prof else _ALL_LINEAR)
+    """The rank and targets of a LoRA estimate: the request's, else the framework's."""
+    prof = PROFILES[training_framework(req)]
+    return req.lora_rank or prof.lora_rank, req.lora_targets or prof.lora_targets
 
 
 def with_context(req: Request, context: int) -> Request:

@@ -193,11 +193,14 @@ def _loss(arch: ArchConfig, profile: Profile, tokens: int) -> Part:
 
 def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> list[Part]:
     tokens = context * batch
-    per_layer = layer_token_bytes(arch, setup.profile.fused_kernels, setup.attention, context) * tokens
+    mode = setup.mode
+    # selective recomputation recomputes attention's scores and softmax instead of saving them
+    # (Korthikanti et al. 2022 §4.2), which is what flash attention never materialises anyway
+    attention: Attention = "flash" if mode == "selective" else setup.attention
+    per_layer = layer_token_bytes(arch, setup.profile.fused_kernels, attention, context) * tokens
     backward = backward_token_bytes(arch) * tokens
     inputs = 2 * arch.hidden_size * tokens
     layers = arch.num_layers
-    mode = setup.mode
     kernel = "fused kernels" if setup.profile.fused_kernels else "unfused kernels"
     parts: list[Part] = []
     if mode in ("none", "selective"):
@@ -207,7 +210,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
                 tr("activations ({checkpointing} checkpointing)", checkpointing=mode),
                 per_layer * layers,
                 "gpu",
-                f"{layers} layers × saved tensors per token ({kernel}, {setup.attention} attention)"
+                f"{layers} layers × saved tensors per token ({kernel}, {attention} attention)"
                 f" × {tokens:,} tokens",
                 KORTHIKANTI,
             )
@@ -420,6 +423,17 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     prof.source,
                 )
             )
+    if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
+        parts.append(
+            Part(
+                "weights",
+                tr("full checkpoint loaded on each GPU"),
+                pbytes * params,
+                "gpu",
+                f"{params:,} × {pbytes} B: the unsharded checkpoint each rank loads (a full state dict)",
+                prof.source.rsplit(";", 1)[-1].strip(),
+            )
+        )
     if shard > 1 or setup.offload_states:  # FSDP / ZeRO-3 gather the running layer and prefetch the next
         parts.append(
             Part(

@@ -113,6 +113,9 @@ class Profile:
     source: str
     #: a chunked loss that works through a fixed number of tokens at a time (litgpt: 128), 0 = ``loss_chunks``
     loss_chunk_tokens: int = 0
+    #: sharded over several GPUs, each rank loads the whole 16-bit checkpoint into its sharded model (a
+    #: full state dict), which the run's allocator peak keeps
+    full_state_dict_load: bool = False
 
 
 _HF_LOSS = (
@@ -168,8 +171,10 @@ PROFILES: dict[str, Profile] = {
         "lora_r 8, lora_alpha 16 "
         "on query and value, lm_head_chunk_size=128 with chunked_cross_entropy, "
         "no activation checkpointing on one GPU (FSDP with activation_checkpointing_policy={Block} "
-        "on several)",
+        "on several); lit_gpt/utils.py@b732986 load_checkpoint: fabric.load_raw under "
+        "FSDPStrategy(state_dict_type='full') on several GPUs",
         128,
+        True,
     ),
     "deepspeed": Profile(
         "deepspeed", "DeepSpeed (transformers Trainer)", "full", 1, "full", False, "adamw", "adamw",
@@ -184,9 +189,26 @@ PROFILES: dict[str, Profile] = {
 }  # fmt: skip
 
 
+#: the stack a training request runs when it names none, per workload: Hugging Face transformers' Trainer
+#: (TRL's SFTTrainer) with PEFT for LoRA and QLoRA, and the same Trainer for full fine-tuning — the stack
+#: the QLoRA paper's own script (artidoro/qlora qlora.py), PEFT's examples and the ``trl sft`` command
+#: RigCheck prints all run. Full fine-tuning offloaded to host RAM (fit --offload) keeps this estimate of
+#: the step and places its states the offload's way.
+DEFAULT_FRAMEWORK: dict[str, Framework] = {
+    "full": "transformers",
+    "lora": "transformers",
+    "qlora": "transformers",
+}
+
+
+def default_framework(workload: str) -> Framework:
+    """The framework a ``workload`` (full, lora, qlora) trains with when none is asked for."""
+    return DEFAULT_FRAMEWORK.get(workload, "transformers")
+
+
 def stack_name(framework: str | None) -> str:
-    """The training stack an answer names: the framework's, or TRL + PEFT for the generic estimate (the
-    stack its ``trl sft`` command runs)."""
+    """The training stack an answer names: the framework's, else the default one's (TRL + PEFT, the stack
+    the ``trl sft`` command runs)."""
     return PROFILES[framework].stack if framework in PROFILES else PROFILES["transformers"].stack
 
 

@@ -505,7 +505,7 @@ class FitPage(QWidget):
         """How a training run trains: the framework (its own defaults), LoRA rank, checkpointing."""
         self.framework = self._combo(
             tr("Training framework"),
-            [("", tr("Generic (mixed-precision AdamW)"))] + [(f, PROFILES[f].stack) for f in FRAMEWORKS],
+            [(f, PROFILES[f].stack) for f in FRAMEWORKS],  # the first, TRL + PEFT, is the default
         )
         self.framework.setToolTip(
             tr("The fine-tuning stack whose defaults (loss, checkpointing, kernels, LoRA) size the memory")

@@ -11,19 +11,57 @@ from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Budget, Placement, TrainOffload
 from rigcheck.core.models.spec import ArchConfig
 
-#: MegaTrain host state per parameter, calibrated to its published run: Qwen2.5-32B (32.8B parameters)
-#: took ~327 GB of host memory on one H100 (MegaTrain README@2a9f977 "Performance" table) = ~10 B/param,
-#: i.e. bf16 parameters (2) + fp32 Adam m and v (8, DeepSpeedCPUAdam's fp32_optimizer_states). Its
-#: calc_resource.py documents 12 (an fp32 master copy), which overshoots that run by 24%.
-MEGATRAIN_HOST_BYTES = 10
+#: MegaTrain's own accounting (DLYuanGod/MegaTrain scripts/calc_resource.py@919520f calc_cpu_memory: "FP32
+#: master weights: 4 bytes/param, Adam optimizer states (m + v): 8 bytes/param, Total: 12 bytes/param"),
+#: which the paper's headline needs (arXiv 2604.05091: up to 120B on one H200 with 1.5 TB = 1.44 TB at 12 B;
+#: a 141B model needs 1.69 TB). Its README's Qwen2.5-32B run (~327 GB, README@2a9f977) is ~10 B/param:
+#: the published run and the headline disagree, and the headline's rule is the one MegaTrain documents.
+MEGATRAIN_HOST_BYTES = 12
 MEGATRAIN_GRAD_SLABS = 12
 MEGATRAIN_CHECKPOINT_INTERVAL = 4
-#: activation bytes per hidden unit × token × checkpoint interval. calc_resource.py's 29 sizes the largest
-#: batch of Qwen2.5-7B that fits 80 GB; the README's measured Qwen2.5-32B run (batch 96 × 1024 tokens,
-#: ~40 GB of GPU memory) gives 15 once the fixed buffers are counted (memory-formulas §1.4)
-MEGATRAIN_ACTIVATION_FACTOR = 15
+#: calc_resource.py ACTIVATION_BYTES_FACTOR: bytes per hidden unit × token × checkpoint interval of one
+#: sample's activations, MegaTrain's calibration on its own Qwen2.5-7B run (80 GB H100, seq 1024, batch
+#: 148). No hybrid multiplier: calc_resource's HYBRID_OVERHEAD_FACTOR (2.5) puts its own Qwen3.5-27B run at
+#: +69% (issue 27), so every layer kind takes the same per-sample rule here.
+MEGATRAIN_ACTIVATION_FACTOR = 29
 #: CUDA context MegaTrain budgets (calc_resource.py CUDA_CONTEXT_GB)
 MEGATRAIN_CUDA_CONTEXT = 2 * 10**9
+MEGATRAIN_SOURCE = "DLYuanGod/MegaTrain scripts/calc_resource.py@919520f (calc_gpu_fixed, calc_batch_size)"
+
+
+def _largest(arch: ArchConfig) -> int:
+    return max(arch.layer_params) if arch.layer_params else arch.params_total // max(arch.num_layers, 1)
+
+
+def megatrain_fixed_bytes(arch: ArchConfig) -> int:
+    """The GPU's fixed part as MegaTrain allocates it (infinity/model/cpu_master.py@919520f): the CUDA
+    context calc_resource budgets, two bf16 layer buffers (double buffer), and the embedding and head
+    resident on the GPU in bf16 with their gradients. calc_resource.py's calc_gpu_fixed also counts the
+    12 gradient slabs in fp32 on the GPU, but cpu_master.py allocates them in pinned host memory
+    (``device='cpu', pin_memory=True``, in the training dtype), so they are host bytes here."""
+    outside = arch.embed_params + arch.head_params
+    return MEGATRAIN_CUDA_CONTEXT + 2 * 2 * _largest(arch) + 2 * 2 * outside
+
+
+def megatrain_host_bytes(arch: ArchConfig) -> int:
+    """12 B/param (calc_resource.py) plus the pinned gradient slabs: 12 of the largest layer, one of the
+    head and one of the embedding, bf16 (cpu_master.py)."""
+    slabs = 2 * (MEGATRAIN_GRAD_SLABS * _largest(arch) + arch.embed_params + arch.head_params)
+    return MEGATRAIN_HOST_BYTES * arch.params_total + slabs
+
+
+def megatrain_sample_bytes(arch: ArchConfig, context: int) -> int:
+    """calc_resource.py calc_batch_size: one sample's activations, hidden × seq × K × 29 bytes."""
+    return arch.hidden_size * context * MEGATRAIN_CHECKPOINT_INTERVAL * MEGATRAIN_ACTIVATION_FACTOR
+
+
+def megatrain_batch(arch: ArchConfig, gpu_bytes: int, context: int) -> int:
+    """MegaTrain's batch-size rule: (GPU memory - fixed) ÷ per-sample activations; 0 if the fixed part
+    alone does not fit."""
+    free = gpu_bytes - megatrain_fixed_bytes(arch)
+    return max(free // megatrain_sample_bytes(arch, context), 0) if free > 0 else 0
+
+
 #: DeepSpeed's estimators keep 50% headroom on their CPU figures (additional_buffer_factor=1.5)
 DEEPSPEED_BUFFER = 1.5
 
@@ -98,8 +136,7 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
     runtime = est.total("activations") + est.total("overhead")
     if est.workload != "full":
         # LoRA/QLoRA: DeepSpeed offloads what is trainable (the adapters); ZeRO-3 also the frozen base.
-        # (the generic estimate keeps adapter gradients at 2 bytes per trainable parameter)
-        trainable = est.trainable_params or est.total("gradients") // 2
+        trainable = est.trainable_params
         if offload == "optimizer":  # estimate_zero2_model_states_mem_needs(cpu_offload=True) on the adapters
             gpu = est.total_bytes - est.total("gradients") - est.total("optimizer")
             return on(gpu, zero2_offload_bytes(trainable)[0], "optimizer", n_layers)
@@ -115,20 +152,7 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
     if offload == "params":
         cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
         return replicas(gpu + runtime + zero3_buffer_bytes(params), lambda _n: cpu, "params", 0)
-    # MegaTrain: host keeps the parameters and Adam states; the GPU holds two bf16 layer buffers, the
-    # embedding/head slabs in fp32, a CUDA context and the activations of K checkpointed layers.
-    largest = max(arch.layer_params) if arch.layer_params else params // max(n_layers, 1)
-    hybrid = 2.5 if "linear" in arch.layer_kinds else 1.0
-    acts = int(
-        arch.hidden_size
-        * est.context
-        * MEGATRAIN_CHECKPOINT_INTERVAL
-        * MEGATRAIN_ACTIVATION_FACTOR
-        * est.batch
-        * hybrid
-    )
-    gpu = (
-        MEGATRAIN_CUDA_CONTEXT + 2 * largest * 2 + 2 * (arch.embed_params + arch.head_params) * 4 // 2 + acts
-    )
-    host = MEGATRAIN_HOST_BYTES * params + (2 + MEGATRAIN_GRAD_SLABS) * largest * 2
-    return on(gpu, host, "full", 0, MEGATRAIN_CUDA_CONTEXT)
+    # MegaTrain: host keeps the fp32 master weights and Adam states (12 B/param, calc_resource.py) and the
+    # gradient slabs; the GPU holds the layer buffers, the embedding and head, and each sample's activations.
+    gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, est.context) * est.batch
+    return on(gpu, megatrain_host_bytes(arch), "full", 0, MEGATRAIN_CUDA_CONTEXT)

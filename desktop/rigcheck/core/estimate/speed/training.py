@@ -1,10 +1,24 @@
-"""Fine-tuning throughput: 6N (full) or 4N (adapters) FLOPs per token at a utilisation of the tensor peak,
-plus QLoRA's dequantisation, and with offload the CPU optimizer and the PCIe streams.
+"""Fine-tuning throughput: the FLOPs a token costs at the GPU's tensor peak times the framework's measured
+efficiency, plus QLoRA's dequantisation, and with offload the CPU optimizer and the PCIe streams.
+
+FLOPs per token (``training_flops``): a token passes through every matmul weight it touches (the active
+parameters less the input embedding, a lookup) -- 2 FLOPs each forward, 2 more for the input gradients
+and, when the weights train, 2 for their gradients: 6·N for full fine-tuning, 4·N + 6·N_adapters for LoRA
+(Kaplan et al. 2020 §2.1; EleutherAI Transformer Math 101); attention adds 12·a·d·s per attending layer
+(PaLM, arXiv 2204.02311 App. B: 6N + 12·L·H·Q·T), with a sliding window's s capped at the window and
+linear-attention layers' fixed state left out. Checkpointing recomputes the forward pass once more
+(+2·N, +4·a·d·s).
+
+The efficiency (achieved ÷ peak dense tensor FLOPs) is each framework's, fitted on the cited speed rows
+of ``benchmarks/data/training.csv`` outside the held-out quarter (``benchmarks/training_speed_fit.py``
+prints the fit and a test checks these constants against it); a framework without a cited speed row
+takes the median over every framework's fit rows, and says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate import speed
@@ -14,14 +28,23 @@ from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.models.spec import ArchConfig
 
 #: effective CPU memory bandwidth for the CPU optimizer of offloaded training: a desktop DDR5 system
 #: ran a 7B Q4 model at 12.6–18.3 tokens/s on the CPU (llama.cpp issue #34), i.e. ~50 GB/s
 CPU_BANDWIDTH_GBS = 50.0
-#: utilisation of peak dense tensor FLOPs in training (Llama 3 405B on H100 reached 38–43% of dense
-#: BF16, glennklockwood.com SC'24 table); MegaTrain measured 26–28% on one H100
-TRAIN_MFU = 0.4
-MEGATRAIN_MFU = 0.27
+
+#: achieved ÷ peak dense BF16 tensor FLOPs per framework, the median over its fit rows' implied
+#: efficiency (benchmarks/training_speed_fit.py; torchtune: 5 rows of its README@0031bfb table on
+#: RTX 4090, RTX A6000 and 8× A100, implied 0.36-1.50: the A6000 LoRA row exceeds the card's dense peak,
+#: so the median, not a mean, is the fit)
+TRAIN_EFFICIENCY: dict[str, float] = {"torchtune": 0.64}
+#: frameworks without a cited speed row: the median over all fit rows
+FALLBACK_EFFICIENCY = 0.64
+#: MegaTrain's streamed training, the same fit over its two single-GPU TFLOPS rows (README@2a9f977 and
+#: its 2026-04-17 news: Qwen2.5-32B 259 and Qwen2.5-7B 272 TFLOPS on one H100, implied 0.261 and 0.263 of
+#: the dense peak with this estimate's FLOPs): compute-bound at its batches, so one kernel efficiency
+MEGATRAIN_MFU = 0.26
 
 
 #: CPU Adam touches ~28 bytes per parameter per step (memory-formulas §1.6, derived)
@@ -33,6 +56,63 @@ CPU_ADAM_BYTES_PER_PARAM = 28
 #: the storage data type to the computation data type to perform the forward and backward pass"): each
 #: pass reads 0.5 B and writes 2 B per weight, and the matmul reads the 2 B copy back, which LoRA reads anyway
 QLORA_DEQUANT_BYTES_PER_PARAM = 0.5 + 2
+
+
+@dataclass(frozen=True)
+class TrainingFlops:
+    """FLOPs one trained token costs, split as the formula counts them."""
+
+    matmul: float
+    attention: float
+    #: the weight-matrix parameters a token passes through (N)
+    weights: int
+    recompute: bool
+
+    @property
+    def total(self) -> float:
+        return self.matmul + self.attention
+
+
+def attending_width(arch: ArchConfig, context: int) -> float:
+    """Σ over layers of a·d·(keys each query sees): full and MLA layers the context, sliding layers the
+    window, linear-attention layers none (their fixed state costs no per-key work)."""
+    width = arch.num_heads * arch.head_dim
+    total = 0.0
+    for kind in arch.layer_kinds or ("full",) * arch.num_layers:
+        if kind in ("full", "mla"):
+            total += width * context
+        elif kind == "sliding":
+            total += width * min(context, arch.sliding_window or context)
+    return total
+
+
+def training_flops(
+    arch: ArchConfig, workload: str, context: int, *, recompute: bool, adapters: int = 0
+) -> TrainingFlops:
+    weights = arch.params_active - arch.embed_params  # the input embedding is a lookup, not a matmul
+    per_weight = 6 if workload == "full" else 4
+    matmul = per_weight * weights + (6 * adapters if workload != "full" else 0)
+    attention = 12 * attending_width(arch, context)
+    if recompute:
+        matmul += 2 * weights + (2 * adapters if workload != "full" else 0)
+        attention += 4 * attending_width(arch, context)
+    return TrainingFlops(float(matmul), attention, weights, recompute)
+
+
+def efficiency(framework: str | None) -> tuple[float, bool]:
+    """(efficiency, measured): the framework's own fitted efficiency, or the fallback (measured False)."""
+    if framework in TRAIN_EFFICIENCY:
+        return TRAIN_EFFICIENCY[framework], True
+    return FALLBACK_EFFICIENCY, False
+
+
+def qlora_dequant_seconds(
+    arch: ArchConfig, recompute: bool, bandwidth_gbs: float, efficiency: float
+) -> float:
+    """Seconds per step QLoRA spends dequantising its NF4 layers (forward, backward, recompute)."""
+    passes = 2 + (1 if recompute else 0)
+    quantized = arch.params_total - arch.embed_params - arch.head_params
+    return passes * quantized * QLORA_DEQUANT_BYTES_PER_PARAM / (bandwidth_gbs * 1e9 * efficiency)
 
 
 def _tflops(spec: GpuSpec | None) -> float | None:
@@ -68,30 +148,47 @@ def training_speed(
             )
         )
     # FLOPs follow the parameters a token touches: a mixture of experts trains its active experts only.
-    active = arch.params_active
-    recompute = 2 if est.checkpointing in ("full", "offloaded") else 0
-    per_param = (6 if est.workload == "full" else 4) + recompute
-    flops_per_token = per_param * active
-    mfu = MEGATRAIN_MFU if placement.offload == "full" else TRAIN_MFU
+    recompute = est.checkpointing in ("full", "offloaded") or placement.offload == "full"
+    adapters = est.trainable_params if est.workload != "full" else 0
+    flops = training_flops(arch, est.workload, est.context, recompute=recompute, adapters=adapters)
+    if placement.offload == "full":
+        eff, measured = MEGATRAIN_MFU, True
+    else:
+        eff, measured = efficiency(est.framework)
     tokens_per_step = est.context * est.batch
-    t_compute = flops_per_token * tokens_per_step / (mfu * peak * 1e12)
+    t_compute = flops.total * tokens_per_step / (eff * peak * 1e12)
     moe = (
-        ", " + tr("{active} of {total} parameters active", active=num(active), total=num(arch.params_total))
+        ", "
+        + tr(
+            "{active} of {total} parameters active",
+            active=num(arch.params_active),
+            total=num(arch.params_total),
+        )
         if arch.is_moe
         else ""
     )
     base = "6N" if est.workload == "full" else tr("4N (frozen base: no weight gradients)")
     explanation.append(
         tr(
-            "{per_param}·N FLOPs per token ({base}{recompute}{moe}) at {mfu} of {peak} TFLOPS",
-            per_param=per_param,
+            "{gflops} GFLOPs per token ({base}{recompute}{moe}; attention {attention} GFLOPs at "
+            "{context} tokens) at {eff} of {peak} TFLOPS",
+            gflops=sig(flops.total / 1e9, 3),
             base=base,
             recompute=", " + tr("+2N recompute") if recompute else "",
             moe=moe,
-            mfu=percent(mfu),
+            attention=sig(flops.attention / 1e9, 3),
+            context=num(est.context),
+            eff=percent(eff),
             peak=sig(peak, 6),
         )
     )
+    if not measured:
+        explanation.append(
+            tr(
+                "no cited speed measurement of {framework}: the median efficiency of the measured frameworks",
+                framework=est.framework or "?",
+            )
+        )
     bound: Bound = "compute"
     step = t_compute
     if est.workload == "qlora":
@@ -99,13 +196,7 @@ def training_speed(
         factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)
         if bw is not None and factor is not None:
             passes = 2 + (1 if recompute else 0)
-            quantized = arch.params_total - arch.embed_params - arch.head_params
-            t_dequant = (
-                passes
-                * quantized
-                * QLORA_DEQUANT_BYTES_PER_PARAM
-                / (bw * 1e9 * factor.decode_bandwidth_efficiency)
-            )
+            t_dequant = qlora_dequant_seconds(arch, recompute, bw, factor.decode_bandwidth_efficiency)
             step += t_dequant
             explanation.append(
                 tr(
@@ -119,11 +210,7 @@ def training_speed(
             )
     if placement.offload in ("optimizer", "params", "full"):
         host = speed.host_bandwidth(machine, catalog)
-        trainable = (
-            arch.params_total
-            if est.workload == "full"
-            else est.trainable_params or est.total("gradients") // 2
-        )
+        trainable = arch.params_total if est.workload == "full" else est.trainable_params
         t_opt = trainable * CPU_ADAM_BYTES_PER_PARAM / host.bytes_per_s
         explanation.append(
             tr(
