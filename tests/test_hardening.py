@@ -396,3 +396,35 @@ def test_a_tilde_name_for_no_such_user_is_not_an_internal_error(capsys: pytest.C
     code, _out = run_cli("estimate", "~0")
     assert code == 2
     assert "~0" in one_error_line(capsys)
+
+
+# -- issue 30 #6: local model files under the caps never cost gigabytes ----------------------------
+
+
+def test_a_large_config_json_is_refused_at_its_own_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 6 MB config.json was parsed (60 MB took 2.9 GB and 36 s); config.json is capped at 4 MiB."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama", "pad": [' + "0," * 3_000_000 + "0]}")
+    code, _ = run_cli("fit", str(folder / "config.json"), "--machine", str(BOX))
+    line = one_error_line(capsys)
+    assert code == 2 and "config.json: over 4 MiB: not a model's JSON file RigCheck reads" in line
+
+
+def test_many_safetensors_headers_share_one_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Six shards with 30 MB headers took 4.5 GB and 110 s; all the headers of a folder share 64 MiB."""
+    import struct
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2}
+    config |= {"num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}
+    (folder / "config.json").write_text(json.dumps(config))
+    for n in range(1, 4):
+        header = json.dumps({"__metadata__": {"pad": "x" * (30 * 2**20)}}).encode()
+        (folder / f"model-0000{n}-of-00003.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    code, _ = run_cli("fit", str(folder), "--machine", str(BOX))
+    line = one_error_line(capsys)
+    assert code == 2 and "the safetensors headers total over 64 MiB (3 shards)" in line, line

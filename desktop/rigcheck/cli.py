@@ -901,6 +901,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     out = SafeStream(out or sys.stdout)  # untrusted strings never reach the terminal raw
     debug = "--debug" in argv
+    if debug:
+        from rigcheck.core.models import hub
+
+        hub.SHOW_LIBRARY_LOG = True  # the hub library's own retry warnings, hidden otherwise
     try:
         args = build_parser().parse_args(argv)
         handler = getattr(args, "handler", _cmd_gui)

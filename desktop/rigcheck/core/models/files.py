@@ -26,6 +26,7 @@ sizes (``GGMLQuantizationType``, ``GGML_QUANT_SIZES``) and the file types (``Lla
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -43,11 +44,17 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import check_depth
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
 from rigcheck.core.text import one_line
+from rigcheck.core.untrusted import JSON_CHECKS as _JSON_CHECKS
 
-#: the safetensors header may not be longer than this (the format's own reader refuses the same)
-SAFETENSORS_MAX_HEADER: Final = 100_000_000
-#: a config.json or an index larger than this is not one
-MAX_JSON_BYTES: Final = 64 * 1024 * 1024
+#: the format allows 100 MB, but real headers are kilobytes to ~15 MB (100k tensors); the hub library
+#: refuses over 25 MB (SAFETENSORS_MAX_HEADER_LENGTH). A parsed header costs ~10x its bytes.
+SAFETENSORS_MAX_HEADER: Final = 32 * 1024 * 1024
+#: all the headers of one model folder together (six 30 MB shards would cost gigabytes)
+SAFETENSORS_MAX_HEADERS: Final = 64 * 1024 * 1024
+#: an index larger than this is not one (DeepSeek-V3's, 91k tensors, is ~9 MB)
+MAX_JSON_BYTES: Final = 32 * 1024 * 1024
+#: a config.json is 1-100 kB; larger is not one (and would cost ~50x its size to parse)
+MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
 MAX_LAYERS: Final = 10_000
 
 CONFIG_FILE: Final = "config.json"
@@ -210,7 +217,8 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
             if length > SAFETENSORS_MAX_HEADER:
                 raise InputError(
                     source,
-                    f"header length {length:,} is over 100 MB: not a safetensors file, or a damaged one",
+                    f"header length {length:,} is over {SAFETENSORS_MAX_HEADER // 2**20} MiB: not a "
+                    "safetensors file RigCheck reads, or a damaged one",
                 )
             if length > size - 8:
                 raise InputError(
@@ -223,7 +231,7 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
     if len(raw) != length:
         raise InputError(source, "truncated while reading the header")
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"), **_JSON_CHECKS)
     except UnicodeDecodeError as error:
         raise InputError(source, f"the header is not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:
@@ -301,7 +309,7 @@ def _read_model_folder(path: Path, catalog: Catalog | None) -> ModelInfo:
 
 def read_config_json(path: Path) -> ModelInfo:
     """A bare ``config.json``: the architecture and parameter counts it describes, no weights."""
-    config = _read_json_object(path)
+    config = _read_json_object(path, MAX_CONFIG_BYTES)
     arch = _parse_config(config, str(path))
     name = _model_name(path.parent)
     return ModelInfo(id=name, name=name, arch=arch, source_kind="config", source=str(path))
@@ -1242,9 +1250,20 @@ _NO_DATA_LIMIT = 2**63
 def _safetensors_model(
     folder: Path, config_path: Path, shards: Sequence[Path], notes: list[str], catalog: Catalog
 ) -> ModelInfo:
-    config = _read_json_object(config_path)
+    config = _read_json_object(config_path, MAX_CONFIG_BYTES)
     arch = _parse_config(config, str(config_path))
-    headers = {shard: read_safetensors_header(shard) for shard in shards}
+    headers = {}
+    header_bytes = 0
+    for shard in shards:
+        with contextlib.suppress(OSError):
+            header_bytes += _safetensors_header_length(shard)
+        if header_bytes > SAFETENSORS_MAX_HEADERS:
+            raise InputError(
+                str(folder),
+                f"the safetensors headers total over {SAFETENSORS_MAX_HEADERS // 2**20} MiB "
+                f"({len(shards)} shards): more than RigCheck reads",
+            )
+        headers[shard] = read_safetensors_header(shard)
     index_path = folder / SAFETENSORS_INDEX
     if index_path.is_file():
         _check_index(index_path, headers)
@@ -1345,17 +1364,23 @@ def _read_at_most(handle: Any, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def _safetensors_header_length(path: Path) -> int:
+    with path.open("rb") as handle:
+        return int.from_bytes(handle.read(8), "little")
+
+
+def _read_json_object(path: Path, limit: int | None = None) -> dict[str, Any]:
     source = str(path)
+    limit = MAX_JSON_BYTES if limit is None else limit
     try:
         with path.open("rb") as handle:
-            raw = _read_at_most(handle, MAX_JSON_BYTES + 1)
+            raw = _read_at_most(handle, limit + 1)
     except OSError as error:
         raise InputError(source, f"cannot read ({_os_reason(error)})") from error
-    if len(raw) > MAX_JSON_BYTES:
-        raise InputError(source, f"over {MAX_JSON_BYTES // 2**20} MB: not a model's JSON file")
+    if len(raw) > limit:
+        raise InputError(source, f"over {limit // 2**20} MiB: not a model's JSON file RigCheck reads")
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"), **_JSON_CHECKS)
     except UnicodeDecodeError as error:
         raise InputError(source, f"not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:
