@@ -428,3 +428,57 @@ def test_many_safetensors_headers_share_one_cap(tmp_path: Path, capsys: pytest.C
     code, _ = run_cli("fit", str(folder), "--machine", str(BOX))
     line = one_error_line(capsys)
     assert code == 2 and "the safetensors headers total over 64 MiB (3 shards)" in line, line
+
+
+# -- issue 30 #4: --measured has the caps every other reader has --------------------------------
+
+BENCH_ROW = (
+    '{"model_type": "llama 8B Q4_K - Medium", "model_n_params": 8030261248, "gpu_info": "NVIDIA GeForce '
+    'RTX 4090", "backends": "CUDA", "n_gpu_layers": 99, "n_prompt": 0, "n_gen": 128, "avg_ts": AVG}'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than"),
+        ("[" * 40 + BENCH_ROW.replace("AVG", "1") + "]" * 40, "nested more than 32"),
+        (BENCH_ROW.replace("AVG", "1" + "0" * 5000), "digits"),
+        (BENCH_ROW.replace("AVG", "1e400"), "out of range"),
+        (BENCH_ROW.replace("AVG", "NaN"), "NaN is not a number JSON allows"),
+        (BENCH_ROW.replace("AVG", "Infinity"), "Infinity is not a number JSON allows"),
+        (BENCH_ROW.replace("AVG", "-5"), "avg_ts (a number, 0 or more)"),
+    ],
+)
+def test_measured_file_caps(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    problem: str,
+) -> None:
+    """Were RecursionError/ValueError/OverflowError internal errors, or NaN/-5 used as the speed (and
+    ``fit --json`` printed NaN, which is not JSON)."""
+    from fakes.machines import small_machine
+    from rigcheck.core import probe
+
+    monkeypatch.setattr(probe, "probe_machine", lambda **_kw: small_machine())
+    bench = tmp_path / "bench.json"
+    bench.write_text(text)
+    code, out = run_cli(
+        "fit", "llama-3.1-8b", "--quant", "q4_k_m", "--gpu", "nvidia-geforce-rtx-4090", "--measured", str(bench),
+        "--json",
+    )  # fmt: skip
+    line = one_error_line(capsys)
+    assert code == 2 and str(bench) in line and problem in line, line
+    assert out == ""
+
+
+def test_json_output_never_prints_nan() -> None:
+    import io
+
+    from rigcheck.cli import _emit_json
+
+    out = io.StringIO()
+    _emit_json({"a": float("nan"), "b": [float("inf"), 1.5]}, out)
+    assert json.loads(out.getvalue()) == {"a": None, "b": [None, 1.5]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -830,7 +831,19 @@ def _sample_line(sample: Sample) -> str:
 
 
 def _emit_json(data: object, out: TextIO) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # allow_nan=False: NaN/Infinity are not JSON; a non-finite number (none should reach here) is null
+    out.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _finite(data: object) -> object:
+    """``data`` with every NaN or infinite float replaced by None (JSON null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
 
 
 def _window_size(text: str) -> tuple[int, int]:
