@@ -482,3 +482,80 @@ def test_json_output_never_prints_nan() -> None:
     out = io.StringIO()
     _emit_json({"a": float("nan"), "b": [float("inf"), 1.5]}, out)
     assert json.loads(out.getvalue()) == {"a": None, "b": [None, 1.5]}
+
+
+# -- issue 30 #5 (was #8): redaction that redacts ----------------------------------------------
+
+PLANTED = {
+    "uuid": "GPU-5a6b7c8d-1111-2222-3333-444455556666",
+    "mig": "MIG-GPU-5a6b7c8d-1111-2222-3333-444455557777/1/0",
+    "other_uuid": "gpu-0f0f0f0f-aaaa-bbbb-cccc-ddddeeeeffff",
+    "serial": "1652923456789",
+    "bus": "00000000:41:00.0",
+    "short_bus": "0000:42:00.0",
+    "host": "secret-lab-box",
+    "HOST": "SECRET-LAB-BOX",
+    "home": "/home/ana-secret",
+    "mac": "/Users/ana-secret",
+    "win": "c:\\users\\ana-secret",
+}
+#: what must not survive anywhere (the user's name, the ids, the host in any case)
+SURVIVORS = ("5a6b7c8d", "0f0f0f0f", "1652923456789", "41:00.0", "42:00.0", "secret-lab-box", "ana-secret")
+
+
+def planted_machine(tmp_path: Path) -> Path:
+    """A snapshot with every kind of identifier in every free-text field (notes, sources, kernel, ...)."""
+    text = " ".join(PLANTED.values())
+    data = json.loads(BOX.read_text())
+    data["host"] |= {"hostname": PLANTED["host"], "kernel": f"Linux {PLANTED['HOST']} 6.8.0 {text}"}
+    data["host"]["os_version"] = f"Ubuntu on {PLANTED['HOST']} {text}"
+    gpu = data["gpus"][0]
+    gpu |= {"uuid": PLANTED["uuid"], "serial": PLANTED["serial"], "pci_bus_id": PLANTED["bus"]}
+    gpu["source"] = f"nvml {text}"
+    data["notes"] = [{"probe": "gpu", "level": "info", "message": f"note {text}"}]
+    for disk in data.get("disks", []):
+        disk["path"] = PLANTED["win"] + "\\models"
+    data["disks"] = [*data.get("disks", []), {"path": PLANTED["home"] + "/models", "total_bytes": 10**12}]
+    data["software"]["executables"] = {"llama-server": {"path": PLANTED["mac"] + "/bin/llama-server"}}
+    path = tmp_path / "planted.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("audit", "--json", "--redact"),
+        ("audit", "--format", "json", "--redact"),
+        ("audit", "--format", "markdown", "--redact"),
+        ("audit", "--format", "html", "--redact"),
+    ],
+)
+def test_redaction_removes_every_planted_identifier(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """22 values survived --json --redact (notes, GPU source, kernel/OS strings); the report form left
+    MIG-GPU-<uuid>, an upper-case host name and c:\\users\\<name>."""
+    code, out = run_cli(*argv, "--machine", str(planted_machine(tmp_path)))
+    assert code == 0
+    lowered = out.lower().replace("\\\\", "\\")
+    for secret in SURVIVORS:
+        assert secret not in lowered, (secret, [line for line in out.splitlines() if secret in line.lower()])
+    assert "nvidia" in lowered  # what is not identifying is still there
+
+
+def test_a_long_gpu_name_round_trips_from_audit_to_fleet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 4096-character GPU name was taken by the snapshot loader, but fleet refused the report that
+    `audit --format json` wrote from it (its findings quote the name), and --redact named "<redacted
+    report>" instead of the file."""
+    data = json.loads(BOX.read_text())
+    data["gpus"][0]["name"] = "N" * 4096
+    snap = tmp_path / "long.json"
+    snap.write_text(json.dumps(data))
+    for extra in ((), ("--redact",)):
+        report = tmp_path / f"report{len(extra)}.json"
+        code, _ = run_cli("audit", "--format", "json", "--machine", str(snap), "-o", str(report), *extra)
+        assert code == 0, capsys.readouterr().err
+        code, _ = run_cli("fleet", str(report))
+        err = capsys.readouterr().err
+        assert code == 0 and "skipped" not in err.lower(), err

@@ -484,7 +484,9 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         measure = {"measure_bandwidth": True} if args.measure else {}
         machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     if args.redact:
-        machine = machine.redacted()
+        from rigcheck.core.redact import redact_machine
+
+        machine = redact_machine(machine, str(args.machine or "the probed machine"))
     text = machine.to_json() if args.json else summarise(machine)
     _emit(text + "\n", args.output, out)
     return EXIT_OK
@@ -522,7 +524,7 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
         machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     report = reports.build_report(machine, catalog, models=models)
     if args.redact:
-        report = reports.redact_report(report)
+        report = reports.redact_report(report, str(args.machine or "the probed machine"))
     render = {"json": reports.render_json, "markdown": reports.render_markdown, "html": reports.render_html}
     _emit(render[args.format](report), args.output, out)
     return EXIT_OK
