@@ -559,3 +559,44 @@ def test_a_long_gpu_name_round_trips_from_audit_to_fleet(
         code, _ = run_cli("fleet", str(report))
         err = capsys.readouterr().err
         assert code == 0 and "skipped" not in err.lower(), err
+
+
+# -- issue 30 #8 (was #12): catalog overlays ------------------------------------------------------
+
+PLATFORM = """
+[[cpu_platform]]
+id = "{id}"
+name = "Evil"
+match = ['{pattern}']
+channels = 2
+mt_per_s = 3200
+source = "https://example.com/evil"
+"""
+
+
+def test_a_catastrophic_cpu_pattern_is_refused(tmp_path: Path) -> None:
+    """``^(a+)+$`` ran for minutes against a CPU name; the pattern form is refused, file skipped."""
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.estimate.speed import cpu_platform
+
+    (tmp_path / "evil.toml").write_text(PLATFORM.format(id="evil", pattern="^(a+)+$"))
+    catalog = load_catalog(tmp_path, use_cache=False)
+    assert any("a repeated group" in problem for problem in catalog.problems), catalog.problems
+    assert "evil" not in {p.id for p in catalog.cpu_platforms}
+    assert cpu_platform(catalog, "a" * 5000 + "!") is None  # and answers at once
+
+
+def test_overlay_size_and_entry_caps(tmp_path: Path) -> None:
+    """A 1 GB overlay took 1.9 GB of memory; 40k entries cost 4 s on every command."""
+    from rigcheck.core import catalog as catalog_module
+
+    (tmp_path / "a-big.toml").write_text("# " + "x" * (catalog_module.MAX_OVERLAY_FILE_BYTES + 10))
+    many = "".join(PLATFORM.format(id=f"p{n}", pattern=f"CPU {n}") for n in range(3000))
+    (tmp_path / "b-many.toml").write_text(many)
+    (tmp_path / "c-many.toml").write_text(many.replace('id = "p', 'id = "q'))
+    catalog = catalog_module.load_catalog(tmp_path, use_cache=False)
+    problems = " | ".join(catalog.problems)
+    assert "a-big.toml: larger than 1 MiB" in problems, problems
+    assert "c-many.toml: the overlay files pass 5,000 entries in all; file skipped" in problems, problems
+    ids = {p.id for p in catalog.cpu_platforms}
+    assert "p2999" in ids and "q0" not in ids
