@@ -600,3 +600,60 @@ def test_overlay_size_and_entry_caps(tmp_path: Path) -> None:
     assert "c-many.toml: the overlay files pass 5,000 entries in all; file skipped" in problems, problems
     ids = {p.id for p in catalog.cpu_platforms}
     assert "p2999" in ids and "q0" not in ids
+
+
+# -- issue 30 #6 (was #9): a line break in an untrusted string never forges a terminal line -------
+
+FORGED = "\nFORGED verdict: fits\u2028FORGED\x85FORGED\rFORGED"
+
+
+def _no_forged_line(text: str) -> None:
+    for line in text.replace("\r", "\n").replace("\u2028", "\n").replace("\x85", "\n").split("\n"):
+        assert not line.startswith("FORGED"), text
+
+
+def test_untrusted_strings_stay_on_their_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GGUF architecture, config model_type, file and folder names, fleet file names, snapshot notes,
+    overlay GPU names: 13 of 32 cases forged whole lines of output."""
+    from fakes.gguf_files import write_gguf
+
+    cases: list[tuple[str, ...]] = []
+    gguf = tmp_path / f"model{FORGED}.gguf"
+    write_gguf(gguf, arch="llama")
+    cases.append(("fit", str(gguf), "--machine", str(BOX)))
+    arch_gguf = tmp_path / "arch.gguf"
+    write_gguf(arch_gguf, arch=f"llama{FORGED}")
+    cases.append(("fit", str(arch_gguf), "--machine", str(BOX)))
+    folder = tmp_path / f"folder{FORGED}"
+    folder.mkdir()
+    config = {"model_type": f"llama{FORGED}", "hidden_size": 64, "intermediate_size": 128}
+    config |= {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}
+    (folder / "config.json").write_text(json.dumps(config))
+    cases.append(("fit", str(folder / "config.json"), "--machine", str(BOX)))
+    data = json.loads(BOX.read_text())
+    data["notes"] = [{"probe": "gpu", "level": "info", "message": f"hello{FORGED}"}]
+    noted = tmp_path / "noted.json"
+    noted.write_text(json.dumps(data))
+    cases.append(("audit", "--machine", str(noted)))
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    data = json.loads(BOX.read_text())
+    data["host"]["hostname"] = None
+    (fleet / f"node{FORGED}.json").write_text(json.dumps(data))
+    cases.append(("fleet", str(fleet)))
+    for argv in cases:
+        _, out = run_cli(*argv)
+        captured = capsys.readouterr()
+        _no_forged_line(out)
+        _no_forged_line(captured.err)
+
+
+def test_an_overlay_gpu_name_with_a_line_break_is_refused(tmp_path: Path) -> None:
+    from rigcheck.core.catalog import load_catalog
+
+    shipped = (Path(__file__).resolve().parent.parent / "catalog" / "cpu_platforms.toml").read_text()
+    (tmp_path / "evil.toml").write_text(
+        shipped.replace('name = "AMD EPYC 9004 (Genoa)"', 'name = "A\\nFORGED"')
+    )
+    catalog = load_catalog(tmp_path, use_cache=False)
+    assert any("name: contains the control character \\x0a" in p for p in catalog.problems), catalog.problems

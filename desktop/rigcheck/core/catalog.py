@@ -824,9 +824,26 @@ def _entry_label(kind: str, entry: object, position: int) -> str:
     return f"{kind} #{position}"
 
 
+#: fields shown on one line (a GPU's name in a table row): no line breaks either
+_ONE_LINE_FIELDS = frozenset({"id", "name", "match_names", "vendor", "family", "arch"})
+
+
+def _text_problem(record: Any) -> str | None:
+    """A control character (a line break in a name, ESC anywhere) or an absurdly long string."""
+    from rigcheck.core.machine import record_strings
+    from rigcheck.core.text import text_problem
+
+    for path, text in record_strings(record):
+        field_name = path.split(".", 1)[0].split("[", 1)[0]
+        problem = text_problem(text, 16384, multiline=field_name not in _ONE_LINE_FIELDS)
+        if problem:
+            return f"{path}: {problem}"
+    return None
+
+
 def _check(kind: str, record: Any) -> str | None:
     """Checks beyond types: ids, formats, and what each kind must have (compat entries: a quote too)."""
-    problem = _check_format(kind, record)
+    problem = _text_problem(record) or _check_format(kind, record)
     if problem is None and kind in COMPAT_KINDS:
         problem = _check_compat(kind, record)
     return problem

@@ -31,6 +31,7 @@ from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
+from rigcheck.core.text import one_line
 from rigcheck.core.unified import unified_share
 
 if TYPE_CHECKING:
@@ -462,7 +463,7 @@ def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
         findings = check_compat(machine, catalogs[0])
     failing = sum(1 for f in findings if _broken(f))
     return Node(
-        machine.host.hostname or path.stem,
+        one_line(machine.host.hostname or path.stem),
         source,
         machine,
         report,
