@@ -657,3 +657,99 @@ def test_an_overlay_gpu_name_with_a_line_break_is_refused(tmp_path: Path) -> Non
     )
     catalog = load_catalog(tmp_path, use_cache=False)
     assert any("name: contains the control character \\x0a" in p for p in catalog.problems), catalog.problems
+
+
+# -- issue 30 #7 (was #11): one writer for -o and the GUI's Save; monitor --csv ----------------------
+
+
+def test_output_refuses_a_read_only_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o` onto a 0444 file in a writable folder replaced it and exited 0, where a shell's > refuses."""
+    target = tmp_path / "report.md"
+    target.write_text("keep me")
+    target.chmod(0o444)
+    code, _ = run_cli(*_report_args(str(target)))
+    line = one_error_line(capsys)
+    assert code == 2 and "a read-only file, not replaced" in line, line
+    assert target.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+def test_gui_save_uses_the_same_writer(tmp_path: Path) -> None:
+    """The GUI's Save audit (save_machine) replaced a symlink with a file, widened 0600 to 0644 and
+    detached hard links; it now goes through write_output as -o does."""
+    from rigcheck.core.machine import load_machine, save_machine
+
+    machine = load_machine(BOX)
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    real.chmod(0o600)
+    hard = tmp_path / "hard.json"
+    os.link(real, hard)
+    link = tmp_path / "via.json"
+    link.symlink_to(real)
+    save_machine(machine, link)
+    assert link.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert real.stat().st_ino == hard.stat().st_ino and load_machine(hard) == machine
+    real.chmod(0o400)
+    with pytest.raises(PermissionError):
+        save_machine(machine, real)
+
+
+def test_a_crash_in_a_hard_linked_rewrite_never_mixes_old_and_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 during the in-place write of a hard-linked -o file left new text over old; now the file
+    is emptied first, and the whole new text waits beside it until the write is done."""
+    from rigcheck.core import fileio
+
+    target = tmp_path / "out.txt"
+    target.write_text("OLD " * 1000)
+    os.link(target, tmp_path / "other.txt")
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def killed(fd: int) -> None:  # the third fsync: after truncating, before the new text is synced
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # as close to kill -9 as a test gets: nothing after runs
+        real_fsync(fd)
+
+    monkeypatch.setattr(fileio.os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        fileio.write_output(target, "NEW\n")
+    left = target.read_text()
+    assert "OLD" not in left and "NEW\n".startswith(left)
+    spares = [p for p in tmp_path.iterdir() if p.name.endswith(".new")]
+    assert len(spares) == 1 and spares[0].read_text() == "NEW\n"
+
+
+def test_monitor_csv_refuses_to_overwrite_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`monitor --csv` truncated an existing recording without a word."""
+    from rigcheck.core import monitor
+
+    monkeypatch.setattr(monitor, "create_sampler", _FailingSampler)
+    target = tmp_path / "rows.csv"
+    target.write_bytes(b"time,gpu\r\n1,2\r\n")
+    code, _ = run_cli("monitor", "--duration", "1", "--csv", str(target))
+    assert code == 2 and "already exists: not overwritten (give --force" in one_error_line(capsys)
+    assert target.read_bytes() == b"time,gpu\r\n1,2\r\n"
+    run_cli("monitor", "--duration", "1", "--csv", str(target), "--force")
+    assert target.read_bytes() != b"time,gpu\r\n1,2\r\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="flock")
+def test_two_monitors_never_share_a_csv(tmp_path: Path) -> None:
+    """Two monitors on one file interleaved rows into a CSV that replay refuses; the second is refused."""
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.fileio import LineFile
+
+    target = tmp_path / "rows.csv"
+    first = LineFile(target)
+    first.write("a,b\r\n")
+    try:
+        with pytest.raises(InputError, match="another rigcheck monitor is writing this file"):
+            LineFile(target, force=True)
+        assert target.read_bytes() == b"a,b\r\n"
+    finally:
+        first.close()

@@ -390,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument(
         "--csv", metavar="FILE", type=Path, help="also write one row per sample to FILE (stable columns)"
     )
+    monitor.add_argument(
+        "--force", action="store_true", help="with --csv: replace FILE if it already holds a recording"
+    )
     monitor.add_argument("--json", action="store_true", help="print one JSON object per sample (JSON Lines)")
     monitor.set_defaults(handler=_cmd_monitor)
 
@@ -762,7 +765,7 @@ def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core import monitor
     from rigcheck.core.fileio import LineFile
 
-    csv_file = LineFile(args.csv) if args.csv is not None else None
+    csv_file = LineFile(args.csv, force=args.force) if args.csv is not None else None
     row_text = io.StringIO()  # each row is formatted here, then written whole (no half row on ENOSPC)
     sampler = None
     try:

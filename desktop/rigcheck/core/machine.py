@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.fileio import load_json, read_text_file, write_atomic
+from rigcheck.core.fileio import load_json, read_text_file, write_output
 from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
@@ -361,4 +361,5 @@ def load_machine(path: str | Path) -> Machine:
 
 def save_machine(machine: Machine, path: str | Path) -> None:
     """Write a snapshot atomically: a crash mid-write never leaves a half file in place."""
-    write_atomic(path, machine.to_json() + "\n")
+    # the same writer as the CLI's -o: symlinks, permissions, hard links and read-only files honoured
+    write_output(path, machine.to_json() + "\n")
