@@ -753,3 +753,44 @@ def test_two_monitors_never_share_a_csv(tmp_path: Path) -> None:
         assert target.read_bytes() == b"a,b\r\n"
     finally:
         first.close()
+
+
+# -- issue 30 #8 (was #13): GGUF metadata arrays ----------------------------------------------------
+
+
+def _raw_gguf(key: bytes, item_type: int, items: bytes, count: int) -> bytes:
+    """A GGUF v3 header with no tensors and one metadata array ``key`` of ``count`` items."""
+    import struct
+
+    entry = struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, item_type, count) + items
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + entry
+
+
+def test_nested_gguf_arrays_are_capped(tmp_path: Path) -> None:
+    """4M empty nested arrays (48 MB) took 15 s; nested arrays have a cap of their own."""
+    import struct
+
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.models.files import read_gguf
+
+    path = tmp_path / "nested.gguf"
+    path.write_bytes(_raw_gguf(b"evil", 9, struct.pack("<IQ", 4, 0) * 70_000, 70_000))
+    with pytest.raises(InputError, match="over 65,536 nested arrays"):
+        read_gguf(path)
+
+
+def test_gguf_array_items_are_capped_across_split_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The item cap was per file, so a split model multiplied it by its part count."""
+    import struct
+
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.models import files
+
+    monkeypatch.setattr(files, "_MAX_ARRAY_STRINGS", 1000)
+    for n in (1, 2):
+        part = tmp_path / f"evil-0000{n}-of-00002.gguf"
+        part.write_bytes(_raw_gguf(b"tokens", 8, struct.pack("<Q", 0) * 600, 600))
+    with pytest.raises(InputError, match=r"over 1,000 items \(the parts of the split model together\)"):
+        files.read_gguf(tmp_path / "evil-00001-of-00002.gguf")

@@ -75,6 +75,9 @@ _MAX_TENSORS = 65_536
 _MAX_KV = 65_536
 #: strings in metadata arrays, all arrays together. Real vocabularies with merges stay near 1e6.
 _MAX_ARRAY_STRINGS = 4_000_000
+#: arrays inside metadata arrays, all together: llama.cpp writes none; each costs a Python call, so
+#: 4M empty ones (48 MB) took 15 s
+_MAX_NESTED_ARRAYS = 65_536
 _MAX_ARRAY_DEPTH = 3
 #: numeric arrays up to this length are decoded (per-layer values); longer ones are only counted
 _DECODE_ARRAY = 65_536
@@ -195,7 +198,11 @@ def read_gguf(path: Path, *, catalog: Catalog | None = None) -> ModelInfo:
     from the same folder, and a missing one is an error naming it.
     """
     parts = _gguf_parts(path)
-    headers = [_read_gguf_header(part) for part in parts]
+    headers: list[_Header] = []
+    items = 0  # one cap on metadata array items for all the parts of a split model together
+    for part in parts:
+        headers.append(_read_gguf_header(part, items))
+        items = headers[-1].array_items
     _check_split(parts, headers)
     return _gguf_model(parts, headers, catalog if catalog is not None else load_catalog())
 
@@ -343,6 +350,8 @@ class _Header:
     path: Path
     metadata: dict[str, Any]
     tensors: tuple[_Tensor, ...]
+    #: metadata array items counted up to and including this part (the cap is for all parts)
+    array_items: int = 0
 
 
 class NeedMoreBytesError(Exception):
@@ -362,14 +371,17 @@ class _Cursor:
     bytes left in the file (``size``, its real size); running past the bytes at hand (``len(data)``,
     shorter than ``size`` only for a prefix fetched from the hub) is :class:`NeedMoreBytesError`."""
 
-    def __init__(self, data: mmap.mmap | bytes, size: int, source: str) -> None:
+    def __init__(self, data: mmap.mmap | bytes, size: int, source: str, items: int = 0) -> None:
         self.data = data
         self.size = size
         self.available = min(len(data), size)
         self.source = source
         self.pos = 0
         self.order = "<"
-        self.strings = 0
+        #: array items counted so far: ``items`` were counted in the split model's earlier parts
+        self.strings = items
+        self.carried = items
+        self.nested = 0
         self._structs: dict[str, struct.Struct] = {}
 
     def fail(self, problem: str) -> InputError:
@@ -434,9 +446,17 @@ class _Cursor:
         self.strings += length
         if self.strings > _MAX_ARRAY_STRINGS:
             raise self.fail(
-                f"metadata arrays hold over {_MAX_ARRAY_STRINGS:,} items: not a model RigCheck reads"
+                f"metadata arrays hold over {_MAX_ARRAY_STRINGS:,} items"
+                + (" (the parts of the split model together)" if self.carried else "")
+                + ": not a model RigCheck reads"
             )
         if item_type == _ARRAY:
+            self.nested += length
+            if self.nested > _MAX_NESTED_ARRAYS:
+                raise self.fail(
+                    f"metadata arrays hold over {_MAX_NESTED_ARRAYS:,} nested arrays: "
+                    "not a model RigCheck reads"
+                )
             for _ in range(length):
                 self.value(_ARRAY, key, depth + 1)
             return _Array(item_type, length, None)
@@ -459,7 +479,7 @@ class _Cursor:
         return _Array(item_type, length, None)
 
 
-def _read_gguf_header(path: Path) -> _Header:
+def _read_gguf_header(path: Path, items: int = 0) -> _Header:
     source = str(path)
     try:
         with path.open("rb") as handle:
@@ -467,7 +487,7 @@ def _read_gguf_header(path: Path) -> _Header:
             if size == 0:
                 raise InputError(source, "empty file, not a GGUF model")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _parse_gguf(_Cursor(data, size, source), path)
+                return _parse_gguf(_Cursor(data, size, source, items), path)
     except InputError:
         raise
     except OSError as error:
@@ -589,7 +609,7 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
         tensors.append(_Tensor(name, dims, ggml_type, qtype.name, n_elements, n_bytes))
         spans.append((offset, offset + n_bytes, name))
     _check_overlaps(spans, cur.source)
-    return _Header(path=path, metadata=metadata, tensors=tuple(tensors))
+    return _Header(path=path, metadata=metadata, tensors=tuple(tensors), array_items=cur.strings)
 
 
 def _check_overlaps(spans: list[tuple[int, int, str]], source: str) -> None:
