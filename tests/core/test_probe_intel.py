@@ -155,9 +155,7 @@ def test_other_vendors_and_drivers(tmp_path: Path) -> None:
     result = probe(tmp_path)
 
     assert result.gpus == ()
-    assert result.notes == (
-        Note("intel", "info", "card0: Intel GPU with driver 'vfio-pci', not i915/xe"),
-    )
+    assert result.notes == (Note("intel", "info", "card0: Intel GPU with driver 'vfio-pci', not i915/xe"),)
 
 
 def test_no_drm_folder(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.units import approx_speed, fmt_bytes, index_ranges
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import num, sig, tr
-from rigcheck.gui.state import AppState
+from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     VERDICTS,
@@ -178,7 +178,8 @@ class UpgradePage(QWidget):
         self.kwh.setSingleStep(0.01)
         self.kwh.setPrefix("$ ")
         self.kwh.setSuffix(" / kWh")
-        self.kwh.setValue(float(state.settings.value("upgrade/kwh", Prices().electricity_usd_per_kwh)))  # type: ignore[arg-type]
+        kwh_default = Prices().electricity_usd_per_kwh
+        self.kwh.setValue(state.number("upgrade/kwh", kwh_default, *NUMBER_RANGES["upgrade/kwh"]))
         self.kwh.setAccessibleName(tr("Electricity price per kWh"))
         self.utilization = QSpinBox()
         self.utilization.setRange(1, 100)
