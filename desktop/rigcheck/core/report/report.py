@@ -32,6 +32,7 @@ from rigcheck.core.machine import (
     check_machine,
     now_iso,
     record_strings,
+    strings_clean,
 )
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
@@ -205,7 +206,8 @@ def report_from_dict(data: object, source: str) -> Report:
     check_machine(machine, source, where="machine")
     findings = _records(data, "findings", Finding, source)
     fits = _records(data, "fits", ModelFit, source)
-    for path, text in record_strings({"findings": findings, "fits": fits}):
+    texts = {"findings": findings, "fits": fits}
+    for path, text in () if strings_clean(texts, MAX_FINDING_TEXT, multiline=True) else record_strings(texts):
         problem = text_problem(text, MAX_FINDING_TEXT, multiline=True)
         if problem:
             raise InputError(source, f"{path}: {problem}")
