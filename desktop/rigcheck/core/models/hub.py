@@ -529,9 +529,9 @@ class _Failure:
 def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
     """What a huggingface_hub or HTTP-client exception means for the user, in one line.
 
-    Each caller wraps one library call, so a ValueError, TypeError, KeyError or AttributeError is the
-    library tripping over a malformed reply. Anything else that is neither a hub error nor a network
-    error is a bug and is re-raised.
+    Each caller wraps one library call, so a ValueError, TypeError, KeyError, AttributeError or
+    RecursionError (JSON nested too deeply) is the library tripping over a malformed reply. Anything
+    else that is neither a hub error nor a network error is a bug and is re-raised.
     """
     from huggingface_hub.errors import (
         DisabledRepoError,
@@ -572,7 +572,7 @@ def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
         return _Failure(kind, f"the hub answered HTTP {status} for {what}")
     if type(error).__name__ == "TooManyRedirects":
         return _Failure("fatal", f"the hub redirected in a loop ({what})")
-    if isinstance(error, ValueError | TypeError | KeyError | AttributeError):
+    if isinstance(error, ValueError | TypeError | KeyError | AttributeError | RecursionError):
         # The library decodes replies blindly: truncated JSON, null or a list for an object, a commit
         # id with "../" ("Invalid pointer path") end here instead of as an internal error.
         return _Failure("fatal", f"malformed reply from the hub ({what}: {_first_line(error)})")
