@@ -794,3 +794,26 @@ def test_gguf_array_items_are_capped_across_split_parts(
         part.write_bytes(_raw_gguf(b"tokens", 8, struct.pack("<Q", 0) * 600, 600))
     with pytest.raises(InputError, match=r"over 1,000 items \(the parts of the split model together\)"):
         files.read_gguf(tmp_path / "evil-00001-of-00002.gguf")
+
+
+# -- issue 30 #8 (was #14): CSV replay --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("time,cpu_percent\n-1e308,1\n1e308,2\n", "is out of range"),
+        ('time,cpu_percent\n0,"1\n' + "x\n" * 1000 + '"\n', "a quoted value runs over several lines"),
+    ],
+)
+def test_replay_times_and_multiline_fields_are_bounded(tmp_path: Path, text: str, problem: str) -> None:
+    """Times from -1e308 to 1e308 raised OverflowError on the Monitor page; 100 MB of quoted
+    multi-line fields took 1.4 GB."""
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.replay import read_recording
+
+    path = tmp_path / "rec.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=problem) as caught:
+        read_recording(path)
+    assert str(path) in str(caught.value)

@@ -66,6 +66,7 @@ def resolve_model(
 
     A GGUF ``general.architecture``, a config's ``model_type`` or a file name may hold a line break;
     printed as is it would forge a line of the answer, so every control character is escaped here.
+    ``source`` stays the real path: run commands quote it, and refuse one with control characters.
     """
     return _one_line_names(_resolve(text, catalog, progress=progress, cancel=cancel))
 
@@ -82,7 +83,6 @@ def _one_line_names(info: ModelInfo) -> ModelInfo:
         info,
         id=one_line(info.id),
         name=one_line(info.name),
-        source=one_line(info.source),
         arch=arch,
         notes=tuple(one_line(note) for note in info.notes),
     )
