@@ -4,6 +4,11 @@ Run: ``.venv/bin/python benchmarks/fleet_speed.py [--keep DIR]``. It writes 50 v
 (``build_report`` + ``report_to_dict``, as ``rigcheck audit --format json`` does) and one broken file into
 a temporary folder, then times ``rigcheck fleet DIR --model llama-3.1-70b`` in-process and as a
 subprocess. Target (from the fleet issue): under a second.
+
+``--scale N`` is the lab-scale check (issue 30): N reports (the 50 above, renamed, repeated), timed as
+subprocesses against just parsing the same files (read + ``json.loads``), with each run's peak memory.
+Targets: 10,000 reports in at most 15 s on a 2-core machine and at most 300 MiB; the ratio to parsing
+is the figure that travels between machines (``--scale 10000`` on the lead's box; ~370 MB of files).
 """
 
 from __future__ import annotations
@@ -93,11 +98,64 @@ def write_fleet(folder: Path, catalog: Catalog) -> int:
     return len(nodes)
 
 
+def write_scaled(folder: Path, catalog: Catalog, count: int) -> None:
+    """``count`` reports: the 50 varied ones, each copy with its own host name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = [report_to_dict(build_report(machine, catalog)) for machine in machines(catalog)]
+    for index in range(count):
+        data = texts[index % len(texts)]
+        data["machine"]["host"]["hostname"] = f"lab{index:05d}"
+        (folder / f"lab{index:05d}.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+#: the baseline: every file read and parsed, nothing kept (as a streaming reader would)
+_PARSE_ONLY = (
+    "import json, pathlib, sys\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
+    "    json.loads(p.read_text(encoding='utf-8'))\n"
+)
+
+
+def timed_child(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of one child process (Linux/macOS: ru_maxrss)."""
+    import resource
+
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr[-2000:]
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child so far
+    return seconds, peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
+
+
+def scale(count: int, keep: Path | None) -> None:
+    catalog = load_catalog(use_overlay=False)
+    with tempfile.TemporaryDirectory(prefix="rigcheck-fleet-") as tmp:
+        folder = keep or Path(tmp) / "lab"
+        start = time.perf_counter()
+        write_scaled(folder, catalog, count)
+        print(f"wrote {count:,} reports in {time.perf_counter() - start:.1f} s to {folder}")
+        parse_s, parse_mib = timed_child([sys.executable, "-c", _PARSE_ONLY, str(folder)])
+        print(f"parsing only (read + json.loads): {parse_s:.1f} s, peak {parse_mib:.0f} MiB")
+        for extra in ([], ["--model", "llama-3.1-70b"]):
+            seconds, mib = timed_child([sys.executable, "-m", "rigcheck", "fleet", str(folder), *extra])
+            ok = seconds <= 15 * count / 10_000 and mib <= 300
+            print(
+                f"rigcheck fleet {' '.join(extra) or '(table)'}: {seconds:.1f} s = {seconds / parse_s:.1f}x "
+                f"parsing, {seconds / count * 1000:.2f} ms per report; peak {mib:.0f} MiB (max so far) "
+                f"[target at 10,000: <= 15 s, <= 300 MiB; scaled: {'ok' if ok else 'MISSED'}]"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keep", type=Path, help="write the reports here and keep them")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--scale", type=int, metavar="N", help="the lab-scale check with N reports")
     args = parser.parse_args()
+    if args.scale:
+        scale(args.scale, args.keep)
+        return
     catalog = load_catalog(use_overlay=False)
     with tempfile.TemporaryDirectory(prefix="rigcheck-fleet-") as tmp:
         folder = args.keep or Path(tmp) / "audits"

@@ -165,6 +165,167 @@ def test_hostile_configs(scratch: Path, data: Any, fit: bool) -> None:
     check(argv[0] + " (config.json)", argv, names=[str(path)])
 
 
+# -- llama-bench JSON for --measured (issue 30 #4) ------------------------------------------------
+
+BENCH = [
+    {
+        "model_type": "llama 8B Q4_K - Medium",
+        "model_n_params": 8030261248,
+        "gpu_info": "NVIDIA GeForce RTX 4090",
+        "backends": "CUDA",
+        "n_gpu_layers": 99,
+        "n_prompt": 0,
+        "n_gen": 128,
+        "avg_ts": 130.5,
+    }
+]
+
+
+@settings(FUZZ, max_examples=examples(40))
+@given(data=mutated(BENCH))
+def test_hostile_llama_bench_files(scratch: Path, data: Any) -> None:
+    """NaN, Infinity, -5, 10^400, 5000 digits, deep nesting: one line naming the file, valid JSON out."""
+    path = _write(scratch, "bench.json", dumps(data))
+    argv = [
+        "fit",
+        "llama-3.1-8b",
+        "--quant",
+        "q4_k_m",
+        "--machine",
+        str(BOX),
+        "--measured",
+        str(path),
+        "--json",
+    ]
+    check("fit --measured", argv, names=[str(path)])
+
+
+# -- hub replies from a loopback fake hub (issue 30 #1-3) ----------------------------------------------
+
+COMMIT = "c" * 40
+
+
+class _HubReplies:
+    """What the fuzz hub serves next: the model info body, config.json's body, and their encodings."""
+
+    info: bytes = b"{}"
+    config: bytes = b"{}"
+    gzip_info: bool = False
+    gzip_config: bool = False
+
+
+def _gzip(data: bytes, pad: int = 0) -> bytes:
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(data)]
+    parts.extend(packer.compress(b" " * 1024 * 1024) for _ in range(pad))
+    return b"".join([*parts, packer.flush()])
+
+
+@pytest.fixture(scope="module")
+def fuzz_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[type[_HubReplies]]:
+    """A loopback hub whose replies each example sets; the library aimed at it for this module."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from huggingface_hub import close_session, constants
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_HEAD(self) -> None:
+            self.serve(head=True)
+
+        def do_GET(self) -> None:
+            self.serve(head=False)
+
+        def serve(self, *, head: bool) -> None:
+            replies = _HubReplies
+            headers = {"Content-Type": "application/json", "X-Repo-Commit": COMMIT, "ETag": '"e"'}
+            if self.path.startswith("/api/models/"):
+                body, packed = replies.info, replies.gzip_info
+            elif self.path.endswith("/config.json"):
+                body, packed = replies.config, replies.gzip_config
+            else:
+                body, packed = b"not found", False
+                headers["X-Error-Code"] = "EntryNotFound"
+            if packed:
+                headers["Content-Encoding"] = "gzip"
+            self.send_response(200 if "X-Error-Code" not in headers else 404)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    home = tmp_path_factory.mktemp("hf")
+    saved = {
+        name: getattr(constants, name)
+        for name in ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
+    }
+    environ = {k: os.environ.get(k) for k in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN")}
+    os.environ["HF_ENDPOINT"] = endpoint
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    os.environ.pop("HF_TOKEN", None)
+    constants.ENDPOINT = endpoint
+    constants.HUGGINGFACE_CO_URL_TEMPLATE = endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+    constants.HF_HOME, constants.HF_HUB_CACHE = str(home), str(home / "hub")
+    constants.HF_HUB_OFFLINE = False
+    try:
+        yield _HubReplies
+    finally:
+        for name, value in saved.items():
+            setattr(constants, name, value)
+        for key, value in environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        close_session()
+        server.shutdown()
+        server.server_close()
+
+
+INFO = {"id": "fuzz/model", "sha": COMMIT, "siblings": [{"rfilename": "config.json", "size": 400}]}
+
+
+@settings(FUZZ, max_examples=examples(25))
+@given(
+    info=st.one_of(mutated(INFO), HOSTILE),
+    config=st.one_of(mutated(LLAMA), HOSTILE),
+    raw=st.sampled_from([None, b"", b"{", b"\x1f\x8b garbage", b"[]" * 1000]),
+    packing=st.sampled_from(["plain", "gzip", "gzip-info-bomb", "gzip-config-bomb"]),
+)
+def test_hostile_hub_replies(
+    fuzz_hub: type[_HubReplies], info: Any, config: Any, raw: bytes | None, packing: str
+) -> None:
+    """Malformed, truncated, compressed and bomb replies: a fit, or one line naming the repository."""
+    info_body = raw if raw is not None else dumps(info).encode("utf-8", "surrogatepass")
+    config_body = dumps(config).encode("utf-8", "surrogatepass")
+    fuzz_hub.gzip_info = packing in ("gzip", "gzip-info-bomb")
+    fuzz_hub.gzip_config = packing in ("gzip", "gzip-config-bomb")
+    fuzz_hub.info = (
+        _gzip(info_body, 40 if packing == "gzip-info-bomb" else 0) if fuzz_hub.gzip_info else info_body
+    )
+    fuzz_hub.config = (
+        _gzip(config_body, 40 if packing == "gzip-config-bomb" else 0)
+        if fuzz_hub.gzip_config
+        else config_body
+    )
+    argv = ["fit", "fuzz/model", "--machine", str(BOX), "--json"]
+    check("fit (hub reply)", argv, names=["hf:fuzz/model"])
+
+
 # -- GGUF headers --------------------------------------------------------------------------------------
 
 

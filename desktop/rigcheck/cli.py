@@ -559,6 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument(
         "--csv", metavar="FILE", type=Path, help="also write one row per sample to FILE (stable columns)"
     )
+    monitor.add_argument(
+        "--force", action="store_true", help="with --csv: replace FILE if it already holds a recording"
+    )
     monitor.add_argument("--json", action="store_true", help="print one JSON object per sample (JSON Lines)")
     monitor.set_defaults(handler=_cmd_monitor)
 
@@ -650,7 +653,9 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         measure = {"measure_bandwidth": True} if args.measure else {}
         machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     if args.redact:
-        machine = machine.redacted()
+        from rigcheck.core.redact import redact_machine
+
+        machine = redact_machine(machine, str(args.machine or "the probed machine"))
     text = machine.to_json() if args.json else summarise(machine)
     _emit(text + "\n", args.output, out)
     return EXIT_OK
@@ -688,7 +693,7 @@ def _audit_report(args: argparse.Namespace, out: TextIO) -> int:
         machine = probe_machine(psu_watts=args.psu_watts, pythons=tuple(args.python), **measure)
     report = reports.build_report(machine, catalog, models=models)
     if args.redact:
-        report = reports.redact_report(report)
+        report = reports.redact_report(report, str(args.machine or "the probed machine"))
     render = {"json": reports.render_json, "markdown": reports.render_markdown, "html": reports.render_html}
     _emit(render[args.format](report), args.output, out)
     return EXIT_OK
@@ -1027,7 +1032,7 @@ def _cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core import monitor
     from rigcheck.core.fileio import LineFile
 
-    csv_file = LineFile(args.csv) if args.csv is not None else None
+    csv_file = LineFile(args.csv, force=args.force) if args.csv is not None else None
     row_text = io.StringIO()  # each row is formatted here, then written whole (no half row on ENOSPC)
     sampler = None
     try:
@@ -1098,7 +1103,19 @@ def _sample_line(sample: Sample) -> str:
 
 
 def _emit_json(data: object, out: TextIO) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # allow_nan=False: NaN/Infinity are not JSON; a non-finite number (none should reach here) is null
+    out.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _finite(data: object) -> object:
+    """``data`` with every NaN or infinite float replaced by None (JSON null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
 
 
 def _window_size(text: str) -> tuple[int, int]:
@@ -1169,6 +1186,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     out = SafeStream(out or sys.stdout)  # untrusted strings never reach the terminal raw
     debug = "--debug" in argv
+    if debug:
+        from rigcheck.core.models import hub
+
+        hub.SHOW_LIBRARY_LOG = True  # the hub library's own retry warnings, hidden otherwise
     try:
         args = build_parser().parse_args(argv)
         handler = getattr(args, "handler", _cmd_gui)

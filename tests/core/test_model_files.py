@@ -754,8 +754,10 @@ def raw_safetensors(path: Path, header: bytes, length: int | None = None, data: 
 @pytest.mark.parametrize(
     ("header", "length", "data", "problem"),
     [
-        (b"{}", 2**40, b"", "over 100 MB"),
-        (b"{}", 100_000_001, b"", "over 100 MB"),
+        (b"{}", 2**40, b"", "over 32 MiB"),
+        (b"{}", 32 * 2**20 + 1, b"", "over 32 MiB"),
+        (b'{"a": NaN}', None, b"", "not valid JSON"),
+        (b'{"a": 1' + b"0" * 5000 + b"}", None, b"", "not valid JSON"),
         (b"{}", 5000, b"", "truncated"),
         (b"{not json", None, b"", "not valid JSON"),
         (b"\xff\xfe{}", None, b"", "not UTF-8"),
@@ -903,7 +905,7 @@ def test_json_reads_the_file_not_the_cap(tmp_path: Path, monkeypatch: pytest.Mon
     assert files_module._read_at_most(io.BytesIO(b"z" * 20), 50) == b"z" * 20
     # over the cap: one line naming the file
     monkeypatch.setattr(files_module, "MAX_JSON_BYTES", 1000)
-    with pytest.raises(InputError, match="over 0 MB"):
+    with pytest.raises(InputError, match="over 0 MiB"):
         files_module._read_json_object(config)
 
 

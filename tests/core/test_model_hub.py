@@ -189,7 +189,10 @@ class FakeRepo:
     commit: str = ""
     #: a hostile server (issue 17 #4): "drip" sends the API reply a byte at a time, "huge" announces a
     #: 3 GB config.json, "flood" streams one without a length, "loop" redirects config.json to itself,
-    #: "portal" answers the API with an HTML page
+    #: "portal" answers the API with an HTML page. Issue 30: "gzip-info" answers the API with a gzip
+    #: bomb, "gzip-config" and "gzip-gguf" serve config.json / GGUF ranges as gzip bombs (though asked
+    #: for identity), "hangup" closes the connection part-way through config.json, "info-*" answer the
+    #: API with malformed model info (see MALFORMED_INFO)
     hostile: str | None = None
 
 
@@ -231,6 +234,48 @@ def sharded_files() -> dict[str, FakeFile]:
         weight_map |= dict.fromkeys(chunk, shard)
     index = {"metadata": {"total_size": tensor_bytes(SHARDED_TENSORS)}, "weight_map": weight_map}
     return files | {"model.safetensors.index.json": json_file(index)}
+
+
+@functools.cache
+def gzip_bomb(prefix: bytes, decoded: int = 200 * 1024 * 1024) -> bytes:
+    """``prefix`` and then spaces up to ``decoded`` bytes, gzipped: ~200 kB that inflate to 200 MB."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(prefix)]
+    block = b" " * (1024 * 1024)
+    parts.extend(packer.compress(block) for _ in range(max(0, decoded - len(prefix)) // len(block)))
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
+#: model-info replies the library trips over (issue 30 #3): each was "internal error", exit 1
+MALFORMED_INFO = {
+    "info-truncated": b'{"id": "evil/info-truncated", "sha": "',
+    "info-null": b"null",
+    "info-list": b"[1, 2, 3]",
+    "info-shape": b'{"id": "evil/info-shape", "siblings": "config.json", "sha": "' + b"0" * 40 + b'"}',
+    "info-commit": json.dumps(
+        {"id": "evil/info-commit", "sha": "../../../../tmp/evil", "siblings": [{"rfilename": "config.json"}]}
+    ).encode(),
+    "info-path": json.dumps(
+        {"id": "evil/info-path", "sha": "a" * 40, "siblings": [{"rfilename": "../../config.json"}]}
+    ).encode(),
+}
+
+
+def many_shards(count: int, padding: int) -> dict[str, FakeFile]:
+    """``count`` shards of a tiny model, each header padded to about ``padding`` bytes, and their index."""
+    names = list(SHARDED_TENSORS)
+    shard_names = [f"model-{n:05d}-of-{count:05d}.safetensors" for n in range(1, count + 1)]
+    files: dict[str, FakeFile] = {}
+    weight_map: dict[str, str] = {}
+    for number, shard in enumerate(shard_names):
+        chunk = names[number::count]
+        files[shard] = safetensors_file({n: SHARDED_TENSORS[n] for n in chunk}, {"pad": "x" * padding})
+        weight_map |= dict.fromkeys(chunk, shard)
+    index = {"metadata": {}, "weight_map": weight_map}
+    return files | {"config.json": json_file(SHARDED), "model.safetensors.index.json": json_file(index)}
 
 
 def bad_header(kind: str) -> FakeFile:
@@ -311,6 +356,8 @@ def gguf_repos() -> dict[str, FakeRepo]:
         "bad/gguf-truncated": FakeRepo({"Tiny-Q8_0.gguf": truncated}),
         "bad/gguf-huge-string": FakeRepo({"Evil-Q8_0.gguf": hostile_gguf("huge-string")}),
         "bad/gguf-past-end": FakeRepo({"Evil-Q8_0.gguf": hostile_gguf("past-end")}),
+        "evil/gzip-GGUF": FakeRepo({"Tiny-Q8_0.gguf": gguf_fake(whole, 40 * 10**9)}, hostile="gzip-gguf"),
+        "evil/many-parts-GGUF": FakeRepo({name: gguf_fake(data) for name, data in split.items()}),
     }
 
 
@@ -352,8 +399,13 @@ def build_repos() -> dict[str, FakeRepo]:
         "org/slow": FakeRepo({"config.json": json_file(LLAMA)}, stalls=True),
         **{
             f"evil/{kind}": FakeRepo({"config.json": json_file(LLAMA)}, hostile=kind)
-            for kind in ("drip", "huge", "flood", "loop", "portal")
+            for kind in ("drip", "huge", "flood", "loop", "portal", "gzip-info", "gzip-config", "hangup")
         },
+        **{
+            f"evil/{kind}": FakeRepo({"config.json": json_file(LLAMA)}, hostile=kind)
+            for kind in MALFORMED_INFO
+        },
+        "evil/many-shards": FakeRepo(many_shards(12, 600_000)),
         "bad/config": FakeRepo({"config.json": text_file('{"model_type": "llama", ')}),
     }
     for kind in ("not-json", "too-big", "offsets"):
@@ -463,6 +515,9 @@ class Handler(BaseHTTPRequestHandler):
         if repo.api_status != 200:
             self.reply(repo.api_status, b"Internal Error", {"Content-Type": "text/plain"})
             return
+        if repo.hostile in MALFORMED_INFO:
+            self.reply(200, MALFORMED_INFO[repo.hostile], {"Content-Type": "application/json"})
+            return
         if repo.hostile == "portal":
             self.reply(
                 200, b"<html><body>Please log in to the Wi-Fi</body></html>", {"Content-Type": "text/html"}
@@ -484,6 +539,10 @@ class Handler(BaseHTTPRequestHandler):
                 for name, file in repo.files.items()
             ],
         }
+        if repo.hostile == "gzip-info":  # valid JSON, then 200 MB of spaces, in ~200 kB of gzip
+            bomb = gzip_bomb(json.dumps(info).encode())
+            self.reply(200, bomb, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+            return
         if repo.hostile == "drip":  # a valid reply, one byte at a time, for as long as the client waits
             body = json.dumps(info).encode() + b" " * 10_000
             self.send_response(200)
@@ -508,7 +567,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             self.error(401, "GatedRepo", message, head_only=head_only)
             return
-        if repo.hostile in ("huge", "flood", "loop") and filename == "config.json":
+        if repo.hostile in ("huge", "flood", "loop", "gzip-config", "hangup") and filename == "config.json":
             self.hostile_file(repo, head_only=head_only)
             return
         file = repo.files.get(filename)
@@ -537,12 +596,33 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(416, b"", {"Content-Range": f"bytes */{file.size}"}, head_only=head_only)
             return
         headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
+        if repo.hostile == "gzip-gguf":
+            bomb = gzip_bomb(file.read(start, end))
+            self.reply(206, bomb, headers | {"Content-Encoding": "gzip"}, head_only=head_only)
+            return
         self.reply(206, file.read(start, end), headers, head_only=head_only)
 
     def hostile_file(self, repo: FakeRepo, *, head_only: bool) -> None:
         headers = {"X-Repo-Commit": repo.commit, "ETag": '"hostile"', "Content-Type": "application/json"}
         if repo.hostile == "loop":
             self.reply(302, b"", headers | {"Location": self.path}, head_only=head_only)
+            return
+        if repo.hostile == "gzip-config":  # a HEAD that says 1 kB; a GET of gzip that inflates to 200 MB
+            body = json.dumps(LLAMA).encode()
+            if head_only:
+                self.reply(200, body, headers, head_only=True)
+                return
+            self.reply(200, gzip_bomb(body), headers | {"Content-Encoding": "gzip"})
+            return
+        if repo.hostile == "hangup":  # promises 10 kB, sends 10 bytes, hangs up
+            self.send_response(200)
+            for key, value in (headers | {"Content-Length": "10000"}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if not head_only:
+                self.wfile.write(b'{"model_ty')
+                self.wfile.flush()
+                self.close_connection = True
             return
         if repo.hostile == "huge":  # announces 3 GB; sends zeros for as long as anyone reads
             self.send_response(200)
@@ -965,7 +1045,7 @@ def test_cancel_between_shards(hub: FakeHub) -> None:
 
 def cache_bytes(hub_home: Path) -> int:
     """Bytes the library has written to its cache (blobs and half-written ``.incomplete`` files)."""
-    return sum(p.stat().st_size for p in hub_home.rglob("*") if p.is_file())
+    return sum(p.stat().st_size for p in hub_home.rglob("blobs/*") if p.is_file())
 
 
 def test_a_dripping_server_meets_the_overall_deadline(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -982,7 +1062,7 @@ def test_a_huge_config_is_refused_before_the_cache(hub: FakeHub, tmp_path: Path)
     """A "config.json" announced as 3 GB is refused from its headers: nothing reaches the cache."""
     started = time.monotonic()
     message = input_error(lambda: load_hub_model("evil/huge"))
-    assert "offers 3,221,225,472 bytes, more than the 33,554,432 RigCheck reads (config.json)" in message
+    assert "offers 3,221,225,472 bytes, more than the 4,194,304 RigCheck reads (config.json)" in message
     assert time.monotonic() - started < 5
     assert cache_bytes(tmp_path / "hf") == 0
     assert hub.huge_bytes_sent == 0  # refused on the HEAD: the body was never even asked for
@@ -994,8 +1074,8 @@ def test_a_flood_without_a_length_is_cut_at_the_cap(
     """A server that lies in the HEAD and then streams without a length is cut at the cap."""
     monkeypatch.setattr(hub_module, "MAX_RESPONSE_BYTES", 1024 * 1024)
     message = input_error(lambda: load_hub_model("evil/flood"))
-    assert "sent more than the 1,048,576 bytes RigCheck reads (config.json)" in message, message
-    assert cache_bytes(tmp_path / "hf") <= 1024 * 1024 + 65536
+    assert "sent more than the 1,048,576 bytes RigCheck reads in one reply (config.json)" in message, message
+    assert cache_bytes(tmp_path / "hf") == 0  # the cut-off part is not left for the library to resume
 
 
 def test_a_redirect_loop_is_one_line(hub: FakeHub) -> None:
@@ -1260,3 +1340,60 @@ def test_run_it_names_the_hub_file_not_a_placeholder(hub: FakeHub) -> None:
     assert shlex.split(named["ollama"])[2] == "./Tiny-UD-Q4_K_XL-00001-of-00003.gguf"
     for found in (tagged, plain, named):
         assert "hf:" not in found["llama.cpp"] and "./org/" not in found["llama.cpp"]
+
+
+# -- issue 30: caps on decoded bytes, per reply and per look-up; malformed replies; quiet retries ----
+
+
+def test_a_gzip_bomb_of_model_info_is_cut_at_the_cap(hub: FakeHub) -> None:
+    """~200 kB of gzip that inflate to 200 MB: was 3.1 GB of memory and exit 0 (the cap counted
+    compressed bytes); now the decoded bytes stop at the cap."""
+    message = input_error(lambda: load_hub_model("evil/gzip-info"))
+    assert "sent more than the 33,554,432 bytes RigCheck reads in one reply (repository files)" in message
+
+
+def test_a_gzip_bomb_of_config_never_reaches_the_cache(hub: FakeHub, tmp_path: Path) -> None:
+    """A 1 kB config.json (its HEAD) served as a gzip bomb: was 995 MB in the cache and "cannot reach
+    the hub"; now refused at config.json's own cap, and nothing is left in the cache."""
+    message = input_error(lambda: load_hub_model("evil/gzip-config"))
+    assert "sent more than the 4,194,304 bytes RigCheck reads in one reply (config.json)" in message, message
+    assert cache_bytes(tmp_path / "hf") == 0
+
+
+def test_a_gzip_bomb_of_a_gguf_range_is_cut_at_the_cap(hub: FakeHub) -> None:
+    message = input_error(lambda: load_hub_model("evil/gzip-GGUF:Q8_0"))
+    assert "sent more than the 33,554,432 bytes RigCheck reads in one reply (Tiny-Q8_0.gguf)" in message
+
+
+def test_many_shards_share_one_cap_per_lookup(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve 600 kB headers under a 4 MiB look-up cap: each reply is under the per-reply cap, all of
+    them together are not (60 shards of 20 MB were 1.5 GB, exit 0)."""
+    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", 4 * 1024 * 1024)
+    message = input_error(lambda: load_hub_model("evil/many-shards"))
+    assert "more than the 4,194,304 bytes RigCheck reads in one look-up" in message, message
+
+
+def test_many_gguf_parts_share_one_cap_per_lookup(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes = [file.size for file in hub.repos["evil/many-parts-GGUF"].files.values()]
+    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", sum(sizes) - 1)
+    message = input_error(lambda: load_hub_model("evil/many-parts-GGUF:UD-Q4_K_XL"))
+    assert f"more than the {sum(sizes) - 1:,} bytes RigCheck reads in one look-up" in message, message
+    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", sum(sizes) + 64 * 1024)  # + the file list
+    assert load_hub_model("evil/many-parts-GGUF:UD-Q4_K_XL").weights is not None
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED_INFO))
+def test_malformed_model_info_is_one_line(hub: FakeHub, kind: str) -> None:
+    """Truncated, null, a list, the wrong shape, a commit id or file name with ../: were internal
+    errors (JSONDecodeError, TypeError, "Invalid pointer path"); now one line naming the repository."""
+    message = input_error(lambda: load_hub_model(f"evil/{kind}"))
+    assert message.startswith(f"hf:evil/{kind}: malformed "), message
+
+
+def test_hub_library_retries_stay_quiet(hub: FakeHub, caplog: pytest.LogCaptureFixture) -> None:
+    """A connection closed mid-download: the library's retry warnings (12 lines on stderr before) are
+    not logged; --debug (SHOW_LIBRARY_LOG) lets them through."""
+    caplog.set_level("WARNING")
+    message = input_error(lambda: load_hub_model("evil/hangup"))
+    assert message.startswith("hf:evil/hangup: ")
+    assert not [r for r in caplog.records if r.name.startswith("huggingface_hub")]

@@ -98,7 +98,7 @@ def test_arc_on_mainline_i915_has_unknown_vram(tmp_path: Path) -> None:
         Note(
             "intel",
             "warning",
-            "card1: discrete Intel GPU at 0000:03:00.0, but the i915 driver publishes no VRAM size in sysfs; "
+            "card1: discrete Intel GPU, but the i915 driver publishes no VRAM size in sysfs; "
             "its memory is unknown",
         ),
     )
@@ -155,9 +155,7 @@ def test_other_vendors_and_drivers(tmp_path: Path) -> None:
     result = probe(tmp_path)
 
     assert result.gpus == ()
-    assert result.notes == (
-        Note("intel", "info", "card0: Intel GPU at 0000:00:02.0 has driver 'vfio-pci', not i915/xe"),
-    )
+    assert result.notes == (Note("intel", "info", "card0: Intel GPU with driver 'vfio-pci', not i915/xe"),)
 
 
 def test_no_drm_folder(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ nobody published is left out, and the UI says "unknown".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -543,6 +544,63 @@ class CpuPlatform:
     def bandwidth_bytes_per_s(self) -> int:
         return self.channels * self.mt_per_s * 10**6 * self.bytes_per_transfer
 
+    def matches(self, cpu_model: str) -> bool:
+        """Whether a pattern finds ``cpu_model`` (its first :data:`MAX_CPU_NAME` characters: real CPU
+        names are under 64, and the patterns' form (:func:`pattern_problem`) keeps the work small)."""
+        name = cpu_model[:MAX_CPU_NAME]
+        return any(_compiled(pattern).search(name) for pattern in self.match)
+
+
+#: the part of a CPU model string a cpu_platform pattern is matched against
+MAX_CPU_NAME = 128
+#: unbounded repeats (*, +, {n,}) one cpu_platform pattern may hold: "Xeon.*(Gold|Silver)" needs one
+_MAX_UNBOUNDED = 2
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a cpu_platform pattern could backtrack for minutes (``^(a+)+$``), or None for a safe one.
+
+    Python's ``re`` backtracks, so the form is restricted instead: no group repeated more than once
+    (``(K|KF)?`` is fine, ``(a+)+`` and ``(ab)*`` are not), no back-references, at most
+    :data:`_MAX_UNBOUNDED` unbounded repeats, at most 256 characters. With names cut to
+    :data:`MAX_CPU_NAME` characters that bounds every match to well under a millisecond.
+    """
+    if len(pattern) > 256:
+        return "longer than 256 characters"
+    unbounded = 0
+    in_class = after_group = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        closes_group = False
+        if char == "\\":
+            if not in_class and index + 1 < len(pattern) and pattern[index + 1] in "123456789":
+                return "a back-reference, which RigCheck does not allow in patterns"
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":  # "[]...]": the bracket is a member
+                index += 1
+        elif char in "*+{":
+            bounded = char == "{" and not re.match(r"\{\d*,\}", pattern[index:])
+            if after_group and not (bounded and re.match(r"\{[01]?\}|\{0?,1\}", pattern[index:])):
+                return "a repeated group (like (a+)+), which can take minutes to match"
+            unbounded += not bounded
+        elif char == ")":
+            closes_group = True
+        after_group = closes_group
+        index += 1
+    if unbounded > _MAX_UNBOUNDED:
+        return f"{unbounded} unbounded repeats (*, +), more than the {_MAX_UNBOUNDED} RigCheck allows"
+    return None
+
 
 @dataclass(frozen=True)
 class QualityMeasurement:
@@ -807,9 +865,26 @@ def _entry_label(kind: str, entry: object, position: int) -> str:
     return f"{kind} #{position}"
 
 
+#: fields shown on one line (a GPU's name in a table row): no line breaks either
+_ONE_LINE_FIELDS = frozenset({"id", "name", "match_names", "vendor", "family", "arch"})
+
+
+def _text_problem(record: Any) -> str | None:
+    """A control character (a line break in a name, ESC anywhere) or an absurdly long string."""
+    from rigcheck.core.machine import record_strings
+    from rigcheck.core.text import text_problem
+
+    for path, text in record_strings(record):
+        field_name = path.split(".", 1)[0].split("[", 1)[0]
+        problem = text_problem(text, 16384, multiline=field_name not in _ONE_LINE_FIELDS)
+        if problem:
+            return f"{path}: {problem}"
+    return None
+
+
 def _check(kind: str, record: Any) -> str | None:
     """Checks beyond types: ids, formats, and what each kind must have (compat entries: a quote too)."""
-    problem = _check_format(kind, record)
+    problem = _text_problem(record) or _check_format(kind, record)
     if problem is None and kind in COMPAT_KINDS:
         problem = _check_compat(kind, record)
     return problem
@@ -872,6 +947,9 @@ def _check_format(kind: str, record: Any) -> str | None:
                 re.compile(pattern)
             except re.error as exc:
                 return f"match: {pattern!r} is not a regular expression ({exc})"
+            problem = pattern_problem(pattern)
+            if problem:
+                return f"match: {pattern[:80]!r}: {problem}"
     if kind == "power_factor" and not 1.0 <= record.factor <= 3.0:
         # PCIe CEM 5.0 lets a card exceed its sustained power by at most 3× (for 100 µs): docs/catalog.md#psu
         return f"factor: {record.factor!r} is not between 1.0 and 3.0"
@@ -974,15 +1052,38 @@ def _relative(root: Traversable, item: Traversable) -> str:
     return text[len(base) :].lstrip("/\\").replace("\\", "/") if text.startswith(base) else item.name
 
 
+#: one overlay file: the whole shipped catalog is ~400 kB of TOML, so a megabyte is a big overlay
+MAX_OVERLAY_FILE_BYTES = 1024 * 1024
+#: all overlay files together (TOML is parsed in pure Python: ~0.1 s per MB on every command)
+MAX_OVERLAY_BYTES = 4 * 1024 * 1024
+#: entries of all overlay files together (the shipped catalog has about a thousand)
+MAX_OVERLAY_ENTRIES = 5000
+
+
 def _overlay_files(folder: Path, problems: list[str]) -> Iterator[tuple[str, str]]:
     try:
         paths = sorted(p for p in folder.rglob("*.toml") if p.is_file())
     except OSError as exc:
         problems.append(f"{folder}: cannot read the overlay folder ({exc.strerror or exc})")
         return
+    total = 0
     for path in paths:
         try:
-            yield str(path), path.read_text(encoding="utf-8")
+            with path.open("rb") as handle:
+                raw = handle.read(MAX_OVERLAY_FILE_BYTES + 1)
+            if len(raw) > MAX_OVERLAY_FILE_BYTES:
+                problems.append(
+                    f"{path}: larger than {MAX_OVERLAY_FILE_BYTES // 1024**2} MiB, more than an overlay "
+                    "RigCheck reads; file skipped"
+                )
+                continue
+            total += len(raw)
+            if total > MAX_OVERLAY_BYTES:
+                problems.append(
+                    f"{path}: the overlay files pass {MAX_OVERLAY_BYTES // 1024**2} MiB in all; file skipped"
+                )
+                continue
+            yield str(path), raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc}); file skipped")
 
@@ -1017,11 +1118,18 @@ def _apply_overlay(
     merged: dict[str, dict[str, Any]], overlay: Iterable[tuple[str, str]], problems: list[str]
 ) -> Catalog:
     merged = {kind: dict(records) for kind, records in merged.items()}  # the cached copy stays as it was
+    entries = 0
     for name, text in overlay:
         try:
             parsed = parse_file(name, text)
         except InputError as exc:
             problems.append(f"{exc}; file skipped")
+            continue
+        entries += sum(len(records) for records in parsed.values())
+        if entries > MAX_OVERLAY_ENTRIES:
+            problems.append(
+                f"{name}: the overlay files pass {MAX_OVERLAY_ENTRIES:,} entries in all; file skipped"
+            )
             continue
         _merge(merged, parsed)
     return Catalog(

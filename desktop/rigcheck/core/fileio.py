@@ -12,6 +12,7 @@ through; a folder or an empty name is refused.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -127,10 +128,12 @@ def write_output(path: str | Path, text: str) -> None:
     - a FIFO, a character device or a socket is opened and written through, never replaced;
     - an existing regular file is replaced atomically and keeps its permission bits; one with other
       hard links is rewritten in place once the new text is safely on disk beside it, so every link
-      sees it;
+      sees it (a crash leaves it empty or a prefix of the new text, never a mix of old and new);
+    - a read-only file (no owner write bit) is refused, as a shell's ``>`` refuses it;
     - a new file is created atomically; a folder or an empty name is refused.
 
-    Raises ``InputError`` for a folder or empty name and ``OSError`` for what the system refuses.
+    Raises ``InputError`` for a folder or empty name and ``OSError`` for what the system refuses (and
+    ``PermissionError`` for a read-only file).
     """
     name = os.fspath(path)
     if not name.strip():
@@ -149,37 +152,85 @@ def write_output(path: str | Path, text: str) -> None:
         return
     target = Path(os.path.realpath(name))  # a symlink's target is replaced, the link stays
     mode = stat.S_IMODE(info.st_mode) if info is not None else None
+    if mode is not None and not mode & stat.S_IWUSR:
+        # What a shell's ">" refuses (root included, here): replacing it would drop the user's guard.
+        # An OSError, as the system's own refusal would be: the CLI and the GUI's Save show its text.
+        raise PermissionError(errno.EACCES, "a read-only file, not replaced (make it writable first)", name)
     if info is None or info.st_nlink <= 1:
         write_atomic(target, text, mode)
         return
-    # Hard links: a rename would detach this name from the others. Prove the text fits on disk first.
+    _rewrite_in_place(target, text.encode("utf-8"), mode)
+
+
+def _rewrite_in_place(target: Path, data: bytes, mode: int | None) -> None:
+    """Rewrite a file with other hard links where it is, so every link sees the new text.
+
+    A rename would detach this name from the others, so the text is first made safe on disk beside it
+    (``.NAME.xxxx.new``, kept until the end); the file is then emptied and written, each step synced.
+    A crash never leaves a mix of old and new: the file is empty or a prefix of the new text, and the
+    whole new text is in the spare beside it.
+    """
     spare = target.with_name(f".{target.name}.{secrets.token_hex(4)}.new")
-    write_atomic(spare, text, mode)
+    write_atomic(spare, data.decode("utf-8"), mode)
+    with target.open("r+b") as stream:
+        stream.truncate(0)
+        stream.flush()
+        os.fsync(stream.fileno())
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+    with contextlib.suppress(OSError):
+        spare.unlink()
+
+
+def _lock(fd: int) -> None:
+    """An exclusive lock on an open file, held until it is closed; OSError if someone else holds it."""
     try:
-        with target.open("r+b") as stream:
-            stream.write(text.encode("utf-8"))
-            stream.truncate()
-            stream.flush()
-            os.fsync(stream.fileno())
-    finally:
-        with contextlib.suppress(OSError):
-            spare.unlink()
+        import fcntl
+    except ImportError:  # Windows: lock the first byte (a region lock, enough between monitors)
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 class LineFile:
     """A file written whole lines at a time (``monitor --csv``), flushed after each.
+
+    An existing recording is not overwritten unless ``force`` (``--force``), and the file is locked
+    while it is written, so two monitors never interleave their rows in one file.
 
     A write the system refuses part-way (a full disk, EIO from a file under ``/proc``) is cut back to
     the last whole line where the file allows it, and raised as an ``InputError`` naming the file, so
     a full disk never leaves half a row behind.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, force: bool = False) -> None:
         self.path = str(path)
         try:
-            self._file = Path(path).open("wb", buffering=0)  # noqa: SIM115 - closed by close()
+            info: os.stat_result | None = Path(path).stat()
+        except OSError:
+            info = None
+        regular = info is not None and stat.S_ISREG(info.st_mode)
+        if regular and info is not None and info.st_size > 0 and not force:
+            raise InputError(self.path, "already exists: not overwritten (give --force to replace it)")
+        try:
+            # "ab": nothing is truncated before the lock is held (another monitor may be writing it)
+            self._file = Path(path).open("ab", buffering=0)  # noqa: SIM115 - closed by close()
         except OSError as exc:
             raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
+        if stat.S_ISREG(os.fstat(self._file.fileno()).st_mode):  # a new file too
+            try:
+                _lock(self._file.fileno())
+            except OSError:
+                self._file.close()
+                raise InputError(self.path, "another rigcheck monitor is writing this file") from None
+            try:
+                os.ftruncate(self._file.fileno(), 0)
+            except OSError as exc:
+                self._file.close()
+                raise InputError(self.path, f"cannot write ({exc.strerror or exc})") from None
         self._good = 0
 
     def write(self, text: str) -> None:

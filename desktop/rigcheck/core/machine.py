@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.fileio import load_json, read_text_file, write_atomic
+from rigcheck.core.fileio import load_json, read_text_file, write_output
 from rigcheck.core.records import decode
 
 SCHEMA = "rigcheck.machine/1"
@@ -325,11 +325,43 @@ def check_machine(machine: Machine, source: str, where: str = "") -> None:
     for name, items in sizes.items():
         if len(items) > MAX_ITEMS[name]:
             raise InputError(source, f"{at(name)}: {len(items)} entries, more than {MAX_ITEMS[name]}")
+    if strings_clean(machine, MAX_STRING, multiline=False):
+        return
     for path, text in record_strings(machine):
         multiline = path.startswith("notes[") and path.endswith(".message")
         problem = text_problem(text, MAX_STRING, multiline=multiline)
         if problem:
             raise InputError(source, f"{at(path)}: {problem}")
+
+
+def strings_clean(record: object, max_length: int, *, multiline: bool) -> bool:
+    """Whether every string of ``record`` passes :func:`~rigcheck.core.text.text_problem` (``multiline``:
+    line breaks allowed everywhere; else nowhere), told in one pass without field paths.
+
+    The fast path of the loaders' string checks: when it says False, :func:`record_strings` walks
+    again with paths to name the field (a fleet of 10,000 reports spent most of its check there).
+    """
+    from rigcheck.core.text import UNSAFE_KEEP_LINES_RE
+
+    found: list[str] = []
+    stack: list[object] = [record]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            found.extend(str(key) for key in value)
+            stack.extend(value.values())
+        elif isinstance(value, tuple | list):
+            stack.extend(value)
+        elif hasattr(value, "__dataclass_fields__"):
+            stack.extend(getattr(value, n) for n in value.__dataclass_fields__)
+    if found and max(map(len, found)) > max_length:
+        return False
+    joined = "".join(found)
+    if UNSAFE_KEEP_LINES_RE.search(joined):
+        return False
+    return multiline or ("\n" not in joined and "\t" not in joined)
 
 
 def record_strings(record: object) -> list[tuple[str, str]]:
@@ -365,4 +397,5 @@ def load_machine(path: str | Path) -> Machine:
 
 def save_machine(machine: Machine, path: str | Path) -> None:
     """Write a snapshot atomically: a crash mid-write never leaves a half file in place."""
-    write_atomic(path, machine.to_json() + "\n")
+    # the same writer as the CLI's -o: symlinks, permissions, hard links and read-only files honoured
+    write_output(path, machine.to_json() + "\n")

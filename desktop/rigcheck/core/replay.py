@@ -30,6 +30,8 @@ from rigcheck.core.monitor import GPU_COLUMNS, FloatArray
 MAX_LINE_CHARS = 100_000
 #: "time", "wall", CPU and RAM, and the per-GPU columns of 64 GPUs
 MAX_COLUMNS = 4 + 64 * len(GPU_COLUMNS)
+#: the largest time a row may have: Unix time in 2286 (the monitor writes seconds since its start)
+MAX_TIME_S = 1e10
 #: values kept in memory (8 bytes each): 64 MB
 MAX_CELLS = 8_000_000
 
@@ -114,6 +116,11 @@ def _lines(handle: TextIO, source: str) -> Iterator[str]:
         if len(line) > MAX_LINE_CHARS:
             raise InputError(source, f"line {number} is longer than {MAX_LINE_CHARS} characters: "
                              "not a monitor recording")  # fmt: skip
+        if line.count('"') % 2:
+            # a quoted value with a line break in it: the reader would join lines into one value, so
+            # the line cap would not bound it (100 MB of them took 1.4 GB); recordings never have one
+            raise InputError(source, f"line {number}: a quoted value runs over several lines: "
+                             "not a monitor recording")  # fmt: skip
         yield line
 
 
@@ -147,6 +154,8 @@ def _read(handle: TextIO, source: str, max_cells: int) -> Recording:
         t = _number(row[kept[time_col]], source, line, "time")
         if not math.isfinite(t):
             raise InputError(source, f"line {line}: no time")
+        if abs(t) > MAX_TIME_S:  # -1e308 .. 1e308 overflowed the Monitor page's arithmetic
+            raise InputError(source, f"line {line}: time {t:g} is out of range (at most {MAX_TIME_S:g} s)")
         if t < last_t:
             raise InputError(source, f"line {line}: time goes backwards ({t:g} after {last_t:g})")
         last_t = t

@@ -17,6 +17,7 @@ _OTHER = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _UNSAFE_RE = re.compile(f"[\x00-\x1f{_OTHER}]")
 #: the same but newline and tab, which a multi-line text may hold
 _UNSAFE_KEEP_LINES_RE = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER}]")
+UNSAFE_KEEP_LINES_RE = _UNSAFE_KEEP_LINES_RE
 
 
 def _escape(match: re.Match[str]) -> str:

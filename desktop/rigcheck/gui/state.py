@@ -75,11 +75,40 @@ class AppState(QObject):
         self.backend_changed.emit(backend or "")
 
     def psu_watts(self) -> float | None:
-        value = self.settings.value("machine/psu_watts", None)
-        try:
-            return float(value) if value not in (None, "") else None  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        if self.settings.value("machine/psu_watts", None) in (None, ""):
             return None
+        return read_number(self.settings, "machine/psu_watts", None, 10, 100_000)  # the snapshot's bounds
+
+    def number(self, key: str, default: float, low: float, high: float) -> float:
+        """A number setting, or ``default`` when it is missing, not a number, NaN/inf or out of range."""
+        value = read_number(self.settings, key, default, low, high)
+        return default if value is None else value
+
+
+#: the settings read as numbers and their sane ranges (a value outside falls back to the default):
+#: a hand-edited or damaged settings file (monitor/window=0, an interval <= 0, psu_watts=inf) must not
+#: stop a page from opening, now or on every later start
+NUMBER_RANGES = {
+    "monitor/interval": (0.1, 10.0),
+    "monitor/window": (10, 86_400),
+    "fit/context": (1, 10_000_000),
+    "upgrade/kwh": (0.0, 10.0),
+    "machine/psu_watts": (10, 100_000),
+}
+
+
+def read_number(
+    settings: QSettings, key: str, default: float | None, low: float, high: float
+) -> float | None:
+    """``settings[key]`` as a finite number within ``low``..``high``, else ``default``."""
+    import math
+
+    value = settings.value(key, default)
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return number if math.isfinite(number) and low <= number <= high else default
 
 
 def _default_sampler() -> Any:

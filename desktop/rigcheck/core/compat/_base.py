@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -170,6 +171,9 @@ def _cause_rank(check: Check) -> int:
 _MINOR = re.compile(r"(\d+)\.(\d+)")
 
 
+# Memoised: the compatibility matrices' versions and ranges are parsed once per process, not once per
+# rule per machine (a fleet of snapshots asked for the same few hundred strings ~700k times).
+@functools.lru_cache(maxsize=8192)
 def version(text: str | None) -> Version | None:
     if not text:
         return None
@@ -179,6 +183,7 @@ def version(text: str | None) -> Version | None:
         return None
 
 
+@functools.lru_cache(maxsize=8192)
 def minor(text: str | None) -> tuple[int, int] | None:
     """``"12.4.131"`` -> (12, 4); also compute capabilities (``"8.9"``) and Python versions."""
     match = _MINOR.match(text.strip()) if text else None
@@ -193,8 +198,14 @@ def in_range(spec: str, value: Version) -> bool | None:
     """Whether ``value`` is in the PEP 440 range ``spec`` ("" = everything); None for a bad range."""
     if not spec.strip():
         return True
+    specifiers = _specifiers(spec)
+    return None if specifiers is None else specifiers.contains(value, prereleases=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _specifiers(spec: str) -> SpecifierSet | None:
     try:
-        return SpecifierSet(spec).contains(value, prereleases=True)
+        return SpecifierSet(spec)
     except InvalidSpecifier:
         return None
 

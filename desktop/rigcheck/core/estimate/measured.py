@@ -14,7 +14,6 @@ used as the answer.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from dataclasses import dataclass, replace
@@ -24,9 +23,12 @@ from typing import Any
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.machine import Machine
+from rigcheck.core.untrusted import finite_quantity
 
 #: a llama-bench JSON file is a few kB per test; anything this large is not one
 MAX_BYTES = 16 * 1024**2
+#: model_type, gpu_info and backends are short names ("llama 8B Q4_K - Medium", "NVIDIA RTX 4090")
+_MAX_TEXT = 1024
 #: llama_model_ftype_name (src/llama-model-loader.cpp) -> our quant id
 _FTYPES = {
     "all f32": "fp32",
@@ -87,6 +89,11 @@ def _int(row: dict[str, Any], key: str, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _text(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    return value[:_MAX_TEXT] if isinstance(value, str) else ""
+
+
 def load_llama_bench(path: str | Path) -> tuple[BenchRow, ...]:
     """The test rows of a ``llama-bench -o json`` file; every problem is an ``InputError`` naming it."""
     path = Path(path)
@@ -99,14 +106,13 @@ def load_llama_bench(path: str | Path) -> tuple[BenchRow, ...]:
     if size > MAX_BYTES:
         raise InputError(str(path), f"too large for llama-bench output ({size:,} bytes)")
     from rigcheck.core.fileio import read_text_file
+    from rigcheck.core.untrusted import parse_json
 
-    text = read_text_file(path, "llama-bench")
+    text = read_text_file(path, "llama-bench", MAX_BYTES)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            str(path), f"not llama-bench JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); use -o json"
-        ) from None
+        data = parse_json(text, str(path), limit=4 * MAX_BYTES, what="the file")
+    except InputError as error:  # too deep, 5000 digits, 1e400, NaN: one line, never an internal error
+        raise InputError(str(path), f"not llama-bench JSON: {error.problem}; use -o json") from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -115,24 +121,28 @@ def load_llama_bench(path: str | Path) -> tuple[BenchRow, ...]:
     for position, raw in enumerate(data, 1):
         if not isinstance(raw, dict):
             raise InputError(str(path), f"test {position}: not an object")
-        speed = raw.get("avg_ts")
+        speed = finite_quantity(raw.get("avg_ts"))
         model_type = raw.get("model_type")
-        if not isinstance(speed, int | float) or isinstance(speed, bool) or not isinstance(model_type, str):
-            raise InputError(str(path), f"test {position}: needs avg_ts (a number) and model_type (text)")
+        if speed is None or not isinstance(model_type, str):
+            raise InputError(
+                str(path), f"test {position}: needs avg_ts (a number, 0 or more) and model_type (text)"
+            )
+        if len(model_type) > _MAX_TEXT:
+            raise InputError(str(path), f"test {position}: model_type is {len(model_type):,} characters long")
         ftype = re.sub(r"^\S+ \S+ ", "", model_type).strip().lower()  # "llama 8B Q4_K - Medium" -> the type
         rows.append(
             BenchRow(
                 model_type=model_type,
                 n_params=_int(raw, "model_n_params"),
                 quant_id=_FTYPES.get(ftype),
-                gpu_info=str(raw.get("gpu_info") or ""),
-                backends=str(raw.get("backends") or ""),
+                gpu_info=_text(raw, "gpu_info"),
+                backends=_text(raw, "backends"),
                 n_gpu_layers=_int(raw, "n_gpu_layers", 99),
                 n_cpu_moe=_int(raw, "n_cpu_moe"),
                 n_prompt=_int(raw, "n_prompt"),
                 n_gen=_int(raw, "n_gen"),
                 n_depth=_int(raw, "n_depth"),
-                tokens_per_s=float(speed),
+                tokens_per_s=speed,
             )
         )
     if not rows:

@@ -26,6 +26,7 @@ sizes (``GGMLQuantizationType``, ``GGML_QUANT_SIZES``) and the file types (``Lla
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -43,11 +44,17 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import check_depth
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
 from rigcheck.core.text import one_line
+from rigcheck.core.untrusted import JSON_CHECKS as _JSON_CHECKS
 
-#: the safetensors header may not be longer than this (the format's own reader refuses the same)
-SAFETENSORS_MAX_HEADER: Final = 100_000_000
-#: a config.json or an index larger than this is not one
-MAX_JSON_BYTES: Final = 64 * 1024 * 1024
+#: the format allows 100 MB, but real headers are kilobytes to ~15 MB (100k tensors); the hub library
+#: refuses over 25 MB (SAFETENSORS_MAX_HEADER_LENGTH). A parsed header costs ~10x its bytes.
+SAFETENSORS_MAX_HEADER: Final = 32 * 1024 * 1024
+#: all the headers of one model folder together (six 30 MB shards would cost gigabytes)
+SAFETENSORS_MAX_HEADERS: Final = 64 * 1024 * 1024
+#: an index larger than this is not one (DeepSeek-V3's, 91k tensors, is ~9 MB)
+MAX_JSON_BYTES: Final = 32 * 1024 * 1024
+#: a config.json is 1-100 kB; larger is not one (and would cost ~50x its size to parse)
+MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
 MAX_LAYERS: Final = 10_000
 
 CONFIG_FILE: Final = "config.json"
@@ -68,6 +75,9 @@ _MAX_TENSORS = 65_536
 _MAX_KV = 65_536
 #: strings in metadata arrays, all arrays together. Real vocabularies with merges stay near 1e6.
 _MAX_ARRAY_STRINGS = 4_000_000
+#: arrays inside metadata arrays, all together: llama.cpp writes none; each costs a Python call, so
+#: 4M empty ones (48 MB) took 15 s
+_MAX_NESTED_ARRAYS = 65_536
 _MAX_ARRAY_DEPTH = 3
 #: numeric arrays up to this length are decoded (per-layer values); longer ones are only counted
 _DECODE_ARRAY = 65_536
@@ -188,7 +198,11 @@ def read_gguf(path: Path, *, catalog: Catalog | None = None) -> ModelInfo:
     from the same folder, and a missing one is an error naming it.
     """
     parts = _gguf_parts(path)
-    headers = [_read_gguf_header(part) for part in parts]
+    headers: list[_Header] = []
+    items = 0  # one cap on metadata array items for all the parts of a split model together
+    for part in parts:
+        headers.append(_read_gguf_header(part, items))
+        items = headers[-1].array_items
     _check_split(parts, headers)
     return _gguf_model(parts, headers, catalog if catalog is not None else load_catalog())
 
@@ -210,7 +224,8 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
             if length > SAFETENSORS_MAX_HEADER:
                 raise InputError(
                     source,
-                    f"header length {length:,} is over 100 MB: not a safetensors file, or a damaged one",
+                    f"header length {length:,} is over {SAFETENSORS_MAX_HEADER // 2**20} MiB: not a "
+                    "safetensors file RigCheck reads, or a damaged one",
                 )
             if length > size - 8:
                 raise InputError(
@@ -223,7 +238,7 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
     if len(raw) != length:
         raise InputError(source, "truncated while reading the header")
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"), **_JSON_CHECKS)
     except UnicodeDecodeError as error:
         raise InputError(source, f"the header is not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:
@@ -301,7 +316,7 @@ def _read_model_folder(path: Path, catalog: Catalog | None) -> ModelInfo:
 
 def read_config_json(path: Path) -> ModelInfo:
     """A bare ``config.json``: the architecture and parameter counts it describes, no weights."""
-    config = _read_json_object(path)
+    config = _read_json_object(path, MAX_CONFIG_BYTES)
     arch = _parse_config(config, str(path))
     name = _model_name(path.parent)
     from rigcheck.core.models.resolve import released_format
@@ -344,6 +359,8 @@ class _Header:
     path: Path
     metadata: dict[str, Any]
     tensors: tuple[_Tensor, ...]
+    #: metadata array items counted up to and including this part (the cap is for all parts)
+    array_items: int = 0
 
 
 class NeedMoreBytesError(Exception):
@@ -363,14 +380,17 @@ class _Cursor:
     bytes left in the file (``size``, its real size); running past the bytes at hand (``len(data)``,
     shorter than ``size`` only for a prefix fetched from the hub) is :class:`NeedMoreBytesError`."""
 
-    def __init__(self, data: mmap.mmap | bytes, size: int, source: str) -> None:
+    def __init__(self, data: mmap.mmap | bytes, size: int, source: str, items: int = 0) -> None:
         self.data = data
         self.size = size
         self.available = min(len(data), size)
         self.source = source
         self.pos = 0
         self.order = "<"
-        self.strings = 0
+        #: array items counted so far: ``items`` were counted in the split model's earlier parts
+        self.strings = items
+        self.carried = items
+        self.nested = 0
         self._structs: dict[str, struct.Struct] = {}
 
     def fail(self, problem: str) -> InputError:
@@ -435,9 +455,17 @@ class _Cursor:
         self.strings += length
         if self.strings > _MAX_ARRAY_STRINGS:
             raise self.fail(
-                f"metadata arrays hold over {_MAX_ARRAY_STRINGS:,} items: not a model RigCheck reads"
+                f"metadata arrays hold over {_MAX_ARRAY_STRINGS:,} items"
+                + (" (the parts of the split model together)" if self.carried else "")
+                + ": not a model RigCheck reads"
             )
         if item_type == _ARRAY:
+            self.nested += length
+            if self.nested > _MAX_NESTED_ARRAYS:
+                raise self.fail(
+                    f"metadata arrays hold over {_MAX_NESTED_ARRAYS:,} nested arrays: "
+                    "not a model RigCheck reads"
+                )
             for _ in range(length):
                 self.value(_ARRAY, key, depth + 1)
             return _Array(item_type, length, None)
@@ -460,7 +488,7 @@ class _Cursor:
         return _Array(item_type, length, None)
 
 
-def _read_gguf_header(path: Path) -> _Header:
+def _read_gguf_header(path: Path, items: int = 0) -> _Header:
     source = str(path)
     try:
         with path.open("rb") as handle:
@@ -468,7 +496,7 @@ def _read_gguf_header(path: Path) -> _Header:
             if size == 0:
                 raise InputError(source, "empty file, not a GGUF model")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _parse_gguf(_Cursor(data, size, source), path)
+                return _parse_gguf(_Cursor(data, size, source, items), path)
     except InputError:
         raise
     except OSError as error:
@@ -590,7 +618,7 @@ def _parse_gguf(cur: _Cursor, path: Path) -> _Header:
         tensors.append(_Tensor(name, dims, ggml_type, qtype.name, n_elements, n_bytes))
         spans.append((offset, offset + n_bytes, name))
     _check_overlaps(spans, cur.source)
-    return _Header(path=path, metadata=metadata, tensors=tuple(tensors))
+    return _Header(path=path, metadata=metadata, tensors=tuple(tensors), array_items=cur.strings)
 
 
 def _check_overlaps(spans: list[tuple[int, int, str]], source: str) -> None:
@@ -1251,9 +1279,20 @@ _NO_DATA_LIMIT = 2**63
 def _safetensors_model(
     folder: Path, config_path: Path, shards: Sequence[Path], notes: list[str], catalog: Catalog
 ) -> ModelInfo:
-    config = _read_json_object(config_path)
+    config = _read_json_object(config_path, MAX_CONFIG_BYTES)
     arch = _parse_config(config, str(config_path))
-    headers = {shard: read_safetensors_header(shard) for shard in shards}
+    headers = {}
+    header_bytes = 0
+    for shard in shards:
+        with contextlib.suppress(OSError):
+            header_bytes += _safetensors_header_length(shard)
+        if header_bytes > SAFETENSORS_MAX_HEADERS:
+            raise InputError(
+                str(folder),
+                f"the safetensors headers total over {SAFETENSORS_MAX_HEADERS // 2**20} MiB "
+                f"({len(shards)} shards): more than RigCheck reads",
+            )
+        headers[shard] = read_safetensors_header(shard)
     index_path = folder / SAFETENSORS_INDEX
     if index_path.is_file():
         _check_index(index_path, headers)
@@ -1359,17 +1398,23 @@ def _read_at_most(handle: Any, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def _safetensors_header_length(path: Path) -> int:
+    with path.open("rb") as handle:
+        return int.from_bytes(handle.read(8), "little")
+
+
+def _read_json_object(path: Path, limit: int | None = None) -> dict[str, Any]:
     source = str(path)
+    limit = MAX_JSON_BYTES if limit is None else limit
     try:
         with path.open("rb") as handle:
-            raw = _read_at_most(handle, MAX_JSON_BYTES + 1)
+            raw = _read_at_most(handle, limit + 1)
     except OSError as error:
         raise InputError(source, f"cannot read ({_os_reason(error)})") from error
-    if len(raw) > MAX_JSON_BYTES:
-        raise InputError(source, f"over {MAX_JSON_BYTES // 2**20} MB: not a model's JSON file")
+    if len(raw) > limit:
+        raise InputError(source, f"over {limit // 2**20} MiB: not a model's JSON file RigCheck reads")
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"), **_JSON_CHECKS)
     except UnicodeDecodeError as error:
         raise InputError(source, f"not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:

@@ -40,6 +40,7 @@ note says why. Every failure is a one-line :class:`InputError` whose source is `
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import re
@@ -70,6 +71,7 @@ from rigcheck.core.models.hub_gguf import (
 )
 from rigcheck.core.models.resolve import released_format
 from rigcheck.core.models.spec import ArchConfig, ModelInfo, WeightsInfo
+from rigcheck.core.untrusted import ENCODINGS, BoundedDecoder, ByteBudget, CapExceededError
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -82,10 +84,15 @@ MAX_PARALLEL = 8
 #: the most one look-up may take, all requests together: a server dripping a byte every few seconds
 #: never trips the per-read TIMEOUT_S
 DEADLINE_S = 60.0
-#: the largest body accepted, announced or streamed: config.json and the index are kilobytes, the
-#: API's file list of a huge repository a few MB, a safetensors header at most 25 MB (the library's
-#: SAFETENSORS_MAX_HEADER_LENGTH)
+#: the largest body accepted, announced or streamed, counted in DECODED bytes (a gzip reply is
+#: inflated under the cap): the index is kilobytes to ~10 MB, the API's file list of a huge repository a
+#: few MB, a safetensors header at most 25 MB (the library's SAFETENSORS_MAX_HEADER_LENGTH)
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+#: all the replies of one look-up together (many shards or GGUF parts): the largest real repositories'
+#: headers total ~15 MB (DeepSeek-V3's 163 shards), so this is four times that
+MAX_LOOKUP_BYTES = 64 * 1024 * 1024
+#: config.json itself: real ones are 1-100 kB (files.MAX_CONFIG_BYTES, the same cap as a local file)
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 CONFIG_FILE = "config.json"
 #: the id forms load_hub_model takes, for messages and help texts
@@ -133,15 +140,39 @@ def load_hub_model(
     from huggingface_hub import HfApi
 
     _install_guards()
-    token = _BUDGET.set(_Budget(time.monotonic() + DEADLINE_S, MAX_RESPONSE_BYTES))
+    budget = _Budget(time.monotonic() + DEADLINE_S, MAX_RESPONSE_BYTES, ByteBudget(MAX_LOOKUP_BYTES))
+    token = _BUDGET.set(budget)
     source_token = _SOURCE.set(source)
     try:
-        if ref.tag is not None or ref.file is not None:
-            return _load_gguf(HfApi(), ref, repo_id, revision, step, catalog=catalog)
-        return _load(HfApi(), repo_id, revision, source, step, catalog=catalog)
+        with _quiet_library():
+            if ref.tag is not None or ref.file is not None:
+                return _load_gguf(HfApi(), ref, repo_id, revision, step, catalog=catalog)
+            return _load(HfApi(), repo_id, revision, source, step, catalog=catalog)
     finally:
         _SOURCE.reset(source_token)
         _BUDGET.reset(token)
+
+
+#: set by the CLI's --debug: the hub library's own warnings (its retries) reach stderr
+SHOW_LIBRARY_LOG = False
+
+
+@contextlib.contextmanager
+def _quiet_library() -> Iterator[None]:
+    """The library's retry warnings ("'...' thrown while requesting GET ...") stay off the terminal:
+    the look-up ends in one line of its own. ``SHOW_LIBRARY_LOG`` (--debug) lets them through."""
+    import logging
+
+    logger = logging.getLogger("huggingface_hub")
+    if SHOW_LIBRARY_LOG:
+        yield
+        return
+    saved = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(saved)
 
 
 def _load(
@@ -356,10 +387,34 @@ def _list_repo(api: HfApi, repo_id: str, revision: str | None, source: str) -> t
         if failure.kind in ("offline", "unreachable"):
             return None, failure.message
         raise InputError(source, failure.message) from error
-    siblings = info.siblings or ()
-    files = frozenset(sibling.rfilename for sibling in siblings)
-    sizes = {s.rfilename: s.size for s in siblings if isinstance(s.size, int) and s.size >= 0}
-    return _Listing(commit=info.sha, files=files, sizes=sizes), ""
+    return _checked_listing(info, source), ""
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _checked_listing(info: Any, source: str) -> _Listing:
+    """The listing of a model-info reply, checked: a commit id that is a git hash, file names that
+    are relative paths in the repository, sizes that are counts. Anything else is one line."""
+    commit = getattr(info, "sha", None)
+    if commit is not None and not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
+        raise InputError(
+            source, f"malformed model info from the hub: the commit id {_show(str(commit))} is no git hash"
+        )
+    siblings = getattr(info, "siblings", None) or ()
+    if not isinstance(siblings, list | tuple):
+        raise InputError(source, "malformed model info from the hub: the file list is not a list")
+    files: set[str] = set()
+    sizes: dict[str, int] = {}
+    for sibling in siblings:
+        name = getattr(sibling, "rfilename", None)
+        if not isinstance(name, str) or not name or name.startswith("/") or ".." in name.split("/"):
+            raise InputError(source, f"malformed model info from the hub: a file named {_show(repr(name))}")
+        files.add(name)
+        size = getattr(sibling, "size", None)
+        if isinstance(size, int) and not isinstance(size, bool) and 0 <= size < 1 << 62:
+            sizes[name] = size
+    return _Listing(commit=commit, files=frozenset(files), sizes=sizes)
 
 
 def _download(repo_id: str, filename: str, revision: str | None, source: str, *, local_only: str) -> Path:
@@ -370,11 +425,13 @@ def _download(repo_id: str, filename: str, revision: str | None, source: str, *,
     """
     from huggingface_hub import hf_hub_download
 
+    cap = _REPLY_CAP.set(MAX_CONFIG_BYTES if filename == CONFIG_FILE else None)
     try:
         path = hf_hub_download(
             repo_id, filename, revision=revision, etag_timeout=TIMEOUT_S, local_files_only=bool(local_only)
         )
     except Exception as error:  # classified; anything unexpected is re-raised
+        _drop_incomplete(repo_id)
         failure = _classify(error, filename, revision)
         if failure.kind == "not_cached" and local_only:
             message = f"{local_only}, and {filename} is not in the local cache"
@@ -384,7 +441,22 @@ def _download(repo_id: str, filename: str, revision: str | None, source: str, *,
             message = failure.message
         network = failure.kind in ("offline", "unreachable") or (failure.kind == "not_cached" and local_only)
         raise (NetworkError if network else InputError)(source, message) from error
+    finally:
+        _REPLY_CAP.reset(cap)
     return Path(path)
+
+
+def _drop_incomplete(repo_id: str) -> None:
+    """Remove what a refused download left in the cache (the library resumes ``*.incomplete`` files
+    on its next call, so a cut-off bomb would otherwise be picked up again)."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    blobs = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="model") / "blobs"
+    with contextlib.suppress(OSError):
+        for partial in blobs.glob("*.incomplete"):
+            with contextlib.suppress(OSError):
+                partial.unlink()
 
 
 def _weight_files(
@@ -467,7 +539,9 @@ class _Failure:
 def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
     """What a huggingface_hub or HTTP-client exception means for the user, in one line.
 
-    Anything that is neither a hub error nor a network error is a bug and is re-raised.
+    Each caller wraps one library call, so a ValueError, TypeError, KeyError, AttributeError or
+    RecursionError (JSON nested too deeply) is the library tripping over a malformed reply. Anything
+    else that is neither a hub error nor a network error is a bug and is re-raised.
     """
     from huggingface_hub.errors import (
         DisabledRepoError,
@@ -508,6 +582,10 @@ def _classify(error: Exception, what: str, revision: str | None) -> _Failure:
         return _Failure(kind, f"the hub answered HTTP {status} for {what}")
     if type(error).__name__ == "TooManyRedirects":
         return _Failure("fatal", f"the hub redirected in a loop ({what})")
+    if isinstance(error, ValueError | TypeError | KeyError | AttributeError | RecursionError):
+        # The library decodes replies blindly: truncated JSON, null or a list for an object, a commit
+        # id with "../" ("Invalid pointer path") end here instead of as an internal error.
+        return _Failure("fatal", f"malformed reply from the hub ({what}: {_first_line(error)})")
     if isinstance(error, _network_errors()):
         if isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
             return _Failure("unreachable", f"no answer from the hub within {TIMEOUT_S:g} s ({what})")
@@ -551,8 +629,10 @@ def _listed(names: list[str]) -> str:
 
 
 def _read_json_object(path: Path, name: str, source: str) -> dict[str, Any]:
+    from rigcheck.core.models import files
+
     try:
-        return _read_local_json(path)
+        return _read_local_json(path, files.MAX_CONFIG_BYTES if name == CONFIG_FILE else files.MAX_JSON_BYTES)
     except InputError as error:  # it names the cache path; the user asked for hf:org/name
         raise InputError(source, f"{name}: {error.problem}") from error
 
@@ -610,12 +690,25 @@ def _summarise(
 class _Budget:
     deadline: float
     max_bytes: int
+    #: decoded bytes of every reply of the look-up together (shards, parts, retries)
+    lookup: ByteBudget = field(default_factory=lambda: ByteBudget(MAX_LOOKUP_BYTES))
 
     def remaining(self) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise _RefusedError("unreachable", f"the hub took longer than {DEADLINE_S:g} s in all")
         return left
+
+
+#: a lower per-reply cap for the request being made in this context (config.json's), else None
+_REPLY_CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "rigcheck_hub_reply_cap", default=None
+)
+
+
+def _reply_cap(budget: _Budget) -> int:
+    cap = _REPLY_CAP.get()
+    return budget.max_bytes if cap is None else min(cap, budget.max_bytes)
 
 
 #: the budget of the look-up running in this context (None outside load_hub_model)
@@ -664,6 +757,9 @@ def _on_request(request: Any) -> None:
     if budget is None:
         return
     left = budget.remaining()
+    if request.headers.get("accept-encoding", "").strip().lower() != "identity":
+        # only what BoundedDecoder inflates under the cap (httpx2 would also offer br and zstd)
+        request.headers["accept-encoding"] = "gzip, deflate"
     timeout = dict(request.extensions.get("timeout") or {})
     for phase in ("connect", "read", "write", "pool"):
         current = timeout.get(phase)
@@ -672,19 +768,23 @@ def _on_request(request: Any) -> None:
 
 
 def _on_response(response: Any) -> None:
-    """After the headers, before the body: refuse a too-large or non-JSON reply; bound the stream."""
+    """After the headers, before the body: refuse a too-large or non-JSON reply; bound the stream.
+
+    The cap counts decoded bytes: a compressed body is inflated here, a bounded piece at a time, and
+    the client is told the body is plain (so it does not inflate it again, unbounded).
+    """
     budget = _BUDGET.get()
     if budget is None:
         return
+    cap = _reply_cap(budget)
     # X-Linked-Size is the whole file's size: what a ranged GET gets is its Content-Length
     ranged = "range" in response.request.headers
     for header in ("content-length",) if ranged else ("content-length", "x-linked-size"):
         announced = response.headers.get(header)
-        if announced is not None and announced.strip().isdigit() and int(announced) > budget.max_bytes:
+        if announced is not None and announced.strip().isdigit() and int(announced) > cap:
             response.close()
             raise _RefusedError(
-                "fatal",
-                f"the hub offers {int(announced):,} bytes, more than the {budget.max_bytes:,} RigCheck reads",
+                "fatal", f"the hub offers {int(announced):,} bytes, more than the {cap:,} RigCheck reads"
             )
     kind = response.headers.get("content-type", "")
     if response.request.url.path.startswith("/api/") and response.status_code == 200 and "json" not in kind:
@@ -692,34 +792,65 @@ def _on_response(response: Any) -> None:
         raise _RefusedError(
             "unreachable", f"the hub answered with {_show(kind or 'no content type')}, not JSON"
         )
-    response.stream = _bounded_stream_class(type(response).__module__.split(".")[0])(response.stream, budget)
+    encodings = [
+        value.strip().lower()
+        for value in response.headers.get_list("content-encoding", split_commas=True)
+        if value.strip().lower() not in ("", "identity")
+    ]
+    if len(encodings) > 1 or (encodings and encodings[0] not in ENCODINGS):
+        response.close()
+        raise _RefusedError(
+            "fatal",
+            f"the hub sent a reply encoded as {_show(', '.join(encodings))}, which RigCheck does not read",
+        )
+    decoder = BoundedDecoder(encodings[0], cap) if encodings else None
+    if decoder is not None:
+        # the body is inflated by the stream below; its lengths no longer describe what is read
+        for header in ("content-encoding", "content-length"):
+            if header in response.headers:
+                del response.headers[header]
+    stream_class = _bounded_stream_class(type(response).__module__.split(".")[0])
+    response.stream = stream_class(response.stream, budget, cap, decoder)
 
 
 @functools.cache
 def _bounded_stream_class(client_module: str) -> type[Any]:
-    """A response body that stops at the size cap and at the deadline, checked between chunks.
+    """A response body that stops at the size caps and at the deadline, checked between chunks.
 
-    It must subclass the HTTP client's own ``SyncByteStream`` (httpx2 for huggingface_hub 2, httpx
-    for 1), which the client checks before it iterates a body.
+    The caps count decoded bytes, per reply (``cap``) and per look-up (``budget.lookup``). It must
+    subclass the HTTP client's own ``SyncByteStream`` (httpx2 for huggingface_hub 2, httpx for 1),
+    which the client checks before it iterates a body.
     """
     import importlib
+    import zlib
 
     base = importlib.import_module(client_module).SyncByteStream
 
     class BoundedStream(base):  # type: ignore[misc,valid-type]
-        def __init__(self, inner: Any, budget: _Budget) -> None:
+        def __init__(self, inner: Any, budget: _Budget, cap: int, decoder: BoundedDecoder | None) -> None:
             self._inner = inner
             self._budget = budget
+            self._cap = cap
+            self._decoder = decoder
 
         def __iter__(self) -> Iterator[bytes]:
             seen = 0
-            for chunk in self._inner:
-                seen += len(chunk)
-                if seen > self._budget.max_bytes:
-                    cap = self._budget.max_bytes
-                    raise _RefusedError("fatal", f"the hub sent more than the {cap:,} bytes RigCheck reads")
-                self._budget.remaining()
-                yield chunk
+            try:
+                for chunk in self._inner:
+                    pieces = [chunk] if self._decoder is None else self._decoder.feed(chunk)
+                    for piece in pieces:
+                        seen += len(piece)
+                        if seen > self._cap:
+                            raise CapExceededError(self._cap, "in one reply")
+                        self._budget.lookup.take(len(piece))
+                        self._budget.remaining()
+                        yield piece
+            except CapExceededError as error:
+                raise _RefusedError("fatal", f"the hub sent {error}") from None
+            except zlib.error:
+                raise _RefusedError(
+                    "fatal", "the hub sent a compressed reply that does not inflate"
+                ) from None
 
         def close(self) -> None:
             self._inner.close()

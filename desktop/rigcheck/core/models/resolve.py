@@ -142,6 +142,39 @@ def resolve_model(
     progress: Callable[[str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> ModelInfo:
+    """The model ``text`` names (a path, a catalog id, a hub id), its untrusted names on one line.
+
+    A GGUF ``general.architecture``, a config's ``model_type`` or a file name may hold a line break;
+    printed as is it would forge a line of the answer, so every control character is escaped here.
+    ``source`` stays the real path: run commands quote it, and refuse one with control characters.
+    """
+    return _one_line_names(_resolve(text, catalog, progress=progress, cancel=cancel))
+
+
+def _one_line_names(info: ModelInfo) -> ModelInfo:
+    from dataclasses import replace
+
+    from rigcheck.core.text import one_line
+
+    arch = info.arch
+    if arch.model_type != one_line(arch.model_type):
+        arch = replace(arch, model_type=one_line(arch.model_type))
+    return replace(
+        info,
+        id=one_line(info.id),
+        name=one_line(info.name),
+        arch=arch,
+        notes=tuple(one_line(note) for note in info.notes),
+    )
+
+
+def _resolve(
+    text: str,
+    catalog: Catalog,
+    *,
+    progress: Callable[[str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> ModelInfo:
     text = text.strip()
     if not text:
         raise InputError("MODEL", "empty model name")

@@ -48,7 +48,7 @@ def probe_gpus(ctx: ProbeContext) -> VendorResult:
             cards.append(card)
         else:
             driver = f"driver {card.driver!r}" if card.driver else "no driver"
-            notes.info(f"{card.name}: AMD GPU at {card.bus_id or 'unknown address'} has {driver}, not amdgpu")
+            notes.info(f"{card.name}: AMD GPU with {driver}, not amdgpu")
     rocm = rocm_version(ctx, notes)
     if not cards:
         return VendorResult(drivers=Drivers(rocm=rocm), notes=notes.collected())

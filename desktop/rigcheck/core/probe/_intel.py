@@ -36,9 +36,7 @@ def probe_gpus(ctx: ProbeContext) -> VendorResult:
             gpus.append(_describe(ctx, card, notes))
         else:
             driver = f"driver {card.driver!r}" if card.driver else "no driver"
-            notes.info(
-                f"{card.name}: Intel GPU at {card.bus_id or 'unknown address'} has {driver}, not i915/xe"
-            )
+            notes.info(f"{card.name}: Intel GPU with {driver}, not i915/xe")
     return VendorResult(gpus=tuple(gpus), notes=notes.collected())
 
 
@@ -52,7 +50,7 @@ def _describe(ctx: ProbeContext, card: DrmCard, notes: Notes) -> GPU:
     elif card.bus_id is not None:
         unified = False
         notes.warning(
-            f"{card.name}: discrete Intel GPU at {card.bus_id}, but the {card.driver} driver publishes "
+            f"{card.name}: discrete Intel GPU, but the {card.driver} driver publishes "
             "no VRAM size in sysfs; its memory is unknown"
         )
     else:

@@ -31,6 +31,7 @@ from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
+from rigcheck.core.text import one_line
 from rigcheck.core.unified import unified_share
 from rigcheck.core.verdict_words import Words, placement_words, verdict_where
 
@@ -324,8 +325,10 @@ class Fleet:
 
         info = catalog_model(model, catalog) if isinstance(model, str) else model
         if quant is None:
+            judged: dict[str, Any] = {}  # identical machines (a rack of one build) are judged once
             best = [
-                outcome(info, node.machine, catalog, context=context, request=request) for node in self.nodes
+                _once(judged, node.machine, lambda m: outcome(info, m, catalog, context=context, request=request))
+                for node in self.nodes
             ]
             return ModelColumn(
                 info.id,
@@ -342,12 +345,15 @@ class Fleet:
         # Once, before the loop: an unknown format is one error, not one per node.
         quant_name = estimate_memory(info, request, catalog).quant_name
         cells = []
+        fitted: dict[str, Any] = {}  # identical machines (a rack of one build) are judged once
         for node in self.nodes:
             held = _report_fit(node, info.id, quant_name) if context is None and not custom else None
             if held is not None:
                 cells.append(held)
                 continue
-            result = fit(info, node.machine, request, catalog, live=False, advise=False)
+            result = _once(
+                fitted, node.machine, lambda m: fit(info, m, request, catalog, live=False, advise=False)
+            )
             cells.append(
                 FleetCell(
                     node.name,
@@ -492,10 +498,11 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
             seen.add(key)
             unique.append(path)
     catalogs: list[Catalog] = [catalog] if catalog is not None else []
+    judged: dict[str, Any] = {}
     nodes: list[Node] = []
     for path in unique:
         try:
-            nodes.append(_read_node(path, catalogs))
+            nodes.append(_read_node(path, catalogs, judged))
         except InputError as exc:
             problems.append(f"{path}: {exc.problem}" if exc.source == str(path) else f"{path}: {exc}")
         except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
@@ -515,7 +522,9 @@ def _broken(finding: Any) -> bool:
     return "(not installed)" not in str(getattr(finding, "subject", ""))
 
 
-def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
+def _read_node(path: Path, catalogs: list[Catalog], judged: dict[str, Any]) -> Node:
+    """One file as a node; ``judged`` holds check_compat's findings per identical machine (a lab's
+    snapshots of one build are checked once)."""
     source = str(path)
     data = load_json(read_text_file(path, "report"), source)
     if not isinstance(data, Mapping):
@@ -546,10 +555,15 @@ def _read_node(path: Path, catalogs: list[Catalog]) -> Node:
             from rigcheck.core.catalog import load_catalog
 
             catalogs.append(load_catalog())
-        findings = check_compat(machine, catalogs[0])
+        catalog = catalogs[0]
+        findings = _once(judged, machine, lambda m: check_compat(m, catalog))
     failing = sum(1 for f in findings if _broken(f))
+    if report is not None and report.findings:
+        # Counted; the fleet never reads them again. Dropping them is most of a node's memory (a
+        # report's findings are ~80 records), so 10,000 reports fit in a few hundred MiB.
+        report = Report(report.machine, (), report.fits, report.app_version, report.created_at)
     return Node(
-        machine.host.hostname or path.stem,
+        one_line(machine.host.hostname or path.stem),
         source,
         machine,
         report,
@@ -575,6 +589,22 @@ def _unique_names(nodes: list[Node]) -> tuple[Node, ...]:
         seen[n.name] += 1
         result.append(n if seen[n.name] == 1 else replace(n, name=f"{n.name} #{seen[n.name]}"))
     return tuple(result)
+
+
+def _machine_key(machine: Machine) -> str:
+    """What an estimate can depend on, as one string: the machine less its name, time and notes."""
+    from dataclasses import replace as copy
+
+    anonymous = copy(machine, host=copy(machine.host, hostname=None), taken_at=None, notes=())
+    return json.dumps(anonymous.to_dict(), sort_keys=True, default=str)
+
+
+def _once(cache: dict[str, Any], machine: Machine, judge: Any) -> Any:
+    """``judge(machine)``, or the answer already given for an identical machine."""
+    key = _machine_key(machine)
+    if key not in cache:
+        cache[key] = judge(machine)
+    return cache[key]
 
 
 def _report_fit(node: Node, model_id: str, quant_name: str) -> FleetCell | None:

@@ -15,7 +15,6 @@ with :func:`rigcheck.core.fileio.write_atomic`, so a crash never leaves a half-w
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,21 +32,24 @@ from rigcheck.core.machine import (
     check_machine,
     now_iso,
     record_strings,
+    strings_clean,
 )
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.records import decode
+from rigcheck.core.redact import REDACTED, known_pattern, redact_text, scrub, secrets_of  # noqa: F401
 from rigcheck.core.report.summary import memory_text
 from rigcheck.core.text import text_problem
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 from rigcheck.core.verdict_words import Words, placement_words, verdict_where
 
+#: the longest sentence a finding or fit may hold: it names a GPU, a path and a version, each up to a
+#: snapshot's MAX_STRING, so a report made from any snapshot the loader takes is one fleet reads
+MAX_FINDING_TEXT = 4 * MAX_STRING
 #: every verdict a fit may have, best first
 VERDICTS = ("fits", "fits_with_offload", "does_not_fit")
 #: finding statuses with a glyph and a word
 STATUS_LABEL = {"fail": "✗ fail", "warn": "⚠ warn", "unknown": "? unknown", "ok": "✓ ok"}
-#: what a redacted value is replaced with inside free text
-REDACTED = "(redacted)"
 
 
 @dataclass(frozen=True)
@@ -192,8 +194,9 @@ def report_from_dict(data: object, source: str) -> Report:
     check_machine(machine, source, where="machine")
     findings = _records(data, "findings", Finding, source)
     fits = _records(data, "fits", ModelFit, source)
-    for path, text in record_strings({"findings": findings, "fits": fits}):
-        problem = text_problem(text, MAX_STRING, multiline=True)
+    texts = {"findings": findings, "fits": fits}
+    for path, text in () if strings_clean(texts, MAX_FINDING_TEXT, multiline=True) else record_strings(texts):
+        problem = text_problem(text, MAX_FINDING_TEXT, multiline=True)
         if problem:
             raise InputError(source, f"{path}: {problem}")
     for i, fit in enumerate(fits):
@@ -231,61 +234,17 @@ def render_html(report: Report) -> str:
 
 # -- redaction ------------------------------------------------------------------------------------
 
-_UUID = re.compile(
-    r"(?<![\w-])(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])"
-)
-_PCI_BUS_ID = re.compile(r"(?<![\w:])[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](?![\w:])")
-#: /home/ana, /Users/ana, C:\Users\ana (the user's name is the part that goes) and /root
-_USER_HOME = re.compile(
-    r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)[^/\\\s\"'<>|]+|(?<![\w.~/-])/root(?![\w.-])"
-)
 
-
-def _secrets_of(machine: Machine) -> list[str]:
-    """The identifying values the machine records, longest first (a host's FQDN before its short name)."""
-    found: set[str] = set()
-    if machine.host.hostname:
-        found.add(machine.host.hostname)
-        found.add(machine.host.hostname.split(".", 1)[0])
-    for gpu in machine.gpus:
-        found.update(v for v in (gpu.uuid, gpu.serial) if v)
-        if gpu.pci_bus_id:
-            found.add(gpu.pci_bus_id)
-            found.add(gpu.pci_bus_id.split(":", 1)[1] if gpu.pci_bus_id.count(":") == 2 else gpu.pci_bus_id)
-    home = str(Path.home())
-    if home not in ("", "/"):
-        found.add(home)
-    # Very short values ("a", "01") would blank out unrelated text; the patterns still catch the rest.
-    return sorted((s for s in found if len(s) >= 3), key=len, reverse=True)
-
-
-def redact_text(text: str, known: Sequence[str] = ()) -> str:
-    """``text`` without UUIDs, PCI bus ids, user home folders (as ``~``) and the ``known`` values."""
-    for value in known:
-        text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", REDACTED, text)
-    text = _UUID.sub(REDACTED, text)
-    text = _PCI_BUS_ID.sub(REDACTED, text)
-    return _USER_HOME.sub("~", text)
-
-
-def _scrub(value: Any, known: Sequence[str]) -> Any:
-    if isinstance(value, str):
-        return redact_text(value, known)
-    if isinstance(value, list | tuple):  # asdict keeps tuples
-        return [_scrub(v, known) for v in value]
-    if isinstance(value, dict):
-        return {_scrub(k, known): _scrub(v, known) for k, v in value.items()}
-    return value
-
-
-def redact_report(report: Report) -> Report:
+def redact_report(report: Report, source: str = "<redacted report>") -> Report:
     """A copy for sharing: the machine's own :meth:`~Machine.redacted` fields gone, and the host name,
-    UUIDs, serials, PCI bus ids and user paths replaced wherever they appear in text (notes, findings)."""
-    known = _secrets_of(report.machine)
+    UUIDs, serials, PCI bus ids and user paths replaced wherever they appear in text (notes, findings,
+    sources, kernel and OS strings; see :mod:`rigcheck.core.redact`). ``source`` names the input in
+    the (unexpected) case that the redacted copy is refused."""
+    known = known_pattern(secrets_of(report.machine))
     redacted = Report(
         report.machine.redacted(), report.findings, report.fits, report.app_version, report.created_at
     )
-    return report_from_dict(_scrub(report_to_dict(redacted), known), "<redacted report>")
+    return report_from_dict(scrub(report_to_dict(redacted), known), source)
 
 
 # -- files ----------------------------------------------------------------------------------------

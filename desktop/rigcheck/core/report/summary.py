@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rigcheck.core.machine import GPU, Machine, Memory
+from rigcheck.core.text import one_line
 from rigcheck.core.unified import Share, unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts
 
@@ -123,7 +124,8 @@ def summarise(machine: Machine) -> str:
 
     if machine.notes:
         lines += ["", "Notes"]
-        lines += [f"  [{n.level}] {n.probe}: {n.message}" for n in machine.notes]
+        # one line each: a snapshot's note may hold line breaks, which would forge lines of the summary
+        lines += [one_line(f"  [{n.level}] {n.probe}: {n.message}") for n in machine.notes]
     return "\n".join(lines)
 
 

@@ -54,7 +54,7 @@ from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitchoices import VENDOR_BACKENDS, backend_choices, offload_choices, training_format
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
-from rigcheck.gui.state import BACKEND_NAMES, AppState
+from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
 
 QUANTS = (
@@ -470,7 +470,9 @@ class FitPage(QWidget):
         quant = str(settings.value("fit/quant", "q4_k_m")).lower()
         index = self.quant.findData(quant)
         self.quant.setCurrentIndex(index if index >= 0 else self.quant.findData("q4_k_m"))
-        self.context_value.setValue(int(settings.value("fit/context", 8192)))  # type: ignore[arg-type]
+        self.context_value.setValue(
+            int(self.state.number("fit/context", 8192, *NUMBER_RANGES["fit/context"]))
+        )
         self.backend.setCurrentIndex(max(self.backend.findData(self.state.backend or ""), 0))
 
     def retranslate(self) -> None:

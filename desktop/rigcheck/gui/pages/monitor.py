@@ -45,7 +45,7 @@ from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, co
 from rigcheck.core.replay import Recording, read_recording
 from rigcheck.gui.charts import RefLine, Series, TimeChart, nice_ceiling, nice_step, time_label
 from rigcheck.gui.i18n import num, percent, tr
-from rigcheck.gui.state import AppState
+from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
@@ -232,8 +232,8 @@ class MonitorPage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
-        interval = float(state.settings.value("monitor/interval", 1.0))  # type: ignore[arg-type]
-        window = int(state.settings.value("monitor/window", 300))  # type: ignore[arg-type]
+        interval = state.number("monitor/interval", 1.0, *NUMBER_RANGES["monitor/interval"])
+        window = int(state.number("monitor/window", 300, *NUMBER_RANGES["monitor/window"]))
         self.history = History(window_s=window, interval_s=interval)
         self.recording: Recording | None = None
         self.paused = False

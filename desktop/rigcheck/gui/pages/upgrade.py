@@ -42,7 +42,7 @@ from rigcheck.core.verdict_words import speed_text
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import num, sig, tr
-from rigcheck.gui.state import AppState
+from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     Card,
@@ -182,7 +182,8 @@ class UpgradePage(QWidget):
         self.kwh.setSingleStep(0.01)
         self.kwh.setPrefix("$ ")
         self.kwh.setSuffix(" / kWh")
-        self.kwh.setValue(float(state.settings.value("upgrade/kwh", Prices().electricity_usd_per_kwh)))  # type: ignore[arg-type]
+        kwh_default = Prices().electricity_usd_per_kwh
+        self.kwh.setValue(state.number("upgrade/kwh", kwh_default, *NUMBER_RANGES["upgrade/kwh"]))
         self.kwh.setAccessibleName(tr("Electricity price per kWh"))
         self.utilization = QSpinBox()
         self.utilization.setRange(1, 100)

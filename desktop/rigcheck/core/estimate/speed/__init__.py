@@ -108,7 +108,7 @@ def cpu_platform(catalog: Catalog, cpu_model: str | None) -> CpuPlatform | None:
     if not cpu_model:
         return None
     for platform in catalog.cpu_platforms:
-        if any(re.search(p, cpu_model, re.IGNORECASE) for p in platform.match):
+        if platform.matches(cpu_model):
             return platform
     return None
 
