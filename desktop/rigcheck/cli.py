@@ -224,8 +224,18 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         help="all, attention, mlp, or projections such as q,v or q,k,v,o,gate,up,down "
         "(default: the framework's)",
     )
-    train.add_argument("--checkpointing", choices=("none", "selective", "full", "offloaded"))
-    train.add_argument("--precision", choices=("bf16", "fp16", "fp32"), default="bf16")
+    train.add_argument(
+        "--checkpointing",
+        choices=("none", "selective", "full", "offloaded"),
+        help="activation checkpointing: none, selective, full, or offloaded to RAM "
+        "(default: the framework's)",
+    )
+    train.add_argument(
+        "--precision",
+        choices=("bf16", "fp16", "fp32"),
+        default="bf16",
+        help="the precision weights are trained in (default bf16; fp32 keeps full-precision weights)",
+    )
 
 
 def _judging_options(parser: argparse.ArgumentParser) -> None:

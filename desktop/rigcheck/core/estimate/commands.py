@@ -89,18 +89,18 @@ def has_gguf_source(rung: Rung, catalog: Catalog) -> bool:
     if _hub_gguf(model) is not None:
         return True
     spec = catalog.model(model.id)
-    return spec is not None and bool(spec.gguf_repos)
+    # a model read from its own files keeps the file-name placeholder: the user has the weights at hand
+    return spec is None or bool(spec.gguf_repos)
 
 
 def no_gguf_note(rung: Rung, catalog: Catalog) -> str:
     """What to do when no published GGUF of a catalog model is known (no made-up file name)."""
-    model = rung.result.estimate.model
-    spec = catalog.model(model.id)
-    origin = spec.hf_id if spec is not None else model.source
+    spec = catalog.model(rung.result.estimate.model.id)
+    origin = spec.hf_id if spec is not None else "its checkpoint"
     tag = display_quant(rung.quant).split()[0]
     return (
-        f"no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from {origin} "
-        f"(then llama-quantize … {tag}) where llama.cpp supports its architecture"
+        "no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from "
+        f"{origin} (then llama-quantize … {tag}) where llama.cpp supports its architecture"
     )
 
 

@@ -327,7 +327,11 @@ class Fleet:
         if quant is None:
             judged: dict[str, Any] = {}  # identical machines (a rack of one build) are judged once
             best = [
-                _once(judged, node.machine, lambda m: outcome(info, m, catalog, context=context, request=request))
+                _once(
+                    judged,
+                    node.machine,
+                    lambda m: outcome(info, m, catalog, context=context, request=request),
+                )
                 for node in self.nodes
             ]
             return ModelColumn(
