@@ -27,7 +27,7 @@ from test_model_hub import (  # the fake hub of the hub look-up tests, with a se
 from fakes.cli import run_cli
 from fakes.machines import full_machine
 from rigcheck.core.catalog import Catalog, load_catalog
-from rigcheck.core.errors import InputError
+from rigcheck.core.errors import InputError, NetworkError
 from rigcheck.core.models import hub as hub_module
 from rigcheck.core.models.hub_search import answer_hits, search_hub
 
@@ -146,6 +146,7 @@ def test_offline_is_one_clear_line(fake: tuple[FakeHub, Searches], monkeypatch: 
         search_hub("qwen")
     message = str(err.value)
     assert "\n" not in message and "offline" in message and "rigcheck models" in message
+    assert isinstance(err.value, NetworkError)
 
 
 def test_an_unreachable_hub_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,6 +159,7 @@ def test_an_unreachable_hub_is_one_clear_line(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(InputError) as err:
         search_hub("qwen")
     assert "\n" not in str(err.value) and "cannot reach the Hugging Face hub" in str(err.value)
+    assert isinstance(err.value, NetworkError)  # the CLI's exit 3: try again later, not bad input
     assert time.monotonic() - started < 5  # asked once: not the library's five retries (23 s of waiting)
     assert _pagination.http_backoff is library_backoff  # the library is left as it was
     close_session()
@@ -180,12 +182,28 @@ def test_cli_models_hub_prints_each_result_with_its_fit(
     assert code == 0 and {row["id"] for row in data["hub"]} == {"org/llama", "org/gguf-only", "org/gated"}
 
 
-def test_cli_models_hub_offline_exits_2_with_one_line(
+def test_cli_models_hub_offline_exits_3_with_one_line(
     fake: tuple[FakeHub, Searches], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from rigcheck import cli
 
     go_offline(monkeypatch)
-    assert cli.main(["models", "--hub", "qwen"]) == 2
+    assert cli.main(["models", "--hub", "qwen"]) == 3  # a network failure (README: exit codes), not bad input
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("rigcheck: error: hf:search: offline")
+
+
+def test_cli_hub_search_unreachable_is_one_line_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing but RigCheck's own line reaches the terminal (no "... thrown while requesting" from the
+    library), and scripts can tell a network failure from bad input."""
+    point_client_at(monkeypatch, "http://127.0.0.1:9", tmp_path / "hf")
+    monkeypatch.setenv("RIGCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    from rigcheck.cli import main
+
+    code = main(["models", "--hub", "qwen"])
+    err = capfd.readouterr().err
+    assert code == 3
+    assert err.count("\n") == 1 and "cannot reach the Hugging Face hub" in err, err
+    close_session()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rigcheck.core.catalog import Catalog
-from rigcheck.core.errors import InputError
+from rigcheck.core.errors import InputError, NetworkError
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
 
@@ -156,11 +156,14 @@ def _ask_hub(query: str, sort: Sort, kind: Kind, limit: int) -> list[HubHit]:
         options["pipeline_tag"] = "text-generation"
     else:
         options["filter"] = kind
+    from rigcheck.core.models.hub import _quiet_library
+
     try:
-        with _one_try():
+        with _one_try(), _quiet_library():
             return [_hit(info) for info in HfApi().list_models(**options)]
     except Exception as error:  # noqa: BLE001 -- classified below; anything else is re-raised there
-        raise InputError(SOURCE, _why(error)) from None
+        why, network = _why(error)
+        raise (NetworkError if network else InputError)(SOURCE, why) from None
 
 
 _RETRY_LOCK = threading.Lock()
@@ -204,19 +207,21 @@ def _hit(info: Any) -> HubHit:
     )
 
 
-def _why(error: Exception) -> str:
-    """One line for a failed search: offline, unreachable, or the hub's own answer."""
+def _why(error: Exception) -> tuple[str, bool]:
+    """One line for a failed search, and whether it is the network (offline, unreachable; exit 3) rather
+    than the hub's own answer."""
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     if isinstance(error, OfflineModeIsEnabled):
-        return "offline (HF_HUB_OFFLINE is set): the hub cannot be searched; 'rigcheck models' works offline"
+        why = "offline (HF_HUB_OFFLINE is set): the hub cannot be searched; 'rigcheck models' works offline"
+        return why, True
     if isinstance(error, HfHubHTTPError):
         status = error.response.status_code if error.response is not None else None
-        return f"the hub answered HTTP {status} to the search"
+        return f"the hub answered HTTP {status} to the search", False
     if isinstance(error, (OSError, ValueError)) or "Error" in type(error).__name__:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
-        return f"cannot reach the Hugging Face hub ({detail[:160]}); 'rigcheck models' works offline"
+        return f"cannot reach the Hugging Face hub ({detail[:160]}); 'rigcheck models' works offline", True
     raise error
 
 
