@@ -359,3 +359,18 @@ def test_a_plurality_is_the_most_common_value_not_the_majority(tmp_path: Path) -
     _code, out = run_cli("fleet", str(tmp_path))
     assert "torch: 2.5.1 on 3 of 8 nodes; older: n3 (2.4.0)" in out
     assert "Drift from the fleet's most common values:" in out and "majority" not in out
+
+
+def test_models_lists_each_release_and_counts_the_newest_year() -> None:
+    """`rigcheck models` says when each model came out, so this year's models can be told apart."""
+    from rigcheck.core.catalog import load_catalog
+
+    catalog = load_catalog(use_overlay=False)
+    code, out = run_cli("models")
+    assert code == 0
+    header = out.splitlines()[0].split()
+    assert "released" in header
+    years = [int((m.released or "")[:4] or m.release_year or 0) for m in catalog.models]
+    newest = max(years)
+    assert f"{years.count(newest)} released in {newest}." in out
+    assert years.count(newest) >= 25  # the models of 2026 are in the catalog (issue 24)

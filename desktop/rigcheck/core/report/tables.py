@@ -57,6 +57,11 @@ def model_table(models: Sequence[ModelSpec]) -> str:
         params = _num(m.params_b, "B", 1 if m.params_b and m.params_b < 10 else 0)
         active = _num(m.active_params_b, "B", 1) if m.is_moe else ""
         context = f"{m.max_context // 1024}k" if m.max_context else "?"
-        rows.append([m.id, m.name, m.family, params, active, context, m.license or "?"])
-    table = render(["id", "name", "family", "params", "active", "context", "licence"], rows, right={3, 4, 5})
-    return f"{table}\n\n{len(models)} models. active: parameters used per token (mixture of experts)."
+        released = m.released or (str(m.release_year) if m.release_year else "?")
+        rows.append([m.id, m.name, m.family, params, active, context, released, m.license or "?"])
+    headers = ["id", "name", "family", "params", "active", "context", "released", "licence"]
+    table = render(headers, rows, right={3, 4, 5})
+    years = [int((m.released or "")[:4] or m.release_year or 0) for m in models]
+    newest = max(years, default=0)
+    latest = f" {sum(1 for y in years if y == newest)} released in {newest}." if newest else ""
+    return f"{table}\n\n{len(models)} models.{latest} active: parameters used per token (mixture of experts)."
