@@ -136,3 +136,20 @@ def test_unified_gpu_without_a_size_shows_its_platform_share(qtbot: QtBot, tmp_p
     assert "GTT" in bar.toolTip() and "amdgpu_ttm.c" in bar.toolTip()
     assert "memory size unknown" not in shown_text(page)
     window.close()
+
+
+def test_what_you_can_run_shows_models_of_the_newest_year(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The cards are what people run now: every card is a catalog model, and some came out in the
+    catalog's newest year (issue 24: the Overview never showed a model of 2026)."""
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.gui.pages.overview import POPULAR
+
+    catalog = load_catalog(use_overlay=False)
+    specs = [catalog.model(i) for i in POPULAR]
+    assert all(s is not None for s in specs)
+    years = {int((s.released or "")[:4] or s.release_year or 0) for s in catalog.models}  # type: ignore[union-attr]
+    newest = max(years)
+    shown = [
+        s for s in specs if s is not None and int((s.released or "")[:4] or s.release_year or 0) == newest
+    ]
+    assert len(shown) >= 4

@@ -68,7 +68,7 @@ def test_snapshot_is_labelled_not_this_computer(qtbot: QtBot, window: MainWindow
     assert window.state.is_live is False
     cards = window.pages["overview"].cards  # type: ignore[attr-defined]
     by_id = {card.spec.id: card for card in cards}
-    assert by_id["llama-3.1-8b"].verdict == "fits"
+    assert by_id["qwen3-8b"].verdict == "fits"
     assert by_id["llama-3.3-70b"].verdict == "fits_with_offload"
     assert str(FIXTURES / "rtx4090-64gb.json") in window._recent()
 

@@ -44,10 +44,11 @@ from rigcheck.gui.widgets import (
     tooltip,
 )
 
-#: the models the "what you can run" cards show, small to large
+#: the models the "what you can run" cards show, small to large: what people run locally at the end of
+#: 2026 (the Qwen3.5/3.6, Gemma 4 and GLM-4.7 releases) beside the older ones they still run
 POPULAR = (
-    "llama-3.2-3b", "llama-3.1-8b", "qwen3-8b", "gemma-3-12b", "mistral-nemo-12b", "phi-4",
-    "qwen3-14b", "gpt-oss-20b", "qwen3-30b-a3b", "qwen3-32b", "llama-3.3-70b", "gpt-oss-120b",
+    "llama-3.2-3b", "qwen3-8b", "qwen3.5-9b", "gemma-3-12b", "gpt-oss-20b", "gemma-4-26b-a4b",
+    "qwen3.6-27b", "glm-4.7-flash", "qwen3.6-35b-a3b", "gemma-4-31b", "llama-3.3-70b", "gpt-oss-120b",
 )  # fmt: skip
 #: the narrowest a "what you can run" card gets (four side by side at 1024×700, eight at 1920)
 MODEL_CARD_WIDTH = 180
