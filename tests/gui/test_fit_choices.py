@@ -101,3 +101,14 @@ def test_a_mac_snapshot_does_not_forget_the_chosen_backend(qtbot: QtBot, tmp_pat
     assert page.state.backend == "vulkan"
     assert window.open_snapshot(MACHINES / "rtx4090-64gb.json")  # type: ignore[attr-defined]
     assert page.backend.currentData() == "vulkan"
+
+
+def test_the_multi_gpu_split_applies_only_with_two_gpus(qtbot: QtBot, tmp_path: Path) -> None:
+    one = fit_page(qtbot, tmp_path, "rtx4090-64gb.json")
+    assert not one.split.isEnabled() and one.gpu_layers.isEnabled()
+    two = fit_page(qtbot, tmp_path, "two-gpus-128gb.json")
+    assert two.split.isEnabled()
+    two.workload.setCurrentIndex(two.workload.findData("lora"))  # a training run splits its own way
+    assert not two.split.isEnabled() and not two.gpu_layers.isEnabled()
+    none = fit_page(qtbot, tmp_path, "cpu-only-32gb.json")
+    assert not none.split.isEnabled() and not none.gpu_layers.isEnabled()

@@ -499,6 +499,12 @@ class FitPage(QWidget):
         self.backend.setEnabled(
             inference and self.engine.currentData() in LLAMA_CPP_ENGINES and self.backend.count() > 1
         )
+        # how layers split over GPUs, and a -ngl cap, are llama.cpp's (Ollama's) inference choices; the split
+        # only means something with two GPUs or more
+        llama = inference and self.engine.currentData() in LLAMA_CPP_ENGINES
+        machine = self.state.machine
+        self.split.setEnabled(llama and machine is not None and len(machine.gpus) > 1)
+        self.gpu_layers.setEnabled(llama and machine is not None and bool(machine.gpus))
         for widget in (self.framework, self.lora_rank, self.checkpointing):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
