@@ -160,3 +160,16 @@ def test_findings_are_worked_out_off_the_gui_thread(
     qtbot.waitUntil(lambda: not compat.busy(), timeout=10000)
     assert threads and all(t is not threading.main_thread() for t in threads)
     assert compat.headline.text().startswith("The one change that fixes the most")
+
+
+def test_counts_agree_with_their_number_in_italian() -> None:
+    from rigcheck.core import i18n
+    from rigcheck.gui.pages.compat import _bucket_count
+
+    try:
+        i18n.set_language("it")
+        assert _bucket_count("unknown", 1) == "1 sconosciuto"
+        assert _bucket_count("unknown", 3) == "3 sconosciuti"  # was "3 sconosciuto"
+    finally:
+        i18n.set_language("en")
+    assert _bucket_count("unknown", 3) == "3 unknown"

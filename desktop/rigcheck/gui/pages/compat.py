@@ -70,6 +70,13 @@ BUCKET_WORDS = {
 }
 
 
+def _bucket_count(bucket: str, n: int) -> str:
+    """'3 unknown': Italian agrees the adjective with the count ('1 sconosciuto', '3 sconosciuti')."""
+    if bucket == "unknown" and n != 1:
+        return tr("{n} unknown", n=n)
+    return f"{n} {tr(BUCKET_WORDS[bucket])}"
+
+
 class CompatPage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
@@ -237,7 +244,7 @@ class CompatPage(QWidget):
         groups = gpu_groups(self.findings)
         shown = [f for _indices, findings in groups for f in findings]
         counts = {b: sum(1 for f in shown if bucket(f) == b) for b in BUCKETS}
-        text = f"{label}: " + ", ".join(f"{n} {tr(BUCKET_WORDS[b])}" for b, n in counts.items() if n)
+        text = f"{label}: " + ", ".join(_bucket_count(b, n) for b, n in counts.items() if n)
         if any(len(indices) > 1 for indices, _findings in groups):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
