@@ -63,3 +63,42 @@ def test_ram_sentence_arithmetic_is_visibly_right(total_gib: float, available_gi
     assert round(total - reserve, 1) == rest, sentence
     shown_budget = _numbers(sentence)
     assert round(budget.cpu_bytes / GIB, 1) in shown_budget, sentence  # the RAM the estimate uses is stated
+
+
+# -- audit --json (a snapshot) and audit --format json (a report): fleet reads both, judges them alike ---
+
+
+def test_fleet_judges_a_snapshot_and_a_report_alike(tmp_path: Path) -> None:
+    box = str(FIXTURES / "rtx4090-64gb.json")
+    snap, report = tmp_path / "snap", tmp_path / "report"
+    snap.mkdir()
+    report.mkdir()
+    assert run_cli("audit", "--machine", box, "--json", "-o", str(snap / "a.json"))[0] == 0
+    assert run_cli("audit", "--machine", box, "--format", "json", "-o", str(report / "a.json"))[0] == 0
+    assert json.loads((snap / "a.json").read_text())["schema"] == "rigcheck.machine/1"
+    assert json.loads((report / "a.json").read_text())["schema"] == "rigcheck.report/1"
+    answers = []
+    for folder in (snap, report):
+        code, out = run_cli("fleet", str(folder), "--models", "qwen3-32b", "llama-3.3-70b", "--json")
+        assert code == 0
+        data = json.loads(out)
+        assert not data["problems"] and len(data["nodes"]) == 1
+        answers.append([[(n["verdict"], n["quant"]) for n in m["nodes"]] for m in data["models"]])
+    assert answers[0] == answers[1]
+    assert all(v != "unknown" for m in answers[0] for v, _q in m)
+
+
+def test_audit_help_says_which_json_is_which() -> None:
+    import contextlib
+    import io
+
+    from rigcheck import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        cli.main(["audit", "--help"])
+    text = " ".join(out.getvalue().split())
+    assert "rigcheck.machine/1" in text and "rigcheck.report/1" in text
+    assert "fleet reads either" in text
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "rigcheck.report/1" in readme and "rigcheck.machine/1" in readme

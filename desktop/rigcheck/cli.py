@@ -337,12 +337,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="describe this machine (GPUs, drivers, CUDA/ROCm, CPU, RAM, disks, software)",
         description="Probe this machine, or re-read a saved snapshot, and print what it has.",
     )
-    audit.add_argument("--json", action="store_true", help="print the rigcheck.machine/1 snapshot as JSON")
+    audit.add_argument(
+        "--json",
+        action="store_true",
+        help="print the bare snapshot, what was probed and nothing judged (rigcheck.machine/1; "
+        "--machine reads it back; fleet reads either)",
+    )
     audit.add_argument(
         "--format",
         choices=("json", "markdown", "html"),
-        help="write a report instead: the snapshot, its compatibility findings and model verdicts "
-        "(json: rigcheck.report/1; html: one self-contained page)",
+        help="write a report instead: the snapshot with its compatibility findings and model verdicts "
+        "(json: rigcheck.report/1, which fleet reads either way; html: one self-contained page)",
     )
     _models_option(audit, "for the report's verdicts (default: about 15 popular models)")
     audit.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
@@ -565,7 +570,8 @@ def build_parser() -> argparse.ArgumentParser:
     fleet = commands.add_parser(
         "fleet",
         help="many machines' audit reports side by side: versions, drift, which nodes run a model",
-        description="Read the JSON reports of many machines ('rigcheck audit --format json' on each; files "
+        description="Read the JSON reports of many machines ('rigcheck audit --format json' on each, "
+        "rigcheck.report/1, or bare 'rigcheck audit --json' snapshots, rigcheck.machine/1, judged alike; files "
         "or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, ROCm, torch, "
         "failing checks), the values that differ from the fleet's majority, and with --model which "
         "machines run that model. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
