@@ -102,3 +102,47 @@ def test_audit_help_says_which_json_is_which() -> None:
     assert "fleet reads either" in text
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "rigcheck.report/1" in readme and "rigcheck.machine/1" in readme
+
+
+# -- every flag has help; errors point to the subcommand's help -------------------------------------
+
+
+def _flags_without_help() -> list[str]:
+    import argparse
+
+    from rigcheck import cli
+
+    missing: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing.extend(f"{name} {c.dest}" for c in action._choices_actions if not c.help)
+                for sub, subparser in action.choices.items():
+                    walk(subparser, f"{name} {sub}")
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(cli.build_parser(), "rigcheck")
+    return missing
+
+
+def test_every_flag_and_subcommand_has_help() -> None:
+    assert _flags_without_help() == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (("fit", "qwen3-8b", "--quant", "Q9"), "fit"),
+        (("upgrade", "--models", "qwen3-8b", "--quant", "Q9"), "upgrade"),
+        (("fit", "qwen3-8b", "--workload", "lora", "--lora-targets", "bogus"), "fit"),
+    ],
+)
+def test_a_bad_flag_value_points_to_the_subcommands_help(
+    argv: tuple[str, ...], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out = run_cli(*argv, "--machine", str(FIXTURES / "rtx4090-64gb.json"))
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(f"(see 'rigcheck {command} --help')"), err

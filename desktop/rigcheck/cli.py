@@ -224,8 +224,18 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         help="all, attention, mlp, or projections such as q,v or q,k,v,o,gate,up,down "
         "(default: the framework's)",
     )
-    train.add_argument("--checkpointing", choices=("none", "selective", "full", "offloaded"))
-    train.add_argument("--precision", choices=("bf16", "fp16", "fp32"), default="bf16")
+    train.add_argument(
+        "--checkpointing",
+        choices=("none", "selective", "full", "offloaded"),
+        help="activation checkpointing: none keeps every activation, selective recomputes attention's "
+        "scores, full keeps each layer's input, offloaded moves those inputs to RAM (default: the framework's)",
+    )
+    train.add_argument(
+        "--precision",
+        choices=("bf16", "fp16", "fp32"),
+        default="bf16",
+        help="weight and gradient precision of the training run (default bf16)",
+    )
 
 
 def _judging_options(parser: argparse.ArgumentParser) -> None:
@@ -1175,8 +1185,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     out = SafeStream(out or sys.stdout)  # untrusted strings never reach the terminal raw
     debug = "--debug" in argv
+    command: str | None = None
     try:
         args = build_parser().parse_args(argv)
+        command = getattr(args, "command", None)
         handler = getattr(args, "handler", _cmd_gui)
         return int(handler(args, out))
     except UsageError as exc:
@@ -1184,7 +1196,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except NetworkError as exc:
         return _fail(str(exc), EXIT_NETWORK)
     except InputError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        message = str(exc)
+        if command and exc.source.startswith("--") and "see '" not in message:
+            message += f" (see 'rigcheck {command} --help')"  # a flag's value: its help says what it takes
+        return _fail(message, EXIT_USAGE)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
