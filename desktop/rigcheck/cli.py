@@ -228,7 +228,8 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         "--checkpointing",
         choices=("none", "selective", "full", "offloaded"),
         help="activation checkpointing: none keeps every activation, selective recomputes attention's "
-        "scores, full keeps each layer's input, offloaded moves those inputs to RAM (default: the framework's)",
+        "scores, full keeps each layer's input, offloaded moves those inputs to RAM "
+        "(default: the framework's)",
     )
     train.add_argument(
         "--precision",
@@ -581,10 +582,10 @@ def build_parser() -> argparse.ArgumentParser:
         "fleet",
         help="many machines' audit reports side by side: versions, drift, which nodes run a model",
         description="Read the JSON reports of many machines ('rigcheck audit --format json' on each, "
-        "rigcheck.report/1, or bare 'rigcheck audit --json' snapshots, rigcheck.machine/1, judged alike; files "
-        "or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, ROCm, torch, "
-        "failing checks), the values that differ from the fleet's majority, and with --model which "
-        "machines run that model. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
+        "rigcheck.report/1, or bare 'rigcheck audit --json' snapshots, rigcheck.machine/1, judged "
+        "alike; files or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, "
+        "ROCm, torch, failing checks), the values that differ from the fleet's most common one, and "
+        "which machines run which models. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
     )
     fleet.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="report files or folders")
     fleet.add_argument(

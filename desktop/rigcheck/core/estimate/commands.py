@@ -99,8 +99,8 @@ def no_gguf_note(rung: Rung, catalog: Catalog) -> str:
     origin = spec.hf_id if spec is not None else model.source
     tag = display_quant(rung.quant).split()[0]
     return (
-        f"no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from {origin} "
-        f"(then llama-quantize … {tag}) where llama.cpp supports its architecture"
+        "no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from "
+        f"{origin} (then llama-quantize … {tag}) where llama.cpp supports its architecture"
     )
 
 
