@@ -122,3 +122,25 @@ def test_a_bad_flag_value_points_to_the_subcommands_help(
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith(f"(see 'rigcheck {command} --help')"), err
+
+
+# -- fleet takes the what-if flags fit and upgrade take ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "whatif",
+    [("--add-gpu", "nvidia-geforce-rtx-4090"), ("--gpu", "nvidia-h100-sxm5"), ("--ram-gb", "256")],
+)
+def test_fleet_whatif_is_fits_whatif(whatif: tuple[str, str]) -> None:
+    """Each node of `fleet --add-gpu/--gpu/--ram-gb` reads as `fit` with the same flag on that machine."""
+    boxes = [str(FIXTURES / "rtx4090-64gb.json"), str(FIXTURES / "cpu-only-32gb.json")]
+    code, out = run_cli("fleet", *boxes, "--models", "llama-3.3-70b", *whatif, "--json")
+    assert code == 0, out
+    cells = {n["name"]: (n["verdict"], n["quant"]) for n in json.loads(out)["models"][0]["nodes"]}
+    _code, plain = run_cli("fleet", *boxes, "--models", "llama-3.3-70b", "--json")
+    assert cells != {n["name"]: (n["verdict"], n["quant"]) for n in json.loads(plain)["models"][0]["nodes"]}
+    for box in boxes:
+        _code, fitted = run_cli("fit", "llama-3.3-70b", "--machine", box, *whatif, "--json")
+        data = json.loads(fitted)
+        host = json.loads(Path(box).read_text())["host"]["hostname"]
+        assert cells[host] == (data["verdict"], data["quant"]), (box, data["verdict"], data["quant"])

@@ -601,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one catalog model id (repeatable, or comma-separated): the same as --models",
     )
     _judging_options(fleet)
+    _whatif_options(fleet, what="every machine (each node then judged afresh, not by its report's verdicts)")
     fleet.add_argument(
         "--context",
         metavar="N",
@@ -1005,6 +1006,18 @@ def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
     if not fleet.nodes:
         where = ", ".join(str(p) for p in args.paths)
         raise InputError(where, f"no readable reports ({fleet.files} files, all skipped)")
+    replaced, added = _whatif_gpus(args, catalog)
+    if replaced is not None or added or args.ram_gb is not None:
+        from rigcheck.core.whatif import upgrade
+
+        # the reports' verdicts are the real machines': a what-if node is judged as a bare snapshot
+        nodes = tuple(
+            replace(
+                n, machine=upgrade(n.machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb), report=None
+            )
+            for n in fleet.nodes
+        )
+        fleet = replace(fleet, nodes=nodes)
     columns: tuple[ModelColumn, ...] = (
         fleet.matrix(
             model_ids, catalog, quant=args.quant, context=args.context, request=_judging_request(args)
