@@ -144,3 +144,15 @@ def test_fleet_whatif_is_fits_whatif(whatif: tuple[str, str]) -> None:
         data = json.loads(fitted)
         host = json.loads(Path(box).read_text())["host"]["hostname"]
         assert cells[host] == (data["verdict"], data["quant"]), (box, data["verdict"], data["quant"])
+
+
+def test_fleet_flags_gpus_of_different_models_within_a_node() -> None:
+    """lab-2 holds an RTX 3090 beside a 4090: drift by model within a node, in the text and the JSON."""
+    _code, text = run_cli("fleet", str(FIXTURES))
+    assert "gpu_mix: one GPU model per node on" in text
+    assert "lab-2 (RTX 3090 + RTX 4090)" in text
+    _code, out = run_cli("fleet", str(FIXTURES), "--json")
+    mix = [d for d in json.loads(out)["drift"] if d["field"] == "gpu_mix"]
+    assert [[n["name"] for n in d["nodes"]] for d in mix] == [["lab-2"]]
+    _code, one = run_cli("fleet", str(FIXTURES / "rtx4090-64gb.json"), str(FIXTURES / "hgx-h100x8-2tb.json"))
+    assert "gpu_mix" not in one  # one model per node everywhere: nothing to say
