@@ -227,14 +227,15 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
     train.add_argument(
         "--checkpointing",
         choices=("none", "selective", "full", "offloaded"),
-        help="activation checkpointing: none, selective, full, or offloaded to RAM "
+        help="activation checkpointing: none keeps every activation, selective recomputes attention's "
+        "scores, full keeps each layer's input, offloaded moves those inputs to RAM "
         "(default: the framework's)",
     )
     train.add_argument(
         "--precision",
         choices=("bf16", "fp16", "fp32"),
         default="bf16",
-        help="the precision weights are trained in (default bf16; fp32 keeps full-precision weights)",
+        help="weight and gradient precision of the training run (default bf16)",
     )
 
 
@@ -347,12 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="describe this machine (GPUs, drivers, CUDA/ROCm, CPU, RAM, disks, software)",
         description="Probe this machine, or re-read a saved snapshot, and print what it has.",
     )
-    audit.add_argument("--json", action="store_true", help="print the rigcheck.machine/1 snapshot as JSON")
+    audit.add_argument(
+        "--json",
+        action="store_true",
+        help="print the bare snapshot, what was probed and nothing judged (rigcheck.machine/1; "
+        "--machine reads it back; fleet reads either)",
+    )
     audit.add_argument(
         "--format",
         choices=("json", "markdown", "html"),
-        help="write a report instead: the snapshot, its compatibility findings and model verdicts "
-        "(json: rigcheck.report/1; html: one self-contained page)",
+        help="write a report instead: the snapshot with its compatibility findings and model verdicts "
+        "(json: rigcheck.report/1, which fleet reads either way; html: one self-contained page)",
     )
     _models_option(audit, "for the report's verdicts (default: about 15 popular models)")
     audit.add_argument("-o", "--output", metavar="FILE", type=_target, help="write to FILE instead of stdout")
@@ -578,10 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     fleet = commands.add_parser(
         "fleet",
         help="many machines' audit reports side by side: versions, drift, which nodes run a model",
-        description="Read the JSON reports of many machines ('rigcheck audit --format json' on each; files "
-        "or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, ROCm, torch, "
-        "failing checks), the values that differ from the fleet's majority, and with --model which "
-        "machines run that model. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
+        description="Read the JSON reports of many machines ('rigcheck audit --format json' on each, "
+        "rigcheck.report/1, or bare 'rigcheck audit --json' snapshots, rigcheck.machine/1, judged "
+        "alike; files or folders of *.json) and print one row per machine (GPUs, VRAM, driver, CUDA, "
+        "ROCm, torch, failing checks), the values that differ from the fleet's most common one, and "
+        "which machines run which models. Unreadable files are listed and skipped. Recipes: docs/fleet.md.",
     )
     fleet.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="report files or folders")
     fleet.add_argument(
@@ -597,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one catalog model id (repeatable, or comma-separated): the same as --models",
     )
     _judging_options(fleet)
+    _whatif_options(fleet, what="every machine (each node then judged afresh, not by its report's verdicts)")
     fleet.add_argument(
         "--context",
         metavar="N",
@@ -1003,6 +1011,18 @@ def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
     if not fleet.nodes:
         where = ", ".join(str(p) for p in args.paths)
         raise InputError(where, f"no readable reports ({fleet.files} files, all skipped)")
+    replaced, added = _whatif_gpus(args, catalog)
+    if replaced is not None or added or args.ram_gb is not None:
+        from rigcheck.core.whatif import upgrade
+
+        # the reports' verdicts are the real machines': a what-if node is judged as a bare snapshot
+        nodes = tuple(
+            replace(
+                n, machine=upgrade(n.machine, gpus=replaced, add_gpus=added, ram_gb=args.ram_gb), report=None
+            )
+            for n in fleet.nodes
+        )
+        fleet = replace(fleet, nodes=nodes)
     columns: tuple[ModelColumn, ...] = (
         fleet.matrix(
             model_ids, catalog, quant=args.quant, context=args.context, request=_judging_request(args)
@@ -1200,8 +1220,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         from rigcheck.core.models import hub
 
         hub.SHOW_LIBRARY_LOG = True  # the hub library's own retry warnings, hidden otherwise
+    command: str | None = None
     try:
         args = build_parser().parse_args(argv)
+        command = getattr(args, "command", None)
         handler = getattr(args, "handler", _cmd_gui)
         return int(handler(args, out))
     except UsageError as exc:
@@ -1209,7 +1231,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except NetworkError as exc:
         return _fail(str(exc), EXIT_NETWORK)
     except InputError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        message = str(exc)
+        if command and exc.source.startswith("--") and "see '" not in message:
+            message += f" (see 'rigcheck {command} --help')"  # a flag's value: its help says what it takes
+        return _fail(message, EXIT_USAGE)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

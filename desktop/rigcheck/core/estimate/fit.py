@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from rigcheck.core.catalog import Catalog
+from rigcheck.core.catalog import Backend, Catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import ollama
 from rigcheck.core.estimate.advice import advice_for
@@ -56,6 +56,7 @@ from rigcheck.core.estimate.solvers import (
     largest_context,
     max_context,
 )
+from rigcheck.core.estimate.speed import DEFAULT_BACKENDS, default_backend
 from rigcheck.core.estimate.speed.estimate import estimate_speed
 from rigcheck.core.estimate.speed.experts import (
     KTRANSFORMERS_CHUNK,
@@ -97,6 +98,16 @@ def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload
         )
 
 
+def running_backend(machine: Machine) -> Backend | None:
+    """The backend llama.cpp runs when none is asked for: the CPU's on a machine without GPUs, the vendor's
+    usual one where every GPU is one known vendor's (what the speed factors assume too), else None."""
+    if not machine.gpus:
+        return "cpu"
+    vendors = {gpu.vendor for gpu in machine.gpus}
+    vendor = vendors.pop() if len(vendors) == 1 else None
+    return default_backend(vendor) if vendor in DEFAULT_BACKENDS else None
+
+
 def fit(
     model: ModelInfo,
     machine: Machine,
@@ -114,6 +125,8 @@ def fit(
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
     ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``),
     ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``)."""
+    if req.backend is None:
+        req = replace(req, backend=running_backend(machine))
     if req.engine == "ollama" and req.context is None and req.workload == "inference":
         return _ollama_fit(
             model, machine, req, catalog, offload=offload, live=live, split=split, advise=advise,

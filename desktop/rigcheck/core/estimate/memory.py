@@ -483,6 +483,37 @@ def _kv_cache(
 
 # -- inference runtime ----------------------------------------------------------------------------
 
+#: what each GPU backend's context is called; a CPU-only run opens none (its compute buffer is counted)
+_CONTEXT_NAMES = {
+    "cuda": "CUDA",
+    "rocm": "ROCm (HIP)",
+    "metal": "Metal",
+    "vulkan": "Vulkan",
+    "sycl": "SYCL",
+    "ktransformers": "CUDA",
+}
+
+
+def _device_context(backend: Backend | None) -> Term | None:
+    """The GPU backend's context and buffers, named by the backend that runs (None = a GPU whose vendor's
+    usual backend the estimate does not know); none where llama.cpp runs on the CPU alone."""
+    if backend == "cpu":
+        return None
+    name = _CONTEXT_NAMES.get(backend or "")
+    return Term(
+        "overhead",
+        tr("{backend} context and buffers", backend=name) if name else tr("GPU backend context and buffers"),
+        300 * MIB,
+        "estimate",
+        tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes")
+        if name in (None, "CUDA")
+        else tr(
+            "300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes, assumed alike for {backend}",
+            backend=name,
+        ),
+        "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
+    )
+
 
 def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: int) -> list[Term]:
     # ktransformers' GPU buffers are not measured here: llama.cpp's terms (one micro-batch's logits, the
@@ -527,16 +558,9 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     LLAMA_CPP_FA_BUFFER,
                 )
             )
-        terms.append(
-            Term(
-                "overhead",
-                tr("CUDA context and buffers"),
-                300 * MIB,
-                "estimate",
-                tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
-                "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
-            )
-        )
+        context_term = _device_context(req.backend)
+        if context_term is not None:
+            terms.append(context_term)
         return terms
     if req.engine == "sglang":
         # activations and CUDA-graph buffers live outside --mem-fraction-static, in the memory SGLang reserves

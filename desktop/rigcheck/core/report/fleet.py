@@ -102,7 +102,7 @@ SPREAD_NAMES = {
 class Drift:
     """One field on which some nodes differ from the fleet's majority."""
 
-    #: "driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "ram_gib" or "os"
+    #: "driver", "cuda_driver", "amdgpu", "rocm", "torch", "gpu", "gpu_count", "gpu_mix", "ram_gib" or "os"
     field: str
     majority: str
     #: node names that differ
@@ -245,6 +245,30 @@ class Fleet:
                 )
         return found
 
+    def _mix_drift(self) -> list[Drift]:
+        """Nodes whose GPUs are not all one model (an RTX 3090 beside a 4090: layers split by memory run at
+        the slower card's pace), where most nodes with GPUs have a single model."""
+        with_gpus = [n for n in self.nodes if n.machine.gpus]
+        mixed = []
+        for node in with_gpus:
+            names = sorted({_short_gpu_name(g.name) for g in node.machine.gpus})
+            if len(names) > 1:
+                mixed.append((node.name, " + ".join(names)))
+        uniform = len(with_gpus) - len(mixed)
+        if not mixed or uniform * 2 <= len(with_gpus):
+            return []
+        return [
+            Drift(
+                "gpu_mix",
+                "one GPU model per node",
+                tuple(n for n, _v in mixed),
+                tuple(v for _n, v in mixed),
+                tuple("different" for _ in mixed),
+                uniform,
+                len(with_gpus),
+            )
+        ]
+
     def drift(self) -> tuple[Drift, ...]:
         """Per field, the nodes whose value differs from the majority's (fields without drift left out).
 
@@ -304,6 +328,7 @@ class Fleet:
                         relations=tuple(count.relations[k] for k in keep),
                     )
                 )
+        found.extend(self._mix_drift())  # GPUs of different models within one node
         return tuple(found)
 
     def column(
@@ -910,6 +935,7 @@ def render_fleet_html(
         "torch": "torch",
         "gpu": "gpus",
         "gpu_count": "gpus",
+        "gpu_mix": "gpus",
     }
     flagged = {(n, column_of[d.field]) for d in drift if d.field in column_of for n in d.nodes}
     out = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rigcheck.core.estimate.memory import GIB, Engine
 from rigcheck.core.estimate.placement.types import Budget
-from rigcheck.core.i18n import percent, tr
+from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes
@@ -22,6 +22,19 @@ LLAMA_CPP_GPU_MARGIN_BYTES = 256 * 1024**2
 def host_reserve(total: int) -> int:
     """RAM left for the OS and desktop: 10% of RAM, at least 2 GiB and at most 16 GiB."""
     return min(max(total // 10, 2 * GIB), 16 * GIB)
+
+
+def _minus(total: int, reserve: int) -> tuple[str, str, str]:
+    """``total``, ``reserve`` and what is left, each shown to 0.1 GiB with the shown subtraction exact: the
+    total and the rest are rounded once and the reserve shown is their difference."""
+    if total < GIB or reserve > total:
+        return fmt_bytes(total), fmt_bytes(reserve), fmt_bytes(total - reserve)
+    shown_total = round(total / GIB, 1)
+    shown_rest = round((total - reserve) / GIB, 1)
+    # one unit for the three, so that the subtraction reads as one (not 1.0 TiB - 16.0 GiB = 1008.0 GiB)
+    return tuple(  # type: ignore[return-value]
+        f"{num(value, 1, group=False)} GiB" for value in (shown_total, shown_total - shown_rest, shown_rest)
+    )
 
 
 def gpu_margin(total: int, engine: Engine = "llama.cpp") -> int:
@@ -87,24 +100,38 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         gpu_bytes.append(max(usable, 0))
     reserve = host_reserve(total_ram)
     ram = total_ram - reserve
+    total_s, reserve_s, ram_s = _minus(total_ram, reserve)
     if live and machine.memory.available_bytes is not None:
-        ram = min(ram, machine.memory.available_bytes)
-        reasons.append(
-            tr(
-                "RAM: {available} available of {total}, keeping {reserve} for the system = {ram}",
-                available=fmt_bytes(machine.memory.available_bytes),
-                total=fmt_bytes(total_ram),
-                reserve=fmt_bytes(reserve),
-                ram=fmt_bytes(ram),
+        available = machine.memory.available_bytes
+        if available < ram:
+            reasons.append(
+                tr(
+                    "RAM: {available} available now (less than {total} - {reserve} kept for the system "
+                    "= {ram})",
+                    available=fmt_bytes(available),
+                    total=total_s,
+                    reserve=reserve_s,
+                    ram=ram_s,
+                )
             )
-        )
+        else:
+            reasons.append(
+                tr(
+                    "RAM: {total} - {reserve} kept for the system = {ram} ({available} available now)",
+                    available=fmt_bytes(available),
+                    total=total_s,
+                    reserve=reserve_s,
+                    ram=ram_s,
+                )
+            )
+        ram = min(ram, available)
     else:
         reasons.append(
             tr(
-                "RAM: {total}, keeping {reserve} for the system = {ram}",
-                total=fmt_bytes(total_ram),
-                reserve=fmt_bytes(reserve),
-                ram=fmt_bytes(ram),
+                "RAM: {total} - {reserve} kept for the system = {ram}",
+                total=total_s,
+                reserve=reserve_s,
+                ram=ram_s,
             )
         )
     if from_ram:

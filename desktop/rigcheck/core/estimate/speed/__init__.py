@@ -29,6 +29,8 @@ from rigcheck.core.machine import CPU, GPU, Machine
 
 CPU_CLASS = "cpu"
 _DEFAULT_BACKEND: dict[str, Backend] = {"nvidia": "cuda", "amd": "rocm", "apple": "metal", "intel": "vulkan"}
+#: the vendors whose usual backend is known
+DEFAULT_BACKENDS = frozenset(_DEFAULT_BACKEND)
 
 #: a host whose memory system nobody could tell us: two channels of DDR5-4800 (2 × 4800 MT/s × 8 B =
 #: 76.8 GB/s), the JEDEC base speed of DDR5 on a typical desktop (JESD79-5; AM5/LGA1700 boards run two
