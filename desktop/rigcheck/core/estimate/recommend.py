@@ -42,6 +42,7 @@ from rigcheck.core.estimate.memory import (
     default_context,
     resolve_quant,
 )
+from rigcheck.core.estimate.mlx import MLX_FORMATS
 from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
@@ -69,6 +70,8 @@ ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     # SGLang quantizes a 16-bit checkpoint to FP8 as it loads it too (--quantization fp8)
     "sglang": ("bf16", "fp8"),
     "transformers": ("bf16", "int8", "nf4"),
+    # mlx_lm.convert -q --q-bits 8/6/4 (group 64), beside the 16-bit checkpoint (core/estimate/mlx.py)
+    "mlx": MLX_FORMATS,
     # ktransformers reads GGUF experts through its CPUInfer operators on llamafile's sgemm, benchmarked on
     # q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m and q2_k (kvcache-ai/ktransformers
     # doc/en/operators/llamafile.md@b244f25)

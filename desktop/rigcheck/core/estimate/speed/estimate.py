@@ -72,6 +72,13 @@ def inference_speed(
         return on_gpus
     seconds, bound = on_gpus
     kt = est.engine == "ktransformers"
+    if est.engine == "mlx":
+        explanation.append(
+            tr(
+                "MLX: no mlx-lm measurements are fitted yet, so llama.cpp's Metal factors for this chip "
+                "stand in"
+            )
+        )
     if cpu_read:
         cpu_s = ram_decode_seconds(
             est,
