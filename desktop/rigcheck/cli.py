@@ -149,7 +149,7 @@ def _positive_number(text: str) -> float:
 
 
 ENGINE_CHOICES = (
-    "llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang", "mlx",
+    "llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang", "mlx", "exllamav3",
 )  # fmt: skip
 
 
@@ -192,7 +192,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         default="llama.cpp",
         help="inference engine whose overheads to use (ktransformers: mixture-of-experts models on a GPU, "
         "their routed experts in RAM on the CPU; ollama: llama.cpp's with Ollama's default context and "
-        "its one-GPU-first placement; mlx: mlx-lm on Apple silicon)",
+        "its one-GPU-first placement; mlx: mlx-lm on Apple silicon; exllamav3: EXL3 on NVIDIA CUDA)",
     )
     parser.add_argument(
         "--rope-scaling",

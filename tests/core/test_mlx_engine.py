@@ -66,7 +66,9 @@ def test_no_cpu_offload_when_too_big(catalog: Catalog) -> None:
     # 16 GiB of a 24 GiB M2's 2/3 share cannot hold 15 GiB of bf16 weights, the cache and the step: MLX
     # does not put layers in RAM, so it does not run (llama.cpp would offload)
     mac = box(catalog, "apple-m2", 24)
-    result = fit(model(LLAMA_31_8B), mac, Request(quant="bf16", engine="mlx", context=8192), catalog, live=False)
+    result = fit(
+        model(LLAMA_31_8B), mac, Request(quant="bf16", engine="mlx", context=8192), catalog, live=False
+    )
     assert result.verdict == "does_not_fit"
     assert result.placement is not None and result.placement.cpu_bytes == 0
     assert result.placement.offload == "none"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.exllamav3 import cache_tokens
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
@@ -100,7 +101,8 @@ def no_gguf_note(rung: Rung, catalog: Catalog) -> str:
     origin = spec.hf_id if spec is not None else model.source
     tag = display_quant(rung.quant).split()[0]
     return (
-        f"no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from {origin} "
+        "no published GGUF of this model is known; llama.cpp's convert_hf_to_gguf.py makes one from "
+        f"{origin} "
         f"(then llama-quantize … {tag}) where llama.cpp supports its architecture"
     )
 
@@ -274,6 +276,26 @@ def mlx_command(result: FitResult, catalog: Catalog) -> str:
     return f"mlx_lm.server --model {_q(source)}"
 
 
+def exllamav3_command(result: FitResult, catalog: Catalog) -> str:
+    """ExLlamaV3's own route: download the checkpoint (hf download), quantize it to the EXL3 width
+    (convert.py -b), and chat with it (examples/chat.py, cache -cs in whole 256-token pages)."""
+    est = result.estimate
+    spec = catalog.model(est.model.id)
+    source = spec.hf_id if spec else est.model.source
+    bpw = est.quant.id.removeprefix("exl3-").removesuffix("bpw") if est.quant else "4.0"
+    local = _q(f"./{est.model.id}")
+    out = _q(f"./{est.model.id}-exl3-{bpw}bpw")
+    cache = cache_tokens(est.context, est.batch)
+    parts = [
+        f"hf download {_q(source)} --local-dir {local} &&",
+        f"python convert.py -i {local} -o {out} -w ./exl3-work -b {bpw} &&",
+        f"python examples/chat.py -m {out} -mode raw -cs {cache}",
+    ]
+    if sum(1 for b in result.placement.gpu_bytes if b) > 1:
+        parts.append("-gs auto")
+    return " ".join(parts)
+
+
 def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -> str | None:
     """TRL's ``trl sft`` (transformers + PEFT); None for MegaTrain-style offload, which it does not do."""
     est, p = result.estimate, result.placement
@@ -346,6 +368,9 @@ def commands_for(
             notes["ollama"] = "Ollama offloads whole layers, not experts: use llama.cpp's --n-cpu-moe"
     if rec.engine == "sglang" and machine.gpus:
         out["sglang"] = sglang_command(result, catalog)
+    if rec.engine == "exllamav3" and est.quant is not None and est.quant.id.startswith("exl3-"):
+        out["exllamav3"] = exllamav3_command(result, catalog)
+        download = None  # the 16-bit checkpoint convert.py reads, not the EXL3 size
     if rec.engine == "mlx":
         out["mlx"] = mlx_command(result, catalog)
     weights = rec.model.weights

@@ -79,6 +79,13 @@ def inference_speed(
                 "stand in"
             )
         )
+    if est.engine == "exllamav3":
+        explanation.append(
+            tr(
+                "ExLlamaV3: no ExLlamaV3 measurements are fitted yet, so llama.cpp's CUDA factors for this "
+                "GPU stand in"
+            )
+        )
     if cpu_read:
         cpu_s = ram_decode_seconds(
             est,
