@@ -184,6 +184,8 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
         # CPU-only: llama.cpp with no GPU layers is the estimator's "layers" placement with nothing on a GPU
         offload = "auto" if row.device_class == "cpu" else row.offload_kind
         engine = "ktransformers" if row.engine.lower().startswith("ktransformers") else "llama.cpp"
+        if row.engine.lower().startswith("mlx"):
+            engine = "mlx"
         if engine == "ktransformers" and row.metric == "prefill_tokens_per_s" and machine.cpu.max_mhz is None:
             raise NotEstimableError(
                 "the source names no CPU model: its cores × clock (the CPU compute peak) are unknown"

@@ -148,6 +148,11 @@ def _positive_number(text: str) -> float:
     return value
 
 
+ENGINE_CHOICES = (
+    "llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang", "mlx", "exllamav3",
+)  # fmt: skip
+
+
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "model",
@@ -183,11 +188,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     _training_flags(parser)
     parser.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"),
+        choices=ENGINE_CHOICES,
         default="llama.cpp",
         help="inference engine whose overheads to use (ktransformers: mixture-of-experts models on a GPU, "
         "their routed experts in RAM on the CPU; ollama: llama.cpp's with Ollama's default context and "
-        "its one-GPU-first placement)",
+        "its one-GPU-first placement; mlx: mlx-lm on Apple silicon; exllamav3: EXL3 on NVIDIA CUDA)",
     )
     parser.add_argument(
         "--rope-scaling",
@@ -249,7 +254,7 @@ def _judging_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"),
+        choices=ENGINE_CHOICES,
         help="inference engine whose overheads to use (default llama.cpp; training uses its own)",
     )
     parser.add_argument(

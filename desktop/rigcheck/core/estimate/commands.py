@@ -25,8 +25,10 @@ from pathlib import Path
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.exllamav3 import cache_tokens
 from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
+from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
@@ -41,7 +43,7 @@ ALL_LAYERS = 999
 
 @dataclass(frozen=True)
 class Commands:
-    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "sglang", "transformers")
+    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "sglang", "mlx", "transformers")
     commands: dict[str, str]
     #: bytes to download for the recommended format (the weight files)
     download_bytes: int | None
@@ -253,6 +255,46 @@ def sglang_command(result: FitResult, catalog: Catalog) -> str:
     return " ".join(parts)
 
 
+def mlx_command(result: FitResult, catalog: Catalog) -> str:
+    """mlx-lm's OpenAI-compatible server on the catalog's MLX conversion for this format; without one,
+    mlx_lm.convert quantizes the Hugging Face checkpoint first (-q --q-bits N, group 64)."""
+    est = result.estimate
+    spec = catalog.model(est.model.id)
+    quant = est.quant.id if est.quant else None
+    repo = mlx_repo(spec.mlx_repos, quant) if spec else None
+    if repo is not None:
+        return f"mlx_lm.server --model {_q(repo)}"
+    source = spec.hf_id if spec else est.model.source
+    if quant is not None and quant.startswith("mlx-"):
+        bits = quant.removeprefix("mlx-").removesuffix("bit")
+        out = _q(f"./{est.model.id}-{bits}bit-mlx")
+        return (
+            f"mlx_lm.convert --hf-path {_q(source)} -q --q-bits {bits} --mlx-path {out} && "
+            f"mlx_lm.server --model {out}"
+        )
+    return f"mlx_lm.server --model {_q(source)}"
+
+
+def exllamav3_command(result: FitResult, catalog: Catalog) -> str:
+    """ExLlamaV3's own route: download the checkpoint (hf download), quantize it to the EXL3 width
+    (convert.py -b), and chat with it (examples/chat.py, cache -cs in whole 256-token pages)."""
+    est = result.estimate
+    spec = catalog.model(est.model.id)
+    source = spec.hf_id if spec else est.model.source
+    bpw = est.quant.id.removeprefix("exl3-").removesuffix("bpw") if est.quant else "4.0"
+    local = _q(f"./{est.model.id}")
+    out = _q(f"./{est.model.id}-exl3-{bpw}bpw")
+    cache = cache_tokens(est.context, est.batch)
+    parts = [
+        f"hf download {_q(source)} --local-dir {local} &&",
+        f"python convert.py -i {local} -o {out} -w ./exl3-work -b {bpw} &&",
+        f"python examples/chat.py -m {out} -mode raw -cs {cache}",
+    ]
+    if sum(1 for b in result.placement.gpu_bytes if b) > 1:
+        parts.append("-gs auto")
+    return " ".join(parts)
+
+
 def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -> str | None:
     """TRL's ``trl sft`` (transformers + PEFT); None for MegaTrain-style offload, which it does not do."""
     est, p = result.estimate, result.placement
@@ -325,6 +367,11 @@ def commands_for(
             notes["ollama"] = "Ollama offloads whole layers, not experts: use llama.cpp's --n-cpu-moe"
     if rec.engine == "sglang" and machine.gpus:
         out["sglang"] = sglang_command(result, catalog)
+    if rec.engine == "exllamav3" and est.quant is not None and est.quant.id.startswith("exl3-"):
+        out["exllamav3"] = exllamav3_command(result, catalog)
+        download = None  # the 16-bit checkpoint convert.py reads, not the EXL3 size
+    if rec.engine == "mlx":
+        out["mlx"] = mlx_command(result, catalog)
     weights = rec.model.weights
     if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
         notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"

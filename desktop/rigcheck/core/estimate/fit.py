@@ -25,7 +25,9 @@ from rigcheck.core.catalog import Backend, Catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import ollama
 from rigcheck.core.estimate.advice import advice_for
+from rigcheck.core.estimate.exllamav3 import check_exllamav3
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, estimate_memory
+from rigcheck.core.estimate.mlx import check_mlx
 from rigcheck.core.estimate.placement import (
     GPU_MARGIN,
     LLAMA_CPP_GPU_MARGIN_BYTES,
@@ -46,6 +48,8 @@ from rigcheck.core.estimate.placement import (
     zero2_offload_bytes,
     zero3_offload_bytes,
 )
+from rigcheck.core.estimate.placement.exllamav3 import exllamav3_budget
+from rigcheck.core.estimate.placement.mlx import mlx_budget
 from rigcheck.core.estimate.placement.sglang import sglang_budget
 from rigcheck.core.estimate.solvers import (
     QUANT_LADDER,
@@ -132,6 +136,14 @@ def fit(
             model, machine, req, catalog, offload=offload, live=live, split=split, advise=advise,
             cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers, tensor_split=tensor_split,
         )  # fmt: skip
+    if req.engine == "exllamav3" and req.workload == "inference":
+        check_exllamav3(machine)
+        # ExLlamaV3's autosplit puts every module on a GPU ("Insufficient VRAM in split" otherwise)
+        offload = "none" if offload == "auto" else offload
+    if req.engine == "mlx" and req.workload == "inference":
+        check_mlx(machine)
+        # MLX has no CPU offload of layers: the model is in the Metal working set or it does not run
+        offload = "none" if offload == "auto" else offload
     budget = budgets(machine, live, req.engine if req.workload == "inference" else "transformers")
     # a framework's paged optimizer states stay on the GPU when they fit beside the rest (training_memory)
     est = estimate_memory(model, req, catalog, gpu_capacity=max(budget.gpu_bytes, default=0) or None)
@@ -139,6 +151,10 @@ def fit(
         budget = vllm_budget(machine, budget)
     if req.engine == "sglang" and est.workload == "inference":
         budget = sglang_budget(machine, budget)
+    if req.engine == "mlx" and est.workload == "inference":
+        budget = mlx_budget(budget)
+    if req.engine == "exllamav3" and est.workload == "inference":
+        budget = exllamav3_budget(machine, budget)
     kt = req.engine == "ktransformers" and est.workload == "inference"
     if kt:
         _check_ktransformers(est, machine, offload, cpu_expert_layers)

@@ -14,6 +14,8 @@ from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, QuantFormat
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.exllamav3 import EXL3_SOURCE, chunk_activation_bytes
+from rigcheck.core.estimate.mlx import MLX_LM_SOURCE, prefill_activation_bytes
 from rigcheck.core.estimate.training_memory import (
     Setup,
     TrainingMemory,
@@ -33,7 +35,9 @@ Workload = Literal["inference", "lora", "qlora", "full"]
 #: NewLlamaServer), so llama.cpp's memory terms and kernels apply, with Ollama's own defaults
 #: (core/estimate/ollama.py)
 #: sglang: SGLang, whose weights and KV cache live in its static share of each GPU (placement/sglang.py)
-Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang"]
+#: mlx: mlx-lm on Apple silicon: its formats, fp16 cache, one prompt step's activations (estimate/mlx.py)
+#: exllamav3: ExLlamaV3 on NVIDIA CUDA: EXL3 formats, its fp16 paged cache and reserve (estimate/exllamav3.py)
+Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang", "mlx", "exllamav3"]
 #: engines whose weights, KV cache and buffers are llama.cpp's
 LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full", "offloaded"]
@@ -562,6 +566,22 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         if context_term is not None:
             terms.append(context_term)
         return terms
+    if req.engine == "mlx":
+        peak, formula = prefill_activation_bytes(arch)
+        return [Term("activations", tr("prefill step activations"), peak, "estimate", formula, MLX_LM_SOURCE)]
+    if req.engine == "exllamav3":
+        peak, formula = chunk_activation_bytes(arch)
+        return [
+            Term("activations", tr("forward chunk activations"), peak, "estimate", formula, EXL3_SOURCE),
+            Term(
+                "overhead",
+                tr("CUDA context and buffers"),
+                300 * MIB,
+                "estimate",
+                tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
+                "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
+            ),
+        ]
     if req.engine == "sglang":
         # activations and CUDA-graph buffers live outside --mem-fraction-static, in the memory SGLang reserves
         # by its own rule (placement/sglang.py), which the GPU budget leaves out

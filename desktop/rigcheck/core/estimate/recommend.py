@@ -34,6 +34,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.exllamav3 import EXL3_FORMATS
 from rigcheck.core.estimate.fit import QUANT_LADDER, FitResult, Offload, Split, fit, largest_context
 from rigcheck.core.estimate.memory import (
     Engine,
@@ -42,6 +43,7 @@ from rigcheck.core.estimate.memory import (
     default_context,
     resolve_quant,
 )
+from rigcheck.core.estimate.mlx import MLX_FORMATS
 from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
@@ -69,6 +71,10 @@ ENGINE_LADDERS: dict[Engine, tuple[str, ...]] = {
     # SGLang quantizes a 16-bit checkpoint to FP8 as it loads it too (--quantization fp8)
     "sglang": ("bf16", "fp8"),
     "transformers": ("bf16", "int8", "nf4"),
+    # mlx_lm.convert -q --q-bits 8/6/4 (group 64), beside the 16-bit checkpoint (core/estimate/mlx.py)
+    "mlx": MLX_FORMATS,
+    # convert.py -b 6.0/5.0/4.0/3.0 (core/estimate/exllamav3.py)
+    "exllamav3": EXL3_FORMATS,
     # ktransformers reads GGUF experts through its CPUInfer operators on llamafile's sgemm, benchmarked on
     # q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m and q2_k (kvcache-ai/ktransformers
     # doc/en/operators/llamafile.md@b244f25)
@@ -269,6 +275,9 @@ def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple
     else:
         native_id = model.native_quant or "bf16"
         first = [(resolve_quant(catalog, native_id).id, True)]
+    if engine == "exllamav3":
+        # ExLlamaV3 runs EXL3: the released checkpoint is what convert.py quantizes, not a rung of its own
+        first = [(q, released) for q, released in first if q is not None and q.startswith("exl3-")]
     out = list(first)
     seen = {resolve_quant(catalog, native_id).id} if native_id else set()
     top = _bits(catalog, native_id) if native_id else None
@@ -286,6 +295,15 @@ def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple
             continue  # narrower than quantized released weights: not a file anyone publishes
         seen.add(quant.id)
         out.append((quant.id, False))
+    if not out:  # only ExLlamaV3 empties the list: a quantized release is not requantized to EXL3 here
+        raise InputError(
+            "--engine exllamav3",
+            tr(
+                "ExLlamaV3 runs EXL3 made from a 16-bit checkpoint; {model} is released as {quant}",
+                model=model.id,
+                quant=native_id or "?",
+            ),
+        )
     return out
 
 

@@ -66,6 +66,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui.fitview import FitView, recommend_catalog
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.pages.hub_search import HubSearchPanel
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import Job, submit
 
@@ -577,6 +578,9 @@ class ModelsPage(QWidget):
         page.addWidget(self.activity)
         page.addWidget(self.message)
         page.addWidget(hint)
+        # the hub as a live catalog: search it, each result with its fit here (gui/pages/hub_search.py)
+        self.hub_search = HubSearchPanel(state)
+        page.addWidget(self.hub_search)
 
         chain = (
             self.search,

@@ -72,6 +72,20 @@ def inference_speed(
         return on_gpus
     seconds, bound = on_gpus
     kt = est.engine == "ktransformers"
+    if est.engine == "mlx":
+        explanation.append(
+            tr(
+                "MLX: no mlx-lm measurements are fitted yet, so llama.cpp's Metal factors for this chip "
+                "stand in"
+            )
+        )
+    if est.engine == "exllamav3":
+        explanation.append(
+            tr(
+                "ExLlamaV3: no ExLlamaV3 measurements are fitted yet, so llama.cpp's CUDA factors for this "
+                "GPU stand in"
+            )
+        )
     if cpu_read:
         cpu_s = ram_decode_seconds(
             est,

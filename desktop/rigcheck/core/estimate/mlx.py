@@ -1,0 +1,61 @@
+"""MLX as an engine (mlx-lm, and LM Studio's MLX runtime, which runs it): Apple silicon only.
+
+What is MLX's own (``MLX_LM_SOURCE``, ml-explore/mlx-lm ``mlx_lm/generate.py``):
+
+- formats: ``mlx.core.quantize`` groups of 64 weights, each with a 16-bit scale and bias (catalog/quant.toml
+  mlx-4bit/6bit/8bit: 4.5, 6.5 and 8.5 bits per weight over every weight, the embedding and head included);
+- the KV cache: unquantized (the model's 16-bit dtype) unless ``--kv-bits`` is set;
+- the prompt runs in steps of ``prefill_step_size`` = 2,048 tokens, so one step's activations are the peak
+  beside the weights and the cache;
+- memory: ``wired_limit`` wires up to Metal's ``max_recommended_working_set_size`` (the GPU share the budget
+  already uses, core/unified.py) and warns past 90% of it; MLX has no CPU offload of layers, so a model that
+  does not fit in that share does not run (it pages, "this can be slow").
+
+Speed: no cited mlx-lm single-stream rows are fitted yet, so llama.cpp's Metal factors for the chip's class
+stand in, and the explanation says so.
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.i18n import num, tr
+from rigcheck.core.machine import Machine
+from rigcheck.core.models.spec import ArchConfig
+
+MLX_LM_SOURCE = "ml-explore/mlx-lm mlx_lm/generate.py@0024613 (wired_limit, generate_step)"
+#: mlx_lm generate_step's default prompt step
+PREFILL_STEP = 2048
+#: the formats mlx-lm runs, best quality first (mlx_lm.convert -q --q-bits 8/6/4)
+MLX_FORMATS = ("bf16", "mlx-8bit", "mlx-6bit", "mlx-4bit")
+
+
+def check_mlx(machine: Machine) -> None:
+    """MLX runs on Apple silicon's GPU (Metal): anything else is refused in one line naming why."""
+    if machine.gpus and all(g.vendor == "apple" for g in machine.gpus):
+        return
+    found = ", ".join(g.name for g in machine.gpus) or tr("no GPU")
+    raise InputError(
+        "--engine mlx",
+        tr("MLX runs only on Apple silicon (Metal); this machine has {gpus}", gpus=found),
+    )
+
+
+def prefill_activation_bytes(arch: ArchConfig) -> tuple[int, str]:
+    """One prompt step's largest live activations: the MLP's gate, up and their product for 2,048 tokens
+    in 16 bits, and the formula in words."""
+    width = arch.intermediate_size or 4 * arch.hidden_size
+    bytes_ = PREFILL_STEP * width * 3 * 2
+    formula = tr(
+        "prefill step {step} tokens × {width} MLP width × 3 tensors (gate, up, product) × 2 B",
+        step=num(PREFILL_STEP),
+        width=num(width),
+    )
+    return bytes_, formula
+
+
+def mlx_repo(repos: tuple[str, ...], quant_id: str | None) -> str | None:
+    """The catalog's MLX repository for this format (``…-4bit`` for mlx-4bit), else None."""
+    bits = quant_id.removeprefix("mlx-") if quant_id and quant_id.startswith("mlx-") else None
+    if bits is None:
+        return next((r for r in repos if r.lower().endswith(("-bf16", "-fp16"))), None)
+    return next((r for r in repos if bits in r.lower().rsplit("/", 1)[-1]), None)
