@@ -6,10 +6,11 @@
   must be there). The architecture comes from the metadata, the parameter counts from the tensors'
   element counts and the bytes from their types, all exact; no config.json is needed.
 * :func:`read_model_folder`: a folder with ``config.json`` and safetensors files (one file, or shards
-  named by ``model.safetensors.index.json``), or with GGUF files. The architecture and parameter
-  counts come from ``config.json`` through :func:`rigcheck.core.models.config.parse_config` (so packed
-  GPTQ/AWQ tensors never pass for parameters); the bytes, per dtype and per layer, from the
-  safetensors headers (:func:`read_safetensors_header`), never from the tensor data.
+  named by ``model.safetensors.index.json``), or with GGUF files. The architecture comes from
+  ``config.json`` through :func:`rigcheck.core.models.config.parse_config`; the parameters from the
+  safetensors headers' tensor table (:mod:`rigcheck.core.models.tensors`: packed integers unpacked,
+  scales skipped), config arithmetic the fallback; the bytes, per dtype and per layer, from the
+  headers (:func:`read_safetensors_header`), never from the tensor data.
 * :func:`read_config_json`: a bare ``config.json``.
 
 Every file is hostile until proven otherwise: whatever is wrong with it (truncated, wrong magic, a
@@ -43,6 +44,7 @@ from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import check_depth
 from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
+from rigcheck.core.models.tensors import count_from_tensors
 from rigcheck.core.text import one_line
 from rigcheck.core.untrusted import JSON_CHECKS as _JSON_CHECKS
 
@@ -1216,15 +1218,15 @@ def summarise_safetensors(
     catalog: Catalog,
     *,
     source: str,
-) -> tuple[WeightsInfo, list[str]]:
-    """Exact bytes per dtype and per layer from safetensors headers (file name -> header JSON).
+) -> tuple[WeightsInfo, list[str], ArchConfig]:
+    """Exact bytes per dtype and per layer from safetensors headers (file name -> header JSON), and
+    ``arch`` with its parameters from the tensor table where it can be used (:mod:`.tensors`).
 
-    Shared by local folders and hub repos, so both count and name formats the same way. Parameters
-    always come from config.json: GPTQ/AWQ pack int32 tensors, which are not parameter counts.
+    Shared by local folders and hub repos, so both count and name formats the same way.
     """
     by_format: dict[str, int] = {}
     layer_bytes = [0] * arch.num_layers
-    other = count = elements = 0
+    other = count = 0
     in_layers = False
     seen: dict[str, str] = {}
     for shard, header in headers.items():
@@ -1237,7 +1239,6 @@ def summarise_safetensors(
             size = _st_tensor_bytes(shard, name, entry, _NO_DATA_LIMIT)
             dtype = entry["dtype"]
             by_format[dtype] = by_format.get(dtype, 0) + size
-            elements += math.prod(entry["shape"])
             count += 1
             layer = _st_layer(name)
             # layers past num_layers (DeepSeek's multi-token-prediction layer) are not run per token
@@ -1255,11 +1256,8 @@ def summarise_safetensors(
         dominant = max(by_format, key=lambda dtype: by_format[dtype])
         candidate = _DTYPE_QUANT.get(dominant)
         quant_id = candidate if candidate is not None and catalog.quant(candidate) is not None else None
-    if not quantized and elements != arch.params_total:
-        notes.append(
-            f"the safetensors hold {elements:,} weights, config.json counts {arch.params_total:,} parameters "
-            "(a vision tower, or layers the model does not run?)"
-        )
+    arch, params_note = count_from_tensors(headers, config, arch)
+    notes.append(params_note)
     weights = WeightsInfo(
         total_bytes=sum(by_format.values()),
         bytes_by_format=dict(sorted(by_format.items(), key=lambda item: -item[1])),
@@ -1269,7 +1267,7 @@ def summarise_safetensors(
         layer_bytes=tuple(layer_bytes) if in_layers else (),
         other_bytes=other if in_layers else 0,
     )
-    return weights, notes
+    return weights, notes, arch
 
 
 #: no bound on a tensor's end offset when the data section's size is unknown (headers from the hub)
@@ -1298,7 +1296,7 @@ def _safetensors_model(
         _check_index(index_path, headers)
 
     named = {shard.name: header for shard, header in headers.items()}
-    weights, extra_notes = summarise_safetensors(named, config, arch, catalog, source=str(folder))
+    weights, extra_notes, arch = summarise_safetensors(named, config, arch, catalog, source=str(folder))
     notes.extend(extra_notes)
     name = _model_name(folder)
     return ModelInfo(

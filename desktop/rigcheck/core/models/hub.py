@@ -202,7 +202,7 @@ def _load(
         shards, note = _weight_files(repo_id, listing, revision=commit or revision, step=step)
         if shards:
             headers = _fetch_headers(api, repo_id, shards, revision=commit or revision, step=step)
-            weights, weight_notes = _summarise(
+            weights, weight_notes, arch = _summarise(
                 headers, shards, config=config, arch=arch, catalog=catalog, source=source
             )
             notes.extend(weight_notes)
@@ -664,7 +664,7 @@ def _summarise(
     arch: ArchConfig,
     catalog: Catalog,
     source: str,
-) -> tuple[WeightsInfo, list[str]]:
+) -> tuple[WeightsInfo, list[str], ArchConfig]:
     """The hub's parsed headers back in the header's own JSON shape, summarised as a local folder is."""
     as_json = {
         shard: {

@@ -1,0 +1,166 @@
+"""Parameters from the tensor table: safetensors headers counted, config arithmetic the fallback.
+
+A checkpoint's headers list every tensor with its dtype and shape, so the parameters of any
+architecture are there to be added up — vision towers, multi-token-prediction layers and per-layer
+embeddings included — without knowing the family. Quantized checkpoints need two rules:
+
+* **scales are not parameters**: ``weight_scale``, ``weight_scale_inv`` (FP8 blocks), ``scales`` /
+  ``qzeros`` / ``g_idx`` (GPTQ/AWQ), ``*_scales`` (gpt-oss MXFP4), ``weight_global_scale`` /
+  ``weight_scale_2`` / ``input_scale`` (NVFP4), ``biases`` beside ``scales`` (MLX) and
+  ``weight_shape`` (compressed-tensors) are skipped;
+* **packed integers hold several weights each**: an ``I32``/``U32`` word of a 4-bit checkpoint holds
+  8 (compressed-tensors ``weight_packed``, GPTQ/AWQ ``qweight``, MLX), a ``U8`` byte of an FP4 one 2
+  (gpt-oss ``*_blocks``, NVFP4); the bit width comes from ``quantization_config`` (or MLX's
+  ``quantization``). A packed tensor whose width is unknown is not guessed: config.json counts then.
+
+:func:`count_from_tensors` returns the architecture with its counts replaced, and one note saying
+which count the estimate uses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from rigcheck.core.models.spec import ArchConfig
+
+#: tensors that quantize a weight rather than being one
+_NOT_PARAMS: Final = re.compile(
+    r"(?:_scale|_scale_inv|_scale_2|_global_scale|_zero_point|\.scales|_scales|\.qzeros|\.g_idx"
+    r"|\.weight_shape|\.input_scale|\.k_scale|\.v_scale)$"
+)
+_PACKED_NAME: Final = re.compile(r"(?:weight|weight_packed|qweight|_blocks)$")
+_INT_BITS: Final = {"I32": 32, "U32": 32, "I16": 16, "U16": 16, "I8": 8, "U8": 8}
+_HEAD: Final = re.compile(r"(?:^|\.)(?:lm_head|output)\.|(?:^|\.)(?:norm|ln_f|final_layernorm|final_norm)\.")
+_LAYER: Final = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
+#: towers and draft heads: loaded with the model, not run per generated token
+_OFF_PATH: Final = re.compile(r"vision|visual|image|audio|speech|mm_projector|(?:^|\.)mtp\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TensorCount:
+    embed: int
+    head: int
+    layers: tuple[int, ...]
+    #: parameters in towers, MTP layers and layers past num_layers
+    off_path: int
+    #: quantization scales, zeros and shapes skipped
+    skipped: int
+    #: why the table cannot be used (None: it can)
+    problem: str | None = None
+
+
+def weight_bits(config: Mapping[str, Any]) -> int | None:
+    """The bit width of packed weights, from ``quantization_config`` or MLX's ``quantization``."""
+    for key in ("quantization_config", "quantization"):
+        qc = config.get(key)
+        if not isinstance(qc, dict):
+            continue
+        for bits_key in ("bits", "w_bit", "num_bits"):
+            if isinstance(qc.get(bits_key), int):
+                return int(qc[bits_key])
+        groups = qc.get("config_groups")
+        if isinstance(groups, dict):
+            widths = {
+                group["weights"].get("num_bits")
+                for group in groups.values()
+                if isinstance(group, dict) and isinstance(group.get("weights"), dict)
+            }
+            if len(widths) == 1 and isinstance(next(iter(widths)), int):
+                return int(next(iter(widths)))
+            return None  # mixed widths: which module has which is in the config, not the header
+        text = " ".join(str(qc.get(k, "")) for k in ("quant_method", "quant_algo", "format")).lower()
+        if "fp4" in text:
+            return 4
+    text_config = config.get("text_config")
+    if isinstance(text_config, dict) and text_config is not config:
+        return weight_bits(text_config)
+    return None
+
+
+def count_tensors(
+    headers: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any], num_layers: int
+) -> TensorCount:
+    """Parameters per part of the model from headers (file name -> header JSON, already checked)."""
+    entries = {
+        name: entry
+        for header in headers.values()
+        for name, entry in header.items()
+        if name != "__metadata__" and isinstance(entry, dict)
+    }
+    quantized = any(
+        isinstance(config.get(key), dict) for key in ("quantization_config", "quantization")
+    ) or isinstance(_nested(config), dict)
+    bits = weight_bits(config)
+    embed = head = off_path = skipped = 0
+    layers = [0] * num_layers
+    problem = None
+    for name, entry in entries.items():
+        dtype, elements = str(entry.get("dtype")), math.prod(entry.get("shape") or [])
+        is_mlx_bias = name.endswith(".biases") and name[: -len("biases")] + "scales" in entries
+        if (quantized or dtype.startswith("F8")) and (_NOT_PARAMS.search(name) or is_mlx_bias):
+            skipped += 1
+            continue
+        storage = _INT_BITS.get(dtype)
+        if storage and quantized and _PACKED_NAME.search(name):
+            if bits is None or storage % bits:
+                problem = f"tensor {name[:80]} is packed {dtype} and config.json names no bit width"
+                break
+            elements *= storage // bits
+        match = _LAYER.search(name)
+        if _OFF_PATH.search(name if match is None else name[: match.start()]):
+            off_path += elements
+        elif match is not None:
+            layer = int(match[1])
+            if layer < num_layers:
+                layers[layer] += elements
+            else:
+                off_path += elements  # DeepSeek's MTP layer sits past the decoder's
+        elif _HEAD.search(name):
+            head += elements
+        else:
+            embed += elements  # embeddings, per-layer embedding tables and their projections
+    if problem is None and not all(layers):
+        problem = f"layer {layers.index(0)} of {num_layers} holds no tensor in the headers"
+    return TensorCount(embed, head, tuple(layers), off_path, skipped, problem)
+
+
+def count_from_tensors(
+    headers: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any], arch: ArchConfig
+) -> tuple[ArchConfig, str]:
+    """``arch`` with its parameter counts from the tensor table where it can be used, and a note."""
+    count = count_tensors(headers, config, arch.num_layers)
+    if count.problem is not None:
+        return arch, f"parameters: from config.json ({count.problem})"
+    inactive = [
+        total - active
+        for total, active in zip(
+            arch.layer_params or (0,) * arch.num_layers,
+            arch.layer_active_params or (0,) * arch.num_layers,
+            strict=True,
+        )
+    ]
+    counted = replace(
+        arch,
+        embed_params=count.embed,
+        head_params=count.head,
+        layer_params=count.layers,
+        layer_active_params=tuple(max(0, t - i) for t, i in zip(count.layers, inactive, strict=True)),
+    )
+    parts = [f"{counted.params_total:,} in the decoder"]
+    if count.off_path:
+        parts.append(f"{count.off_path:,} in towers or MTP layers, loaded but not run per token")
+    if count.skipped:
+        parts.append(f"{count.skipped:,} scale/zero tensors not counted")
+    note = f"parameters: from the tensor table ({'; '.join(parts)})"
+    if arch.params_total and abs(counted.params_total - arch.params_total) > arch.params_total * 0.005:
+        note += f"; config.json arithmetic gave {arch.params_total:,}"
+    return counted, note
+
+
+def _nested(config: Mapping[str, Any]) -> object:
+    text_config = config.get("text_config")
+    return text_config.get("quantization_config") if isinstance(text_config, dict) else None
