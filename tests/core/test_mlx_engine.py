@@ -97,3 +97,10 @@ def test_command_names_the_catalog_mlx_repo(catalog: Catalog) -> None:
         "mlx-8bit",
     }
     assert commands_for(rec, mac, catalog).commands["mlx"].startswith("mlx_lm.")
+
+
+def test_gguf_formats_are_refused_in_one_line(catalog: Catalog) -> None:
+    mac = box(catalog, "apple-m2-max", 64)
+    with pytest.raises(InputError, match="not GGUF") as err:
+        fit(model(LLAMA_31_8B), mac, Request(quant="q4_k_m", engine="mlx"), catalog, live=False)
+    assert "\n" not in str(err.value)

@@ -27,7 +27,7 @@ from rigcheck.core.estimate import ollama
 from rigcheck.core.estimate.advice import advice_for
 from rigcheck.core.estimate.exllamav3 import check_exllamav3
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, estimate_memory
-from rigcheck.core.estimate.mlx import check_mlx
+from rigcheck.core.estimate.mlx import check_mlx, check_mlx_weights
 from rigcheck.core.estimate.placement import (
     GPU_MARGIN,
     LLAMA_CPP_GPU_MARGIN_BYTES,
@@ -147,6 +147,8 @@ def fit(
     budget = budgets(machine, live, req.engine if req.workload == "inference" else "transformers")
     # a framework's paged optimizer states stay on the GPU when they fit beside the rest (training_memory)
     est = estimate_memory(model, req, catalog, gpu_capacity=max(budget.gpu_bytes, default=0) or None)
+    if req.engine == "mlx" and est.workload == "inference":
+        check_mlx_weights(est)
     if req.engine == "vllm" and est.workload == "inference":
         budget = vllm_budget(machine, budget)
     if req.engine == "sglang" and est.workload == "inference":

@@ -17,10 +17,15 @@ stand in, and the explanation says so.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rigcheck.core.errors import InputError
 from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
+
+if TYPE_CHECKING:
+    from rigcheck.core.estimate.memory import MemoryEstimate
 
 MLX_LM_SOURCE = "ml-explore/mlx-lm mlx_lm/generate.py@0024613 (wired_limit, generate_step)"
 #: mlx_lm generate_step's default prompt step
@@ -38,6 +43,20 @@ def check_mlx(machine: Machine) -> None:
         "--engine mlx",
         tr("MLX runs only on Apple silicon (Metal); this machine has {gpus}", gpus=found),
     )
+
+
+def check_mlx_weights(est: MemoryEstimate) -> None:
+    """mlx-lm loads safetensors (16-bit or MLX-quantized), not GGUF: a GGUF format or file is refused in one
+    line naming the formats it does run."""
+    files = est.model.weights.files if est.model.weights is not None else ()
+    gguf = (est.quant is not None and est.quant.kind == "gguf") or any(
+        f.lower().endswith(".gguf") for f in files
+    )
+    if gguf:
+        raise InputError(
+            "--engine mlx",
+            tr("MLX runs safetensors, not GGUF: use --quant mlx-4bit, mlx-6bit, mlx-8bit or bf16"),
+        )
 
 
 def prefill_activation_bytes(arch: ArchConfig) -> tuple[int, str]:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.exllamav3 import EXL3_FORMATS
 from rigcheck.core.estimate.memory import GIB, Request, estimate_memory
+from rigcheck.core.estimate.mlx import MLX_FORMATS
 from rigcheck.core.estimate.placement.budget import gpu_margin, host_reserve
 from rigcheck.core.estimate.placement.inference import layer_kv, runtime_bytes
 from rigcheck.core.estimate.speed.reads import active_bytes
@@ -70,7 +72,9 @@ def best_quant(
     """The highest-quality format that fits on the GPUs, and the bytes it leaves spare."""
     from rigcheck.core.estimate.fit import fit  # fit.py re-exports the solvers: imported when called
 
-    for name in QUANT_LADDER:
+    # MLX and ExLlamaV3 run their own formats, never a GGUF mix
+    ladder = {"mlx": MLX_FORMATS, "exllamav3": EXL3_FORMATS}.get(req.engine, QUANT_LADDER)
+    for name in ladder:
         result = fit(
             model, machine, replace(req, quant=name), catalog, offload="none", live=live, advise=False
         )
