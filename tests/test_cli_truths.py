@@ -156,3 +156,10 @@ def test_fleet_flags_gpus_of_different_models_within_a_node() -> None:
     assert [[n["name"] for n in d["nodes"]] for d in mix] == [["lab-2"]]
     _code, one = run_cli("fleet", str(FIXTURES / "rtx4090-64gb.json"), str(FIXTURES / "hgx-h100x8-2tb.json"))
     assert "gpu_mix" not in one  # one model per node everywhere: nothing to say
+
+
+def test_no_drift_claims_no_majority() -> None:
+    """A 4090 box and an H100 server share no majority: 'none' must not say every node has the majority's."""
+    _code, text = run_cli("fleet", str(FIXTURES / "rtx4090-64gb.json"), str(FIXTURES / "hgx-h100x8-2tb.json"))
+    line = next(x for x in text.splitlines() if x.startswith("Drift"))
+    assert line.startswith("Drift: none") and "majority" not in line

@@ -806,7 +806,9 @@ def render_table(
     if drift:
         parts.append(f"{drift_heading(drift)}:\n" + "\n".join(f"  {d.sentence()}" for d in drift))
     elif len(fleet.nodes) > 1:
-        parts.append("Drift: none (every node has the majority's driver, CUDA, ROCm, torch, GPUs, RAM, OS)")
+        parts.append(
+            "Drift: none (no node stands out from the others in driver, CUDA, ROCm, torch, GPUs, RAM or OS)"
+        )
     asked = [c for c in model_rows or () if c.quant != "best"]
     held = [c for c in model_rows or () if c.quant == "best"]
     if asked:
