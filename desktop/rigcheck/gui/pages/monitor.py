@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -154,6 +154,12 @@ class SamplerWorker(QObject):
         if self._sampler is not None:
             self._sampler.close()
             self._sampler = None
+        # ends the thread's loop only after the sampler is closed: a quit() from the GUI thread could end
+        # the loop before this queued call ran, leaving the sampler open
+        app = QCoreApplication.instance()
+        thread = QThread.currentThread()
+        if app is not None and thread is not app.thread():
+            thread.quit()
 
 
 @dataclass(frozen=True)
@@ -489,9 +495,10 @@ class MonitorPage(QWidget):
         self._stop_recording()
         if self._thread is None:
             return
-        self.stop_requested.emit()
-        self._thread.quit()
-        self._thread.wait(5000)
+        self.stop_requested.emit()  # the worker closes its sampler, then ends its thread's loop
+        if not self._thread.wait(5000):
+            self._thread.quit()
+            self._thread.wait(5000)
         for signal in (self.interval_changed, self.pause_changed, self.stop_requested):
             signal.disconnect()
         if self._worker is not None:
