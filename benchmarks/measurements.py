@@ -16,10 +16,13 @@ import csv
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
+
+R = TypeVar("R")
+E = TypeVar("E", bound=ValueError)
 
 DATA = Path(__file__).resolve().parent / "data" / "measurements.csv"
 
@@ -88,8 +91,7 @@ class Measurement:
 
     @property
     def split(self) -> Split:
-        digest = int.from_bytes(hashlib.sha256(self.id.encode("utf-8")).digest(), "big")
-        return "holdout" if digest % 4 == 0 else "fit"
+        return split_of(self.id)
 
     @property
     def unified(self) -> bool:
@@ -146,9 +148,20 @@ class Measurement:
         return tuple(found)
 
 
-def _fail(path: Path, line: int, row_id: str, problem: str) -> MeasurementError:
+def split_of(row_id: str) -> Split:
+    """The held-out quarter: a row is held out when the SHA-256 of its id is 0 modulo 4 (every data set
+    here uses this one rule, so a row's split never depends on which file or script reads it)."""
+    digest = int.from_bytes(hashlib.sha256(row_id.encode("utf-8")).digest(), "big")
+    return "holdout" if digest % 4 == 0 else "fit"
+
+
+def row_error(error: type[E], path: Path, line: int, row_id: str, problem: str) -> E:
     where = f"row '{row_id}'" if row_id else "row without an id"
-    return MeasurementError(f"{path}:{line}: {where}: {problem}")
+    return error(f"{path}:{line}: {where}: {problem}")
+
+
+def _fail(path: Path, line: int, row_id: str, problem: str) -> MeasurementError:
+    return row_error(MeasurementError, path, line, row_id, problem)
 
 
 def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
@@ -225,28 +238,41 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
 COLUMNS = tuple(f.name for f in fields(Measurement))
 
 
-def load(path: Path = DATA) -> list[Measurement]:
-    """Every row of ``path``, validated; raises ``MeasurementError`` at the first bad row."""
+def read_rows(
+    path: Path,
+    columns: Sequence[str],
+    parse: Callable[[dict[str, str], Path, int], R],
+    error: type[ValueError],
+    row_id: Callable[[R], str],
+) -> list[R]:
+    """Every row of the CSV ``path`` through ``parse``; ``error`` at the first unreadable file, missing
+    column, over-long row or duplicate id, naming the file and line."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise MeasurementError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
     reader = csv.DictReader(text.splitlines())
-    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    missing = [c for c in columns if c not in (reader.fieldnames or [])]
     if missing:
-        raise MeasurementError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
-    rows: list[Measurement] = []
+        raise error(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+    rows: list[R] = []
     seen: dict[str, int] = {}
     for raw in reader:
         line = reader.line_num
         if None in raw:
-            raise _fail(path, line, raw.get("id") or "", "more cells than the header has columns")
-        row = _parse(raw, path, line)
-        if row.id in seen:
-            raise _fail(path, line, row.id, f"duplicate id (first on line {seen[row.id]})")
-        seen[row.id] = line
+            raise row_error(error, path, line, raw.get("id") or "", "more cells than the header has columns")
+        row = parse(raw, path, line)
+        key = row_id(row)
+        if key in seen:
+            raise row_error(error, path, line, key, f"duplicate id (first on line {seen[key]})")
+        seen[key] = line
         rows.append(row)
     return rows
+
+
+def load(path: Path = DATA) -> list[Measurement]:
+    """Every row of ``path``, validated; raises ``MeasurementError`` at the first bad row."""
+    return read_rows(path, COLUMNS, _parse, MeasurementError, lambda row: row.id)
 
 
 def count_by(rows: Iterable[Measurement], subset: str) -> int:

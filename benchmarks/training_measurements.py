@@ -16,13 +16,17 @@ never moves an existing one between the halves.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# the inference set's CSV reader and held-out rule, so both data sets split one way
+from measurements import read_rows, row_error, split_of
 
 DATA = Path(__file__).resolve().parent / "data" / "training.csv"
 
@@ -112,8 +116,7 @@ class TrainingMeasurement:
 
     @property
     def split(self) -> Split:
-        digest = int.from_bytes(hashlib.sha256(self.id.encode("utf-8")).digest(), "big")
-        return "holdout" if digest % 4 == 0 else "fit"
+        return split_of(self.id)
 
     @property
     def base_value(self) -> float | None:
@@ -126,8 +129,7 @@ class TrainingMeasurement:
 
 
 def _fail(path: Path, line: int, row_id: str, problem: str) -> TrainingMeasurementError:
-    where = f"row '{row_id}'" if row_id else "row without an id"
-    return TrainingMeasurementError(f"{path}:{line}: {where}: {problem}")
+    return row_error(TrainingMeasurementError, path, line, row_id, problem)
 
 
 def _int(raw: str, path: Path, line: int, row_id: str, name: str) -> int | None:
@@ -222,26 +224,7 @@ COLUMNS = tuple(f.name for f in fields(TrainingMeasurement))
 
 def load(path: Path = DATA) -> list[TrainingMeasurement]:
     """Every row of ``path``, validated; raises ``TrainingMeasurementError`` at the first bad row."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TrainingMeasurementError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    reader = csv.DictReader(text.splitlines())
-    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-    if missing:
-        raise TrainingMeasurementError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
-    rows: list[TrainingMeasurement] = []
-    seen: dict[str, int] = {}
-    for raw in reader:
-        line = reader.line_num
-        if None in raw:
-            raise _fail(path, line, raw.get("id") or "", "more cells than the header has columns")
-        row = _parse(raw, path, line)
-        if row.id in seen:
-            raise _fail(path, line, row.id, f"duplicate id (first on line {seen[row.id]})")
-        seen[row.id] = line
-        rows.append(row)
-    return rows
+    return read_rows(path, COLUMNS, _parse, TrainingMeasurementError, lambda row: row.id)
 
 
 def holdout_share(rows: Sequence[TrainingMeasurement]) -> float:
