@@ -58,11 +58,9 @@ def _q(text: str) -> str:
 def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
     """(llama.cpp model flag, Ollama model name) for a GGUF rung."""
     model = rung.result.estimate.model
-    if model.weights is not None and model.source_kind == "file":
-        return f"-m {_q(model.source)}", model.source
-    hub = _hub_gguf(model)
-    if hub is not None:
-        return hub
+    own = _own_gguf(model)
+    if own is not None:
+        return own
     spec = catalog.model(model.id)
     tag = display_quant(rung.quant).split()[0]
     quant = rung.result.estimate.quant
@@ -82,17 +80,20 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
     return f"-m {_q(path)}", path
 
 
-def has_gguf_source(rung: Rung, catalog: Catalog) -> bool:
-    """Whether llama.cpp can be pointed at a real GGUF for this rung: a file on disk, a GGUF read from the
-    hub, or a catalog entry naming a repository that publishes GGUF files."""
-    model = rung.result.estimate.model
+def _own_gguf(model: ModelInfo) -> tuple[str, str] | None:
+    """The flag and Ollama source of a GGUF the user pointed at: a file on disk, or one read from the hub."""
     if model.weights is not None and model.source_kind == "file":
-        return True
-    if _hub_gguf(model) is not None:
-        return True
+        return f"-m {_q(model.source)}", model.source
+    return _hub_gguf(model)
+
+
+def has_gguf_source(rung: Rung, catalog: Catalog) -> bool:
+    """Whether llama.cpp can be pointed at a real GGUF for this rung: its own file or hub GGUF, or a
+    catalog entry naming a repository that publishes GGUF files."""
+    model = rung.result.estimate.model
     spec = catalog.model(model.id)
     # a model read from its own files keeps the file-name placeholder: the user has the weights at hand
-    return spec is None or bool(spec.gguf_repos)
+    return spec is None or bool(spec.gguf_repos) or _own_gguf(model) is not None
 
 
 def no_gguf_note(rung: Rung, catalog: Catalog) -> str:
