@@ -144,7 +144,7 @@ def load_hub_model(
     token = _BUDGET.set(budget)
     source_token = _SOURCE.set(source)
     try:
-        with _quiet_library():
+        with quiet_library():
             if ref.tag is not None or ref.file is not None:
                 return _load_gguf(HfApi(), ref, repo_id, revision, step, catalog=catalog)
             return _load(HfApi(), repo_id, revision, source, step, catalog=catalog)
@@ -158,7 +158,7 @@ SHOW_LIBRARY_LOG = False
 
 
 @contextlib.contextmanager
-def _quiet_library() -> Iterator[None]:
+def quiet_library() -> Iterator[None]:
     """The library's retry warnings ("'...' thrown while requesting GET ...") stay off the terminal:
     the look-up ends in one line of its own. ``SHOW_LIBRARY_LOG`` (--debug) lets them through."""
     import logging

@@ -156,10 +156,10 @@ def _ask_hub(query: str, sort: Sort, kind: Kind, limit: int) -> list[HubHit]:
         options["pipeline_tag"] = "text-generation"
     else:
         options["filter"] = kind
-    from rigcheck.core.models.hub import _quiet_library
+    from rigcheck.core.models.hub import quiet_library
 
     try:
-        with _one_try(), _quiet_library():
+        with _one_try(), quiet_library():
             return [_hit(info) for info in HfApi().list_models(**options)]
     except Exception as error:  # noqa: BLE001 -- classified below; anything else is re-raised there
         why, network = _why(error)
