@@ -138,7 +138,11 @@ def test_thor_gets_the_cuda_wheel_with_its_kernels_not_the_cpu_one(catalog: Cata
 def test_windows_cuda_commands_always_name_the_pytorch_index(catalog: Catalog) -> None:
     found = findings("rtx5060ti-windows", catalog)
     torch = find(found, "pytorch", None)
-    assert torch.command == "pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu130"
+    # the installed CPU build is 2.14.1 too: "torch==2.14.1" would match it (PEP 440 ignores the local label)
+    # and pip would change nothing, so the command pins the CUDA build's label
+    assert (
+        torch.command == "pip install torch==2.14.1+cu130 --index-url https://download.pytorch.org/whl/cu130"
+    )
     for finding in found:
         if finding.command and "torch==" in finding.command:
             assert "download.pytorch.org/whl/cu" in finding.command, finding

@@ -250,6 +250,9 @@ class Arch:
     source: str
     compute_capabilities: tuple[str, ...] = ()
     gfx_targets: tuple[str, ...] = ()
+    #: parts of the GPU names of vendors with neither CC nor gfx target (Intel: "Arc(TM) B"), matched
+    #: case-insensitively
+    match_names: tuple[str, ...] = ()
     fp16_tensor: bool | None = None
     int8_tensor: bool | None = None
     bf16: bool | None = None

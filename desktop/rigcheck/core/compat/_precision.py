@@ -12,13 +12,16 @@ _BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "sycl", "apple": "metal"}
 
 
 def arch_of(catalog: Catalog, gpu: GPU) -> Arch | None:
-    """The architecture entry of a GPU: by compute capability (NVIDIA), gfx target (AMD), vendor (Apple)."""
+    """The architecture entry of a GPU: by compute capability (NVIDIA), gfx target (AMD), name (Intel: Arc
+    A/B series), vendor (Apple)."""
     for arch in catalog.archs:
         if arch.vendor != gpu.vendor:
             continue
         if gpu.vendor == "nvidia" and gpu.compute_capability in arch.compute_capabilities:
             return arch
         if gpu.vendor == "amd" and gpu.gfx_target in arch.gfx_targets:
+            return arch
+        if gpu.vendor == "intel" and any(n.lower() in gpu.name.lower() for n in arch.match_names):
             return arch
     if gpu.vendor == "apple":
         apple = [a for a in catalog.archs if a.vendor == "apple"]

@@ -482,7 +482,16 @@ def _fix(
         fix = f"{wheel.driver_advice} " + tr(
             "Then install {wheel}, the newest wheel that fits this machine.", wheel=wheel.label
         )
-    return fix, wheel.command, wheel.actions
+    return fix, same_release_command(wheel, build), wheel.actions
+
+
+def same_release_command(wheel: TorchWheel, build: TorchBuild | None) -> str:
+    """The wheel's command, with the build's local label pinned when the installed torch is the same release
+    (a CPU ``2.14.1`` replaced by ``2.14.1+cu130``): ``torch==2.14.1`` matches any local label (PEP 440), so
+    pip would keep the installed build and change nothing."""
+    if build is None or wheel.variant is None or build.release != wheel.version or wheel.named:
+        return wheel.command
+    return wheel.command.replace(f"torch=={wheel.version} ", f"torch=={wheel.version}+{wheel.variant} ", 1)
 
 
 def _finding(
