@@ -97,7 +97,7 @@ JUDGED = [
     ("rdna3", "fp8", 0, "fail", "arch-unsupported"),  # FP8 WMMA arrives with RDNA 4
     ("rdna3", "vllm", 0, "fail", "rocm-too-old"),  # "vLLM supports AMD GPUs with ROCm 6.3 or above"
     ("rdna3", "sglang", 0, "fail", "arch-unsupported"),  # official ROCm build: gfx942/gfx950
-    ("rdna3", "unsloth", 0, "unknown", "missing-fact"),  # AMD guide not read: never a guessed ok
+    ("rdna3", "unsloth", 0, "ok", None),  # Unsloth's AMD guide: RDNA 3/3.5/4 on Linux and Windows
     # 2x MI300X on ROCm 6.3
     ("mi300x", "vllm", 1, "ok", None),
     ("mi300x", "fp8", 1, "ok", None),

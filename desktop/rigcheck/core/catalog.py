@@ -384,6 +384,9 @@ class FrameworkRule:
     torch_variant: str | None = None
     #: a container image that ships a working set, for where pip cannot work
     container: str | None = None
+    #: how to install it where plain ``pip install`` would not (AMD, Intel, Jetson routes): shown with a
+    #: finding for a package that is not installed and would work
+    install: str | None = None
     fix: str | None = None
     #: the exact words (or table line) of ``source`` that support this entry, short
     quote: str | None = None

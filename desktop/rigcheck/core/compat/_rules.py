@@ -338,6 +338,8 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 
 def _unavailable(rule: FrameworkRule) -> Check:
+    if rule.applies_to and rule.severity == "warn":  # one build does not run here, another does (the fix)
+        return Check("fail", tr("it does not run on this platform"), fix=_fix(rule), cause="os-unsupported")
     if rule.applies_to:  # no build for this platform (a Jetson, Windows): not applicable here
         return Check(
             "fail",
@@ -576,6 +578,9 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "Following this fix replaces torch {old} with torch {new}.", old=facts.torch_text, new=new_torch
         )
 
+    route_note = next((r.install for r in chosen if r.install), None)
+    if have is None and side_effect is None and command is None and route_note and check.status != "fail":
+        side_effect = tr(route_note)
     fix = check.fix
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
