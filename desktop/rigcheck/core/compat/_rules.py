@@ -578,7 +578,11 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
             "Following this fix replaces torch {old} with torch {new}.", old=facts.torch_text, new=new_torch
         )
 
-    route_note = next((r.install for r in chosen if r.install), None)
+    from rigcheck.core.compat._platform import applies as on_platform
+
+    route_note = next(
+        (r.install for r in chosen if r.install and on_platform(facts.platform.tags, r.applies_to)), None
+    )
     if have is None and side_effect is None and command is None and route_note and check.status != "fail":
         side_effect = tr(route_note)
     fix = check.fix
