@@ -121,7 +121,7 @@ def pinned_install(
             return InstallPlan(f"torch {pin}+{shown}", None, _no_build(facts, release, pin, runs))
     if variant is None or (variant == release.default_variant and not windows):
         return InstallPlan(f"torch {pin}", f"pip install {package}=={latest} torch=={pin}")
-    if package in ON_PYTORCH_INDEX:
+    if package in ON_PYTORCH_INDEX and not _source_only(facts, package):
         return InstallPlan(
             f"torch {pin}+{variant}",
             f"pip install {package}=={latest} torch=={pin} --index-url {INDEX}/{variant}",
@@ -130,6 +130,15 @@ def pinned_install(
         f"torch {pin}+{variant}",
         f"pip install {package}=={latest} torch=={pin}+{variant} --extra-index-url {INDEX}/{variant}",
     )
+
+
+def _source_only(facts: Facts, package: str) -> bool:
+    """Whether PyPI has only the package's source archive for this platform (xformers on aarch64): then the
+    PyTorch index, which has no source archives, cannot be the only index the command names."""
+    from rigcheck.core.compat._platform import no_wheel
+
+    found = no_wheel(facts, package, (package,))
+    return found is not None and found.status == "warn"
 
 
 def _pin_in(release: TorchRelease, wanted: SpecifierSet) -> str | None:
