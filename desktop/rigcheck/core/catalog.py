@@ -350,6 +350,9 @@ class FrameworkRule:
     #: exactly these compute capabilities (FlashAttention-3: "9.0")
     cc_list: tuple[str, ...] = ()
     gfx_targets: tuple[str, ...] = ()
+    #: False where the source names examples ("data center GPUs including the MI300X"), not a full list: a
+    #: target outside it is unknown, not unsupported
+    gfx_complete: bool = True
     min_cuda: str | None = None
     min_rocm: str | None = None
     min_torch: str | None = None

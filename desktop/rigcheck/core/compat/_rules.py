@@ -166,7 +166,14 @@ def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
         return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
     if gfx in rule.gfx_targets:
         return Check("ok", tr("{gfx} is supported", gfx=gfx))
-    return override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list") or Check(
+    found = override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list")
+    if found is None and not rule.gfx_complete:
+        return Check(
+            "unknown",
+            tr("its documentation names examples, not every target, and not {gfx}", gfx=gfx),
+            cause="missing-fact",
+        )
+    return found or Check(
         "fail", tr("{gfx} is not among its supported targets", gfx=gfx), cause="arch-unsupported"
     )
 
