@@ -254,7 +254,7 @@ def _cuda_candidates(facts: Facts, release: TorchRelease) -> list[tuple[Check, C
     return found
 
 
-def _skipped(facts: Facts, chosen: TorchRelease) -> str:
+def _skipped(facts: Facts, chosen: TorchRelease, kind: str = "CUDA") -> str:
     """Why a newer catalogued release was not chosen, when one exists."""
     newer = [
         r
@@ -264,6 +264,10 @@ def _skipped(facts: Facts, chosen: TorchRelease) -> str:
     if not newer:
         return ""
     names = ", ".join(_pin(r) for r in newer)
+    if kind == "ROCm":
+        return " " + tr(
+            "({names} is newer, but the catalog lists no ROCm wheel of it that fits)", names=names
+        )
     return " " + tr("({names} is newer, but the catalog lists no CUDA wheel of it that fits)", names=names)
 
 
@@ -335,9 +339,10 @@ def _recommend_rocm(facts: Facts) -> TorchWheel | None:
                 candidates.append((check, name, float(dotted(wanted))))
         best = _best(candidates, release.default_variant)
         if best is not None:
-            return _wheel(
-                release, best[1], best[0], tr("the newest release whose ROCm supports every GPU here")
+            lead = tr("the newest release whose ROCm supports every GPU here") + _skipped(
+                facts, release, "ROCm"
             )
+            return _wheel(release, best[1], best[0], lead)
     return None
 
 
