@@ -179,10 +179,13 @@ def test_wsl_driver_advice_and_tensorrt_llm_torch(catalog: Catalog) -> None:
 def test_apple_has_no_unknown_for_what_is_documented_cuda_only(catalog: Catalog) -> None:
     found = findings("m4-max", catalog)
     cuda_only = {"flash-attn-2", "flash-attn-3", "flash-attn-4", "xformers", "tensorrt-llm", "transformer-engine",
-                 "exllamav2", "sglang", "unsloth"}  # fmt: skip
+                 "exllamav2", "unsloth"}  # fmt: skip
     for finding in found:
         if finding.framework in cuda_only:
             assert finding.status == "fail" and finding.reason.startswith("would not work here"), finding
+    # SGLang has an Apple Metal route (a source install, docs.sglang.io apple_metal), not PyPI's Linux wheels
+    sglang = find(found, "sglang")
+    assert sglang.status == "warn" and 'python[all_mps]' in (sglang.side_effect or ""), sglang
 
 
 def test_eight_identical_gpus_are_one_root_cause_entry(catalog: Catalog) -> None:
