@@ -185,7 +185,7 @@ def test_apple_has_no_unknown_for_what_is_documented_cuda_only(catalog: Catalog)
             assert finding.status == "fail" and finding.reason.startswith("would not work here"), finding
     # SGLang has an Apple Metal route (a source install, docs.sglang.io apple_metal), not PyPI's Linux wheels
     sglang = find(found, "sglang")
-    assert sglang.status == "warn" and 'python[all_mps]' in (sglang.side_effect or ""), sglang
+    assert sglang.status == "warn" and "python[all_mps]" in (sglang.side_effect or ""), sglang
 
 
 def test_eight_identical_gpus_are_one_root_cause_entry(catalog: Catalog) -> None:
