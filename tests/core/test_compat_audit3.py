@@ -182,3 +182,16 @@ def test_unknowns_are_only_the_named_missing_facts(catalog: Catalog) -> None:
         ("m4-max", "fp4"),
         ("mi355x-8", "unsloth"),
     }
+
+
+def test_containers_on_an_old_driver_run_cuda_11_images_only(catalog: Catalog) -> None:
+    """Driver 470 runs CUDA 11 images (floor 450.80.02); today's CUDA 12/13 images need 525.60.13/580."""
+    containers = find(findings("old-470", catalog), "containers")
+    assert containers.status == "warn" and "525.60.13" in containers.reason, containers
+
+
+def test_cpu_backends_name_their_own_install_route(catalog: Catalog) -> None:
+    found = findings("cpu", catalog)
+    for framework in ("vllm", "sglang"):
+        finding = find(found, framework, None)
+        assert finding.status == "ok" and "CUDA torch" in (finding.side_effect or ""), finding
