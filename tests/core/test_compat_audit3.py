@@ -195,3 +195,11 @@ def test_cpu_backends_name_their_own_install_route(catalog: Catalog) -> None:
     for framework in ("vllm", "sglang"):
         finding = find(found, framework, None)
         assert finding.status == "ok" and "CUDA torch" in (finding.side_effect or ""), finding
+
+
+def test_vllm_and_sglang_on_jetpack6_take_the_jetson_routes(catalog: Catalog) -> None:
+    found = findings("jetson-agx-orin-jp62", catalog)
+    assert "NVIDIA-AI-IOT" in (find(found, "vllm").side_effect or "")
+    assert "jetson-containers build sglang" in (find(found, "sglang").side_effect or "")
+    thor = findings("jetson-thor-jp7", catalog)  # JetPack 7: upstream wheels, not the Jetson 6 routes
+    assert find(thor, "vllm").command == "pip install vllm==0.33.0 torch==2.14.0"

@@ -119,9 +119,13 @@ def test_a_jetson_is_never_told_to_update_its_driver(catalog: Catalog) -> None:
     for finding in findings("jetson-agx-orin-jp62", catalog):
         assert not any(a.startswith("driver:") for a in finding.actions), finding
         assert "R580" not in (finding.fix or "") and "R595" not in (finding.fix or ""), finding
+    trt = find(findings("jetson-agx-orin-jp62", catalog), "tensorrt-llm")
+    assert trt.fix and trt.fix.startswith("On a Jetson the driver comes with JetPack 6.2")
+    assert "container" not in trt.fix  # the desktop images are x86-64/SBSA builds, not JetPack 6 ones
+    # vLLM has Jetson builds (the NVIDIA-AI-IOT container, Jetson AI Lab's index), not PyPI's CUDA 13 wheel
     vllm = find(findings("jetson-agx-orin-jp62", catalog), "vllm")
-    assert vllm.fix and vllm.fix.startswith("On a Jetson the driver comes with JetPack 6.2")
-    assert "container" not in vllm.fix  # the vLLM images are x86-64/SBSA builds, not JetPack 6 ones
+    assert vllm.status == "ok" and "pypi.jetson-ai-lab.io/jp6/cu126" in (vllm.side_effect or ""), vllm
+    assert vllm.command is None  # nothing pins PyPI's vllm/torch on a Jetson
     wheel = recommend_torch(machine("jetson-agx-orin-jp62"), catalog, TODAY)
     assert wheel is not None and wheel.command == (
         "pip install torch torchvision --index-url https://pypi.jetson-ai-lab.io/jp6/cu126"
