@@ -203,3 +203,12 @@ def test_vllm_and_sglang_on_jetpack6_take_the_jetson_routes(catalog: Catalog) ->
     assert "jetson-containers build sglang" in (find(found, "sglang").side_effect or "")
     thor = findings("jetson-thor-jp7", catalog)  # JetPack 7: upstream wheels, not the Jetson 6 routes
     assert find(thor, "vllm").command == "pip install vllm==0.33.0 torch==2.14.0"
+
+
+def test_flash_attention_2_on_thor_has_no_cubin_and_on_windows_is_a_warning(catalog: Catalog) -> None:
+    thor = find(findings("jetson-thor-jp7", catalog), "flash-attn-2")
+    assert thor.status == "fail" and thor.cause == "arch-unsupported" and "11.0" in thor.reason, thor
+    spark = find(findings("dgx-spark", catalog), "flash-attn-2")  # 12.1 runs the sm_120 cubin
+    assert spark.status == "ok", spark
+    windows = find(findings("rtx5060ti-windows", catalog), "flash-attn-2")
+    assert "an official Windows build" in windows.reason and windows.blocked_by, windows

@@ -346,7 +346,7 @@ def _official_check(rule: FrameworkRule, gpu: GPU) -> Check:
 
 def _unavailable(rule: FrameworkRule) -> Check:
     if rule.applies_to and rule.severity == "warn":  # one build does not run here, another does (the fix)
-        return Check("fail", tr("it does not run on this platform"), fix=_fix(rule), cause="os-unsupported")
+        return Check("fail", tr("not supported on this platform"), fix=_fix(rule), cause="os-unsupported")
     if rule.applies_to:  # no build for this platform (a Jetson, Windows): not applicable here
         return Check(
             "fail",
