@@ -46,16 +46,21 @@ QkNorm = Literal["none", "head", "width"]
 class _Keys:
     """Typed, bounded look-ups in one config; defaults come from the family's config class."""
 
-    def __init__(self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any]) -> None:
+    def __init__(
+        self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any], prefix: str = ""
+    ) -> None:
         self.config = config
         self.source = source
         self.defaults = defaults
+        #: names a nested object's keys in errors and notes ("linear_attn_config.num_heads")
+        self.prefix = prefix
         self.assumed: list[str] = []
 
     def fail(self, key: str, problem: str) -> NoReturn:
-        raise InputError(self.source, f"{key}: {problem}")
+        raise InputError(self.source, f"{self.prefix}{key}: {problem}")
 
     def assume(self, note: str) -> None:
+        note = f"{self.prefix}{note}" if self.prefix and note in self.defaults else note
         if note not in self.assumed:
             self.assumed.append(note)
 
@@ -212,7 +217,13 @@ def _gqa(
 
 
 #: the keys configs use for the experts each token is routed to, in the order they are tried
-_PER_TOKEN_KEYS: Final = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k")
+_PER_TOKEN_KEYS: Final = (
+    "num_experts_per_tok",
+    "num_experts_per_token",
+    "experts_per_token",
+    "top_k_experts",
+    "moe_top_k",
+)
 
 
 def _per_token(k: _Keys, experts: int) -> int:
@@ -818,6 +829,96 @@ def _deepseek_v4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     return _Body(mixers=(attn,) * d.layers, mlps=(moe,) * d.layers, kv_elements=cached)
 
 
+def _kda_keys(k: _Keys) -> _Keys:
+    """linear_attn_config, the object that describes a Kimi Linear stack's KDA layers."""
+    nested = k.config.get("linear_attn_config")
+    if not isinstance(nested, Mapping):
+        k.fail("linear_attn_config", f"must be an object giving the KDA layers, got {_show(nested)}")
+    defaults = {"short_conv_kernel_size": 4, "use_full_rank_gate": False}
+    keys = _Keys(nested, k.source, defaults, prefix="linear_attn_config.")
+    keys.assumed = k.assumed  # one list of notes for the whole config
+    return keys
+
+
+def _kimi_kinds(k: _Keys, layers: int) -> Kinds:
+    """KimiLinearConfig.is_kda_layer: layer i is KDA when i + 1 is in linear_attn_config.kda_layers
+    (the published lists count from 1), every other layer MLA; full_attn_layers, where given, must
+    be the rest."""
+    kda = _kda_keys(k)
+    listed = kda.config.get("kda_layers")
+    if not isinstance(listed, list) or len(listed) > layers:
+        kda.fail("kda_layers", f"must list at most {layers} layer numbers, counted from 1")
+    for item in listed:
+        if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= layers:
+            kda.fail("kda_layers", f"{_show(item)} is not a layer number from 1 to {layers}")
+    linear = set(listed)
+    full = kda.config.get("full_attn_layers")
+    if full is not None and (not isinstance(full, list) or set(full) != set(range(1, layers + 1)) - linear):
+        kda.fail("full_attn_layers", "must list the layers kda_layers leaves out, counted from 1")
+    return tuple("linear" if i + 1 in linear else "mla" for i in range(layers))
+
+
+def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """Kimi Linear / Kimi K3 (model_type kimi_linear): KDA and MLA layers, DeepSeek-style experts.
+
+    KDA (vllm-project/vllm vllm/model_executor/layers/kda.py, KimiDeltaAttention): q/k/v_proj
+    (hidden → heads·head_dim each), f_a_proj (hidden → head_dim) and f_b_proj (→ heads·head_dim),
+    dt_bias (heads·head_dim), b_proj (hidden → heads), q/k/v_conv1d (heads·head_dim × kernel each),
+    A_log (heads), the output gate g_a_proj + g_b_proj (low rank as f_*), or one hidden → heads·head_dim
+    g_proj with use_full_rank_gate (Kimi K3), o_norm (head_dim), o_proj. Its state per sequence
+    (MambaStateShapeCalculator.kda_state_shape): three conv windows of heads·head_dim × (kernel - 1)
+    and a recurrent state of heads × head_dim × head_dim.
+    MLA (vllm/model_executor/models/kimi_linear.py, KimiMLAAttention): DeepSeek-V2's latent attention
+    without biases, plus, with mla_use_output_gate (Kimi K3), a g_proj of hidden → heads·v_head_dim.
+    MLP (KimiMoE there): layers from first_k_dense_replace on, every moe_layer_freq-th, hold
+    num_experts routed experts, a router with e_score_correction_bias and num_shared_experts ×
+    moe_intermediate_size shared; the others a dense MLP of intermediate_size. Kimi K3's latent MoE
+    (routed_expert_hidden_size): experts work in that narrower space, entered and left through
+    routed_expert_down_proj / up_proj (and routed_expert_norm with latent_moe_use_norm); its
+    attention residuals (attn_res_block_size) add two norms and two hidden → 1 projections per layer.
+    """
+    kda = _kda_keys(k)
+    heads, head_dim = kda.size("num_heads"), kda.size("head_dim")
+    kernel = kda.size("short_conv_kernel_size", limit=4096)
+    width = heads * head_dim
+    gate = d.hidden * width if kda.flag("use_full_rank_gate") else d.hidden * head_dim + head_dim * width
+    linear = 3 * d.hidden * width + d.hidden * head_dim + head_dim * width + width + d.hidden * heads
+    linear += 3 * width * kernel + heads + gate + head_dim + width * d.hidden
+    mla = _mla_dims(k)
+    qk_head = mla.qk_nope + mla.qk_rope
+    if mla.q_lora_rank is None:
+        q = d.hidden * d.heads * qk_head
+    else:
+        q = d.hidden * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * d.heads * qk_head
+    full = q + d.hidden * (mla.kv_lora_rank + mla.qk_rope) + mla.kv_lora_rank
+    full += mla.kv_lora_rank * d.heads * (mla.qk_nope + mla.v_head_dim) + d.heads * mla.v_head_dim * d.hidden
+    if k.flag("mla_use_output_gate"):
+        full += d.hidden * d.heads * mla.v_head_dim
+        k.assume("mla_use_output_gate: a hidden → heads·v_head_dim gate in each MLA layer (public K3 ports)")
+    residuals = 4 * d.hidden if k.present("attn_res_block_size") else 0
+    if residuals:
+        k.assume(
+            "attn_res_block_size: two norms and two hidden → 1 projections per layer (attention residuals)"
+        )
+    mixers = tuple((linear if kind == "linear" else full) + residuals for kind in kinds)
+    experts = k.size("num_experts")
+    inner = k.size("moe_intermediate_size")
+    latent = k.optional_size("routed_expert_hidden_size")
+    space = latent or d.hidden
+    shared = d.hidden * experts + experts
+    shared += _gated_mlp(d.hidden, inner * k.size("num_shared_experts", zero_ok=True, limit=MAX_LAYERS))
+    if latent:
+        shared += 2 * d.hidden * latent + (latent if k.config.get("latent_moe_use_norm") is True else 0)
+        k.assume(f"routed experts in a {latent}-wide latent space (routed_expert_hidden_size)")
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(space, inner), shared)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    first = k.size("first_k_dense_replace", zero_ok=True, limit=MAX_LAYERS)
+    freq = k.size("moe_layer_freq", limit=MAX_LAYERS)
+    mlps = tuple(moe if i >= first and i % freq == 0 else dense for i in range(d.layers))
+    state = 3 * width * (kernel - 1) + heads * head_dim * head_dim
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state if "linear" in kinds else None, mla=mla)
+
+
 # -- layer kinds -----------------------------------------------------------------------------------
 
 _LAYER_TYPES: Final[Mapping[str, LayerKind]] = {
@@ -1104,6 +1205,19 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _deepseek_v4_body,
         defaults={"tie_word_embeddings": False, "n_shared_experts": 1},
     ),
+    "kimi_linear": _Family(
+        "vllm-project/vllm vllm/model_executor/models/kimi_linear.py and layers/kda.py",
+        _kimi_linear_body,
+        _kimi_kinds,
+        {
+            "tie_word_embeddings": False,
+            "first_k_dense_replace": 0,
+            "moe_layer_freq": 1,
+            "num_shared_experts": 0,
+            "mla_use_output_gate": False,
+        },
+        mla=True,
+    ),
     "nemotron_h": _Family(
         "models/nemotron_h/modeling_nemotron_h.py",
         _nemotron_h_body,
@@ -1253,12 +1367,9 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if model_type in FAMILIES:
         return model_type, FAMILIES[model_type], ()
     shown = _show(model_type)
-    if config.get("linear_attn_config") is not None:  # Kimi Linear / Kimi K3: KDA layers
-        raise InputError(
-            source,
-            f"linear_attn_config: model_type {shown} has Kimi Delta Attention layers, which RigCheck "
-            "cannot count yet (docs/architectures.md)",
-        )
+    if config.get("linear_attn_config") is not None:  # Kimi Delta Attention layers
+        note = f"model_type {shown}: counted as kimi_linear (it has linear_attn_config)"
+        return model_type, FAMILIES["kimi_linear"], (note,)
     if all(config.get(key) is not None for key in _MLA_KEYS):
         return (
             model_type,

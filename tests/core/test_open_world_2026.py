@@ -1,0 +1,115 @@
+"""The open-world reader on 2026 configs the first reader refused or miscounted: Kimi Delta Attention
+(Kimi K3), LFM2's short convolutions, MiniMax-M3's sparse attention.
+
+Configs are verbatim published files in tests/fixtures/configs-2026 (README there names each
+source). Every expected number is worked out by hand from the reference implementation named in the
+test, never read back from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.models.config import parse_config
+from rigcheck.core.models.files import read_config_json
+from rigcheck.core.models.spec import ModelInfo
+
+CONFIGS = Path(__file__).parents[1] / "fixtures" / "configs-2026"
+CTX = 131_072
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(use_overlay=False)
+
+
+def published(name: str) -> dict[str, Any]:
+    return json.loads((CONFIGS / f"{name}_config.json").read_text(encoding="utf-8"))
+
+
+def cache(model: ModelInfo, catalog: Catalog) -> tuple[int, int]:
+    """(attention KV bytes, recurrent state bytes) at 128k tokens, f16 cache, one sequence, vLLM."""
+    est = estimate_memory(model, Request(quant="bf16", context=CTX, engine="vllm"), catalog)
+    kv = [t.bytes for t in est.terms if t.category == "kv_cache"]
+    return kv[0], sum(kv[1:])
+
+
+# -- Kimi K3: Kimi Delta Attention and MLA ---------------------------------------------------------
+
+
+def test_kimi_k3_layers_follow_the_one_based_kda_list() -> None:
+    """linear_attn_config.kda_layers counts from 1 (vLLM KimiLinearConfig.is_kda_layer: layer_idx + 1):
+    69 KDA layers, 24 MLA layers (numbers 4, 8, ..., 92 and 93)."""
+    arch = parse_config(published("moonshotai--Kimi-K3"), "k3")
+    assert arch.layer_kinds.count("linear") == 69 and arch.layer_kinds.count("mla") == 24
+    assert [i + 1 for i, kind in enumerate(arch.layer_kinds) if kind == "mla"] == [*range(4, 93, 4), 93]
+
+
+def test_kimi_k3_cache_and_state_by_hand(tmp_path: Path, catalog: Catalog) -> None:
+    """KDA state per layer (vllm mamba_utils kda_state_shape): q, k and v conv windows of 96 × 128
+    channels × (4 - 1) taps, and a 96 × 128 × 128 recurrent state; counted in fp32. MLA layers cache
+    kv_lora_rank + qk_rope_head_dim = 512 + 64 elements per token."""
+    path = tmp_path / "Kimi-K3" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(published("moonshotai--Kimi-K3")), encoding="utf-8")
+    model = read_config_json(path)
+    assert model.native_quant == "mxfp4"  # its quantization_config: compressed-tensors mxfp4-pack-quantized
+    kv, state = cache(model, catalog)
+    assert state == 69 * (3 * 96 * 128 * 3 + 96 * 128 * 128) * 4
+    assert kv == 24 * (512 + 64) * CTX * 2
+    # read as 93 layers of full attention with 96 KV heads of 192, the cache would be 88× this
+    assert 93 * 2 * 96 * 192 * CTX * 2 / (kv + state) > 80
+
+
+def test_kimi_k3_kda_and_mla_mixers_by_hand() -> None:
+    """A KDA layer and an MLA layer of Kimi K3 differ only in their mixer (both hold the latent MoE).
+    KDA (vllm layers/kda.py, full-rank gate): q/k/v 3 × 7168 × 12288, f_a 7168 × 128, f_b 128 × 12288,
+    dt_bias 12288, b_proj 7168 × 96, three conv1d 12288 × 4, A_log 96, g_proj 7168 × 12288, o_norm
+    128, o_proj 12288 × 7168. MLA: q_a 7168 × 1536 + its norm, q_b 1536 × 96 × 192, kv_a 7168 × 576 +
+    norm 512, kv_b 512 × 96 × 256, o_proj 96 × 128 × 7168, output gate 7168 × 96 × 128."""
+    arch = parse_config(published("moonshotai--Kimi-K3"), "k3")
+    h, p = 7168, 96 * 128
+    kda = 3 * h * p + h * 128 + 128 * p + p + h * 96 + 3 * p * 4 + 96 + h * p + 128 + p * h
+    mla = h * 1536 + 1536 + 1536 * 96 * 192 + h * 576 + 512 + 512 * 96 * 256 + 96 * 128 * h + h * 96 * 128
+    assert arch.layer_kinds[1] == "linear" and arch.layer_kinds[3] == "mla"
+    assert arch.layer_params[1] - arch.layer_params[3] == kda - mla
+
+
+def test_kimi_k3_total_matches_the_published_size() -> None:
+    """ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/sdk/models/kimi_k3.py@095f58a5 calls
+    Kimi K3 '2.8T': 896 routed experts of 3 × 3584 × 3072 in 92 MoE layers dominate."""
+    arch = parse_config(published("moonshotai--Kimi-K3"), "k3")
+    assert 2.75e12 < arch.params_total < 2.85e12
+    assert arch.num_experts == 896 and arch.experts_per_token == 16
+    assert arch.expert_params == 3 * 3584 * 3072  # experts live in the 3584-wide latent space
+
+
+def test_an_unknown_type_with_kda_layers_is_counted_as_kimi_linear() -> None:
+    text = published("moonshotai--Kimi-K3")["text_config"]
+    known = parse_config(text, "x")
+    relabelled = parse_config({**text, "model_type": "kimi_next"}, "x")
+    assert relabelled.params_total == known.params_total
+    assert any("counted as kimi_linear" in note for note in relabelled.assumed)
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"kda_layers": [0, 1, 2]}, "linear_attn_config.kda_layers"),
+        ({"kda_layers": "all"}, "linear_attn_config.kda_layers"),
+        ({"full_attn_layers": [4]}, "linear_attn_config.full_attn_layers"),
+        ({"num_heads": None}, "linear_attn_config.num_heads"),
+    ],
+)
+def test_bad_kda_keys_name_the_nested_key(change: dict[str, Any], key: str) -> None:
+    text = published("moonshotai--Kimi-K3")["text_config"]
+    bad = {**text, "linear_attn_config": {**text["linear_attn_config"], **change}}
+    with pytest.raises(InputError, match=key.replace(".", r"\.")):
+        parse_config(bad, "x")
