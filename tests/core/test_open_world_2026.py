@@ -113,3 +113,92 @@ def test_bad_kda_keys_name_the_nested_key(change: dict[str, Any], key: str) -> N
     bad = {**text, "linear_attn_config": {**text["linear_attn_config"], **change}}
     with pytest.raises(InputError, match=key.replace(".", r"\.")):
         parse_config(bad, "x")
+
+
+# -- LFM2 / LFM2.5: gated short convolutions ---------------------------------------------------------
+
+#: LiquidAI/LFM2.5-8B-A1B config.json (https://huggingface.co/LiquidAI/LFM2.5-8B-A1B/blob/main/config.json),
+#: the keys the count reads; the vocabulary grew from LFM2-8B-A1B's 65,536 to 128,000
+LFM2_5_8B: dict[str, Any] = {
+    "model_type": "lfm2_moe",
+    "hidden_size": 2048,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "intermediate_size": 7168,
+    "moe_intermediate_size": 1792,
+    "num_experts": 32,
+    "num_experts_per_tok": 4,
+    "num_dense_layers": 2,
+    "vocab_size": 128000,
+    "tie_word_embeddings": True,
+    "use_expert_bias": True,
+    "conv_L_cache": 3,
+    "conv_bias": False,
+    "max_position_embeddings": 128000,
+    "layer_types": ["full_attention" if i in (2, 6, 10, 14, 18, 21) else "conv" for i in range(24)],
+}
+
+
+def test_lfm2_5_counts_its_tensor_table() -> None:
+    """The checkpoint's tensors, shape by shape (models/lfm2_moe/modular_lfm2_moe.py): embed_tokens
+    128,000 × 2,048 (tied), embedding_norm; per layer operator_norm and ffn_norm; 18 conv layers of
+    in_proj 6,144 × 2,048, out_proj 2,048 × 2,048 and conv 2,048 × 3; 6 attention layers of q and out
+    2,048 × 2,048, k and v 512 × 2,048 and two 64-wide layernorms; layers 0-1 a dense w1/w3/w2 of
+    7,168; 22 MoE layers of a 32 × 2,048 router, a 32-element expert_bias and 32 experts of
+    3 × 1,792 × 2,048: 2,302 tensors."""
+    h = 2048
+    conv = 3 * h * h + h * h + h * 3
+    attn = 2 * h * h + 2 * 512 * h + 2 * 64
+    dense = 3 * 7168 * h
+    moe = 32 * h + 32 + 32 * 3 * 1792 * h
+    expected = 128000 * h + h + 24 * 2 * h + 18 * conv + 6 * attn + 2 * dense + 22 * moe
+    arch = parse_config(LFM2_5_8B, "x")
+    assert arch.params_total == expected == 8_467_856_832
+    assert arch.layer_kinds.count("linear") == 18 and arch.experts_per_token == 4
+
+
+def test_lfm2_5_against_the_published_8_3b_is_the_vocabulary() -> None:
+    """The 8.3B figure is LFM2-8B-A1B's (huggingface/transformers docs/source/en/model_doc/lfm2_moe.md:
+    'LFM2-8B-A1B, with 8.3B total parameters'), whose vocabulary is 65,536; LFM2.5's 128,000-token
+    table adds 62,464 × 2,048 parameters, once, being tied."""
+    lfm2 = parse_config({**LFM2_5_8B, "vocab_size": 65536}, "x")
+    assert abs(lfm2.params_total - 8.3e9) <= 0.005 * 8.3e9
+    lfm2_5 = parse_config(LFM2_5_8B, "x")
+    assert lfm2_5.params_total - lfm2.params_total == (128000 - 65536) * 2048
+
+
+def test_lfm2_cache_and_conv_state_by_hand(tmp_path: Path, catalog: Catalog) -> None:
+    """6 attention layers cache 2 × 8 KV heads × 64 per token; each of the 18 conv layers keeps
+    hidden × (conv_L_cache - 1) = 2,048 × 2 inputs (vLLM short_conv_state_shape), counted in fp32."""
+    path = tmp_path / "LFM2.5-8B-A1B" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(LFM2_5_8B), encoding="utf-8")
+    kv, state = cache(read_config_json(path), catalog)
+    assert kv == 6 * 2 * 8 * 64 * CTX * 2
+    assert state == 18 * 2048 * 2 * 4
+
+
+def test_lfm2_dense_mlp_width_follows_block_auto_adjust() -> None:
+    """Lfm2MLP: block_ff_dim 6,656 → int(2 × 6,656 / 3) = 4,437 → rounded up to 256: 4,608
+    (LiquidAI/LFM2-350M's keys); full_attn_idxs stands in for layer_types."""
+    config = {
+        "model_type": "lfm2",
+        "vocab_size": 65536,
+        "hidden_size": 1024,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "conv_L_cache": 3,
+        "full_attn_idxs": [2, 5, 8, 10, 12, 14],
+        "block_ff_dim": 6656,
+    }
+    arch = parse_config(config, "x")
+    h = 1024
+    conv = 4 * h * h + 3 * h
+    attn = 2 * h * h + 2 * 512 * h + 2 * 64
+    assert arch.layer_kinds.count("full") == 6
+    assert sum(arch.layer_params) == 10 * conv + 6 * attn + 16 * (3 * h * 4608 + 2 * h)
+    with pytest.raises(InputError, match="layer_types"):
+        parse_config({**config, "layer_types": ["conv"] * 15 + ["mamba"]}, "x")

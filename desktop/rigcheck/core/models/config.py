@@ -919,6 +919,74 @@ def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     return _Body(mixers=mixers, mlps=mlps, linear_state=state if "linear" in kinds else None, mla=mla)
 
 
+def _lfm2_kinds(k: _Keys, layers: int) -> Kinds:
+    """Lfm2Config.layer_types: "conv" (a gated short convolution, "short_conv" in some ports) or
+    "full_attention" per layer; without it, full_attn_idxs lists the attention layers (all, when absent)."""
+    listed = k.config.get("layer_types")
+    if listed is not None:
+        if not isinstance(listed, list) or len(listed) != layers:
+            k.fail("layer_types", f"must list one type for each of the {layers} layers")
+        if any(item not in ("conv", "short_conv", "full_attention") for item in listed):
+            k.fail("layer_types", "LFM2 layers are 'conv' or 'full_attention'")
+        return tuple("full" if item == "full_attention" else "linear" for item in listed)
+    if k.present("full_attn_idxs"):
+        full = k.layer_set("full_attn_idxs", layers)
+        return tuple("full" if i in full else "linear" for i in range(layers))
+    k.assume("full_attn_idxs")
+    return _uniform("full", layers)
+
+
+def _lfm2_mixers(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], int | None]:
+    """models/lfm2/modular_lfm2.py: Lfm2ShortConv (in_proj hidden → 3·hidden, a depthwise conv1d of
+    conv_L_cache taps, out_proj; biases on all three with conv_bias) and Lfm2Attention (q/k/v/out_proj
+    without biases, q_layernorm and k_layernorm of head_dim). A conv layer's state per sequence:
+    hidden × (conv_L_cache - 1) (vLLM MambaStateShapeCalculator.short_conv_state_shape)."""
+    taps = k.size("conv_L_cache", limit=4096)
+    bias = k.flag("conv_bias")
+    conv = 4 * d.hidden * d.hidden + d.hidden * taps + (5 * d.hidden if bias else 0)
+    attn = _gqa(d, qk_norm="head")
+    mixers = tuple(conv if kind == "linear" else attn for kind in kinds)
+    return mixers, d.hidden * (taps - 1) if "linear" in kinds else None
+
+
+def _lfm2_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/lfm2/modular_lfm2.py (Lfm2DecoderLayer): the mixers of :func:`_lfm2_mixers` and
+    Lfm2MLP (w1, w3, w2) of intermediate_size (block_ff_dim), which block_auto_adjust_ff_dim takes to
+    2/3, times block_ffn_dim_multiplier, rounded up to block_multiple_of."""
+    mixers, state = _lfm2_mixers(k, d, kinds)
+    key = "block_ff_dim" if k.present("block_ff_dim") else "intermediate_size"
+    inner = k.size(key)
+    if k.flag("block_auto_adjust_ff_dim"):
+        inner = int(2 * inner / 3)
+        multiplier = k.config.get("block_ffn_dim_multiplier", 1.0)
+        if multiplier is not None:
+            if (
+                isinstance(multiplier, bool)
+                or not isinstance(multiplier, int | float)
+                or not 0 < multiplier < 1e3
+            ):
+                k.fail("block_ffn_dim_multiplier", f"must be a number above 0, got {_show(multiplier)}")
+            step = k.size("block_multiple_of")
+            inner = step * ((int(multiplier * inner) + step - 1) // step)
+    mlp = _gated_mlp(d.hidden, inner)
+    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state)
+
+
+def _lfm2_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/lfm2_moe/modular_lfm2_moe.py (Lfm2MoeDecoderLayer): LFM2's mixers, a dense MLP of
+    intermediate_size in the first num_dense_layers layers, then a sparse block: a router of
+    num_experts × hidden, an expert_bias per expert with use_expert_bias, and experts of
+    moe_intermediate_size (no shared expert)."""
+    mixers, state = _lfm2_mixers(k, d, kinds)
+    experts = k.size("num_experts")
+    router = d.hidden * experts + (experts if k.flag("use_expert_bias") else 0)
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, k.size("moe_intermediate_size")), router)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    first = k.size("num_dense_layers", zero_ok=True, limit=MAX_LAYERS)
+    mlps = tuple(dense if i < first else moe for i in range(d.layers))
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state)
+
+
 # -- layer kinds -----------------------------------------------------------------------------------
 
 _LAYER_TYPES: Final[Mapping[str, LayerKind]] = {
@@ -993,6 +1061,8 @@ class _Family:
     layer_norms: int = 2
     norm_bias: bool = False
     mla: bool = False
+    #: False where the kinds function reads layer_types itself (LFM2's "conv" layers)
+    reads_layer_types: bool = True
 
 
 _LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
@@ -1218,6 +1288,32 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         },
         mla=True,
     ),
+    "lfm2": _Family(
+        "models/lfm2/modular_lfm2.py",
+        _lfm2_body,
+        _lfm2_kinds,
+        {
+            "tie_word_embeddings": True,
+            "conv_bias": False,
+            "conv_L_cache": 3,
+            "block_multiple_of": 256,
+            "block_auto_adjust_ff_dim": True,
+        },
+        reads_layer_types=False,
+    ),
+    "lfm2_moe": _Family(
+        "models/lfm2_moe/modular_lfm2_moe.py",
+        _lfm2_moe_body,
+        _lfm2_kinds,
+        {
+            "tie_word_embeddings": True,
+            "conv_bias": False,
+            "conv_L_cache": 3,
+            "use_expert_bias": True,
+            "num_dense_layers": 2,
+        },
+        reads_layer_types=False,
+    ),
     "nemotron_h": _Family(
         "models/nemotron_h/modeling_nemotron_h.py",
         _nemotron_h_body,
@@ -1439,7 +1535,7 @@ def _dims(k: _Keys, family: _Family) -> _Dims:
 def _layer_kinds(k: _Keys, family: _Family, layers: int) -> Kinds:
     """``layer_types`` when the config lists them, else the family's pattern."""
     listed = k.config.get("layer_types")
-    if listed is None or family.mla:
+    if listed is None or family.mla or not family.reads_layer_types:
         return family.kinds(k, layers)
     if not isinstance(listed, list) or len(listed) != layers:
         k.fail("layer_types", f"must list one type for each of the {layers} layers")
