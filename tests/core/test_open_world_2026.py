@@ -202,3 +202,31 @@ def test_lfm2_dense_mlp_width_follows_block_auto_adjust() -> None:
     assert sum(arch.layer_params) == 10 * conv + 6 * attn + 16 * (3 * h * 4608 + 2 * h)
     with pytest.raises(InputError, match="layer_types"):
         parse_config({**config, "layer_types": ["conv"] * 15 + ["mamba"]}, "x")
+
+
+# -- MiniMax-M3: block-sparse attention with a key-only index cache ----------------------------------
+
+
+def test_minimax_m3_caches_kv_and_one_index_key_on_sparse_layers(catalog: Catalog) -> None:
+    """baidu/vLLM-Kunlun vllm/model_executor/models/minimax_m3.py@2d92d40f: the main K/V cache stays
+    whole (4 KV heads × 128, keys and values) on all 60 layers, and the 57 layers that
+    sparse_attention_freq marks add a key-only side cache of one 128-wide index key per token."""
+    config = published("MiniMaxAI--MiniMax-M3")
+    arch = parse_config(config, "m3")
+    assert sum(config["sparse_attention_config"]["sparse_attention_freq"]) == 57
+    assert arch.layer_kv_elements[:4] == (1024, 1024, 1024, 1152)
+    path_model = ModelInfo("m3", "MiniMax-M3", arch, "config", "m3")
+    kv, state = cache(path_model, catalog)
+    assert kv == (60 * 2 * 4 * 128 + 57 * 128) * CTX * 2 and state == 0
+
+
+def test_minimax_m3_indexer_weights_by_hand() -> None:
+    """Per sparse layer: index_q 6,144 → 4 × 128, index_k 6,144 → 128, index_q_norm and index_k_norm
+    of 128; no index value/output projections (sparse_disable_index_value is 1 on every sparse layer)."""
+    config = published("MiniMaxAI--MiniMax-M3")
+    dense = {k: v for k, v in config.items() if k != "sparse_attention_config"}
+    indexer = 6144 * (4 * 128 + 128) + 2 * 128
+    assert parse_config(config, "m3").params_total - parse_config(dense, "m3").params_total == 57 * indexer
+    bad = dict(config["sparse_attention_config"], sparse_disable_index_value=[0] * 60)
+    with pytest.raises(InputError, match=r"sparse_attention_config\.sparse_disable_index_value"):
+        parse_config({**config, "sparse_attention_config": bad}, "m3")

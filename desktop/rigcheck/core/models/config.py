@@ -622,12 +622,59 @@ def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
             widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
         )
     )
+    index_params, index_keys = _msa_indexer(k, d)
+    if index_params:
+        mixers = tuple(m + extra for m, extra in zip(mixers, index_params, strict=True))
+        own = cached or tuple(
+            widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
+        )
+        cached = tuple(c + extra for c, extra in zip(own, index_keys, strict=True))
     key = _expert_key(k)
     if key is not None:
         mlps = _generic_moe(k, d, key)
     else:
         mlps = (_gated_mlp(d.hidden, k.size("intermediate_size")),) * d.layers
     return _Body(mixers=mixers, mlps=mlps, linear_state=state, kv_elements=cached)
+
+
+def _msa_indexer(k: _Keys, d: _Dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """MiniMax-M3's block-sparse attention (sparse_attention_config), per layer: the indexer's
+    parameters and the elements it caches per token.
+
+    baidu/vLLM-Kunlun vllm/model_executor/models/minimax_m3.py@2d92d40f (MiniMaxM3MSAIndexer,
+    MiniMaxM3IndexerCache): on each layer sparse_attention_freq marks, index_q (hidden →
+    sparse_num_index_heads × sparse_index_dim) and one shared index_k (hidden → sparse_index_dim)
+    projections and two index_dim norms; the main K/V cache stays whole (the sparse kernel reads
+    top-k blocks of it) and a key-only side cache adds one index key of sparse_index_dim per token.
+    sparse_disable_index_value marks layers without index value/output projections (all of M3's)."""
+    config = k.config.get("sparse_attention_config")
+    if not isinstance(config, Mapping) or config.get("use_sparse_attention") is not True:
+        return (), ()
+    s = _Keys(config, k.source, {}, prefix="sparse_attention_config.")
+    s.assumed = k.assumed
+    dim, heads = s.size("sparse_index_dim"), s.size("sparse_num_index_heads")
+    sparse = _layer_flags(s, "sparse_attention_freq", d.layers)
+    no_value = _layer_flags(s, "sparse_disable_index_value", d.layers)
+    if any(on and not off for on, off in zip(sparse, no_value, strict=True)):
+        s.fail(
+            "sparse_disable_index_value",
+            "layers with index values are not published; RigCheck cannot size them",
+        )
+    k.assume("sparse attention: the whole K/V cached plus one index key per token on sparse layers")
+    per_layer = d.hidden * (heads * dim + dim) + 2 * dim
+    return tuple(per_layer if on else 0 for on in sparse), tuple(dim if on else 0 for on in sparse)
+
+
+def _layer_flags(k: _Keys, key: str, layers: int) -> tuple[bool, ...]:
+    """A list of one 0 or 1 per layer."""
+    listed = k.config.get(key)
+    if (
+        not isinstance(listed, list)
+        or len(listed) != layers
+        or any(isinstance(item, bool) or item not in (0, 1) for item in listed)
+    ):
+        k.fail(key, f"must hold one 0 or 1 for each of the {layers} layers")
+    return tuple(item == 1 for item in listed)
 
 
 def _attention_widths(k: _Keys, d: _Dims, kind: LayerKind) -> tuple[int, int, int, int]:
