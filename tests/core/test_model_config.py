@@ -198,7 +198,7 @@ BEYOND_THE_TEXT_MODEL: dict[str, Callable[[ArchConfig], int]] = {
 #: published totals within 0.5% of the text model, their rest (vision tower, MTP) not pinned here
 WITHIN_HALF_A_PERCENT = {
     "qwen3.5-397b-a17b": "the published 397B includes the vision tower and the MTP module",
-    "minimax-m3": "the published 428B includes the vision tower; 425.95B counted for the text model",
+    "minimax-m3": "the published 428B includes the vision tower; 426.17B counted for the text model (MSA indexer included)",
     "glm-5.2": "the published 744B for 743.38B counted (MTP layer not counted)",
 }
 #: published totals given to two significant figures
@@ -317,7 +317,8 @@ ACTIVE_CONVENTION: dict[str, tuple[Callable[[ArchConfig], int], bool]] = {
     "kimi-k2.7-code": (without_input_embedding, False),  # K2.6's text model
     "step-3.7-flash": (everything, False),  # 10.86B, Step-3.5-Flash's "11B active"
     "glm-4.7-flash": (without_embedding_or_head, False),  # 3.26B non-embedding, "3B active"
-    "minimax-m3": (without_embedding_or_head, False),  # 23.28B non-embedding, "23 billion activated"
+    # 23.50B non-embedding with the MSA indexer (23.28B without it): "23 billion activated" read as cut
+    "minimax-m3": (without_embedding_or_head, True),
     "glm-5.2": (without_input_embedding, False),  # 40.30B with the head, "40B active"
 }
 

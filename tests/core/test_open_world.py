@@ -184,10 +184,11 @@ def test_moe_layer_freq_as_a_list_places_the_experts() -> None:
         parse_config({**config, "moe_layer_freq": [0, 1]}, "x")
 
 
-def test_kimi_delta_attention_is_refused_naming_its_key() -> None:
-    """moonshotai/Kimi-K3's text_config (model_type kimi_linear) keeps its KDA layers in linear_attn_config."""
+def test_kimi_delta_attention_without_its_layer_list_is_refused_naming_it() -> None:
+    """moonshotai/Kimi-K3's text_config (model_type kimi_linear) keeps its KDA layers in linear_attn_config
+    (counted in tests/core/test_open_world_2026.py); without kda_layers nothing says which layers they are."""
     config = {**BY_ID["kimi-k2"].config, "model_type": "kimi_linear", "linear_attn_config": {"num_heads": 96}}
-    with pytest.raises(InputError, match="linear_attn_config"):
+    with pytest.raises(InputError, match=r"linear_attn_config\.kda_layers"):
         parse_config(config, "x")
 
 

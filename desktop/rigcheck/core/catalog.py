@@ -183,6 +183,11 @@ class QuantFormat:
     #: whole-file bits per weight llama.cpp measured for a mix (its Q4_K_M keeps some tensors wider)
     file_bpw: float | None = None
     file_bpw_source: str | None = None
+    #: a mix whose layers' bits per weight come from one published file of another model (Unsloth UD,
+    #: QAT): the layers at this rate, the embedding and head at outside_bpw (else as llama.cpp's mixes)
+    layer_bpw: float | None = None
+    layer_bpw_source: str | None = None
+    outside_bpw: float | None = None
     #: ggml_type enum value, for reading GGUF tensor types
     ggml_type: int | None = None
     block_size: int | None = None

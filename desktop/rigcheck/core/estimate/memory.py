@@ -190,6 +190,11 @@ _QUANT_ALIASES = {
     # GGUF file types name the mix, not the block format of the same name
     "q2_k": "q2_k-mix",
     "q6_k": "q6_k-mix",
+    # Gemma's quantization-aware-trained GGUFs (google/gemma-*-it-qat-q4_0-gguf)
+    "qat-q4_0": "q4_0-qat",
+    "q4_0_qat": "q4_0-qat",
+    "qat_q4_0": "q4_0-qat",
+    "qat": "q4_0-qat",
 }
 _KV_ALIASES = {"fp16": "f16", "fp32": "f32", "fp8": "fp8-e4m3", "e4m3": "fp8-e4m3", "float16": "f16"}
 
@@ -275,6 +280,9 @@ def _weights(
 
     embed_head = arch.embed_params + arch.head_params
     layer_params = arch.layer_params or _spread_params(arch)
+    if quant.kind == "gguf" and quant.layer_bpw is not None:
+        term, per_layer, other, embed = _derived_mix(model, quant, layer_params)
+        return term, per_layer, other, embed
     if quant.kind == "gguf" and quant.file_bpw is not None:
         # llama.cpp's mixes: the output head at Q6_K (unless the base type is wider), the input embedding
         # at the base block type, and the layers at whatever bits per weight makes the mix's whole-file
@@ -348,6 +356,39 @@ def _weights(
         provenance = "estimate"
     total = sum(per_layer) + other
     term = Term("weights", tr("weights ({quant})", quant=quant.name), total, provenance, formula, source)
+    return term, per_layer, other, embed
+
+
+def _derived_mix(
+    model: ModelInfo, quant: QuantFormat, layer_params: tuple[int, ...]
+) -> tuple[Term, tuple[int, ...], int, int]:
+    """A GGUF mix sized from a published file (Unsloth UD, QAT Q4_0): the layers at ``layer_bpw``, the
+    embedding and head at ``outside_bpw``, or else as llama.cpp's mixes (head at Q6_K unless the base is
+    wider, an untied input embedding at the base block, a tied one as the head)."""
+    arch = model.arch
+    body_bpw = quant.layer_bpw or quant.bits_per_weight
+    out_bpw = quant.outside_bpw or max(quant.bits_per_weight, Q6_K_BPW)
+    in_bpw = quant.outside_bpw or (out_bpw if arch.tie_word_embeddings else quant.bits_per_weight)
+    per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+    embed = int(arch.embed_params * in_bpw / 8)
+    other = embed + int(arch.head_params * out_bpw / 8)
+    formula = tr(
+        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+        "× {embed} bits, / 8",
+        body=sig(body_bpw, 6),
+        quant=quant.name,
+        out=sig(out_bpw, 6),
+        embed=sig(in_bpw, 6),
+    )
+    source = quant.layer_bpw_source or quant.source
+    term = Term(
+        "weights",
+        tr("weights ({quant})", quant=quant.name),
+        sum(per_layer) + other,
+        "estimate",
+        formula,
+        source,
+    )
     return term, per_layer, other, embed
 
 

@@ -46,16 +46,21 @@ QkNorm = Literal["none", "head", "width"]
 class _Keys:
     """Typed, bounded look-ups in one config; defaults come from the family's config class."""
 
-    def __init__(self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any]) -> None:
+    def __init__(
+        self, config: Mapping[str, Any], source: str, defaults: Mapping[str, Any], prefix: str = ""
+    ) -> None:
         self.config = config
         self.source = source
         self.defaults = defaults
+        #: names a nested object's keys in errors and notes ("linear_attn_config.num_heads")
+        self.prefix = prefix
         self.assumed: list[str] = []
 
     def fail(self, key: str, problem: str) -> NoReturn:
-        raise InputError(self.source, f"{key}: {problem}")
+        raise InputError(self.source, f"{self.prefix}{key}: {problem}")
 
     def assume(self, note: str) -> None:
+        note = f"{self.prefix}{note}" if self.prefix and note in self.defaults else note
         if note not in self.assumed:
             self.assumed.append(note)
 
@@ -212,7 +217,13 @@ def _gqa(
 
 
 #: the keys configs use for the experts each token is routed to, in the order they are tried
-_PER_TOKEN_KEYS: Final = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k")
+_PER_TOKEN_KEYS: Final = (
+    "num_experts_per_tok",
+    "num_experts_per_token",
+    "experts_per_token",
+    "top_k_experts",
+    "moe_top_k",
+)
 
 
 def _per_token(k: _Keys, experts: int) -> int:
@@ -611,12 +622,59 @@ def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
             widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
         )
     )
+    index_params, index_keys = _msa_indexer(k, d)
+    if index_params:
+        mixers = tuple(m + extra for m, extra in zip(mixers, index_params, strict=True))
+        own = cached or tuple(
+            widths[kind][1] * (widths[kind][2] + widths[kind][3]) if kind in widths else 0 for kind in kinds
+        )
+        cached = tuple(c + extra for c, extra in zip(own, index_keys, strict=True))
     key = _expert_key(k)
     if key is not None:
         mlps = _generic_moe(k, d, key)
     else:
         mlps = (_gated_mlp(d.hidden, k.size("intermediate_size")),) * d.layers
     return _Body(mixers=mixers, mlps=mlps, linear_state=state, kv_elements=cached)
+
+
+def _msa_indexer(k: _Keys, d: _Dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """MiniMax-M3's block-sparse attention (sparse_attention_config), per layer: the indexer's
+    parameters and the elements it caches per token.
+
+    baidu/vLLM-Kunlun vllm/model_executor/models/minimax_m3.py@2d92d40f (MiniMaxM3MSAIndexer,
+    MiniMaxM3IndexerCache): on each layer sparse_attention_freq marks, index_q (hidden →
+    sparse_num_index_heads × sparse_index_dim) and one shared index_k (hidden → sparse_index_dim)
+    projections and two index_dim norms; the main K/V cache stays whole (the sparse kernel reads
+    top-k blocks of it) and a key-only side cache adds one index key of sparse_index_dim per token.
+    sparse_disable_index_value marks layers without index value/output projections (all of M3's)."""
+    config = k.config.get("sparse_attention_config")
+    if not isinstance(config, Mapping) or config.get("use_sparse_attention") is not True:
+        return (), ()
+    s = _Keys(config, k.source, {}, prefix="sparse_attention_config.")
+    s.assumed = k.assumed
+    dim, heads = s.size("sparse_index_dim"), s.size("sparse_num_index_heads")
+    sparse = _layer_flags(s, "sparse_attention_freq", d.layers)
+    no_value = _layer_flags(s, "sparse_disable_index_value", d.layers)
+    if any(on and not off for on, off in zip(sparse, no_value, strict=True)):
+        s.fail(
+            "sparse_disable_index_value",
+            "layers with index values are not published; RigCheck cannot size them",
+        )
+    k.assume("sparse attention: the whole K/V cached plus one index key per token on sparse layers")
+    per_layer = d.hidden * (heads * dim + dim) + 2 * dim
+    return tuple(per_layer if on else 0 for on in sparse), tuple(dim if on else 0 for on in sparse)
+
+
+def _layer_flags(k: _Keys, key: str, layers: int) -> tuple[bool, ...]:
+    """A list of one 0 or 1 per layer."""
+    listed = k.config.get(key)
+    if (
+        not isinstance(listed, list)
+        or len(listed) != layers
+        or any(isinstance(item, bool) or item not in (0, 1) for item in listed)
+    ):
+        k.fail(key, f"must hold one 0 or 1 for each of the {layers} layers")
+    return tuple(item == 1 for item in listed)
 
 
 def _attention_widths(k: _Keys, d: _Dims, kind: LayerKind) -> tuple[int, int, int, int]:
@@ -818,6 +876,164 @@ def _deepseek_v4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     return _Body(mixers=(attn,) * d.layers, mlps=(moe,) * d.layers, kv_elements=cached)
 
 
+def _kda_keys(k: _Keys) -> _Keys:
+    """linear_attn_config, the object that describes a Kimi Linear stack's KDA layers."""
+    nested = k.config.get("linear_attn_config")
+    if not isinstance(nested, Mapping):
+        k.fail("linear_attn_config", f"must be an object giving the KDA layers, got {_show(nested)}")
+    defaults = {"short_conv_kernel_size": 4, "use_full_rank_gate": False}
+    keys = _Keys(nested, k.source, defaults, prefix="linear_attn_config.")
+    keys.assumed = k.assumed  # one list of notes for the whole config
+    return keys
+
+
+def _kimi_kinds(k: _Keys, layers: int) -> Kinds:
+    """KimiLinearConfig.is_kda_layer: layer i is KDA when i + 1 is in linear_attn_config.kda_layers
+    (the published lists count from 1), every other layer MLA; full_attn_layers, where given, must
+    be the rest."""
+    kda = _kda_keys(k)
+    listed = kda.config.get("kda_layers")
+    if not isinstance(listed, list) or len(listed) > layers:
+        kda.fail("kda_layers", f"must list at most {layers} layer numbers, counted from 1")
+    for item in listed:
+        if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= layers:
+            kda.fail("kda_layers", f"{_show(item)} is not a layer number from 1 to {layers}")
+    linear = set(listed)
+    full = kda.config.get("full_attn_layers")
+    if full is not None and (not isinstance(full, list) or set(full) != set(range(1, layers + 1)) - linear):
+        kda.fail("full_attn_layers", "must list the layers kda_layers leaves out, counted from 1")
+    return tuple("linear" if i + 1 in linear else "mla" for i in range(layers))
+
+
+def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """Kimi Linear / Kimi K3 (model_type kimi_linear): KDA and MLA layers, DeepSeek-style experts.
+
+    KDA (vllm-project/vllm vllm/model_executor/layers/kda.py, KimiDeltaAttention): q/k/v_proj
+    (hidden → heads·head_dim each), f_a_proj (hidden → head_dim) and f_b_proj (→ heads·head_dim),
+    dt_bias (heads·head_dim), b_proj (hidden → heads), q/k/v_conv1d (heads·head_dim × kernel each),
+    A_log (heads), the output gate g_a_proj + g_b_proj (low rank as f_*), or one hidden → heads·head_dim
+    g_proj with use_full_rank_gate (Kimi K3), o_norm (head_dim), o_proj. Its state per sequence
+    (MambaStateShapeCalculator.kda_state_shape): three conv windows of heads·head_dim × (kernel - 1)
+    and a recurrent state of heads × head_dim × head_dim.
+    MLA (vllm/model_executor/models/kimi_linear.py, KimiMLAAttention): DeepSeek-V2's latent attention
+    without biases, plus, with mla_use_output_gate (Kimi K3), a g_proj of hidden → heads·v_head_dim.
+    MLP (KimiMoE there): layers from first_k_dense_replace on, every moe_layer_freq-th, hold
+    num_experts routed experts, a router with e_score_correction_bias and num_shared_experts ×
+    moe_intermediate_size shared; the others a dense MLP of intermediate_size. Kimi K3's latent MoE
+    (routed_expert_hidden_size): experts work in that narrower space, entered and left through
+    routed_expert_down_proj / up_proj (and routed_expert_norm with latent_moe_use_norm); its
+    attention residuals (attn_res_block_size) add two norms and two hidden → 1 projections per layer.
+    """
+    kda = _kda_keys(k)
+    heads, head_dim = kda.size("num_heads"), kda.size("head_dim")
+    kernel = kda.size("short_conv_kernel_size", limit=4096)
+    width = heads * head_dim
+    gate = d.hidden * width if kda.flag("use_full_rank_gate") else d.hidden * head_dim + head_dim * width
+    linear = 3 * d.hidden * width + d.hidden * head_dim + head_dim * width + width + d.hidden * heads
+    linear += 3 * width * kernel + heads + gate + head_dim + width * d.hidden
+    mla = _mla_dims(k)
+    qk_head = mla.qk_nope + mla.qk_rope
+    if mla.q_lora_rank is None:
+        q = d.hidden * d.heads * qk_head
+    else:
+        q = d.hidden * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * d.heads * qk_head
+    full = q + d.hidden * (mla.kv_lora_rank + mla.qk_rope) + mla.kv_lora_rank
+    full += mla.kv_lora_rank * d.heads * (mla.qk_nope + mla.v_head_dim) + d.heads * mla.v_head_dim * d.hidden
+    if k.flag("mla_use_output_gate"):
+        full += d.hidden * d.heads * mla.v_head_dim
+        k.assume("mla_use_output_gate: a hidden → heads·v_head_dim gate in each MLA layer (public K3 ports)")
+    residuals = 4 * d.hidden if k.present("attn_res_block_size") else 0
+    if residuals:
+        k.assume(
+            "attn_res_block_size: two norms and two hidden → 1 projections per layer (attention residuals)"
+        )
+    mixers = tuple((linear if kind == "linear" else full) + residuals for kind in kinds)
+    experts = k.size("num_experts")
+    inner = k.size("moe_intermediate_size")
+    latent = k.optional_size("routed_expert_hidden_size")
+    space = latent or d.hidden
+    shared = d.hidden * experts + experts
+    shared += _gated_mlp(d.hidden, inner * k.size("num_shared_experts", zero_ok=True, limit=MAX_LAYERS))
+    if latent:
+        shared += 2 * d.hidden * latent + (latent if k.config.get("latent_moe_use_norm") is True else 0)
+        k.assume(f"routed experts in a {latent}-wide latent space (routed_expert_hidden_size)")
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(space, inner), shared)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    first = k.size("first_k_dense_replace", zero_ok=True, limit=MAX_LAYERS)
+    freq = k.size("moe_layer_freq", limit=MAX_LAYERS)
+    mlps = tuple(moe if i >= first and i % freq == 0 else dense for i in range(d.layers))
+    state = 3 * width * (kernel - 1) + heads * head_dim * head_dim
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state if "linear" in kinds else None, mla=mla)
+
+
+def _lfm2_kinds(k: _Keys, layers: int) -> Kinds:
+    """Lfm2Config.layer_types: "conv" (a gated short convolution, "short_conv" in some ports) or
+    "full_attention" per layer; without it, full_attn_idxs lists the attention layers (all, when absent)."""
+    listed = k.config.get("layer_types")
+    if listed is not None:
+        if not isinstance(listed, list) or len(listed) != layers:
+            k.fail("layer_types", f"must list one type for each of the {layers} layers")
+        if any(item not in ("conv", "short_conv", "full_attention") for item in listed):
+            k.fail("layer_types", "LFM2 layers are 'conv' or 'full_attention'")
+        return tuple("full" if item == "full_attention" else "linear" for item in listed)
+    if k.present("full_attn_idxs"):
+        full = k.layer_set("full_attn_idxs", layers)
+        return tuple("full" if i in full else "linear" for i in range(layers))
+    k.assume("full_attn_idxs")
+    return _uniform("full", layers)
+
+
+def _lfm2_mixers(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], int | None]:
+    """models/lfm2/modular_lfm2.py: Lfm2ShortConv (in_proj hidden → 3·hidden, a depthwise conv1d of
+    conv_L_cache taps, out_proj; biases on all three with conv_bias) and Lfm2Attention (q/k/v/out_proj
+    without biases, q_layernorm and k_layernorm of head_dim). A conv layer's state per sequence:
+    hidden × (conv_L_cache - 1) (vLLM MambaStateShapeCalculator.short_conv_state_shape)."""
+    taps = k.size("conv_L_cache", limit=4096)
+    bias = k.flag("conv_bias")
+    conv = 4 * d.hidden * d.hidden + d.hidden * taps + (5 * d.hidden if bias else 0)
+    attn = _gqa(d, qk_norm="head")
+    mixers = tuple(conv if kind == "linear" else attn for kind in kinds)
+    return mixers, d.hidden * (taps - 1) if "linear" in kinds else None
+
+
+def _lfm2_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/lfm2/modular_lfm2.py (Lfm2DecoderLayer): the mixers of :func:`_lfm2_mixers` and
+    Lfm2MLP (w1, w3, w2) of intermediate_size (block_ff_dim), which block_auto_adjust_ff_dim takes to
+    2/3, times block_ffn_dim_multiplier, rounded up to block_multiple_of."""
+    mixers, state = _lfm2_mixers(k, d, kinds)
+    key = "block_ff_dim" if k.present("block_ff_dim") else "intermediate_size"
+    inner = k.size(key)
+    if k.flag("block_auto_adjust_ff_dim"):
+        inner = int(2 * inner / 3)
+        multiplier = k.config.get("block_ffn_dim_multiplier", 1.0)
+        if multiplier is not None:
+            if (
+                isinstance(multiplier, bool)
+                or not isinstance(multiplier, int | float)
+                or not 0 < multiplier < 1e3
+            ):
+                k.fail("block_ffn_dim_multiplier", f"must be a number above 0, got {_show(multiplier)}")
+            step = k.size("block_multiple_of")
+            inner = step * ((int(multiplier * inner) + step - 1) // step)
+    mlp = _gated_mlp(d.hidden, inner)
+    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state)
+
+
+def _lfm2_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/lfm2_moe/modular_lfm2_moe.py (Lfm2MoeDecoderLayer): LFM2's mixers, a dense MLP of
+    intermediate_size in the first num_dense_layers layers, then a sparse block: a router of
+    num_experts × hidden, an expert_bias per expert with use_expert_bias, and experts of
+    moe_intermediate_size (no shared expert)."""
+    mixers, state = _lfm2_mixers(k, d, kinds)
+    experts = k.size("num_experts")
+    router = d.hidden * experts + (experts if k.flag("use_expert_bias") else 0)
+    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, k.size("moe_intermediate_size")), router)
+    dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    first = k.size("num_dense_layers", zero_ok=True, limit=MAX_LAYERS)
+    mlps = tuple(dense if i < first else moe for i in range(d.layers))
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state)
+
+
 # -- layer kinds -----------------------------------------------------------------------------------
 
 _LAYER_TYPES: Final[Mapping[str, LayerKind]] = {
@@ -892,6 +1108,8 @@ class _Family:
     layer_norms: int = 2
     norm_bias: bool = False
     mla: bool = False
+    #: False where the kinds function reads layer_types itself (LFM2's "conv" layers)
+    reads_layer_types: bool = True
 
 
 _LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
@@ -1104,6 +1322,45 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _deepseek_v4_body,
         defaults={"tie_word_embeddings": False, "n_shared_experts": 1},
     ),
+    "kimi_linear": _Family(
+        "vllm-project/vllm vllm/model_executor/models/kimi_linear.py and layers/kda.py",
+        _kimi_linear_body,
+        _kimi_kinds,
+        {
+            "tie_word_embeddings": False,
+            "first_k_dense_replace": 0,
+            "moe_layer_freq": 1,
+            "num_shared_experts": 0,
+            "mla_use_output_gate": False,
+        },
+        mla=True,
+    ),
+    "lfm2": _Family(
+        "models/lfm2/modular_lfm2.py",
+        _lfm2_body,
+        _lfm2_kinds,
+        {
+            "tie_word_embeddings": True,
+            "conv_bias": False,
+            "conv_L_cache": 3,
+            "block_multiple_of": 256,
+            "block_auto_adjust_ff_dim": True,
+        },
+        reads_layer_types=False,
+    ),
+    "lfm2_moe": _Family(
+        "models/lfm2_moe/modular_lfm2_moe.py",
+        _lfm2_moe_body,
+        _lfm2_kinds,
+        {
+            "tie_word_embeddings": True,
+            "conv_bias": False,
+            "conv_L_cache": 3,
+            "use_expert_bias": True,
+            "num_dense_layers": 2,
+        },
+        reads_layer_types=False,
+    ),
     "nemotron_h": _Family(
         "models/nemotron_h/modeling_nemotron_h.py",
         _nemotron_h_body,
@@ -1253,12 +1510,9 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if model_type in FAMILIES:
         return model_type, FAMILIES[model_type], ()
     shown = _show(model_type)
-    if config.get("linear_attn_config") is not None:  # Kimi Linear / Kimi K3: KDA layers
-        raise InputError(
-            source,
-            f"linear_attn_config: model_type {shown} has Kimi Delta Attention layers, which RigCheck "
-            "cannot count yet (docs/architectures.md)",
-        )
+    if config.get("linear_attn_config") is not None:  # Kimi Delta Attention layers
+        note = f"model_type {shown}: counted as kimi_linear (it has linear_attn_config)"
+        return model_type, FAMILIES["kimi_linear"], (note,)
     if all(config.get(key) is not None for key in _MLA_KEYS):
         return (
             model_type,
@@ -1328,7 +1582,7 @@ def _dims(k: _Keys, family: _Family) -> _Dims:
 def _layer_kinds(k: _Keys, family: _Family, layers: int) -> Kinds:
     """``layer_types`` when the config lists them, else the family's pattern."""
     listed = k.config.get("layer_types")
-    if listed is None or family.mla:
+    if listed is None or family.mla or not family.reads_layer_types:
         return family.kinds(k, layers)
     if not isinstance(listed, list) or len(listed) != layers:
         k.fail("layer_types", f"must list one type for each of the {layers} layers")

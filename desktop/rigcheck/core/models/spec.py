@@ -18,6 +18,9 @@ from typing import Literal
 #: compressed latent per token), linear/recurrent (a fixed-size state), or none (an MLP-only layer)
 LayerKind = Literal["full", "sliding", "mla", "linear", "none"]
 SourceKind = Literal["file", "config", "catalog"]
+ParamsSource = Literal["tensor_table", "config", "catalog"]
+#: how core/models/tensors.py's note starts when the tensor table gave the count
+TENSOR_TABLE_NOTE = "parameters: from the tensor table"
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,11 @@ class ModelInfo:
     native_quant: str | None = None
     #: notes for the explanation ("config.json omits head_dim: hidden_size / heads used")
     notes: tuple[str, ...] = ()
+
+    @property
+    def params_source(self) -> ParamsSource:
+        """Where the parameter count came from: a tensor table (a GGUF file's, or safetensors headers
+        read by core/models/tensors.py), config.json arithmetic, or a catalog entry's config."""
+        if self.source_kind == "file" or any(n.startswith(TENSOR_TABLE_NOTE) for n in self.notes):
+            return "tensor_table"
+        return "catalog" if self.source_kind == "catalog" else "config"

@@ -4,14 +4,16 @@ A checkpoint's headers list every tensor with its dtype and shape, so the parame
 architecture are there to be added up — vision towers, multi-token-prediction layers and per-layer
 embeddings included — without knowing the family. Quantized checkpoints need two rules:
 
-* **scales are not parameters**: ``weight_scale``, ``weight_scale_inv`` (FP8 blocks), ``scales`` /
+* **scales are not parameters**: ``weight_scale``, ``weight_scale_inv`` (FP8 blocks), ``scale``
+  (DeepSeek-V4's reference names), any ``F8_E8M0`` tensor (MX exponent scales), ``scales`` /
   ``qzeros`` / ``g_idx`` (GPTQ/AWQ), ``*_scales`` (gpt-oss MXFP4), ``weight_global_scale`` /
   ``weight_scale_2`` / ``input_scale`` (NVFP4), ``biases`` beside ``scales`` (MLX) and
   ``weight_shape`` (compressed-tensors) are skipped;
 * **packed integers hold several weights each**: an ``I32``/``U32`` word of a 4-bit checkpoint holds
   8 (compressed-tensors ``weight_packed``, GPTQ/AWQ ``qweight``, MLX), a ``U8`` byte of an FP4 one 2
-  (gpt-oss ``*_blocks``, NVFP4); the bit width comes from ``quantization_config`` (or MLX's
-  ``quantization``). A packed tensor whose width is unknown is not guessed: config.json counts then.
+  (gpt-oss ``*_blocks``, NVFP4, DeepSeek-V4's ``I8`` experts); the bit width comes from
+  ``quantization_config`` (or MLX's ``quantization``, or DeepSeek-V4's ``expert_dtype`` "fp4"). A
+  packed tensor whose width is unknown is not guessed: config.json counts then.
 
 :func:`count_from_tensors` returns the architecture with its counts replaced, and one note saying
 which count the estimate uses.
@@ -25,16 +27,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from rigcheck.core.models.spec import ArchConfig
+from rigcheck.core.models.spec import TENSOR_TABLE_NOTE, ArchConfig
 
 #: tensors that quantize a weight rather than being one
 _NOT_PARAMS: Final = re.compile(
     r"(?:_scale|_scale_inv|_scale_2|_global_scale|_zero_point|\.scales|_scales|\.qzeros|\.g_idx"
-    r"|\.weight_shape|\.input_scale|\.k_scale|\.v_scale)$"
+    r"|\.weight_shape|\.input_scale|\.k_scale|\.v_scale|\.scale)$"
 )
+#: OCP MX exponent-only scales (E8M0): never a weight, whatever the tensor is named
+_SCALE_DTYPES: Final = frozenset({"F8_E8M0"})
 _PACKED_NAME: Final = re.compile(r"(?:weight|weight_packed|qweight|_blocks)$")
 _INT_BITS: Final = {"I32": 32, "U32": 32, "I16": 16, "U16": 16, "I8": 8, "U8": 8}
-_HEAD: Final = re.compile(r"(?:^|\.)(?:lm_head|output)\.|(?:^|\.)(?:norm|ln_f|final_layernorm|final_norm)\.")
+_HEAD: Final = re.compile(
+    r"(?:^|\.)(?:lm_head|output|head)\.|(?:^|\.)(?:norm|ln_f|final_layernorm|final_norm)\."
+)
 _LAYER: Final = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
 #: towers and draft heads: loaded with the model, not run per generated token
 _OFF_PATH: Final = re.compile(r"vision|visual|image|audio|speech|mm_projector|(?:^|\.)mtp\b", re.IGNORECASE)
@@ -73,8 +79,8 @@ def weight_bits(config: Mapping[str, Any]) -> int | None:
                 return int(next(iter(widths)))
             return None  # mixed widths: which module has which is in the config, not the header
         text = " ".join(str(qc.get(k, "")) for k in ("quant_method", "quant_algo", "format")).lower()
-        if "fp4" in text:
-            return 4
+        if "fp4" in text or config.get("expert_dtype") == "fp4":
+            return 4  # DeepSeek-V4: FP8 linears, experts FP4 two to an I8 byte (expert_dtype)
     text_config = config.get("text_config")
     if isinstance(text_config, dict) and text_config is not config:
         return weight_bits(text_config)
@@ -101,7 +107,9 @@ def count_tensors(
     for name, entry in entries.items():
         dtype, elements = str(entry.get("dtype")), math.prod(entry.get("shape") or [])
         is_mlx_bias = name.endswith(".biases") and name[: -len("biases")] + "scales" in entries
-        if (quantized or dtype.startswith("F8")) and (_NOT_PARAMS.search(name) or is_mlx_bias):
+        if dtype in _SCALE_DTYPES or (
+            (quantized or dtype.startswith("F8")) and (_NOT_PARAMS.search(name) or is_mlx_bias)
+        ):
             skipped += 1
             continue
         storage = _INT_BITS.get(dtype)
@@ -155,7 +163,7 @@ def count_from_tensors(
         parts.append(f"{count.off_path:,} in towers or MTP layers, loaded but not run per token")
     if count.skipped:
         parts.append(f"{count.skipped:,} scale/zero tensors not counted")
-    note = f"parameters: from the tensor table ({'; '.join(parts)})"
+    note = f"{TENSOR_TABLE_NOTE} ({'; '.join(parts)})"
     if arch.params_total and abs(counted.params_total - arch.params_total) > arch.params_total * 0.005:
         note += f"; config.json arithmetic gave {arch.params_total:,}"
     return counted, note

@@ -23,6 +23,7 @@ def estimate_json(est: MemoryEstimate) -> dict[str, Any]:
             "layers": model.arch.num_layers,
             "source": model.source,
             "source_kind": model.source_kind,
+            "params_source": model.params_source,
         },
         "quant": est.quant_name,
         "context": est.context,
@@ -86,6 +87,7 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "measured_from": s.measured_from,
         },
         "estimate": estimate_json(result.estimate),
+        "params_source": result.estimate.model.params_source,
         "reasons": list(result.reasons),
         "advice": list(result.advice),
     }
