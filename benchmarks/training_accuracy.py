@@ -34,12 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
-from rigcheck.core.estimate.placement.training import (
-    megatrain_batch,
-    megatrain_fixed_bytes,
-    megatrain_host_bytes,
-    megatrain_sample_bytes,
-)
+from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -157,8 +152,9 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
 
 def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
     """``fit --offload full`` (MegaTrain-style streaming, the generic full-fine-tuning request) on the row's
-    GPU: host bytes, GPU bytes, or TFLOPS counted as MegaTrain's 8·N per token (6N + recompute). A TFLOPS
-    row that states no batch runs at the batch MegaTrain's calc_resource rule suggests for the GPU."""
+    GPU. Each metric is read as MegaTrain's train.py logs it: host RAM as the process RSS after the step
+    (the gradients freed), GPU memory as the allocator peak, TFLOPS as 6·N per token ÷ step time. A
+    TFLOPS row that states no batch runs at the largest batch that fits the GPU."""
     spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
     if spec is None:
         raise NotEstimableError("MegaTrain row without its GPU")
@@ -167,24 +163,29 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=2048 * GIB), gpus=())
     machine = simulate(bare, [spec], 2048)
     arch = model.arch
+    context = row.seq_len or 1
     batch = row.batch
     if not batch:
         if row.metric != "tflops":
             raise NotEstimableError("MegaTrain memory row without its batch")
-        probe = fit(model, machine, Request(workload="full", context=row.seq_len, batch=1), catalog,
+        probe = fit(model, machine, Request(workload="full", context=context, batch=1), catalog,
                     offload="full", live=False, advise=False)  # fmt: skip
-        batch = megatrain_batch(arch, probe.budget.gpu_bytes[0], row.seq_len or 1)
-    req = Request(workload="full", context=row.seq_len, batch=batch)
+        batch = megatrain.largest_batch(arch, probe.budget.gpu_bytes[0], context)
+    req = Request(workload="full", context=context, batch=batch)
     result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
     p, tps = result.placement, result.speed.train_tokens_per_s
+    fits = p is not None and sum(p.gpu_bytes) > 0
     if row.metric == "host_memory":
-        return Outcome(row, float(megatrain_host_bytes(arch)), None)
-    if row.metric == "gpu_memory":  # calc_resource's rule whether or not it fits the row's GPU
-        gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, row.seq_len or 1) * batch
-        return Outcome(row, float(gpu), p is not None and sum(p.gpu_bytes) > 0)
+        return Outcome(row, float(megatrain.host_resident_bytes(arch)), None)
+    if row.metric == "gpu_memory":
+        shown = megatrain.gpu_peak_bytes(arch, context, batch)
+        if row.memory_kind == "device capacity":
+            shown = megatrain.gpu_bytes(arch, context, batch)
+        return Outcome(row, float(shown) if row.memory_kind != "device capacity" else None, fits)
     if row.metric == "tflops" and tps is not None:
-        return Outcome(row, tps * row.gpu_count * 8 * model.arch.params_total / 1e12, None)
-    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU by calc_resource's rule")
+        flops = megatrain.REPORTED_FLOPS_PER_PARAM * model.arch.params_total
+        return Outcome(row, tps * row.gpu_count * flops / 1e12, None)
+    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU")
 
 
 def _group(row: TrainingMeasurement) -> str:

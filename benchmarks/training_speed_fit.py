@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.estimate.placement.megatrain import REPORTED_FLOPS_PER_PARAM
 from rigcheck.core.estimate.speed import training as speed_training
 from rigcheck.core.models.resolve import from_catalog
 from training_accuracy import FRAMEWORK_IDS, NotEstimableError, _speed
@@ -76,17 +77,18 @@ def implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
 
 
 def megatrain_implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
-    """A MegaTrain TFLOPS row's efficiency: its tokens/s (TFLOPS ÷ 8·N, MegaTrain's count with recompute)
-    times this estimate's FLOPs per token, over the GPU's dense BF16 peak. Its streaming is compute-bound
-    at these batches (memory-formulas §1.6), so the efficiency does not depend on the batch."""
+    """A MegaTrain TFLOPS row's efficiency: its tokens/s (TFLOPS ÷ 6·N, as MegaTrain's train.py counts)
+    times the work its code does per token (three forwards and a backward per layer), over the GPU's
+    dense BF16 peak. Its streaming is compute-bound at these batches (memory-formulas §1.6), so the
+    efficiency does not depend on the batch."""
     spec = catalog.model(row.model_id) if row.model_id else None
     gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
     peak = (gpu.bf16_tflops or gpu.fp16_tflops) if gpu else None
     if spec is None or peak is None or row.base_value is None or row.gpu_count != 1:
         return None
     arch = from_catalog(spec).arch
-    tokens_per_s = row.base_value * 1e12 / (8 * arch.params_total)
-    flops = speed_training.training_flops(arch, "full", row.seq_len or 1, recompute=True).total
+    tokens_per_s = row.base_value * 1e12 / (REPORTED_FLOPS_PER_PARAM * arch.params_total)
+    flops = speed_training.megatrain_flops(arch, row.seq_len or 1).total
     return Implied(row, "megatrain", tokens_per_s * flops / (peak * 1e12))
 
 
