@@ -13,10 +13,13 @@ Host RAM (the authoritative copy):
 - pinned staging: 2 flat layer buffers, 12 gradient slabs of the largest layer, one head and one
   embedding slab, all bf16.
 
-So the step holds 2 + 2 + 8 = 12 B/param (calc_resource.py's documented 12, which it names "fp32
-master + m + v": same total, other parts) and what train.py logs, ``psutil`` RSS after the step with
-the gradients freed, is 10 B/param plus the staging: the README's ~327 GB (Qwen2.5-32B) and ~275 GB
-(Qwen3.5-27B) are that reading. A machine must hold the step's 12.
+So the step holds 2 + 2 + 8 = 12 B/param: the paper's own accounting as its summaries quote it ("12
+bytes per parameter (BF16 weights + BF16 gradients + FP32 Adam moments)", ai-beat.github.io/news/2026/04/
+megatrain-single-gpu-100b/; "2 for the BF16 weight, 2 for the BF16 gradient, and 8 for the FP32 first
+and second moments", ai.thesatyajit.com/articles/megatrain-single-gpu-training, 2026-06-28), and
+calc_resource.py's 12 (which names the parts "fp32 master + m + v"). What train.py logs, ``psutil``
+RSS after the step with the gradients freed, is 10 B/param plus the staging: the README's ~327 GB
+(Qwen2.5-32B) and ~275 GB (Qwen3.5-27B) are that reading. A machine must hold the step's 12.
 
 GPU (train.py logs ``torch.cuda.max_memory_allocated``, the allocator peak):
 - weights: 2 flat bf16 buffers of the largest layer, 2 bf16 templates per distinct layer structure
