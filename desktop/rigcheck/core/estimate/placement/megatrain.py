@@ -19,7 +19,9 @@ megatrain-single-gpu-100b/; "2 for the BF16 weight, 2 for the BF16 gradient, and
 and second moments", ai.thesatyajit.com/articles/megatrain-single-gpu-training, 2026-06-28), and
 calc_resource.py's 12 (which names the parts "fp32 master + m + v"). What train.py logs, ``psutil``
 RSS after the step with the gradients freed, is 10 B/param plus the staging: the README's ~327 GB
-(Qwen2.5-32B) and ~275 GB (Qwen3.5-27B) are that reading. A machine must hold the step's 12.
+(Qwen2.5-32B) and ~275 GB (Qwen3.5-27B) are that reading. A machine must hold the step's 12. (Since
+5cf47ac, 2026-04-17, the single-GPU code also pins a flat bf16 copy of every layer, layer_pinned_flats:
++2 B/param, with which 120B would need ~1.68 TB; this module counts the code of the published runs.)
 
 GPU (train.py logs ``torch.cuda.max_memory_allocated``, the allocator peak):
 - weights: 2 flat bf16 buffers of the largest layer, 2 bf16 templates per distinct layer structure
