@@ -11,8 +11,9 @@ whose kind is not stated, or a device's capacity, with ``gpu_bytes`` (allocator 
 A max-context row is solved for the largest context whose process total fits the VRAM the row names
 ("8 GB" cards are 8 GiB). Out-of-memory rows and every measured run give a fits/does-not-fit verdict.
 
-Rows the estimator cannot express are listed as not estimable with the reason, never dropped: a model
-not in the catalog, MegaTrain's streaming (not in this estimate), a throughput.
+A model the catalog lacks is counted from its own config.json (benchmarks/data/configs/, through the
+open-world reader). Rows the estimator cannot express are listed as not estimable with the reason,
+never dropped: an encoder-decoder model, MegaTrain on several GPUs, DeepSpeed's ZeRO-3 offload of LoRA.
 
 The held-out quarter (``TrainingMeasurement.split``) is reported apart: no constant was fitted on it.
 Targets (issue 27): per method a median absolute error ≤ 12% and ≥ 75% of rows within ±20%; verdicts
@@ -34,16 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
-from rigcheck.core.estimate.placement.training import (
-    megatrain_batch,
-    megatrain_fixed_bytes,
-    megatrain_host_bytes,
-    megatrain_sample_bytes,
-)
+from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.whatif import simulate
+from training_configs import model_for
 from training_measurements import TrainingMeasurement, load
 
 GIB = 1024**3
@@ -110,12 +107,7 @@ def request(row: TrainingMeasurement, context: int | None = None) -> Request:
 
 def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
     try:
-        if not row.model_id:
-            raise NotEstimableError(f"model '{row.model}' not in the catalog")
-        spec = catalog.model(row.model_id)
-        if spec is None:
-            raise NotEstimableError(f"catalog has no model {row.model_id}")
-        model = from_catalog(spec)
+        model = _model(row, catalog)
         if row.framework == "megatrain":
             return _megatrain(row, model, catalog)
         capacity = _capacity(row, catalog)
@@ -131,12 +123,30 @@ def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
             return _speed(row, model, catalog)
         if row.metric != "gpu_memory":
             raise NotEstimableError(f"{row.metric} is not part of this estimate")
-        est = estimate_memory(model, request(row), catalog, gpu_capacity=capacity)
+        if not row.seq_len and row.outcome == "fits":
+            raise NotEstimableError("sequence length not stated")
+        # an out-of-memory row without its length: judged at the shortest context counted (it must not fit)
+        est = estimate_memory(
+            model, request(row, row.seq_len or SMALLEST_CONTEXT), catalog, gpu_capacity=capacity
+        )
         shown = est.gpu_peak_bytes if row.memory_kind == "allocator" else est.training_gpu_bytes
         fits = None if capacity is None else est.training_gpu_bytes <= capacity
         return Outcome(row, float(shown) if row.outcome == "fits" else None, fits)
     except NotEstimableError as exc:
         return Outcome(row, reason=str(exc))
+
+
+def _model(row: TrainingMeasurement, catalog: Catalog) -> ModelInfo:
+    """The catalog's model, else the model counted from the row's stored config.json."""
+    if row.model_id:
+        spec = catalog.model(row.model_id)
+        if spec is None:
+            raise NotEstimableError(f"catalog has no model {row.model_id}")
+        return from_catalog(spec)
+    found = model_for(row.model)
+    if isinstance(found, str):
+        raise NotEstimableError(found)
+    return found
 
 
 def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
@@ -157,8 +167,9 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
 
 def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
     """``fit --offload full`` (MegaTrain-style streaming, the generic full-fine-tuning request) on the row's
-    GPU: host bytes, GPU bytes, or TFLOPS counted as MegaTrain's 8·N per token (6N + recompute). A TFLOPS
-    row that states no batch runs at the batch MegaTrain's calc_resource rule suggests for the GPU."""
+    GPU. Each metric is read as MegaTrain's train.py logs it: host RAM as the process RSS after the step
+    (the gradients freed), GPU memory as the allocator peak, TFLOPS as 6·N per token ÷ step time. A
+    TFLOPS row that states no batch runs at the largest batch that fits the GPU."""
     spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
     if spec is None:
         raise NotEstimableError("MegaTrain row without its GPU")
@@ -167,24 +178,29 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=2048 * GIB), gpus=())
     machine = simulate(bare, [spec], 2048)
     arch = model.arch
+    context = row.seq_len or 1
     batch = row.batch
     if not batch:
         if row.metric != "tflops":
             raise NotEstimableError("MegaTrain memory row without its batch")
-        probe = fit(model, machine, Request(workload="full", context=row.seq_len, batch=1), catalog,
+        probe = fit(model, machine, Request(workload="full", context=context, batch=1), catalog,
                     offload="full", live=False, advise=False)  # fmt: skip
-        batch = megatrain_batch(arch, probe.budget.gpu_bytes[0], row.seq_len or 1)
-    req = Request(workload="full", context=row.seq_len, batch=batch)
+        batch = megatrain.largest_batch(arch, probe.budget.gpu_bytes[0], context)
+    req = Request(workload="full", context=context, batch=batch)
     result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
     p, tps = result.placement, result.speed.train_tokens_per_s
+    fits = p is not None and sum(p.gpu_bytes) > 0
     if row.metric == "host_memory":
-        return Outcome(row, float(megatrain_host_bytes(arch)), None)
-    if row.metric == "gpu_memory":  # calc_resource's rule whether or not it fits the row's GPU
-        gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, row.seq_len or 1) * batch
-        return Outcome(row, float(gpu), p is not None and sum(p.gpu_bytes) > 0)
+        return Outcome(row, float(megatrain.host_resident_bytes(arch)), None)
+    if row.metric == "gpu_memory":
+        shown = megatrain.gpu_peak_bytes(arch, context, batch)
+        if row.memory_kind == "device capacity":
+            shown = megatrain.gpu_bytes(arch, context, batch)
+        return Outcome(row, float(shown) if row.memory_kind != "device capacity" else None, fits)
     if row.metric == "tflops" and tps is not None:
-        return Outcome(row, tps * row.gpu_count * 8 * model.arch.params_total / 1e12, None)
-    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU by calc_resource's rule")
+        flops = megatrain.REPORTED_FLOPS_PER_PARAM * model.arch.params_total
+        return Outcome(row, tps * row.gpu_count * flops / 1e12, None)
+    raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU")
 
 
 def _group(row: TrainingMeasurement) -> str:

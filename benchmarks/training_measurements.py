@@ -54,7 +54,7 @@ UNITS: dict[str, dict[str, float]] = {
     "tflops": {"TFLOPS": 1.0},
     "max_context": {"tokens": 1.0},
 }
-MEMORY_KINDS = frozenset({"allocator", "device capacity", "not stated", ""})
+MEMORY_KINDS = frozenset({"allocator", "device capacity", "process RSS", "not stated", ""})
 OUTCOMES = frozenset({"fits", "oom"})
 REQUIRED = (
     "id",

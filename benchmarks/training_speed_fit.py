@@ -76,18 +76,34 @@ def implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
 
 
 def megatrain_implied(row: TrainingMeasurement, catalog: Catalog) -> Implied | None:
-    """A MegaTrain TFLOPS row's efficiency: its tokens/s (TFLOPS ÷ 8·N, MegaTrain's count with recompute)
-    times this estimate's FLOPs per token, over the GPU's dense BF16 peak. Its streaming is compute-bound
-    at these batches (memory-formulas §1.6), so the efficiency does not depend on the batch."""
+    """A MegaTrain TFLOPS row's efficiency. The row runs through ``fit --offload full`` on its GPU
+    (``training_accuracy._megatrain``: TFLOPS as its train.py counts them, 6·N per token ÷ step time) at
+    efficiency 1 and 1/2; a step is ``a / efficiency + b`` (``b``: the CPU optimizer, which train.py runs
+    after the GPU's pass), so the two runs give ``a`` and ``b`` and the measured TFLOPS its efficiency."""
+    from training_accuracy import _megatrain
+
     spec = catalog.model(row.model_id) if row.model_id else None
-    gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
-    peak = (gpu.bf16_tflops or gpu.fp16_tflops) if gpu else None
-    if spec is None or peak is None or row.base_value is None or row.gpu_count != 1:
+    if spec is None or row.base_value is None or row.gpu_count != 1:
         return None
-    arch = from_catalog(spec).arch
-    tokens_per_s = row.base_value * 1e12 / (8 * arch.params_total)
-    flops = speed_training.training_flops(arch, "full", row.seq_len or 1, recompute=True).total
-    return Implied(row, "megatrain", tokens_per_s * flops / (peak * 1e12))
+    model = from_catalog(spec)
+    saved = speed_training.MEGATRAIN_MFU
+    try:
+        speed_training.MEGATRAIN_MFU = 1.0
+        full = _megatrain(row, model, catalog).estimate
+        speed_training.MEGATRAIN_MFU = 0.5
+        half = _megatrain(row, model, catalog).estimate
+    except NotEstimableError:
+        return None
+    finally:
+        speed_training.MEGATRAIN_MFU = saved
+    if not full or not half:
+        return None
+    t1, t2 = 1 / full, 1 / half  # seconds per TFLOP-as-counted: the ratio is what matters
+    a, b = t2 - t1, 2 * t1 - t2
+    measured = 1 / row.base_value
+    if measured <= b or a <= 0:
+        return None
+    return Implied(row, "megatrain", a / (measured - b))
 
 
 def megatrain_rows(catalog: Catalog) -> list[Implied]:

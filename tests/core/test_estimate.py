@@ -138,7 +138,9 @@ def test_training_full_model_states_follow_the_stack(catalog: Catalog) -> None:
     DeepSpeed's mixed precision keeps fp32 master weights: ZeRO's 2 + 2 + 12 = 16 bytes per parameter."""
     est = estimate_memory(model(LLAMA_31_8B), Request(workload="full", context=1024), catalog)
     params = LLAMA_31_8B.params_total
-    assert est.total("weights") + est.total("gradients") + est.total("optimizer") == 8 * params
+    step = sum(t.bytes for t in est.terms if t.name.startswith("AdamW step"))  # torch AdamW's sqrt(v)
+    assert 0 < step <= 2 * params
+    assert est.total("weights") + est.total("gradients") + est.total("optimizer") - step == 8 * params
     mixed = estimate_memory(
         model(LLAMA_31_8B), Request(workload="full", context=1024, framework="deepspeed"), catalog
     )
@@ -154,7 +156,7 @@ def test_training_full_model_states_follow_the_stack(catalog: Catalog) -> None:
     )
     assert unsloth.total("weights") < lora.total("weights") / 2.5
     # AdamW's two states in each parameter's dtype: bf16 for the full model, fp32 for PEFT's adapters
-    assert est.total("optimizer") == 2 * 2 * params
+    assert est.total("optimizer") - step == 2 * 2 * params
     assert lora.total("optimizer") == 2 * 4 * lora.trainable_params < est.total("optimizer") / 90
 
 

@@ -102,10 +102,10 @@ def test_the_efficiencies_are_the_fit_of_the_cited_rows(catalog: Catalog) -> Non
 
 
 def test_megatrains_efficiency_is_the_fit_of_its_two_runs(catalog: Catalog) -> None:
-    """Qwen2.5-7B and Qwen2.5-32B on one H100 imply the same efficiency (to 0.01): it is its kernels', not
-    one run's constant."""
+    """Qwen2.5-7B and Qwen2.5-32B on one H100 imply nearly the same efficiency (within 0.05, with the CPU
+    optimizer at the default host bandwidth): it is its kernels', not one run's constant."""
     module = importlib.import_module("training_speed_fit")
     found = module.megatrain_rows(catalog)
     assert len(found) == 2 and {i.row.model_id for i in found} == {"qwen2.5-7b", "qwen2.5-32b"}
-    assert max(i.efficiency for i in found) - min(i.efficiency for i in found) < 0.01
+    assert max(i.efficiency for i in found) - min(i.efficiency for i in found) < 0.05
     assert round(statistics.median(i.efficiency for i in found), 2) == training.MEGATRAIN_MFU

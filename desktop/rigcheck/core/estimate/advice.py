@@ -11,6 +11,7 @@ from rigcheck.core.estimate.placement.budget import budgets
 from rigcheck.core.estimate.placement.training import MEGATRAIN_HOST_BYTES
 from rigcheck.core.estimate.placement.types import Offload, Placement
 from rigcheck.core.estimate.solvers import best_quant, fewest_gpus, max_context
+from rigcheck.core.estimate.training_advice import training_steps
 from rigcheck.core.estimate.verdict import FitResult, Verdict
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
@@ -74,6 +75,7 @@ def advice_for(
         advice.append(tr("QLoRA (4-bit base) needs about a quarter of the weight memory"))
     if verdict == "does_not_fit":
         steps = next_steps(model, machine, req, catalog, est, live=live)
+        steps += training_steps(model, machine, req, catalog, est, live=live)
         advice += steps
         if not steps and est.workload == "inference":
             advice.append(

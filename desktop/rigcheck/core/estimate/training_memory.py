@@ -423,17 +423,6 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     prof.source,
                 )
             )
-    if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
-        parts.append(
-            Part(
-                "weights",
-                tr("full checkpoint loaded on each GPU"),
-                pbytes * params,
-                "gpu",
-                f"{params:,} × {pbytes} B: the unsharded checkpoint each rank loads (a full state dict)",
-                prof.source.rsplit(";", 1)[-1].strip(),
-            )
-        )
     if shard > 1 or setup.offload_states:  # FSDP / ZeRO-3 gather the running layer and prefetch the next
         parts.append(
             Part(
@@ -446,8 +435,60 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             )
         )
     parts.extend(_activations(arch, setup, context, batch))
+    parts.extend(_step_temporary(setup, parts))
+    if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
+        # the unsharded checkpoint each rank loads stays allocated beside training (LitGPT's LoRA rows on
+        # two and four GPUs grow with the micro-batch on top of it)
+        parts.append(
+            Part(
+                "weights",
+                tr("full checkpoint loaded on each GPU"),
+                pbytes * params,
+                "gpu",
+                f"{params:,} × {pbytes} B: the unsharded checkpoint each rank loads (a full state dict)",
+                prof.source.rsplit(";", 1)[-1].strip(),
+            )
+        )
     parts.append(Part("overhead", tr("CUDA context"), CUDA_CONTEXT, "gpu", "0.5 GiB", CONTEXT_SOURCE))
     return TrainingMemory(tuple(p for p in parts if p.bytes > 0), trainable)
+
+
+#: torch.optim.AdamW's default on CUDA tensors is the foreach implementation (_default_to_fused_or_foreach),
+#: whose step materialises sqrt(v) for every parameter at once beside the gradients and states
+FOREACH_SQRT = (
+    "pytorch/pytorch torch/optim/adam.py _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt(v)"
+)
+#: stacks whose "adamw" is torch.optim.AdamW with its defaults: HF Trainer's optim "adamw_torch" (TRL,
+#: axolotl, LLaMA-Factory; transformers TrainingArguments default) and LitGPT's configs (optimizer
+#: class_path torch.optim.AdamW); torchtune's recipes pass fused: True, DeepSpeed steps its own FusedAdam
+FOREACH_ADAMW_STACKS = frozenset({"transformers", "axolotl", "llama-factory", "litgpt"})
+
+
+def _step_temporary(setup: Setup, parts: list[Part]) -> list[Part]:
+    """torch AdamW's step: a v-sized temporary while the gradients and states live and the activations
+    are freed, so it adds only what it exceeds the backward's activations by."""
+    opt = setup.optimizer
+    if opt.name != "adamw" or opt.on_host or setup.offload_states:
+        return []
+    if setup.profile.framework not in FOREACH_ADAMW_STACKS:
+        return []
+    if setup.method == "full" and setup.profile.optimizer_in_backward:
+        return []
+    states = [p for p in parts if p.category == "optimizer" and p.where == "gpu" and "master" not in p.name]
+    sqrt_v = sum(p.bytes for p in states) // 2
+    freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
+    if sqrt_v <= freed:
+        return []
+    return [
+        Part(
+            "optimizer",
+            tr("AdamW step: sqrt(v) for every parameter"),
+            sqrt_v - freed,
+            "gpu",
+            f"{sqrt_v:,} B of sqrt(v) beyond the {freed:,} B of activations the step has freed",
+            FOREACH_SQRT,
+        )
+    ]
 
 
 def with_paged(memory: TrainingMemory, gpu_capacity: int) -> TrainingMemory:

@@ -820,7 +820,7 @@ def _ram_option(model: ModelInfo, machine: Machine, req: Request, catalog: Catal
         grow = f"+{more:g} GiB, " if more > 0 else "already installed, "
         notes = [
             result.reasons[0],
-            "MegaTrain keeps the fp32 master weights and Adam states in RAM: "
+            "MegaTrain keeps the bf16 weights, their gradients at the step and fp32 Adam states in RAM: "
             f"{MEGATRAIN_HOST_BYTES} bytes per parameter "
             f"({MEGATRAIN_HOST_BYTES * model.arch.params_total / GIB:,.0f} GiB for this model)",
             "RAM price not in the catalog",

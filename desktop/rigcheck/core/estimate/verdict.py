@@ -97,10 +97,22 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> str:
             ram=fmt_bytes(p.cpu_bytes),
         )
     if p.offload == "full":
+        from rigcheck.core.estimate.placement import megatrain
+
+        arch, params = est.model.arch, est.model.arch.params_total
         return tr(
-            "MegaTrain-style: {ram} of parameters and optimizer states in RAM, {gpu} on the GPU",
+            "MegaTrain-style: {ram} in RAM at the step (bf16 weights {weights}, fp32 Adam m and v {mv}, "
+            "bf16 gradients {grads}, pinned buffers {pinned}), {gpu} on the GPU (layer buffers, embedding "
+            "and head {fixed}, {batch} × {sample} per sample, CUDA context)",
             ram=fmt_bytes(p.cpu_bytes),
+            weights=fmt_bytes(2 * params),
+            mv=fmt_bytes(8 * params),
+            grads=fmt_bytes(2 * params),
+            pinned=fmt_bytes(megatrain.staging_bytes(arch)),
             gpu=fmt_bytes(gpu_total),
+            fixed=fmt_bytes(megatrain.fixed_bytes(arch)),
+            batch=est.batch,
+            sample=fmt_bytes(megatrain.sample_bytes(arch, est.context)),
         )
     if p.offload == "params":
         return tr(

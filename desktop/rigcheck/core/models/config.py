@@ -26,7 +26,7 @@ at most :data:`MAX_LAYERS` layers, no size above :data:`MAX_SIZE`, no total abov
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, NoReturn
 
 from rigcheck.core.errors import InputError
@@ -1093,6 +1093,54 @@ def _llama4_kinds(k: _Keys, layers: int) -> Kinds:
     return _every_nth("no_rope_layer_interval", 0, "sliding")(k, layers)
 
 
+# -- pre-LLaMA decoders: LayerNorm with a bias, a two-matrix MLP, biases on the projections ----------
+
+
+def _plain_mlp(hidden: int, inner: int, bias: bool) -> int:
+    """fc1/dense_h_to_4h (hidden→inner) and fc2/dense_4h_to_h (inner→hidden), no gate."""
+    return 2 * hidden * inner + (inner + hidden if bias else 0)
+
+
+def _inner(k: _Keys, d: _Dims, key: str = "intermediate_size") -> int:
+    """The MLP width: the config's key, else 4 × hidden as the family's modeling file builds it."""
+    if k.present(key):
+        return k.size(key)
+    k.assume(f"{key}: 4 × hidden_size")
+    return 4 * d.hidden
+
+
+def _biased_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/phi/modeling_phi.py, models/gpt_neox/modeling_gpt_neox.py, models/bloom/modeling_bloom.py:
+    q/k/v (fused or not) and the output projection with biases, a biased two-matrix MLP."""
+    mixer = _gqa(d, qkv_bias=True, o_bias=True)
+    mlp = _plain_mlp(d.hidden, _inner(k, d), bias=True)
+    return _Body(mixers=(mixer,) * d.layers, mlps=(mlp,) * d.layers)
+
+
+def _phi_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/phi/modeling_phi.py: one LayerNorm feeds attention and MLP in parallel; lm_head has a bias."""
+    return replace(_biased_body(k, d, kinds), head_bias=d.vocab)
+
+
+def _bloom_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/bloom/modeling_bloom.py: ALiBi (no rotary weights), word_embeddings_layernorm (weight, bias)."""
+    return replace(_biased_body(k, d, kinds), extra_embed=2 * d.hidden)
+
+
+def _falcon_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """models/falcon/modeling_falcon.py: query_key_value of heads + 2 × kv heads (the new decoder
+    architecture's grouped KV; one KV head with multi_query), dense, dense_h_to_4h/dense_4h_to_h, biases as
+    ``bias`` says; the new architecture's second LayerNorm (ln_attn and ln_mlp) beside the one counted."""
+    bias = k.flag("bias")
+    new = k.flag("new_decoder_architecture")
+    kv = d.kv_heads if new else (1 if k.flag("multi_query") else d.heads)
+    mixer = _gqa(replace(d, kv_heads=kv), qkv_bias=bias, o_bias=bias)
+    if new and k.size("num_ln_in_parallel_attn") == 2:
+        mixer += 2 * d.hidden
+    mlp = _plain_mlp(d.hidden, _inner(k, d, "ffn_hidden_size"), bias=bias)
+    return _Body(mixers=(mixer,) * d.layers, mlps=(mlp,) * d.layers)
+
+
 # -- the table -------------------------------------------------------------------------------------
 
 
@@ -1110,6 +1158,8 @@ class _Family:
     mla: bool = False
     #: False where the kinds function reads layer_types itself (LFM2's "conv" layers)
     reads_layer_types: bool = True
+    #: the standard key -> the family's own names for it (its config class's attribute_map)
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
@@ -1361,6 +1411,48 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         },
         reads_layer_types=False,
     ),
+    "phi": _Family(
+        "models/phi/modeling_phi.py",
+        _phi_body,
+        defaults={"tie_word_embeddings": False},
+        layer_norms=1,
+        norm_bias=True,
+    ),
+    "gpt_neox": _Family(
+        "models/gpt_neox/modeling_gpt_neox.py",
+        _biased_body,
+        defaults={"tie_word_embeddings": False},
+        norm_bias=True,
+    ),
+    "bloom": _Family(
+        "models/bloom/modeling_bloom.py",
+        _bloom_body,
+        defaults={"tie_word_embeddings": True},
+        norm_bias=True,
+        aliases={
+            "hidden_size": ("n_embed",),
+            "num_hidden_layers": ("n_layer",),
+            "num_attention_heads": ("n_head",),
+        },
+    ),
+    "falcon": _Family(
+        "models/falcon/modeling_falcon.py",
+        _falcon_body,
+        defaults={
+            "tie_word_embeddings": True,
+            "bias": False,
+            "new_decoder_architecture": False,
+            "multi_query": True,
+            "num_ln_in_parallel_attn": 2,
+        },
+        layer_norms=1,
+        norm_bias=True,
+        aliases={
+            "num_hidden_layers": ("n_layer",),
+            "num_attention_heads": ("n_head",),
+            "num_key_value_heads": ("num_kv_heads", "n_head_kv"),
+        },
+    ),
     "nemotron_h": _Family(
         "models/nemotron_h/modeling_nemotron_h.py",
         _nemotron_h_body,
@@ -1393,6 +1485,8 @@ _TEXT_TYPES: Final[Mapping[str, str]] = {
     "qwen3_5_moe": "qwen3_5_moe_text",
     "gemma4": "gemma4_text",
 }
+#: model types written before transformers named the family (Falcon's remote-code configs)
+_OLD_TYPES: Final[Mapping[str, str]] = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
 #: what an unknown model_type needs to be counted as a llama-style decoder
 _GENERIC_KEYS: Final = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 _MLA_KEYS: Final = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
@@ -1413,6 +1507,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     config, notes = _text_model(config, source)
     model_type, family, note = _family(config, source)
     notes += note
+    config = _aliased(config, family.aliases)
     k = _Keys(config, source, family.defaults)
     d = _dims(k, family)
     kinds = _layer_kinds(k, family, d.layers)
@@ -1471,6 +1566,19 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     )
 
 
+def _aliased(config: Mapping[str, Any], aliases: Mapping[str, tuple[str, ...]]) -> Mapping[str, Any]:
+    """The config with each standard key filled from the family's own name for it, where only that is set."""
+    if not aliases:
+        return config
+    merged = dict(config)
+    for key, names in aliases.items():
+        if merged.get(key) is None:
+            found = next((name for name in names if merged.get(name) is not None), None)
+            if found is not None:
+                merged[key] = merged[found]
+    return merged
+
+
 def _total(mlp: int | _Moe) -> int:
     return mlp.total if isinstance(mlp, _Moe) else mlp
 
@@ -1509,6 +1617,9 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
         raise InputError(source, f"model_type: required, a string such as 'llama', got {_show(model_type)}")
     if model_type in FAMILIES:
         return model_type, FAMILIES[model_type], ()
+    if model_type in _OLD_TYPES:
+        named = _OLD_TYPES[model_type]
+        return named, FAMILIES[named], (f"model_type {model_type}: the {named} family's older name",)
     shown = _show(model_type)
     if config.get("linear_attn_config") is not None:  # Kimi Delta Attention layers
         note = f"model_type {shown}: counted as kimi_linear (it has linear_attn_config)"

@@ -82,6 +82,10 @@ def recommendation_text(rec: Recommendation, commands: Commands, *, pinned: FitR
     if pinned is not None:
         hint = f"; the recommendation is {rec.best.quant}, {rec.best.words}" if rec.best else ""
         lines.append(f"As asked (--quant/--offload): {display_quant(pinned.estimate.quant_name)}{hint}")
+    elif best is None and rec.workload != "inference" and rec.ladder:
+        # a training run has one format: what does not fit is this stack's setup; the advice says what would
+        stack = stack_name(rec.ladder[0].result.estimate.framework)
+        lines.append(f"DOES NOT FIT: {rec.model.name}, {rec.workload} with {stack}, on this machine as asked")
     elif best is None:
         lines.append(f"DOES NOT FIT: {rec.model.name} in any format on this machine")
     else:

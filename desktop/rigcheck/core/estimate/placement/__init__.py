@@ -20,7 +20,6 @@ from rigcheck.core.estimate.placement.budget import (
 from rigcheck.core.estimate.placement.inference import layer_kv, place_experts, place_inference, runtime_bytes
 from rigcheck.core.estimate.placement.training import (
     DEEPSPEED_BUFFER,
-    MEGATRAIN_ACTIVATION_FACTOR,
     MEGATRAIN_CHECKPOINT_INTERVAL,
     MEGATRAIN_CUDA_CONTEXT,
     MEGATRAIN_GRAD_SLABS,
@@ -79,7 +78,6 @@ __all__ = [
     "DEEPSPEED_BUFFER",
     "GPU_MARGIN",
     "LLAMA_CPP_GPU_MARGIN_BYTES",
-    "MEGATRAIN_ACTIVATION_FACTOR",
     "MEGATRAIN_CHECKPOINT_INTERVAL",
     "MEGATRAIN_CUDA_CONTEXT",
     "MEGATRAIN_GRAD_SLABS",

@@ -8,58 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.estimate.placement.types import Budget, Placement, TrainOffload
 from rigcheck.core.models.spec import ArchConfig
 
-#: MegaTrain's own accounting (DLYuanGod/MegaTrain scripts/calc_resource.py@919520f calc_cpu_memory: "FP32
-#: master weights: 4 bytes/param, Adam optimizer states (m + v): 8 bytes/param, Total: 12 bytes/param"),
-#: which the paper's headline needs (arXiv 2604.05091: up to 120B on one H200 with 1.5 TB = 1.44 TB at 12 B;
-#: a 141B model needs 1.69 TB). Its README's Qwen2.5-32B run (~327 GB, README@2a9f977) is ~10 B/param:
-#: the published run and the headline disagree, and the headline's rule is the one MegaTrain documents.
-MEGATRAIN_HOST_BYTES = 12
-MEGATRAIN_GRAD_SLABS = 12
-MEGATRAIN_CHECKPOINT_INTERVAL = 4
-#: calc_resource.py ACTIVATION_BYTES_FACTOR: bytes per hidden unit × token × checkpoint interval of one
-#: sample's activations, MegaTrain's calibration on its own Qwen2.5-7B run (80 GB H100, seq 1024, batch
-#: 148). No hybrid multiplier: calc_resource's HYBRID_OVERHEAD_FACTOR (2.5) puts its own Qwen3.5-27B run at
-#: +69% (issue 27), so every layer kind takes the same per-sample rule here.
-MEGATRAIN_ACTIVATION_FACTOR = 29
-#: CUDA context MegaTrain budgets (calc_resource.py CUDA_CONTEXT_GB)
-MEGATRAIN_CUDA_CONTEXT = 2 * 10**9
-MEGATRAIN_SOURCE = "DLYuanGod/MegaTrain scripts/calc_resource.py@919520f (calc_gpu_fixed, calc_batch_size)"
-
-
-def _largest(arch: ArchConfig) -> int:
-    return max(arch.layer_params) if arch.layer_params else arch.params_total // max(arch.num_layers, 1)
-
-
-def megatrain_fixed_bytes(arch: ArchConfig) -> int:
-    """The GPU's fixed part as MegaTrain allocates it (infinity/model/cpu_master.py@919520f): the CUDA
-    context calc_resource budgets, two bf16 layer buffers (double buffer), and the embedding and head
-    resident on the GPU in bf16 with their gradients. calc_resource.py's calc_gpu_fixed also counts the
-    12 gradient slabs in fp32 on the GPU, but cpu_master.py allocates them in pinned host memory
-    (``device='cpu', pin_memory=True``, in the training dtype), so they are host bytes here."""
-    outside = arch.embed_params + arch.head_params
-    return MEGATRAIN_CUDA_CONTEXT + 2 * 2 * _largest(arch) + 2 * 2 * outside
-
-
-def megatrain_host_bytes(arch: ArchConfig) -> int:
-    """12 B/param (calc_resource.py) plus the pinned gradient slabs: 12 of the largest layer, one of the
-    head and one of the embedding, bf16 (cpu_master.py)."""
-    slabs = 2 * (MEGATRAIN_GRAD_SLABS * _largest(arch) + arch.embed_params + arch.head_params)
-    return MEGATRAIN_HOST_BYTES * arch.params_total + slabs
-
-
-def megatrain_sample_bytes(arch: ArchConfig, context: int) -> int:
-    """calc_resource.py calc_batch_size: one sample's activations, hidden × seq × K × 29 bytes."""
-    return arch.hidden_size * context * MEGATRAIN_CHECKPOINT_INTERVAL * MEGATRAIN_ACTIVATION_FACTOR
-
-
-def megatrain_batch(arch: ArchConfig, gpu_bytes: int, context: int) -> int:
-    """MegaTrain's batch-size rule: (GPU memory - fixed) ÷ per-sample activations; 0 if the fixed part
-    alone does not fit."""
-    free = gpu_bytes - megatrain_fixed_bytes(arch)
-    return max(free // megatrain_sample_bytes(arch, context), 0) if free > 0 else 0
+#: RAM per parameter MegaTrain holds at the optimizer step (bf16 weights and gradients, fp32 Adam m and v;
+#: placement/megatrain.py): 120B needs 1.44 TB of the paper's 1.5 TB (arXiv 2604.05091), 141B 1.69 TB
+MEGATRAIN_HOST_BYTES = megatrain.HOST_STEP_BYTES
+MEGATRAIN_GRAD_SLABS = megatrain.GRAD_SLABS
+MEGATRAIN_CHECKPOINT_INTERVAL = megatrain.CHECKPOINT_INTERVAL
+MEGATRAIN_CUDA_CONTEXT = megatrain.CUDA_CONTEXT
+MEGATRAIN_SOURCE = megatrain.SOURCE
 
 
 #: DeepSpeed's estimators keep 50% headroom on their CPU figures (additional_buffer_factor=1.5)
@@ -152,7 +111,8 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
     if offload == "params":
         cpu, gpu = zero3_offload_bytes(params, largest_layer_params(arch))
         return replicas(gpu + runtime + zero3_buffer_bytes(params), lambda _n: cpu, "params", 0)
-    # MegaTrain: host keeps the fp32 master weights and Adam states (12 B/param, calc_resource.py) and the
-    # gradient slabs; the GPU holds the layer buffers, the embedding and head, and each sample's activations.
-    gpu = megatrain_fixed_bytes(arch) + megatrain_sample_bytes(arch, est.context) * est.batch
-    return on(gpu, megatrain_host_bytes(arch), "full", 0, MEGATRAIN_CUDA_CONTEXT)
+    # MegaTrain: RAM holds the bf16 weights, their gradients at the step and fp32 Adam states; the GPU the
+    # layer buffers and templates, the embedding and head, the checkpoints and the larger of the loss and
+    # one layer's backward (placement/megatrain.py)
+    gpu = megatrain.gpu_bytes(arch, est.context, est.batch)
+    return on(gpu, megatrain.host_step_bytes(arch), "full", 0, MEGATRAIN_CUDA_CONTEXT)

@@ -1,0 +1,131 @@
+"""MegaTrain's memory, counted from what its code allocates.
+
+The code read is the one its published runs used (DLYuanGod/MegaTrain @2a9f977: README 'Performance'
+table, examples/train.py, infinity/model/cpu_master.py). What sits where:
+
+Host RAM (the authoritative copy):
+- the model's own parameters, loaded in bf16 (train.py: ``from_pretrained(torch_dtype=config.dtype)``,
+  ``CPUMasterConfig.dtype = torch.bfloat16``): 2 B/param. There is no separate fp32 master copy.
+- DeepSpeedCPUAdam's m and v in fp32 (deepspeedai/DeepSpeed deepspeed/ops/adam/cpu_adam.py:
+  ``state_dtype = torch.float if self.fp32_optimizer_states``, default True): 8 B/param.
+- the bf16 ``.grad`` the gradient worker accumulates (cpu_master.py ``_grad_worker``: ``empty_like``
+  of the bf16 slab): 2 B/param, freed after the step by ``optimizer.zero_grad()`` (set_to_none).
+- pinned staging: 2 flat layer buffers, 12 gradient slabs of the largest layer, one head and one
+  embedding slab, all bf16.
+
+So the step holds 2 + 2 + 8 = 12 B/param: the paper's own accounting as its summaries quote it ("12
+bytes per parameter (BF16 weights + BF16 gradients + FP32 Adam moments)", ai-beat.github.io/news/2026/04/
+megatrain-single-gpu-100b/; "2 for the BF16 weight, 2 for the BF16 gradient, and 8 for the FP32 first
+and second moments", ai.thesatyajit.com/articles/megatrain-single-gpu-training, 2026-06-28), and
+calc_resource.py's 12 (which names the parts "fp32 master + m + v"). What train.py logs, ``psutil``
+RSS after the step with the gradients freed, is 10 B/param plus the staging: the README's ~327 GB
+(Qwen2.5-32B) and ~275 GB (Qwen3.5-27B) are that reading. A machine must hold the step's 12. (Since
+5cf47ac, 2026-04-17, the single-GPU code also pins a flat bf16 copy of every layer, layer_pinned_flats:
++2 B/param, with which 120B would need ~1.68 TB; this module counts the code of the published runs.)
+
+GPU (train.py logs ``torch.cuda.max_memory_allocated``, the allocator peak):
+- weights: 2 flat bf16 buffers of the largest layer, 2 bf16 templates per distinct layer structure
+  (``gpu_layer_templates``, per structure group: a hybrid model has one group per layer kind), the
+  embedding, final norm and head in bf16;
+- checkpoints: the hidden state every K layers and after the last, B·T·h bf16 each, alive until the
+  backward ends;
+- then the larger of two phases: the loss, computed in 128-token chunks but with the graph kept until
+  one ``loss.backward()``, so every chunk's bf16 logits stay (B·(T-1)·V) beside the normed hidden
+  state; or one layer's backward: K-1 recomputed hidden states, that layer's saved activations and
+  its input gradients (the per-token rules of training_memory), and its bf16 weight gradients.
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.estimate.training_memory import backward_token_bytes, layer_token_bytes
+from rigcheck.core.models.spec import ArchConfig
+
+SOURCE = "DLYuanGod/MegaTrain infinity/model/cpu_master.py, examples/train.py @2a9f977"
+#: checkpoint_interval and num_grad_slabs defaults (infinity/config/training.py)
+CHECKPOINT_INTERVAL = 4
+GRAD_SLABS = 12
+#: bf16 parameters + fp32 Adam m, v: what stays in RAM between steps
+HOST_RESIDENT_BYTES = 2 + 8
+#: + the bf16 gradients during the step
+HOST_STEP_BYTES = HOST_RESIDENT_BYTES + 2
+#: the CUDA context calc_resource.py budgets (CUDA_CONTEXT_GB); outside the allocator peak
+CUDA_CONTEXT = 2 * 10**9
+#: the chunked loss's chunk (cpu_master.py chunk_size)
+LOSS_CHUNK = 128
+BF16 = 2
+
+
+def _largest(arch: ArchConfig) -> int:
+    return max(arch.layer_params) if arch.layer_params else arch.params_total // max(arch.num_layers, 1)
+
+
+def _groups(arch: ArchConfig) -> int:
+    """Bytes of one template of each distinct layer structure (by layer kind and MoE-ness)."""
+    sizes: dict[tuple[str, bool], int] = {}
+    moe = arch.moe_layers or (False,) * arch.num_layers
+    for kind, is_moe, params in zip(arch.layer_kinds, moe, arch.layer_params, strict=False):
+        sizes[(kind, is_moe)] = max(sizes.get((kind, is_moe), 0), params)
+    return sum(sizes.values()) or _largest(arch)
+
+
+def staging_bytes(arch: ArchConfig) -> int:
+    """Pinned host buffers: 2 flat layer buffers, the gradient slabs, the head and embedding slabs."""
+    outside = arch.embed_params + arch.head_params
+    return BF16 * ((2 + GRAD_SLABS) * _largest(arch) + outside)
+
+
+def host_resident_bytes(arch: ArchConfig) -> int:
+    """RAM between steps (what MegaTrain's log reads): bf16 parameters, fp32 m and v, the staging."""
+    return HOST_RESIDENT_BYTES * arch.params_total + staging_bytes(arch)
+
+
+def host_step_bytes(arch: ArchConfig) -> int:
+    """RAM at the optimizer step, the peak a machine must hold: the resident part + bf16 gradients."""
+    return HOST_STEP_BYTES * arch.params_total + staging_bytes(arch)
+
+
+def weight_bytes(arch: ArchConfig) -> int:
+    """GPU-resident weights: 2 flat buffers, 2 templates per layer structure, embedding and head."""
+    return BF16 * (2 * _largest(arch) + 2 * _groups(arch) + arch.embed_params + arch.head_params)
+
+
+def sample_bytes(arch: ArchConfig, context: int) -> int:
+    """GPU bytes one sample of ``context`` tokens adds at the peak."""
+    h = arch.hidden_size
+    checkpoints = (-(-arch.num_layers // CHECKPOINT_INTERVAL) + 1) * context * h * BF16
+    # every chunk's logits, the normed hidden state and the RMSNorm's fp32 input copy
+    loss = max(context - 1, 0) * arch.vocab_size * BF16 + context * h * (BF16 + 4)
+    layer = layer_token_bytes(arch, False, "flash", context) + backward_token_bytes(arch)
+    backward = context * ((CHECKPOINT_INTERVAL - 1) * h * BF16 + layer)
+    return checkpoints + max(loss, backward)
+
+
+def fixed_bytes(arch: ArchConfig) -> int:
+    """GPU bytes that do not grow with the batch: the weights and one layer's (or the head's) gradients."""
+    return weight_bytes(arch) + BF16 * max(_largest(arch), arch.head_params)
+
+
+def gpu_peak_bytes(arch: ArchConfig, context: int, batch: int) -> int:
+    """The allocator peak (``torch.cuda.max_memory_allocated``, what train.py logs)."""
+    return fixed_bytes(arch) + batch * sample_bytes(arch, context)
+
+
+def gpu_bytes(arch: ArchConfig, context: int, batch: int) -> int:
+    """The process total on the GPU: the allocator peak and the CUDA context."""
+    return CUDA_CONTEXT + gpu_peak_bytes(arch, context, batch)
+
+
+def largest_batch(arch: ArchConfig, budget: int, context: int) -> int:
+    """The largest batch whose process total fits ``budget`` bytes (0 if the fixed part does not)."""
+    free = budget - CUDA_CONTEXT - fixed_bytes(arch)
+    return max(free // sample_bytes(arch, context), 0) if free > 0 else 0
+
+
+def layer_work_per_weight() -> int:
+    """FLOPs per layer weight per token: each layer runs forward 3 times (the pass, the block's recompute,
+    the forward autograd.grad differentiates) and backward once (4): cpu_master.py forward_and_backward."""
+    return 3 * 2 + 4
+
+
+#: MegaTrain's TFLOPS as it reports them: 6 × parameters × tokens ÷ step time (train.py)
+REPORTED_FLOPS_PER_PARAM = 6
