@@ -151,6 +151,8 @@ def points_by_key(
     decode: dict[tuple[str, str], list[Point]] = defaultdict(list)
     prefill: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for row in rows:
+        if row.engine.lower().startswith("mlx"):
+            continue  # MLX's own kernels (the estimator's mlx engine), not llama.cpp's Metal backend
         p = point(row, catalog)
         if p is None:
             continue
@@ -682,6 +684,9 @@ def fit_cpu(
     CPU part is what is left of the measured time after the GPU part (estimated with the GPU factors)."""
     from rigcheck.core.estimate.fit import fit
 
+    # the class's share is of the platform's peak: a host whose source measured its bandwidth is read at
+    # speed.MEASURED_READ_SHARE of that figure instead, and says nothing about the share of a peak
+    cpu_points = [p for p in cpu_points if host_memory(p.row.host, GIB).bandwidth_source != "measured"]
     shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
     used_urls = [p.row.source_url for p in cpu_points]
     for row in rows:
@@ -694,8 +699,8 @@ def fit_cpu(
         memory = host_memory(row.host, int((row.ram_gb or 128) * GIB))
         machine = Machine(cpu=CPU(logical_cores=16, model=row.host), memory=memory, gpus=())
         host = speed.host_bandwidth(machine, catalog)
-        if host.source == "default":
-            continue  # a host we cannot place: its bandwidth would be a guess
+        if host.source != "catalog":
+            continue  # a host we cannot place (its bandwidth would be a guess), or one measured (not a peak)
         # a figure the source measured is the snapshot's measured figure, and the efficiency applies to it as
         # the product applies it (speed/decode.py gpu_decode_seconds: the figure the snapshot holds × the efficiency)
         machine = replace(simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128), memory=memory)

@@ -164,6 +164,24 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
     return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
 
 
+#: llama.cpp's CPU decode reads its weights at this share of a *measured* host bandwidth: on a Raspberry Pi 5
+#: (4 threads, five quants of one model) decode's bytes × tokens/s came to 84-91% of a STREAM-style read
+#: kernel's bandwidth on the same board (ggml-org/llama.cpp issue #26484, 2026-08). A measured figure is
+#: already what the memory system delivers, so the CPU class's fitted share, which is a share of the
+#: platform's *peak* (channels × transfer rate, or the default), does not apply on top of it.
+MEASURED_READ_SHARE = 0.88
+MEASURED_READ_SOURCE = "https://github.com/ggml-org/llama.cpp/issues/26484"
+
+
+def cpu_read_efficiency(factor: SpeedFactor | None, host: HostBandwidth) -> float:
+    """The share of ``host``'s bandwidth llama.cpp's CPU kernels read weights at: of a measured bandwidth,
+    :data:`MEASURED_READ_SHARE`; of a peak (catalog or default), the CPU class's fitted efficiency (1 when
+    none is fitted)."""
+    if host.source == "measured":
+        return MEASURED_READ_SHARE
+    return factor.decode_bandwidth_efficiency if factor else 1.0
+
+
 def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None = None) -> Machine:
     """``machine`` with ``memory.bandwidth_bytes_per_s`` filled: a measurement, what it already has (a
     measurement or a figure the user typed in), the CPU platform's, or the default."""
