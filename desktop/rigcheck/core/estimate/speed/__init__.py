@@ -168,7 +168,10 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
 #: (4 threads, five quants of one model) decode's bytes × tokens/s came to 84-91% of a STREAM-style read
 #: kernel's bandwidth on the same board (ggml-org/llama.cpp issue #26484, 2026-08). A measured figure is
 #: already what the memory system delivers, so the CPU class's fitted share, which is a share of the
-#: platform's *peak* (channels × transfer rate, or the default), does not apply on top of it.
+#: platform's *peak* (channels × transfer rate, or the default), does not apply on top of it. Uncertain where
+#: the measurement is a copy test (``audit --measure`` copies, counting read + written bytes as STREAM's Copy
+#: does): on that Pi 5 the 4-thread STREAM Copy read 6.19 GB/s against 11.59 GB/s read-only, so a copy
+#: figure can sit below what decode reads; where the two agree, as on desktop DRAM, the share holds.
 MEASURED_READ_SHARE = 0.88
 MEASURED_READ_SOURCE = "https://github.com/ggml-org/llama.cpp/issues/26484"
 
