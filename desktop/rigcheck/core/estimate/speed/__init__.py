@@ -98,6 +98,38 @@ def gpu_factor(
     return speed_factor(catalog, cls, backend or default_backend(gpu.vendor))
 
 
+#: engines with GPU kernels of their own whose factors are a speed_factor row keyed by the engine's name
+#: (hw_class × "mlx"): mlx-lm's Metal kernels are not llama.cpp's Metal backend
+ENGINE_GPU_BACKENDS: frozenset[str] = frozenset({"mlx"})
+
+
+def engine_gpu_factor(
+    catalog: Catalog, gpu: GPU, spec: GpuSpec | None, engine: str, backend: Backend | None
+) -> tuple[SpeedFactor | None, bool]:
+    """The GPU's factors for ``engine``, and whether they are the engine's own: its exact class × engine row
+    (for what that row was fitted on; the prefill shares it lacks come from the backend's row), else the
+    class × backend row llama.cpp's kernels use."""
+    base = gpu_factor(catalog, gpu, spec, backend)
+    if engine not in ENGINE_GPU_BACKENDS:
+        return base, False
+    cls = hardware_class(gpu.vendor, gpu.name, spec, gpu.unified_memory)
+    own = next((f for f in catalog.speed_factors if f.hw_class == cls and f.backend == engine), None)
+    if own is None:
+        return base, False
+    if own.prefill_compute_efficiency is None and base is not None:
+        own = replace(
+            base,
+            id=own.id,
+            backend=own.backend,
+            decode_bandwidth_efficiency=own.decode_bandwidth_efficiency,
+            decode_compute_efficiency=own.decode_compute_efficiency,
+            per_layer_us=own.per_layer_us,
+            per_gpu_us=own.per_gpu_us,
+            source=own.source,
+        )
+    return own, True
+
+
 @dataclass(frozen=True)
 class HostBandwidth:
     bytes_per_s: int
