@@ -31,6 +31,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_hosts import host_cpu, host_memory
 from measurements import BACKENDS, Measurement, load
 from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
@@ -59,11 +61,14 @@ FORMAT_IDS = {"F16": "fp16", "BF16": "bf16", "F32": "fp32"}
 SUBSETS = (
     "all speed",
     "MoE",
+    "dense",
     "unified memory",
     "offload",
     "CPU-only",
     "AMD discrete",
     "NVIDIA discrete",
+    "NVIDIA consumer",
+    "NVIDIA datacenter",
     "Intel discrete",
     "multi-GPU",
     "file sizes",
@@ -89,8 +94,28 @@ class Outcome:
     expressible: bool = True
 
     @property
+    def subsets(self) -> tuple[str, ...]:
+        """The row's subsets, with dense speed rows and the NVIDIA GPUs' hardware class (speed.hardware_class:
+        GeForce and workstation cards are consumer, the catalog's datacenter segment datacenter)."""
+        found = list(self.row.subsets())
+        if self.row.speed and not self.row.moe:
+            found.append("dense")
+        if self.row.device_class == "nvidia-discrete":
+            found.append(NVIDIA_SUBSETS.get(_nvidia_class(self.row.gpu_id), "NVIDIA consumer"))
+        return tuple(found)
+
+    @property
     def error(self) -> float | None:
         return None if self.estimate is None else (self.estimate - self.row.value) / self.row.value
+
+
+NVIDIA_SUBSETS = {"nvidia-datacenter": "NVIDIA datacenter", "nvidia-consumer": "NVIDIA consumer"}
+
+
+@cache
+def _nvidia_class(gpu_id: str) -> str:
+    spec = load_catalog(use_overlay=False).gpu(gpu_id) if gpu_id else None
+    return speed.hardware_class(spec.vendor, spec.name, spec, spec.unified_memory) if spec else ""
 
 
 def _quant_id(row: Measurement, catalog: Catalog) -> str:
@@ -288,7 +313,7 @@ def meets_target(s: Summary) -> str:
 def groups(outcomes: Sequence[Outcome]) -> Iterable[tuple[str, str, list[Outcome]]]:
     """(subset, metric, outcomes) for every subset × metric that has rows."""
     for subset in SUBSETS:
-        inside = [o for o in outcomes if subset in o.row.subsets()]
+        inside = [o for o in outcomes if subset in o.subsets]
         by_metric: dict[str, list[Outcome]] = defaultdict(list)
         for o in inside:
             by_metric[o.row.metric].append(o)

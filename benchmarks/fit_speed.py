@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
+from per_hop_fit import fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -65,6 +66,13 @@ class Point:
     tokens_per_expert: float = speed.MOE_TOKENS_REF
     #: the GPU's board power (catalog ``tdp_watts``): the power limit it ran at, as far as anyone published
     watts: float | None = None
+    #: GPU boundaries a token crosses in llama.cpp's layer split (GPUs - 1), and the µs each costs
+    hops: int = 0
+    per_hop_us: float = 0.0
+
+    @property
+    def hop_seconds(self) -> float:
+        return self.hops * self.per_hop_us * 1e-6
 
     @property
     def unquantized(self) -> bool:
@@ -122,6 +130,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
             model.arch.num_experts or 1,
         ),
         gpu.tdp_watts,
+        max(row.gpu_count - 1, 0),
     )
 
 
@@ -132,13 +141,18 @@ def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[flo
         for tau in PER_LAYER_US if tau_fixed is None else [tau_fixed]:
             loss = 0.0
             for p in points:
-                t = p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6
+                t = p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6 + p.hop_seconds
                 loss += math.log(p.row.value * t) ** 2
             if loss < best[2]:
                 best = (eff, float(tau), loss)
     eff, tau, _ = best
     errors = [
-        abs(1 / (p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6) / p.row.value - 1)
+        abs(
+            1
+            / (p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6 + p.hop_seconds)
+            / p.row.value
+            - 1
+        )
         for p in points
     ]
     return eff, tau, statistics.median(errors)
@@ -155,6 +169,11 @@ def points_by_key(
         if p is None:
             continue
         key = (p.hw_class, p.backend)
+        if row.engine.lower().startswith("mlx"):
+            # mlx-lm's own Metal kernels, not llama.cpp's Metal backend: a class × "mlx" row of their own
+            # (speed.engine_gpu_factor), never pooled into llama.cpp's
+            key = (p.hw_class, "mlx")
+            p = replace(p, backend="mlx")
         if (
             row.metric == "decode_tokens_per_s"
             and p.moe
@@ -172,6 +191,13 @@ def main() -> None:
     catalog = load_catalog(use_overlay=False)
     rows = [r for r in load() if r.split == "fit" and r.speed]
     decode, prefill = points_by_key(rows, catalog)
+    # each further GPU's hand-off, from one-GPU and N-GPU runs of one source, fitted first and then held
+    # fixed in the efficiency and per-layer fits, so multi-GPU rows do not inflate the per-layer cost
+    hop_fits = fit_per_hop(rows, catalog)
+    decode = {
+        key: [replace(p, per_hop_us=hop_fits[key].us if key in hop_fits else 0.0) for p in points]
+        for key, points in decode.items()
+    }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
     fitted: dict[str, tuple[float, float]] = {}
     print(HEADER)
@@ -215,6 +241,8 @@ def main() -> None:
         print(f"decode_bandwidth_efficiency = {eff:.2f}")
         fitted[key[0]] = (eff, tau)
         print(f"per_layer_us = {tau:g}")
+        if key in hop_fits and hop_fits[key].us:
+            print(f"per_gpu_us = {hop_fits[key].us:g}")
         if prefill_fit is not None:
             print(f"prefill_compute_efficiency = {min(prefill_fit.efficiency, 2.0):.2f}")
             if prefill_fit.float_factor != 1.0:
@@ -230,6 +258,7 @@ def main() -> None:
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
             + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
+            + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + '"'
         )
         print("sources = [")
@@ -682,6 +711,9 @@ def fit_cpu(
     CPU part is what is left of the measured time after the GPU part (estimated with the GPU factors)."""
     from rigcheck.core.estimate.fit import fit
 
+    # the class's share is of the platform's peak: a host whose source measured its bandwidth is read at
+    # speed.MEASURED_READ_SHARE of that figure instead, and says nothing about the share of a peak
+    cpu_points = [p for p in cpu_points if host_memory(p.row.host, GIB).bandwidth_source != "measured"]
     shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
     used_urls = [p.row.source_url for p in cpu_points]
     for row in rows:
@@ -694,8 +726,8 @@ def fit_cpu(
         memory = host_memory(row.host, int((row.ram_gb or 128) * GIB))
         machine = Machine(cpu=CPU(logical_cores=16, model=row.host), memory=memory, gpus=())
         host = speed.host_bandwidth(machine, catalog)
-        if host.source == "default":
-            continue  # a host we cannot place: its bandwidth would be a guess
+        if host.source != "catalog":
+            continue  # a host we cannot place (its bandwidth would be a guess), or one measured (not a peak)
         # a figure the source measured is the snapshot's measured figure, and the efficiency applies to it as
         # the product applies it (speed/decode.py gpu_decode_seconds: the figure the snapshot holds × the efficiency)
         machine = replace(simulate(machine, [gpu] * max(row.gpu_count, 1), row.ram_gb or 128), memory=memory)
@@ -769,6 +801,8 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 # The CPU × "ktransformers" row: ktransformers' own CPU kernels for the routed experts it keeps in RAM
 # (fit.ktransformers_parts), the same two shares from ktransformers rows, after their GPU part.
+# A class × "mlx" row: mlx-lm's own Metal kernels (speed.engine_gpu_factor), from MLX rows only; the prefill
+# shares it has no rows for come from the class's Metal row.
 #
 # GENERATED by `benchmarks/fit_speed.py --maturity > catalog/speed.toml` from the fit split of
 # benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement

@@ -128,7 +128,11 @@ def fit(
 ) -> FitResult:
     """Place and time ``model``; ``cpu_expert_layers`` fixes N for ``offload="experts"`` (else the fewest),
     ``gpu_layers`` caps the layers on the GPUs for ``offload="layers"`` (llama.cpp ``-ngl N``),
-    ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``)."""
+    ``tensor_split`` sets each GPU's share of the layers (llama.cpp ``-ts``).
+
+    Read top to bottom: the backend and the engine's own rules, what each device may hold (budget), what the
+    model needs (memory), where it goes (placement), how fast (speed), and the verdict with its reasons and
+    advice. Each step is one call into the module that owns it (docs/architecture.md, "Reading fit()")."""
     if req.backend is None:
         req = replace(req, backend=running_backend(machine))
     if req.engine == "ollama" and req.context is None and req.workload == "inference":
@@ -136,27 +140,13 @@ def fit(
             model, machine, req, catalog, offload=offload, live=live, split=split, advise=advise,
             cpu_expert_layers=cpu_expert_layers, gpu_layers=gpu_layers, tensor_split=tensor_split,
         )  # fmt: skip
-    if req.engine == "exllamav3" and req.workload == "inference":
-        check_exllamav3(machine)
-        # ExLlamaV3's autosplit puts every module on a GPU ("Insufficient VRAM in split" otherwise)
-        offload = "none" if offload == "auto" else offload
-    if req.engine == "mlx" and req.workload == "inference":
-        check_mlx(machine)
-        # MLX has no CPU offload of layers: the model is in the Metal working set or it does not run
-        offload = "none" if offload == "auto" else offload
+    offload = _engine_offload(req, machine, offload)
+    # 1. budget: what each GPU and the RAM may hold, as the engine sizes it
     budget = budgets(machine, live, req.engine if req.workload == "inference" else "transformers")
-    # a framework's paged optimizer states stay on the GPU when they fit beside the rest (training_memory)
+    # 2. memory: what the model needs (a framework's paged optimizer states stay on the GPU when they fit)
     est = estimate_memory(model, req, catalog, gpu_capacity=max(budget.gpu_bytes, default=0) or None)
-    if req.engine == "mlx" and est.workload == "inference":
-        check_mlx_weights(est)
-    if req.engine == "vllm" and est.workload == "inference":
-        budget = vllm_budget(machine, budget)
-    if req.engine == "sglang" and est.workload == "inference":
-        budget = sglang_budget(machine, budget)
-    if req.engine == "mlx" and est.workload == "inference":
-        budget = mlx_budget(budget)
-    if req.engine == "exllamav3" and est.workload == "inference":
-        budget = exllamav3_budget(machine, budget)
+    budget = _engine_budget(req, est, machine, budget)
+    # 3. placement: where it goes
     kt = req.engine == "ktransformers" and est.workload == "inference"
     if kt:
         _check_ktransformers(est, machine, offload, cpu_expert_layers)
@@ -176,19 +166,13 @@ def fit(
     if placement is not None and placement.offload == "full" and req.framework is None:
         # streamed from RAM: the run is MegaTrain's, so name it (its placement reads no step terms)
         est = estimate_memory(model, replace(req, framework="megatrain"), catalog, gpu_capacity=None)
+    # 4. speed: under auto, whichever of layer and expert offload decodes faster
     chosen: Speed | None = None
-    if (
-        not kt
-        and offload == "auto"
-        and est.workload == "inference"
-        and placement is not None
-        and placement.offload != "none"
-    ):
-        # Something must go to RAM: offer whichever of layer and expert offload decodes faster (Ollama
-        # offloads whole layers only: num_gpu, no --n-cpu-moe)
-        experts = place_experts(est, budget) if req.engine != "ollama" else None
-        options = [(p, estimate_speed(est, p, machine, catalog)) for p in (placement, experts) if p]
-        placement, chosen = max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
+    if not kt and offload == "auto" and est.workload == "inference" and placement is not None:
+        placement, chosen = _faster_offload(
+            est, placement, budget=budget, machine=machine, catalog=catalog, req=req
+        )
+    # 5. verdict, reasons and advice
     reasons = list(budget.reasons)
     if placement is None:
         verdict: Verdict = "does_not_fit"
@@ -205,6 +189,55 @@ def fit(
             advice_for(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
         )
     return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
+
+
+def _engine_offload(req: Request, machine: Machine, offload: Offload) -> Offload:
+    """The engine's own limits before anything is placed: ExLlamaV3 and MLX need their GPU, and neither
+    offloads layers to the CPU (``auto`` means ``none`` for them)."""
+    if req.engine == "exllamav3" and req.workload == "inference":
+        check_exllamav3(machine)
+        # ExLlamaV3's autosplit puts every module on a GPU ("Insufficient VRAM in split" otherwise)
+        return "none" if offload == "auto" else offload
+    if req.engine == "mlx" and req.workload == "inference":
+        check_mlx(machine)
+        # MLX has no CPU offload of layers: the model is in the Metal working set or it does not run
+        return "none" if offload == "auto" else offload
+    return offload
+
+
+def _engine_budget(req: Request, est: MemoryEstimate, machine: Machine, budget: Budget) -> Budget:
+    """The budget as the inference engine sizes its pool: vLLM's and SGLang's memory fractions, MLX's
+    working set, ExLlamaV3's autosplit reserve; llama.cpp's and the training frameworks' unchanged."""
+    if est.workload != "inference":
+        return budget
+    if req.engine == "mlx":
+        check_mlx_weights(est)
+        return mlx_budget(budget)
+    if req.engine == "vllm":
+        return vllm_budget(machine, budget)
+    if req.engine == "sglang":
+        return sglang_budget(machine, budget)
+    if req.engine == "exllamav3":
+        return exllamav3_budget(machine, budget)
+    return budget
+
+
+def _faster_offload(
+    est: MemoryEstimate,
+    placement: Placement,
+    *,
+    budget: Budget,
+    machine: Machine,
+    catalog: Catalog,
+    req: Request,
+) -> tuple[Placement, Speed | None]:
+    """Where something must go to RAM: the faster-decoding of layer and expert offload (Ollama offloads
+    whole layers only: num_gpu, no --n-cpu-moe), with its speed; unchanged when nothing is offloaded."""
+    if placement.offload == "none":
+        return placement, None
+    experts = place_experts(est, budget) if req.engine != "ollama" else None
+    options = [(p, estimate_speed(est, p, machine, catalog)) for p in (placement, experts) if p]
+    return max(options, key=lambda o: o[1].decode_tokens_per_s or 0.0)
 
 
 def _ollama_fit(

@@ -11,8 +11,9 @@ What is MLX's own (``MLX_LM_SOURCE``, ml-explore/mlx-lm ``mlx_lm/generate.py``):
   already uses, core/unified.py) and warns past 90% of it; MLX has no CPU offload of layers, so a model that
   does not fit in that share does not run (it pages, "this can be slow").
 
-Speed: no cited mlx-lm single-stream rows are fitted yet, so llama.cpp's Metal factors for the chip's class
-stand in, and the explanation says so.
+Speed: mlx-lm's own decode factors per Apple class where catalog/speed.toml has a class × "mlx" row, fitted
+on cited single-stream MLX rows (benchmarks/fit_speed.py; apple-max from the M4 Max rows); prompt processing,
+and every class without such a row, at llama.cpp's Metal factors, and the explanation says which.
 """
 
 from __future__ import annotations

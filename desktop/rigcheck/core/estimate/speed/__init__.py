@@ -98,6 +98,38 @@ def gpu_factor(
     return speed_factor(catalog, cls, backend or default_backend(gpu.vendor))
 
 
+#: engines with GPU kernels of their own whose factors are a speed_factor row keyed by the engine's name
+#: (hw_class × "mlx"): mlx-lm's Metal kernels are not llama.cpp's Metal backend
+ENGINE_GPU_BACKENDS: frozenset[str] = frozenset({"mlx"})
+
+
+def engine_gpu_factor(
+    catalog: Catalog, gpu: GPU, spec: GpuSpec | None, engine: str, backend: Backend | None
+) -> tuple[SpeedFactor | None, bool]:
+    """The GPU's factors for ``engine``, and whether they are the engine's own: its exact class × engine row
+    (for what that row was fitted on; the prefill shares it lacks come from the backend's row), else the
+    class × backend row llama.cpp's kernels use."""
+    base = gpu_factor(catalog, gpu, spec, backend)
+    if engine not in ENGINE_GPU_BACKENDS:
+        return base, False
+    cls = hardware_class(gpu.vendor, gpu.name, spec, gpu.unified_memory)
+    own = next((f for f in catalog.speed_factors if f.hw_class == cls and f.backend == engine), None)
+    if own is None:
+        return base, False
+    if own.prefill_compute_efficiency is None and base is not None:
+        own = replace(
+            base,
+            id=own.id,
+            backend=own.backend,
+            decode_bandwidth_efficiency=own.decode_bandwidth_efficiency,
+            decode_compute_efficiency=own.decode_compute_efficiency,
+            per_layer_us=own.per_layer_us,
+            per_gpu_us=own.per_gpu_us,
+            source=own.source,
+        )
+    return own, True
+
+
 @dataclass(frozen=True)
 class HostBandwidth:
     bytes_per_s: int
@@ -162,6 +194,27 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             ),
         )
     return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
+
+
+#: llama.cpp's CPU decode reads its weights at this share of a *measured* host bandwidth: on a Raspberry Pi 5
+#: (4 threads, five quants of one model) decode's bytes × tokens/s came to 84-91% of a STREAM-style read
+#: kernel's bandwidth on the same board (ggml-org/llama.cpp issue #26484, 2026-08). A measured figure is
+#: already what the memory system delivers, so the CPU class's fitted share, which is a share of the
+#: platform's *peak* (channels × transfer rate, or the default), does not apply on top of it. Uncertain where
+#: the measurement is a copy test (``audit --measure`` copies, counting read + written bytes as STREAM's Copy
+#: does): on that Pi 5 the 4-thread STREAM Copy read 6.19 GB/s against 11.59 GB/s read-only, so a copy
+#: figure can sit below what decode reads; where the two agree, as on desktop DRAM, the share holds.
+MEASURED_READ_SHARE = 0.88
+MEASURED_READ_SOURCE = "https://github.com/ggml-org/llama.cpp/issues/26484"
+
+
+def cpu_read_efficiency(factor: SpeedFactor | None, host: HostBandwidth) -> float:
+    """The share of ``host``'s bandwidth llama.cpp's CPU kernels read weights at: of a measured bandwidth,
+    :data:`MEASURED_READ_SHARE`; of a peak (catalog or default), the CPU class's fitted efficiency (1 when
+    none is fitted)."""
+    if host.source == "measured":
+        return MEASURED_READ_SHARE
+    return factor.decode_bandwidth_efficiency if factor else 1.0
 
 
 def with_host_bandwidth(machine: Machine, catalog: Catalog, measured: int | None = None) -> Machine:

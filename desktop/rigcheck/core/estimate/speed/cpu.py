@@ -1,5 +1,6 @@
 """The CPU's part: decode reading weights (or routed experts) from RAM at the host's bandwidth × the CPU
-class's fitted efficiency, and prompt processing on the CPU's cores.
+class's fitted efficiency (a share of the platform's peak; of a measured bandwidth, the share llama.cpp
+reaches of it: speed.cpu_read_efficiency), and prompt processing on the CPU's cores.
 """
 
 from __future__ import annotations
@@ -38,7 +39,13 @@ def ram_decode_seconds(
             )))  # fmt: skip
     else:
         cpu_factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
-    efficiency = cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0
+    # ktransformers' factor is its own kernels' share of whatever figure the snapshot holds; llama.cpp's is
+    # a share of the platform's peak, or of a measured bandwidth (speed.cpu_read_efficiency)
+    efficiency = (
+        (cpu_factor.decode_bandwidth_efficiency if cpu_factor else 1.0)
+        if kt
+        else speed.cpu_read_efficiency(cpu_factor, host)
+    )
     cpu_s = cpu_read / (host.bytes_per_s * efficiency)
     cpu_s += cpu_layers * (cpu_factor.per_layer_us if cpu_factor else 0.0) * 1e-6
     if kt:
@@ -98,7 +105,7 @@ def cpu_prefill(
     compute_s = flops / rate
     streamed, ubatch, touched = prefill_streamed_bytes(est, arch, head, len(est.layer_weight_bytes), 0)
     host = speed.host_bandwidth(machine, catalog)
-    memory_s = streamed / (host.bytes_per_s * factor.decode_bandwidth_efficiency) / ubatch
+    memory_s = streamed / (host.bytes_per_s * speed.cpu_read_efficiency(factor, host)) / ubatch
     if memory_s > compute_s:
         explanation.append(memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=True))
     return 1 / max(compute_s, memory_s)

@@ -80,7 +80,7 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
-        fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0)
+        fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0 and placement.split != "tensor")
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
             bound = "compute"
@@ -100,7 +100,7 @@ def gpu_decode_seconds(
             )
             + (
                 tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6))
-                if factor.per_gpu_us and position
+                if factor.per_gpu_us and position and placement.split != "tensor"
                 else ""
             )
         )

@@ -52,8 +52,10 @@ def inference_speed(
     flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
     # Ollama runs llama.cpp's llama-server: llama.cpp's maturity for the architecture
     mature = speed.maturity(catalog, "llama.cpp" if est.engine == "ollama" else est.engine, arch.model_type)
-    # each used GPU's class × backend factors, looked up once for decode and prefill
-    gpu_factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], est.backend) for i in used}
+    # each used GPU's class × backend factors (an engine's own where it has them), once for decode and prefill
+    found = {i: speed.engine_gpu_factor(catalog, gpus[i], specs[i], est.engine, est.backend) for i in used}
+    gpu_factors = {i: factor for i, (factor, _own) in found.items()}
+    engine_own = bool(found) and all(own for _factor, own in found.values())
     # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)
     scalar_bf16 = {i: bf16_scalar_path(est, gpus[i], machine) for i in used}
     on_gpus = gpu_decode_seconds(
@@ -72,7 +74,14 @@ def inference_speed(
         return on_gpus
     seconds, bound = on_gpus
     kt = est.engine == "ktransformers"
-    if est.engine == "mlx":
+    if est.engine == "mlx" and engine_own:
+        explanation.append(
+            tr(
+                "MLX: mlx-lm's own decode factors for this chip's class (catalog/speed.toml); where no "
+                "mlx-lm prompt rows are fitted, prompt processing at llama.cpp's Metal share"
+            )
+        )
+    elif est.engine == "mlx":
         explanation.append(
             tr(
                 "MLX: no mlx-lm measurements are fitted yet, so llama.cpp's Metal factors for this chip "
