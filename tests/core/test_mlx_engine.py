@@ -58,7 +58,7 @@ def test_memory_terms(catalog: Catalog) -> None:
     assert result.verdict == "fits" and result.placement.offload == "none"
     assert any("max_recommended_working_set_size" in r for r in result.reasons)
     assert result.speed is not None and any(
-        "llama.cpp's Metal factors" in e for e in result.speed.explanation
+        "mlx-lm's own factors for apple-max" in e for e in result.speed.explanation
     )
 
 

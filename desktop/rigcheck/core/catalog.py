@@ -454,7 +454,7 @@ class PowerFactor:
 
 #: the GPU backend llama.cpp runs, or "ktransformers": the speed_factor row of the CPU class that times
 #: ktransformers' CPU expert kernels (catalog/speed.toml; core/estimate/speed engine_cpu_factor)
-Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "ktransformers"]
+Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "ktransformers", "mlx"]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.mlx import mlx_factor_line
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.cpu import cpu_prefill, ram_decode_seconds
 from rigcheck.core.estimate.speed.decode import gpu_decode_seconds
@@ -53,7 +54,9 @@ def inference_speed(
     # Ollama runs llama.cpp's llama-server: llama.cpp's maturity for the architecture
     mature = speed.maturity(catalog, "llama.cpp" if est.engine == "ollama" else est.engine, arch.model_type)
     # each used GPU's class × backend factors, looked up once for decode and prefill
-    gpu_factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], est.backend) for i in used}
+    # MLX has factors of its own per Apple class (backend "mlx", catalog/speed_engines.toml), else Metal's
+    factor_backend = speed.MLX if est.engine == "mlx" else est.backend
+    gpu_factors = {i: speed.gpu_factor(catalog, gpus[i], specs[i], factor_backend) for i in used}
     # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)
     scalar_bf16 = {i: bf16_scalar_path(est, gpus[i], machine) for i in used}
     on_gpus = gpu_decode_seconds(
@@ -73,12 +76,7 @@ def inference_speed(
     seconds, bound = on_gpus
     kt = est.engine == "ktransformers"
     if est.engine == "mlx":
-        explanation.append(
-            tr(
-                "MLX: no mlx-lm measurements are fitted yet, so llama.cpp's Metal factors for this chip "
-                "stand in"
-            )
-        )
+        explanation.append(mlx_factor_line(gpu_factors.values()))
     if est.engine == "exllamav3":
         explanation.append(
             tr(
