@@ -211,6 +211,10 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
         engine = "ktransformers" if row.engine.lower().startswith("ktransformers") else "llama.cpp"
         if row.engine.lower().startswith("mlx"):
             engine = "mlx"
+        if row.engine.lower().startswith("ollama"):
+            engine = (
+                "ollama"  # llama.cpp's kernels and factors under Ollama's defaults (core/estimate/ollama.py)
+            )
         if engine == "ktransformers" and row.metric == "prefill_tokens_per_s" and machine.cpu.max_mhz is None:
             raise NotEstimableError(
                 "the source names no CPU model: its cores × clock (the CPU compute peak) are unknown"

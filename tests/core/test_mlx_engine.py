@@ -57,9 +57,8 @@ def test_memory_terms(catalog: Catalog) -> None:
     assert est.total("overhead") == 0
     assert result.verdict == "fits" and result.placement.offload == "none"
     assert any("max_recommended_working_set_size" in r for r in result.reasons)
-    # an M2 Max is apple-max, which has mlx-lm's own decode factors (catalog/speed.toml apple-max-mlx)
     assert result.speed is not None and any(
-        "mlx-lm's own decode factors" in e for e in result.speed.explanation
+        "mlx-lm's own factors for apple-max" in e for e in result.speed.explanation
     )
 
 

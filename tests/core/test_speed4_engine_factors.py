@@ -49,6 +49,6 @@ def test_a_class_without_an_mlx_row_falls_back_and_says_so(catalog: Catalog) -> 
     fallback = fit(model(LLAMA_31_8B), mac(bare, "apple-m4-max"), req, bare, live=False)
     own = fit(model(LLAMA_31_8B), mac(catalog, "apple-m4-max"), req, catalog, live=False)
     assert any("llama.cpp's Metal factors" in e for e in fallback.speed.explanation)
-    assert any("mlx-lm's own decode factors" in e for e in own.speed.explanation)
+    assert any("mlx-lm's own factors for" in e for e in own.speed.explanation)
     assert own.speed.decode_tokens_per_s != fallback.speed.decode_tokens_per_s
     assert own.speed.prefill_tokens_per_s == pytest.approx(fallback.speed.prefill_tokens_per_s)

@@ -468,7 +468,8 @@ class PowerFactor:
 
 #: the GPU backend llama.cpp runs, or "ktransformers": the speed_factor row of the CPU class that times
 #: ktransformers' CPU expert kernels (catalog/speed.toml; core/estimate/speed engine_cpu_factor), or "mlx":
-#: the row of an Apple class that times mlx-lm's own Metal kernels (speed engine_gpu_factor)
+#: the row of an Apple class that times mlx-lm's own Metal kernels (catalog/speed_engines.toml;
+#: speed engine_gpu_factor)
 Backend = Literal["cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "ktransformers", "mlx"]
 
 

@@ -716,6 +716,14 @@ def training_max_context(model: ModelInfo, req: Request, catalog: Catalog, gpu_c
 # -- the estimate ---------------------------------------------------------------------------------
 
 
+def _tied_head_copy(arch: ArchConfig, embed_bytes: int) -> int:
+    """The GPU copy of a tied output head: the vocabulary × hidden token table only. A model with per-layer
+    embeddings (Gemma 3n/4 E-series: a second table of vocabulary × layers × hidden_size_per_layer_input,
+    counted with the embedding) keeps that table in host memory with the input embedding, uncopied."""
+    table = arch.vocab_size * arch.hidden_size
+    return embed_bytes if arch.embed_params <= table else embed_bytes * table // arch.embed_params
+
+
 def estimate_memory(
     model: ModelInfo, req: Request, catalog: Catalog, gpu_capacity: int | None = None
 ) -> MemoryEstimate:
@@ -762,7 +770,7 @@ def estimate_memory(
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers
             # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).
             host = embed
-            other = other if arch.tie_word_embeddings else other - embed
+            other = other - embed + (_tied_head_copy(arch, embed) if arch.tie_word_embeddings else 0)
         terms = [weights, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]
         if quant is not None:
             name = quant.name

@@ -11,9 +11,9 @@ What is MLX's own (``MLX_LM_SOURCE``, ml-explore/mlx-lm ``mlx_lm/generate.py``):
   already uses, core/unified.py) and warns past 90% of it; MLX has no CPU offload of layers, so a model that
   does not fit in that share does not run (it pages, "this can be slow").
 
-Speed: mlx-lm's own decode factors per Apple class where catalog/speed.toml has a class × "mlx" row, fitted
-on cited single-stream MLX rows (benchmarks/fit_speed.py; apple-max from the M4 Max rows); prompt processing,
-and every class without such a row, at llama.cpp's Metal factors, and the explanation says which.
+Speed: MLX's own decode factors per Apple class (backend "mlx" in catalog/speed_engines.toml, fitted by
+``benchmarks/engine_factors.py`` on the fit split of the cited mlx-lm / LM Studio MLX rows); a class with no
+MLX rows gets llama.cpp's Metal factors, and the explanation says which.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rigcheck.core.catalog import SpeedFactor
     from rigcheck.core.estimate.memory import MemoryEstimate
 
 MLX_LM_SOURCE = "ml-explore/mlx-lm mlx_lm/generate.py@0024613 (wired_limit, generate_step)"
@@ -79,3 +82,13 @@ def mlx_repo(repos: tuple[str, ...], quant_id: str | None) -> str | None:
     if bits is None:
         return next((r for r in repos if r.lower().endswith(("-bf16", "-fp16"))), None)
     return next((r for r in repos if bits in r.lower().rsplit("/", 1)[-1]), None)
+
+
+def mlx_factor_line(factors: Iterable[SpeedFactor | None]) -> str:
+    """Whose decode factors an MLX estimate used: MLX's own for the chip's class, or llama.cpp's Metal."""
+    own = next((f for f in factors if f is not None and f.backend == "mlx"), None)
+    if own is None:
+        return tr("MLX: no mlx-lm measurements for this chip class, so llama.cpp's Metal factors stand in")
+    return tr(
+        "MLX: mlx-lm's own factors for {hw_class} ({measured})", hw_class=own.hw_class, measured=own.measured
+    )

@@ -51,7 +51,15 @@ from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
-from rigcheck.gui.fitchoices import VENDOR_BACKENDS, backend_choices, offload_choices, training_format
+from rigcheck.gui.fitchoices import (
+    ENGINES,
+    VENDOR_BACKENDS,
+    backend_choices,
+    engine_choices,
+    format_choices,
+    offload_choices,
+    training_format,
+)
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
@@ -88,7 +96,6 @@ OFFLOADS = (
     ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
     ("full", "Everything in RAM (MegaTrain)"),
 )
-ENGINES = ("llama.cpp", "vllm", "transformers", "ktransformers", "ollama", "sglang")
 #: llama.cpp --split-mode, as the estimator splits (core/estimate/placement/split.py)
 SPLITS = (
     ("layer", "Layers over every GPU (llama.cpp default)"),
@@ -423,6 +430,8 @@ class FitPage(QWidget):
         self._slider_timer.timeout.connect(self.recompute)
         self._refresh_choices()
         self.workload.currentIndexChanged.connect(self._workload_changed)
+        # before recompute: the format list follows the engine, so the estimate asks for a format it runs
+        self.engine.currentIndexChanged.connect(self._engine_formats)
         for signal in (
             self.quant.currentIndexChanged,
             self.batch.valueChanged,
@@ -509,6 +518,17 @@ class FitPage(QWidget):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
 
+    def _engine_formats(self) -> None:
+        """MLX and ExLlamaV3 run formats of their own (MLX's group-64 quantizations, EXL3); the other engines
+        the GGUF and checkpoint formats. A training run shows its own format and is left alone."""
+        if not self.quant.isEnabled():
+            return
+        items = [(q, _quant_name(self.state, q)) for q in format_choices(self.engine.currentData(), QUANTS)]
+        file_index = self.quant.findData(FILE_QUANT)
+        if file_index >= 0:
+            items.insert(0, (FILE_QUANT, self.quant.itemText(file_index)))
+        _refill(self.quant, items)
+
     def _training_widgets(self) -> None:
         """How a training run trains: the framework (its own defaults), LoRA rank, checkpointing."""
         self.framework = self._combo(
@@ -540,6 +560,7 @@ class FitPage(QWidget):
         _refill(self.offload, [(k, tr(v)) for k, v in OFFLOADS if k in offload_choices(workload, is_moe)])
         machine = self.state.machine
         vendors = [g.vendor for g in machine.gpus] if machine is not None else list(VENDOR_BACKENDS)
+        _refill(self.engine, [(e, e) for e in engine_choices(vendors if machine is not None else ())])
         allowed = backend_choices(vendors)
         names = dict(BACKEND_CHOICES)
         _refill(

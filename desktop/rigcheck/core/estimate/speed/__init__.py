@@ -79,6 +79,8 @@ def speed_factor(catalog: Catalog, hw_class: str, backend: Backend | None) -> Sp
 
 #: the speed_factor backend that holds ktransformers' CPU expert factors (hw_class "cpu")
 KTRANSFORMERS = "ktransformers"
+#: the speed_factor backend that holds MLX's own factors per Apple class (catalog/speed_engines.toml)
+MLX: Backend = "mlx"
 
 
 def engine_cpu_factor(catalog: Catalog, engine: str) -> SpeedFactor | None:

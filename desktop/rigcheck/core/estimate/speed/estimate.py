@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import MemoryEstimate
+from rigcheck.core.estimate.mlx import mlx_factor_line
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.cpu import cpu_prefill, ram_decode_seconds
 from rigcheck.core.estimate.speed.decode import gpu_decode_seconds
@@ -55,7 +56,6 @@ def inference_speed(
     # each used GPU's class × backend factors (an engine's own where it has them), once for decode and prefill
     found = {i: speed.engine_gpu_factor(catalog, gpus[i], specs[i], est.engine, est.backend) for i in used}
     gpu_factors = {i: factor for i, (factor, _own) in found.items()}
-    engine_own = bool(found) and all(own for _factor, own in found.values())
     # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)
     scalar_bf16 = {i: bf16_scalar_path(est, gpus[i], machine) for i in used}
     on_gpus = gpu_decode_seconds(
@@ -74,20 +74,8 @@ def inference_speed(
         return on_gpus
     seconds, bound = on_gpus
     kt = est.engine == "ktransformers"
-    if est.engine == "mlx" and engine_own:
-        explanation.append(
-            tr(
-                "MLX: mlx-lm's own decode factors for this chip's class (catalog/speed.toml); where no "
-                "mlx-lm prompt rows are fitted, prompt processing at llama.cpp's Metal share"
-            )
-        )
-    elif est.engine == "mlx":
-        explanation.append(
-            tr(
-                "MLX: no mlx-lm measurements are fitted yet, so llama.cpp's Metal factors for this chip "
-                "stand in"
-            )
-        )
+    if est.engine == "mlx":
+        explanation.append(mlx_factor_line(gpu_factors.values()))
     if est.engine == "exllamav3":
         explanation.append(
             tr(
