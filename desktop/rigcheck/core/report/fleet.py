@@ -857,7 +857,7 @@ def render_table(
             + "\n--models ID lists the nodes for a model; --format html shows every machine × model."
         )
     if fleet.problems:
-        parts.append("Skipped:\n" + "\n".join(f"  {p}" for p in fleet.problems))
+        parts.append("Skipped:\n" + "\n".join(f"  {one_line(p)}" for p in fleet.problems))
     return "\n\n".join(parts)
 
 
@@ -934,7 +934,9 @@ th{background:#f3f3f3}td.num{text-align:right}.drift{background:#fff3cd}.fail{co
 
 
 def _escape(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Escaped for HTML, and one line: a file name with a line break does not break the page's lines
+    on a terminal it is printed to (issue 30 #9)."""
+    return html.escape(one_line(str(value)), quote=True)
 
 
 def render_fleet_html(
