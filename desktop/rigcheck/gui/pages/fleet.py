@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, load_fleet
 from rigcheck.core.steps import Steps
 from rigcheck.gui.elide import ElidedLabel
-from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Row, Verdicts, build_rows
+from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Table, Verdicts, build_table
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, subheading
@@ -257,10 +257,10 @@ class FleetPage(QWidget):
         if fleet is None:
             return
 
-        def rows(_steps: Steps) -> tuple[tuple[Row, ...], str, str]:
-            return build_rows(fleet, verdicts), drift_html(fleet), _problems_html(fleet)
+        def rows(_steps: Steps) -> tuple[Table, str, str]:
+            return build_table(fleet, verdicts), drift_html(fleet), _problems_html(fleet)
 
-        def apply(result: tuple[tuple[Row, ...], str, str]) -> None:
+        def apply(result: tuple[Table, str, str]) -> None:
             self._show_rows(result[0])
             self.drift_text.setText(result[1])
             self.problems.setText(result[2])
@@ -286,7 +286,7 @@ class FleetPage(QWidget):
         catalog = self.state.catalog
         self._start(lambda steps: _load(folder, catalog, steps), self._loaded, tr("Reading") + f" {folder}…")
 
-    def _loaded(self, result: tuple[Fleet, tuple[Row, ...], str, str]) -> None:
+    def _loaded(self, result: tuple[Fleet, Table, str, str]) -> None:
         fleet, rows, drift, problems = result
         self.fleet = fleet
         self._nodes = {node.name: node for node in fleet.nodes}
@@ -301,8 +301,8 @@ class FleetPage(QWidget):
         self.drift_text.setText(drift)
         self._show_rows(rows)
 
-    def _show_rows(self, rows: tuple[Row, ...]) -> None:
-        self.table_model.set_rows(rows)
+    def _show_rows(self, table: Table) -> None:
+        self.table_model.set_table(table)
         header = self.table.horizontalHeader()
         widths = self.table_model.column_widths(self.table.font(), header.font())
         gpus = COLUMNS.index("gpus")
@@ -325,7 +325,7 @@ class FleetPage(QWidget):
             tr("Checking") + f" {self.model.currentText()}…",
         )
 
-    def _checked(self, result: tuple[Verdicts, tuple[Row, ...]]) -> None:
+    def _checked(self, result: tuple[Verdicts, Table]) -> None:
         self.verdicts, rows = result
         self._show_rows(rows)
         self.status.setText(self._checked_text())
@@ -399,16 +399,14 @@ def _problems_html(fleet: Fleet) -> str:
     return f"{tr('Skipped')}: <br>" + _listed([_short(p, 200) for p in fleet.problems], "<br>")
 
 
-def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, tuple[Row, ...], str, str]:
+def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, Table, str, str]:
     """On the pool: the fleet, its rows, drift and skipped-files texts."""
     fleet = load_fleet([folder], catalog, steps=steps)
-    return fleet, build_rows(fleet, {}), drift_html(fleet), _problems_html(fleet)
+    return fleet, build_table(fleet, {}), drift_html(fleet), _problems_html(fleet)
 
 
-def _check(
-    fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps
-) -> tuple[Verdicts, tuple[Row, ...]]:
+def _check(fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps) -> tuple[Verdicts, Table]:
     """On the pool: every node's verdict for the model, and the rows showing them."""
     results = fleet.can_run(model_id, catalog, quant=quant, steps=steps)
     verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
-    return verdicts, build_rows(fleet, verdicts)
+    return verdicts, build_table(fleet, verdicts)
