@@ -99,7 +99,12 @@ def main() -> None:
     application(sys.argv[1:])
 
     def replay(page, scratch: Path) -> None:  # type: ignore[no-untyped-def]
+        from PySide6.QtWidgets import QApplication
+
         page.open_recording(synthetic_recording(scratch / "lab-box-run.csv"))
+        while page.busy():  # read on the pool; its result arrives as a queued signal
+            page.state.pool.waitForDone(50)
+            QApplication.processEvents()
         page.slider.setValue(700)
 
     def add_4090(page, _scratch: Path) -> None:  # type: ignore[no-untyped-def]

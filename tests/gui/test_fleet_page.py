@@ -59,11 +59,19 @@ def page(qtbot: QtBot, tmp_path: Path) -> FleetPage:
     return fleet_page
 
 
+def cell(page: FleetPage, row: int, column: int) -> str:
+    return str(page.table.model().index(row, column).data())
+
+
+def rows(page: FleetPage) -> int:
+    return page.table.model().rowCount()
+
+
 def test_folder_opens_with_drift_and_the_bad_file_reported(page: FleetPage) -> None:
-    assert page.table.rowCount() == 6
+    assert rows(page) == 6
     assert "broken.json" in page.problems.text()
     assert "node-3" in page.drift_text.text() and "550.54.14" in page.drift_text.text()
-    driver_cells = [page.table.item(r, 3).text() for r in range(page.table.rowCount())]
+    driver_cells = [cell(page, r, 3) for r in range(rows(page))]
     assert sum(1 for cell in driver_cells if cell.startswith("▲")) == 1
 
 
@@ -77,8 +85,8 @@ def test_which_machines_can_run_a_70b(qtbot: QtBot, page: FleetPage) -> None:
 
 
 def test_double_click_opens_the_machine_everywhere(qtbot: QtBot, page: FleetPage) -> None:
-    row = next(r for r in range(page.table.rowCount()) if page.table.item(r, 0).data(256) == "node-big")
-    page.table.cellDoubleClicked.emit(row, 0)
+    row = next(r for r in range(rows(page)) if page.node_at(r) == "node-big")
+    page.table.doubleClicked.emit(page.table.model().index(row, 0))
     assert page.state.machine is not None and page.state.machine.host.hostname == "node-big"
     assert page.state.is_live is False
 
@@ -101,12 +109,11 @@ def test_before_a_folder_is_opened_the_page_says_what_to_do(qtbot: QtBot, tmp_pa
 
 def test_sort_arrow_and_rows_agree(page: FleetPage) -> None:
     header = page.table.horizontalHeader()
-    names = [page.table.item(r, 0).text() for r in range(page.table.rowCount())]
+    names = [cell(page, r, 0) for r in range(rows(page))]
     assert header.sortIndicatorSection() == 0 and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
     assert names == sorted(names, key=str.casefold)
     header.sectionClicked.emit(2)  # VRAM: numbers, not text ("48 GiB" after "24 GiB", before "128")
-    page.table.sortItems(2, header.sortIndicatorOrder())
-    vram = [page.table.item(r, 2).text() for r in range(page.table.rowCount())]
+    vram = [cell(page, r, 2) for r in range(rows(page))]
     order = header.sortIndicatorOrder()
     numbers = [float(v.split()[0]) for v in vram]
     assert numbers == sorted(numbers, reverse=order == Qt.SortOrder.DescendingOrder)

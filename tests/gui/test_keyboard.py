@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTableWidget, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 from test_fleet_page import write_fleet
 
@@ -31,12 +31,13 @@ def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     i18n.set_language("en")
 
 
-def _tab_leaves(qtbot: QtBot, table: QTableWidget) -> None:
-    assert table.rowCount() > 1 and table.columnCount() > 1
+def _tab_leaves(qtbot: QtBot, table: QTableView) -> None:
+    model = table.model()  # a QTableWidget or a view over a model (the Fleet page's)
+    assert model.rowCount() > 1 and model.columnCount() > 1
     table.setFocus()
-    table.setCurrentCell(0, 0)
+    table.setCurrentIndex(model.index(0, 0))
     qtbot.keyClick(table, Qt.Key.Key_Down)
-    assert table.currentRow() == 1, "the arrows move inside the table"
+    assert table.currentIndex().row() == 1, "the arrows move inside the table"
     qtbot.keyClick(table, Qt.Key.Key_Tab)
     assert QApplication.focusWidget() is not table, "Tab goes to the next control, not the next cell"
 

@@ -44,6 +44,13 @@ class FakeSampler:
         self.closed = True
 
 
+def replay(qtbot: QtBot, page: MonitorPage, path: Path) -> bool:
+    """Open a recording (read on the pool) and wait for the page to say how it went."""
+    with qtbot.waitSignal(page.replay_finished, timeout=20000) as blocker:
+        page.open_recording(path)
+    return bool(blocker.args[0])
+
+
 def make_sample(n: int, step: float = 0.1, gpus: int = 2) -> Sample:
     cards = tuple(
         GpuSample(
@@ -152,7 +159,7 @@ def test_pause_record_clear(qtbot: QtBot, window: MainWindow, tmp_path: Path) ->
     page.clear_button.click()
     assert len(page.history) == 0
     # what the page recorded replays
-    assert page.open_recording(target) and page.mode == "replay"
+    assert replay(qtbot, page, target) and page.mode == "replay"
     window.close()
 
 
@@ -179,7 +186,7 @@ def test_replay_scrubs_through_a_recording(qtbot: QtBot, window: MainWindow, tmp
     path = record_csv(tmp_path / "lab-box.csv", 600)  # ten minutes at 1 s
     page = monitor(window)
     qtbot.waitUntil(lambda: len(page.history) >= 1, timeout=5000)
-    assert page.open_recording(path)
+    assert replay(qtbot, page, path)
     assert page.mode == "replay" and page._thread is None  # live sampling stopped
     assert page.replay_bar.isVisible() and "lab-box.csv" in page.replay_label.text()
     assert page.slider.maximum() == 599 and page.slider.value() == 599
@@ -205,7 +212,7 @@ def test_a_bad_recording_is_one_line_and_keeps_the_page(
     bad = tmp_path / "notes.csv"
     bad.write_text("name,size\nllama,7\n", encoding="utf-8")
     page = monitor(window)
-    assert not page.open_recording(bad)
+    assert not replay(qtbot, page, bad)
     assert page.mode == "live" and page.error_label.isVisible()
     text = page.error_label.text()
     assert str(bad) in text and "not a RigCheck monitor recording" in text and "\n" not in text
@@ -226,6 +233,7 @@ def test_dropping_a_csv_opens_it_in_replay(qtbot: QtBot, window: MainWindow, tmp
     window.dropEvent(event)
     page = window.pages["monitor"]
     assert isinstance(page, MonitorPage)
+    qtbot.waitUntil(lambda: page.recording is not None, timeout=10000)  # read on the pool
     assert window.stack.currentWidget() is page and page.mode == "replay"
     assert page.recording is not None and len(page.recording) == 30
     window.close()
@@ -243,7 +251,7 @@ def test_a_snapshot_offers_replay_instead_of_empty_plots(
     assert "saved snapshot, not this computer" in page.notice_text.text()
     assert not page.scope.isVisible()  # said once, in the notice
     # a recording from that machine replays, named after the snapshot's GPUs
-    assert page.open_recording(record_csv(tmp_path / "two.csv", 20))
+    assert replay(qtbot, page, record_csv(tmp_path / "two.csv", 20))
     assert page.cards_area.isVisible() and not page.notice.isVisible()
     legend = " ".join(page.legend.itemAt(i).widget().text() for i in range(page.legend.count()))
     assert all(gpu.name in legend for gpu in snapshot.gpus)

@@ -217,7 +217,9 @@ def test_markup_in_every_field_is_plain_text_on_every_page(qtbot: QtBot, tmp_pat
         for n in range(5):
             writer.writerow({k: "" if v is None else v for k, v in row(make_sample(n, gpus=1)).items()})
     window.show_page("monitor")
-    assert monitor.open_recording(recording)  # type: ignore[attr-defined]
+    with qtbot.waitSignal(monitor.replay_finished, timeout=10000) as opened:  # type: ignore[attr-defined]
+        monitor.open_recording(recording)  # type: ignore[attr-defined]
+    assert opened.args == [True]
     problems += _sweep_all(monitor)
     assert any("&lt;b&gt;" in chip.text() for chip in monitor.legend_box.findChildren(QLabel)), (
         "the name is shown, escaped"

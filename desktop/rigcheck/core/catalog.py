@@ -73,8 +73,12 @@ class GpuSpec:
     form_factor_source: str | None = None
     compute_capability: str | None = None
     gfx_target: str | None = None
-    #: memory sizes sold, in GB as the vendor prints them (GDDR "24 GB" is 24 GiB)
+    #: memory sizes in GiB as the probe reads them (GDDR "24 GB" is 24 GiB; where a capture shows the
+    #: vendor's "GB" is not, as the H200's "141GB" reads 140.4 GiB, the capture's figure, cited in
+    #: ``memory_source``)
     memory_gb: tuple[float, ...] = ()
+    #: where ``memory_gb`` comes from when it is not the name's figure (a capture: repo/path@commit)
+    memory_source: str | None = None
     memory_type: str | None = None
     memory_bus_bits: int | None = None
     unified_memory: bool = False

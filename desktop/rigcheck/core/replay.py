@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -25,6 +25,7 @@ import numpy as np
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.monitor import GPU_COLUMNS, FloatArray
+from rigcheck.core.steps import no_steps
 
 #: a longer line is not a monitor recording (a 64-GPU row is under 20 000 characters)
 MAX_LINE_CHARS = 100_000
@@ -82,11 +83,22 @@ class Recording:
         return min(max(found, 0), len(self.t) - 1)
 
 
-def read_recording(path: str | Path, *, max_cells: int = MAX_CELLS) -> Recording:
-    """Read a monitor CSV; every problem is an :class:`InputError` naming the file."""
+def read_recording(
+    path: str | Path,
+    *,
+    max_cells: int = MAX_CELLS,
+    steps: Callable[[float, float], None] = no_steps,
+) -> Recording:
+    """Read a monitor CSV; every problem is an :class:`InputError` naming the file.
+
+    One pass, memory bounded by ``max_cells`` whatever the file's size (rows thinned as it grows).
+    ``steps(characters read, file size)`` is called every few thousand lines: progress, and
+    :class:`rigcheck.core.steps.Cancelled` to stop.
+    """
     path = Path(path)
     source = str(path)
     try:
+        size = path.stat().st_size
         handle = path.open(encoding="utf-8-sig", newline="")
     except FileNotFoundError:
         raise InputError(source, "no such file") from None
@@ -96,7 +108,7 @@ def read_recording(path: str | Path, *, max_cells: int = MAX_CELLS) -> Recording
         raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
     try:
         with handle:
-            return _read(handle, source, max_cells)
+            return _read(handle, source, max_cells, lambda done: steps(done, size))
     except UnicodeDecodeError:
         raise InputError(source, "not a text file (invalid UTF-8)") from None
     except csv.Error as exc:
@@ -105,14 +117,17 @@ def read_recording(path: str | Path, *, max_cells: int = MAX_CELLS) -> Recording
         raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
 
 
-def _lines(handle: TextIO, source: str) -> Iterator[str]:
+def _lines(handle: TextIO, source: str, steps: Callable[[int], None]) -> Iterator[str]:
     """The file's lines, refusing one too long to be a recording before it is held in memory."""
-    number = 0
+    number = done = 0
     while True:
         line = handle.readline(MAX_LINE_CHARS + 1)
         if not line:
             return
         number += 1
+        done += len(line)
+        if not number % 4096:
+            steps(done)
         if len(line) > MAX_LINE_CHARS:
             raise InputError(source, f"line {number} is longer than {MAX_LINE_CHARS} characters: "
                              "not a monitor recording")  # fmt: skip
@@ -124,8 +139,8 @@ def _lines(handle: TextIO, source: str) -> Iterator[str]:
         yield line
 
 
-def _read(handle: TextIO, source: str, max_cells: int) -> Recording:
-    reader = csv.reader(_lines(handle, source))
+def _read(handle: TextIO, source: str, max_cells: int, steps: Callable[[int], None]) -> Recording:
+    reader = csv.reader(_lines(handle, source, steps))
     header = next(reader, None)
     if header is None or not any(cell.strip() for cell in header):
         raise InputError(source, "empty file")

@@ -1,13 +1,21 @@
-"""Run core work off the GUI thread and hand the frozen result back through a signal."""
+"""Run core work off the GUI thread and hand the frozen result back through a signal.
+
+:func:`submit` runs a plain function; :func:`submit_task` one that takes a
+:class:`rigcheck.core.steps.Steps` (progress a few times a second, and a :meth:`Task.cancel` that stops
+it between two steps). Either way only the result is applied on the GUI thread.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+
+from rigcheck.core.steps import Cancelled, Steps
 
 
 class _Signals(QObject):
@@ -55,7 +63,79 @@ def submit(
 
 
 #: the signal objects of jobs whose result has not been delivered yet (see ``submit``)
-_in_flight: set[_Signals] = set()
+_in_flight: set[QObject] = set()
+
+
+class _TaskSignals(QObject):
+    finished = Signal(object)
+    failed = Signal(str)
+    progressed = Signal(float)
+    cancelled = Signal()
+
+
+class Task(QRunnable):
+    """``fn(steps)`` on the pool: ``signals.progressed`` carries the fraction done, ``finished`` the result,
+    ``cancelled`` that :meth:`cancel` stopped it. ``thread_id`` is the thread it ran on (tests check that
+    it was not the GUI's)."""
+
+    def __init__(self, fn: Callable[[Steps], Any]) -> None:
+        super().__init__()
+        self._fn = fn
+        self._stop = threading.Event()
+        self.signals = _TaskSignals()
+        self.thread_id: int | None = None
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next step (its result, if it still comes, is not delivered)."""
+        self._stop.set()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        self.thread_id = threading.get_ident()
+        steps = Steps(self.signals.progressed.emit, self._stop.is_set)
+        try:
+            result = self._fn(steps)
+        except Cancelled:
+            self.signals.cancelled.emit()
+        except Exception as exc:  # noqa: BLE001 - reported to the user, never lost
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            if self._stop.is_set():
+                self.signals.cancelled.emit()
+            else:
+                self.signals.finished.emit(result)
+
+
+def submit_task(
+    pool: QThreadPool,
+    fn: Callable[[Steps], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[str], None],
+    *,
+    on_progress: Callable[[float], None] | None = None,
+    on_cancelled: Callable[[], None] | None = None,
+) -> Task:
+    """Start ``fn(steps)`` on ``pool``; the callbacks run on the GUI thread (queued signals)."""
+    task = Task(fn)
+    signals = task.signals
+    signals.finished.connect(on_done)
+    signals.failed.connect(on_error)
+    if on_progress is not None:
+        signals.progressed.connect(on_progress)
+    if on_cancelled is not None:
+        signals.cancelled.connect(on_cancelled)
+    _in_flight.add(signals)  # kept alive until its last signal is delivered (see ``submit``)
+
+    def release(_value: object = None) -> None:
+        QTimer.singleShot(0, lambda: _in_flight.discard(signals))
+
+    for signal in (signals.finished, signals.failed, signals.cancelled):
+        signal.connect(release)
+    pool.start(task)
+    return task
 
 
 def report_exception(exc: BaseException, what: str, *, debug: bool) -> None:

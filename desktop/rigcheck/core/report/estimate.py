@@ -8,6 +8,7 @@ from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.recommend import placement_json, verdict_words
 from rigcheck.core.machine import Machine
+from rigcheck.core.text import one_line
 from rigcheck.core.units import fmt_bytes
 
 
@@ -145,7 +146,13 @@ def estimate_text(est: MemoryEstimate) -> str:
     notes = [*model.notes, *est.notes, *(f"assumed {k} (not in the config)" for k in arch.assumed)]
     if notes:
         lines += ["", *(f"note: {n}" for n in notes)]
-    return "\n".join(lines)
+    return _joined(lines)
+
+
+def _joined(lines: list[str]) -> str:
+    """The lines as one text, each kept one line: a file name, architecture or note holding a line
+    separator (LF, CR, NEL, U+2028/2029) shows it escaped instead of forging a line (issue 30 #9)."""
+    return "\n".join(one_line(line) for line in lines)
 
 
 def fit_text(result: FitResult, machine: Machine) -> str:
@@ -171,5 +178,5 @@ def fit_text(result: FitResult, machine: Machine) -> str:
     lines += [f"  {e}" for e in s.explanation]
     if result.advice:
         lines += ["", "Advice:", *(f"  - {a}" for a in result.advice)]
-    lines += ["", "Memory:", *(f"  {line}" for line in estimate_text(est).splitlines()[3:])]
-    return "\n".join(lines)
+    lines += ["", "Memory:", *(f"  {line}" for line in estimate_text(est).split("\n")[3:])]
+    return _joined(lines)

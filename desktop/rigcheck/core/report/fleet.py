@@ -20,7 +20,7 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,7 @@ from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
 from rigcheck.core.report.tables import render
+from rigcheck.core.steps import no_steps
 from rigcheck.core.text import one_line
 from rigcheck.core.unified import unified_share
 from rigcheck.core.verdict_words import Words, placement_words, verdict_where
@@ -339,10 +340,12 @@ class Fleet:
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
         request: Request | None = None,
+        steps: Callable[[float, float], None] = no_steps,
     ) -> ModelColumn:
         """``model`` (a catalog id or a resolved model) on every node at ``quant``; with ``quant`` None,
         each node's recommendation (:func:`rigcheck.core.estimate.recommend.recommend`). ``request``
-        carries batch and engine (as ``fit`` takes them)."""
+        carries batch and engine (as ``fit`` takes them). ``steps(done, total)`` is called per node
+        (progress, and :class:`rigcheck.core.steps.Cancelled` to stop)."""
         from rigcheck.core.estimate.fit import fit
         from rigcheck.core.estimate.memory import Request, estimate_memory
         from rigcheck.core.estimate.recommend import where_of
@@ -351,14 +354,16 @@ class Fleet:
         info = catalog_model(model, catalog) if isinstance(model, str) else model
         if quant is None:
             judged: dict[str, Any] = {}  # identical machines (a rack of one build) are judged once
-            best = [
-                _once(
-                    judged,
-                    node.machine,
-                    lambda m: outcome(info, m, catalog, context=context, request=request),
+            best = []
+            for done, node in enumerate(self.nodes):
+                steps(done, len(self.nodes))
+                best.append(
+                    _once(
+                        judged,
+                        node.machine,
+                        lambda m: outcome(info, m, catalog, context=context, request=request),
+                    )
                 )
-                for node in self.nodes
-            ]
             return ModelColumn(
                 info.id,
                 info.name,
@@ -375,7 +380,8 @@ class Fleet:
         quant_name = estimate_memory(info, request, catalog).quant_name
         cells = []
         fitted: dict[str, Any] = {}  # identical machines (a rack of one build) are judged once
-        for node in self.nodes:
+        for done, node in enumerate(self.nodes):
+            steps(done, len(self.nodes))
             held = _report_fit(node, info.id, quant_name) if context is None and not custom else None
             if held is not None:
                 cells.append(held)
@@ -402,9 +408,10 @@ class Fleet:
         *,
         quant: str | None = DEFAULT_QUANT,
         context: int | None = None,
+        steps: Callable[[float, float], None] = no_steps,
     ) -> list[tuple[Node, str, float | None]]:
         """(node, verdict, decode tokens/s) for every node; verdicts as :func:`fit` gives them."""
-        col = self.column(model_id, catalog, quant=quant, context=context)
+        col = self.column(model_id, catalog, quant=quant, context=context, steps=steps)
         return [(n, c.verdict, c.decode_tokens_per_s) for n, c in zip(self.nodes, col.cells, strict=True)]
 
     def matrix(
@@ -480,13 +487,18 @@ class Fleet:
 # -- reading --------------------------------------------------------------------------------------
 
 
-def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> Fleet:
+def load_fleet(
+    paths: Sequence[Path | str],
+    catalog: Catalog | None = None,
+    steps: Callable[[float, float], None] = no_steps,
+) -> Fleet:
     """Every report and snapshot under ``paths`` (files, or folders searched for ``*.json``).
 
     A file named directly is read whatever its name (``parallel-ssh -o`` writes files without an
     extension); in folders, hidden files (half-written ``.name.tmp``) are left out. Bad files become
     :attr:`Fleet.problems`. Raises :class:`InputError` only when none of ``paths`` exists. ``catalog``
-    is loaded only if a file holds no compat findings and one is not given.
+    is loaded only if a file holds no compat findings and one is not given. ``steps(done, total)`` is
+    called per file (progress, and :class:`rigcheck.core.steps.Cancelled` to stop).
     """
     roots = [Path(p) for p in paths]
     if not roots:
@@ -529,7 +541,8 @@ def load_fleet(paths: Sequence[Path | str], catalog: Catalog | None = None) -> F
     catalogs: list[Catalog] = [catalog] if catalog is not None else []
     judged: dict[str, Any] = {}
     nodes: list[Node] = []
-    for path in unique:
+    for done, path in enumerate(unique):
+        steps(done, len(unique))
         try:
             nodes.append(_read_node(path, catalogs, judged))
         except InputError as exc:
@@ -844,7 +857,7 @@ def render_table(
             + "\n--models ID lists the nodes for a model; --format html shows every machine × model."
         )
     if fleet.problems:
-        parts.append("Skipped:\n" + "\n".join(f"  {p}" for p in fleet.problems))
+        parts.append("Skipped:\n" + "\n".join(f"  {one_line(p)}" for p in fleet.problems))
     return "\n\n".join(parts)
 
 
@@ -921,7 +934,9 @@ th{background:#f3f3f3}td.num{text-align:right}.drift{background:#fff3cd}.fail{co
 
 
 def _escape(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Escaped for HTML, and one line: a file name with a line break does not break the page's lines
+    on a terminal it is printed to (issue 30 #9)."""
+    return html.escape(one_line(str(value)), quote=True)
 
 
 def render_fleet_html(

@@ -10,6 +10,7 @@ note or model name is shown as text and never becomes markup.
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -35,8 +36,12 @@ from rigcheck.core.verdict_words import COLOURS
 
 
 def _e(value: object) -> str:
-    """Escaped for HTML text and attribute values (and SVG, which is XML)."""
-    return html.escape(str(value), quote=True)
+    """Escaped for HTML text and attribute values (and SVG, which is XML), on one line: HTML shows a
+    line break as a space anyway, and one printed to a terminal would forge a line (issue 30 #9)."""
+    return html.escape(_LINE_BREAKS.sub(" ", str(value)), quote=True)
+
+
+_LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 _CSS = """

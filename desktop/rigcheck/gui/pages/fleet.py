@@ -1,44 +1,45 @@
 """Fleet: a folder of audit reports side by side; drift highlighted; which machines can run a model.
 
-Reading the folder and fitting a model on every node run off the GUI thread (``workers.submit``);
-double-clicking a machine makes it the selected machine of every other page.
+Reading the folder, checking a model on every node and making the table's rows all run off the GUI thread
+(``workers.submit_task``: a progress bar and a Cancel button while they run); only the finished rows
+reach the GUI thread, where a model hands them to the view (:mod:`rigcheck.gui.fleet_table`), so 5,000
+machines open, sort and check without freezing the window. A newer request drops the older one's
+result. Double-clicking a machine makes it the selected machine of every other page.
 """
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QModelIndex, Qt, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QProgressBar,
     QPushButton,
     QStackedWidget,
-    QTableWidget,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, Node, load_fleet, version_key
-from rigcheck.core.verdict_words import speed_text
-from rigcheck.gui.fitview import verdict_view
+from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, load_fleet
+from rigcheck.core.steps import Steps
+from rigcheck.gui.elide import ElidedLabel
+from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Table, Verdicts, build_table
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import Card, SortItem, esc, heading, muted, subheading, tooltip
-from rigcheck.gui.workers import Job, submit
+from rigcheck.gui.widgets import Card, esc, heading, muted, subheading
+from rigcheck.gui.workers import Task, submit_task
 
-COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
-HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Failing checks")
-#: drift fields -> the table column they show in
-DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
 QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
-#: columns sorted by the numbers in them (24 GiB before 128 GiB, 550.54 before 570.124)
-NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
+#: machine names listed in one drift line, and skipped files listed, before "and N more"
+MAX_LISTED = 12
 
 
 def _differ_labels() -> dict[str, str]:
@@ -50,16 +51,17 @@ def _differ_labels() -> dict[str, str]:
         "torch": tr("PyTorch versions differ"),
         "gpu": tr("GPUs differ"),
         "gpu_count": tr("GPU counts differ"),
+        "gpu_mix": tr("GPU models differ within a node"),
         "ram_gib": tr("RAM differs"),
         "os": tr("Operating systems differ"),
     }
 
 
-def _sort_key(column: str, text: str) -> tuple[object, ...]:
-    if column in NUMERIC_COLUMNS:
-        numbers = version_key(text.lstrip("▲✘ "))
-        return (0, numbers) if numbers else (1, ())  # "—" (none) after every value
-    return (0, text.casefold())
+def _listed(items: list[str], sep: str = ", ") -> str:
+    """At most :data:`MAX_LISTED` of ``items`` (already escaped), then how many more."""
+    shown = sep.join(items[:MAX_LISTED])
+    more = len(items) - MAX_LISTED
+    return shown + (f"{sep}{tr('and {n} more').format(n=more)}" if more > 0 else "")
 
 
 class FleetPage(QWidget):
@@ -67,8 +69,12 @@ class FleetPage(QWidget):
         super().__init__()
         self.state = state
         self.fleet: Fleet | None = None
-        self.verdicts: dict[str, tuple[str, float | None]] = {}
-        self._jobs: set[Job] = set()
+        self.verdicts: Verdicts = {}
+        self._nodes: dict[str, Any] = {}
+        #: the work in flight (reading, checking or making rows) and its number: a result whose number
+        #: is not the latest is stale (the user opened another folder, checked again, or cancelled)
+        self._task: Task | None = None
+        self._generation = 0
 
         page = QVBoxLayout(self)
         page.setContentsMargins(16, 12, 16, 12)
@@ -77,36 +83,51 @@ class FleetPage(QWidget):
         row = QHBoxLayout()
         self.open_button = QPushButton(tr("Open a folder of reports…"))
         self.open_button.clicked.connect(self._choose_folder)
-        self.status = muted(
-            tr("Reports come from 'rigcheck audit --format json' on each machine (see docs/fleet.md).")
+        self.status = ElidedLabel(
+            tr("Reports come from 'rigcheck audit --format json' on each machine (see docs/fleet.md)."),
+            mode=Qt.TextElideMode.ElideMiddle,  # a long folder keeps its start and its name
         )
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumWidth(200)
+        self.progress.setAccessibleName(tr("Progress"))
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton(tr("Cancel"))
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setVisible(False)
         row.addWidget(self.open_button)
         row.addWidget(self.status, 1)
+        row.addWidget(self.progress)
+        row.addWidget(self.cancel_button)
         row.setContentsMargins(0, 0, 0, 0)
         self.top_row = QWidget()
         self.top_row.setLayout(row)
         self.top_row.setVisible(False)  # the empty state says it all until a folder is open
         page.addWidget(self.top_row)
 
-        self.table = QTableWidget(0, len(COLUMNS) + 1)
-        self.table.setHorizontalHeaderLabels([tr(h) for h in HEADERS] + [tr("Model verdict")])
+        self.table_model = FleetTableModel()
+        self.table = QTableView()
+        self.table.setModel(self.table_model)
         self.table.setAccessibleName(tr("Machines in the fleet"))
         self.table.setTabKeyNavigation(False)  # one Tab stop; the arrows move between machines
-        self.table.setSortingEnabled(True)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # the GPU list takes what is left (elided at 1024 px, whole in its tooltip): the table never
-        # scrolls sideways
-        self.table.horizontalHeader().setSectionResizeMode(
-            COLUMNS.index("gpus"), QHeaderView.ResizeMode.Stretch
-        )
-        self.table.horizontalHeader().setStretchLastSection(False)
-        self.table.cellDoubleClicked.connect(self._open_node)
+        # fixed row heights: the view never asks 5,000 rows how tall they are
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # the GPU list takes what is left (elided, whole in its tooltip): the table never scrolls sideways;
+        # the other columns are as wide as their longest texts, capped (a 4096-character name is elided)
+        header.setSectionResizeMode(COLUMNS.index("gpus"), QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
         header.setSortIndicatorShown(True)
         header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # the arrow and the rows agree from the start
+        self.table.setSortingEnabled(True)
+        self.table.doubleClicked.connect(self._open_index)
 
         self.empty = Card()
         self.empty.body.addWidget(subheading(tr("No fleet open yet")))
@@ -138,6 +159,8 @@ class FleetPage(QWidget):
         model_row.addWidget(subheading(tr("Which machines can run")))
         self.model = QComboBox()
         self.model.setAccessibleName(tr("Model"))
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(24)  # an overlay's 4096-character model name does not widen it
         for spec in state.catalog.models:
             self.model.addItem(spec.name, spec.id)
         self.model.setCurrentIndex(max(self.model.findData("llama-3.1-70b"), 0))
@@ -166,29 +189,92 @@ class FleetPage(QWidget):
         self.hint.setVisible(False)
         page.addWidget(self.hint)
 
+    # -- work on the pool ------------------------------------------------------------------------
+
+    def _start(self, work: Any, on_done: Any, status: str) -> None:
+        """Run ``work(steps)`` on the pool, dropping whatever ran before; ``on_done(result)`` on the GUI
+        thread unless a newer request (or Cancel) came first."""
+        if self._task is not None:
+            self._task.cancel()
+        self._generation += 1
+        generation = self._generation
+
+        def done(result: object) -> None:
+            if generation == self._generation:
+                self._finish()
+                on_done(result)
+
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._finish()
+                self.status.setText(f"✘ {message.split(': ', 1)[-1]}")
+
+        def progressed(fraction: float) -> None:
+            if generation == self._generation:
+                self.progress.setValue(round(fraction * 1000))
+
+        self.status.setText(status)
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+        self.check_button.setEnabled(False)
+        self._task = submit_task(self.state.pool, work, done, failed, on_progress=progressed)
+
+    def _finish(self) -> None:
+        self._task = None
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self.check_button.setEnabled(True)
+
+    @Slot()
+    def cancel(self) -> None:
+        """Stop the reading or the check under way; what the page showed before stays."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        self._generation += 1  # its result, if it still comes, is stale
+        self._finish()
+        self.status.setText(tr("Cancelled"))
+
+    def shutdown(self) -> None:
+        """The window is closing: stop the work under way at its next step."""
+        if self._task is not None:
+            self._task.cancel()
+            self._generation += 1
+            self._task = None
+
+    @Slot()
+    def busy(self) -> bool:
+        """Reports are still being read, or a model checked, on the pool."""
+        return self._task is not None
+
     # -- loading ---------------------------------------------------------------------------------
 
     def retranslate(self) -> None:
         """After a language switch: the open fleet, its check and its drift, in the new language."""
-        fleet = self.fleet
+        fleet, verdicts = self.fleet, dict(self.verdicts)
+        self.table_model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS))
         if fleet is None:
             return
-        self._fill()
-        if self.verdicts:
-            self.status.setText(self._checked_text())
-        else:
-            self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
-        skipped = "<br>".join(esc(p) for p in fleet.problems)
-        self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
+
+        def rows(_steps: Steps) -> tuple[Table, str, str]:
+            return build_table(fleet, verdicts), drift_html(fleet), _problems_html(fleet)
+
+        def apply(result: tuple[Table, str, str]) -> None:
+            self._show_rows(result[0])
+            self.drift_text.setText(result[1])
+            self.problems.setText(result[2])
+            self.status.setText(self._checked_text() if self.verdicts else self._count_text())
+
+        self._start(rows, apply, self.status.text())
+
+    def _count_text(self) -> str:
+        fleet = self.fleet
+        return f"{len(fleet.nodes) if fleet else 0} {tr('machines')}"
 
     def _checked_text(self) -> str:
         runs = sum(1 for verdict, _speed in self.verdicts.values() if verdict == "fits")
         return f"{runs} {tr('of')} {len(self.verdicts)} {tr('machines run it entirely on their GPUs')}"
-
-    @Slot()
-    def busy(self) -> bool:
-        """Reports are still being read on the pool."""
-        return bool(self._jobs)
 
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, tr("Open a folder of reports"))
@@ -197,65 +283,32 @@ class FleetPage(QWidget):
 
     def open_folder(self, folder: Path) -> None:
         self.top_row.setVisible(True)
-        self.status.setText(tr("Reading") + f" {folder}…")
-        self._jobs.add(submit(self.state.pool, lambda: load_fleet([folder]), self._loaded, self._failed))
+        catalog = self.state.catalog
+        self._start(lambda steps: _load(folder, catalog, steps), self._loaded, tr("Reading") + f" {folder}…")
 
-    @Slot(object)
-    def _loaded(self, fleet: Fleet) -> None:
-        self._jobs.clear()
+    def _loaded(self, result: tuple[Fleet, Table, str, str]) -> None:
+        fleet, rows, drift, problems = result
         self.fleet = fleet
+        self._nodes = {node.name: node for node in fleet.nodes}
         self.verdicts = {}
-        self.status.setText(f"{len(fleet.nodes)} {tr('machines')}")
+        self.status.setText(self._count_text())
         has_nodes = bool(fleet.nodes)
         self.stack.setCurrentIndex(1 if has_nodes else 0)
         self.top_row.setVisible(True)
         self.model_box.setVisible(has_nodes)
         self.hint.setVisible(has_nodes)
-        skipped = "<br>".join(esc(p) for p in fleet.problems)
-        self.problems.setText(f"{tr('Skipped')}: <br>{skipped}" if fleet.problems else "")
-        self._fill()
+        self.problems.setText(problems)
+        self.drift_text.setText(drift)
+        self._show_rows(rows)
 
-    @Slot(str)
-    def _failed(self, message: str) -> None:
-        self._jobs.clear()
-        self.status.setText(f"✘ {message.split(': ', 1)[-1]}")
-
-    def _fill(self) -> None:
-        fleet = self.fleet
-        if fleet is None:
-            return
-        drift = fleet.drift()
-        odd: dict[tuple[str, str], str] = {}
-        for d in drift:
-            column = DRIFT_COLUMNS.get(d.field)
-            for node in d.nodes:
-                if column:
-                    odd[(node, column)] = f"{tr('differs from the majority')} ({d.majority})"
-        self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(fleet.nodes))
-        bold = QFont(self.table.font())
-        bold.setBold(True)
-        for r, node in enumerate(fleet.nodes):
-            values = fleet.row(node)
-            for c, key in enumerate(COLUMNS):
-                text = values.get(key, "")
-                note = odd.get((node.name, key))
-                item = SortItem(("▲ " + text) if note else text, _sort_key(key, text))
-                if note:
-                    item.setFont(bold)
-                    item.setToolTip(tooltip(note))
-                if key == "gpus" and not note:
-                    item.setToolTip(tooltip(text))
-                if key == "failing" and text not in ("", "0"):
-                    item.setText(f"✘ {text}")
-                item.setData(Qt.ItemDataRole.UserRole, node.name)
-                self.table.setItem(r, c, item)
-            verdict = self.verdicts.get(node.name)
-            order = {"fits": 0, "fits_with_offload": 1, "does_not_fit": 2}
-            rank = (order.get(verdict[0], 3), -(verdict[1] or 0)) if verdict else (4, 0)
-            self.table.setItem(r, len(COLUMNS), SortItem(_verdict_text(verdict), rank))
-        self.table.setSortingEnabled(True)  # re-sorts by the header's indicator: arrow and rows agree
-        self.drift_text.setText(drift_html(fleet))
+    def _show_rows(self, table: Table) -> None:
+        self.table_model.set_table(table)
+        header = self.table.horizontalHeader()
+        widths = self.table_model.column_widths(self.table.font(), header.font())
+        gpus = COLUMNS.index("gpus")
+        for column, width in enumerate(widths):
+            if column != gpus:
+                header.resizeSection(column, width)
 
     # -- model -----------------------------------------------------------------------------------
 
@@ -266,34 +319,40 @@ class FleetPage(QWidget):
             return
         model_id, quant = self.model.currentData(), self.quant.currentData()
         catalog = self.state.catalog
-        self.check_button.setEnabled(False)
-        self._jobs.add(
-            submit(
-                self.state.pool,
-                lambda: fleet.can_run(model_id, catalog, quant=quant),
-                self._checked,
-                self._failed,
-            )
+        self._start(
+            lambda steps: _check(fleet, model_id, quant, catalog, steps),
+            self._checked,
+            tr("Checking") + f" {self.model.currentText()}…",
         )
 
-    @Slot(object)
-    def _checked(self, results: list[tuple[Node, str, float | None]]) -> None:
-        self._jobs.clear()
-        self.check_button.setEnabled(True)
-        self.verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
-        self._fill()
+    def _checked(self, result: tuple[Verdicts, Table]) -> None:
+        self.verdicts, rows = result
+        self._show_rows(rows)
         self.status.setText(self._checked_text())
 
-    @Slot(int, int)
-    def _open_node(self, row: int, _column: int) -> None:
-        item = self.table.item(row, 0)
-        if item is None or self.fleet is None:
+    def node_at(self, row: int) -> str:
+        """The machine shown in ``row`` of the table (as sorted now)."""
+        return self.table_model.row_at(row).node
+
+    @Slot(QModelIndex)
+    def _open_index(self, index: QModelIndex) -> None:
+        self.open_node(index.row())
+
+    def open_node(self, row: int) -> None:
+        """Make the machine in ``row`` the selected machine of every page (a double-click does this)."""
+        if self.fleet is None or not 0 <= row < self.table_model.rowCount():
             return
-        name = item.data(Qt.ItemDataRole.UserRole)
-        node = next((n for n in self.fleet.nodes if n.name == name), None)
+        node = self._nodes.get(self.node_at(row))
         if node is not None:
             self.state.set_machine(node.machine, f"{tr('Fleet')}: {node.name}", False)
             self.state.page_requested.emit("overview")
+
+
+def _short(value: str, limit: int = 60) -> str:
+    """A foreign value for the drift label: escaped, cut to ``limit`` characters (a 4096-character name
+    cannot wrap, so it would widen the window; the table's tooltip has it whole)."""
+    value = " ".join(value.split())
+    return html.escape(value if len(value) <= limit else value[: limit - 1] + "…")
 
 
 def drift_html(fleet: Fleet) -> str:
@@ -301,17 +360,18 @@ def drift_html(fleet: Fleet) -> str:
 
     Versions: every value with its node count, oldest first ("Drivers differ: 470.82.01 (1),
     550.54.14 (2), 580.65.06 (3)"), and, where a majority exists, the machines off it. GPUs, RAM and OS:
-    the majority and the machines that differ from it. Only when nothing differs: a check mark.
+    the majority and the machines that differ from it. Only when nothing differs: a check mark. Each
+    list stops after :data:`MAX_LISTED` names ("and 1,488 more"): the table flags every one.
     """
     labels = _differ_labels()
     drift = {d.field: d for d in fleet.drift()}
     lines = []
     for spread in fleet.spread():
-        listed = ", ".join(f"{html.escape(v)} ({n})" for v, n in spread.values)
+        listed = _listed([f"{_short(v)} ({n})" for v, n in spread.values])
         line = f"▲ <b>{labels[spread.field]}</b>: {listed}"
         off = drift.get(spread.field)
         if off is not None:
-            names = ", ".join(html.escape(n) for n in off.nodes)
+            names = _listed([_short(n) for n in off.nodes])
             most = (
                 tr("off the majority")
                 if off.majority_count * 2 > off.compared
@@ -322,11 +382,10 @@ def drift_html(fleet: Fleet) -> str:
     for field, d in drift.items():
         if field in VERSION_FIELDS:
             continue
-        others = ", ".join(
-            f"{html.escape(n)} ({html.escape(v)})" for n, v in zip(d.nodes, d.values, strict=True)
-        )
+        others = _listed([f"{_short(n)} ({_short(v)})" for n, v in zip(d.nodes, d.values, strict=True)])
+        majority = tr(d.majority) if field == "gpu_mix" else d.majority  # ours, not the data's
         lines.append(
-            f"▲ <b>{labels.get(field, field)}</b>: {html.escape(d.majority)} ({d.majority_count} "
+            f"▲ <b>{labels.get(field, esc(field))}</b>: {_short(majority)} ({d.majority_count} "
             f"{tr('of')} {d.compared}); {tr('the others')}: {others}"
         )
     if lines:
@@ -334,9 +393,20 @@ def drift_html(fleet: Fleet) -> str:
     return "✔ " + tr("Same drivers, CUDA, ROCm and PyTorch versions, GPUs, RAM and OS on every machine.")
 
 
-def _verdict_text(verdict: tuple[str, float | None] | None) -> str:
-    if verdict is None:
+def _problems_html(fleet: Fleet) -> str:
+    if not fleet.problems:
         return ""
-    name, speed = verdict
-    glyph, words, _colour = verdict_view(name, None, speed)
-    return f"{glyph} {tr(words)}" + (f" · {speed_text(speed)}" if speed else "")
+    return f"{tr('Skipped')}: <br>" + _listed([_short(p, 200) for p in fleet.problems], "<br>")
+
+
+def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, Table, str, str]:
+    """On the pool: the fleet, its rows, drift and skipped-files texts."""
+    fleet = load_fleet([folder], catalog, steps=steps)
+    return fleet, build_table(fleet, {}), drift_html(fleet), _problems_html(fleet)
+
+
+def _check(fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps) -> tuple[Verdicts, Table]:
+    """On the pool: every node's verdict for the model, and the rows showing them."""
+    results = fleet.can_run(model_id, catalog, quant=quant, steps=steps)
+    verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
+    return verdicts, build_table(fleet, verdicts)

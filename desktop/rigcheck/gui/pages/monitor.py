@@ -15,11 +15,12 @@ live source: the page says so once and offers Replay instead of empty charts.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
@@ -31,6 +32,8 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -40,18 +43,24 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import LineFile
 from rigcheck.core.machine import Machine
 from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
 from rigcheck.core.replay import Recording, read_recording
+from rigcheck.core.steps import Steps
 from rigcheck.gui.charts import RefLine, Series, TimeChart, nice_ceiling, nice_step, time_label
+from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import NUMBER_RANGES, AppState
-from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted
+from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, tooltip
+from rigcheck.gui.workers import Task, submit_task
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
 PENS = ("#4f7fd9", "#d9913c", "#3aa889", "#b35cc4", "#d45b6a", "#8c8f96", "#c9b22e", "#4fb6d9")
 CPU_PEN, RAM_PEN = "#e0603a", "#2f9e9e"
 GIB = 1024**3
+#: the longest GPU name a legend chip shows whole
+MAX_NAME_CHARS = 60
 #: below this width the cards go two to a row, below NARROW one
 WIDE, NARROW = 1500, 640
 
@@ -164,17 +173,24 @@ class SamplerWorker(QObject):
 
 @dataclass(frozen=True)
 class _View:
-    """What one redraw reads: the source's times, their offsets from the right edge, the row shown."""
+    """What one redraw reads: the rows in the time window (``lo:hi`` of the source's), their offsets from
+    the right edge, the row shown. Only the window is scaled and drawn: a replay of 300,000 rows costs a
+    redraw what its five minutes on screen cost."""
 
     source: History | Recording
     t: FloatArray
     x: FloatArray
     at: int
     window: float
+    lo: int = 0
+    hi: int = 0
+    rows: int = 0
 
     def values(self, key: str, scale: float = 1.0) -> FloatArray:
         found = self.source.series(key)[1]
-        return found * scale if len(found) == len(self.t) else np.full(len(self.t), np.nan)
+        if len(found) != self.rows:
+            return np.full(len(self.t), np.nan)
+        return found[self.lo : self.hi] * scale
 
     def current(self, series: FloatArray) -> float | None:
         value = float(series[self.at]) if 0 <= self.at < len(series) else math.nan
@@ -234,6 +250,8 @@ class MonitorPage(QWidget):
     interval_changed = Signal(float)
     pause_changed = Signal(bool)
     stop_requested = Signal()
+    #: a replay finished reading: True when it opened, False when refused or cancelled
+    replay_finished = Signal(bool)
 
     def __init__(self, state: AppState) -> None:
         super().__init__()
@@ -246,7 +264,10 @@ class MonitorPage(QWidget):
         self.alerts: tuple[Alert, ...] = ()
         self._thread: QThread | None = None
         self._worker: SamplerWorker | None = None
-        self._csv: tuple[TextIO, Any, list[str]] | None = None
+        self._csv: tuple[LineFile, list[str]] | None = None
+        #: the recording being read on the pool, and its number (a later open or Cancel makes it stale)
+        self._reading: Task | None = None
+        self._generation = 0
         self._announced: set[str] = set()
         self._gpu_key: tuple[tuple[int, str], ...] | None = None
         self._clock_max = 0.0
@@ -307,8 +328,7 @@ class MonitorPage(QWidget):
         self.replay_bar = QWidget()
         bar = QHBoxLayout(self.replay_bar)
         bar.setContentsMargins(0, 0, 0, 0)
-        self.replay_label = QLabel()
-        self.replay_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.replay_label = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)  # a 4096-character file name
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setAccessibleName(tr("Position in the recording"))
         self.position_label = QLabel()
@@ -319,6 +339,23 @@ class MonitorPage(QWidget):
         bar.addWidget(self.live_button)
         self.replay_bar.setVisible(False)
         page.addWidget(self.replay_bar)
+
+        # a recording being read (a gigabyte takes a while): its name, how far, and a way to stop
+        self.reading_bar = QWidget()
+        reading = QHBoxLayout(self.reading_bar)
+        reading.setContentsMargins(0, 0, 0, 0)
+        self.reading_label = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
+        self.reading_progress = QProgressBar()
+        self.reading_progress.setRange(0, 1000)
+        self.reading_progress.setTextVisible(False)
+        self.reading_progress.setAccessibleName(tr("Progress"))
+        self.reading_cancel = QPushButton(tr("Cancel"))
+        self.reading_cancel.clicked.connect(self.cancel_reading)
+        reading.addWidget(self.reading_label, 1)
+        reading.addWidget(self.reading_progress, 1)
+        reading.addWidget(self.reading_cancel)
+        self.reading_bar.setVisible(False)
+        page.addWidget(self.reading_bar)
 
         # a snapshot has nothing live: say so once, offer Replay
         self.notice = Card()
@@ -423,14 +460,64 @@ class MonitorPage(QWidget):
         if name:
             self.open_recording(Path(name))
 
-    def open_recording(self, path: Path) -> bool:
-        """Replay a monitor CSV; a bad file gets a one-line message here, never a crash."""
-        try:
-            recording = read_recording(path)
-        except InputError as exc:
-            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {exc}")
+    def open_recording(self, path: Path) -> Task:
+        """Read a monitor CSV on the pool (progress and Cancel in the reading bar), then replay it;
+        :attr:`replay_finished` says how it ended. A bad file gets a one-line message, never a crash."""
+        if self._reading is not None:
+            self._reading.cancel()
+        self._generation += 1
+        generation = self._generation
+
+        def read(steps: Steps) -> Recording | InputError:
+            try:
+                return read_recording(path, steps=steps)
+            except InputError as exc:
+                return exc
+
+        def done(result: Recording | InputError) -> None:
+            if generation == self._generation:
+                self._end_reading()
+                self._show_recording(path, result)
+
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._end_reading()
+                self._show_recording(path, InputError(str(path), message))
+
+        def progressed(fraction: float) -> None:
+            if generation == self._generation:
+                self.reading_progress.setValue(round(fraction * 1000))
+
+        self.reading_label.setText(f"{tr('Reading')} {path.name}…")
+        self.reading_progress.setValue(0)
+        self.reading_bar.setVisible(True)
+        self._reading = submit_task(self.state.pool, read, done, failed, on_progress=progressed)
+        return self._reading
+
+    def _end_reading(self) -> None:
+        self._reading = None
+        self.reading_bar.setVisible(False)
+
+    @Slot()
+    def cancel_reading(self) -> None:
+        """Stop reading a recording; what the page showed before stays."""
+        if self._reading is None:
+            return
+        self._reading.cancel()
+        self._generation += 1  # its result, if it still comes, is stale
+        self._end_reading()
+        self.replay_finished.emit(False)
+
+    def busy(self) -> bool:
+        """A recording is still being read on the pool."""
+        return self._reading is not None
+
+    def _show_recording(self, path: Path, recording: Recording | InputError) -> None:
+        if isinstance(recording, InputError):
+            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {recording}")
             self.error_label.setVisible(True)
-            return False
+            self.replay_finished.emit(False)
+            return
         self.error_label.setVisible(False)
         self.recording = recording
         self.set_paused(False)
@@ -445,7 +532,7 @@ class MonitorPage(QWidget):
         self._gpu_key = None
         self._clock_max = 0.0
         self._set_mode()
-        return True
+        self.replay_finished.emit(True)
 
     def _replay_text(self, recording: Recording) -> str:
         gpus = len(recording.gpus)
@@ -491,7 +578,12 @@ class MonitorPage(QWidget):
         self._thread.start()
 
     def shutdown(self) -> None:
-        """Stop sampling and join the thread (the window calls this when it closes)."""
+        """Stop sampling and join the thread (the window calls this when it closes); a recording being
+        read stops at its next step."""
+        if self._reading is not None:
+            self._reading.cancel()
+            self._generation += 1
+            self._end_reading()
         self._stop_recording()
         if self._thread is None:
             return
@@ -520,10 +612,13 @@ class MonitorPage(QWidget):
     def add_sample(self, sample: Sample) -> None:
         self.history.append(sample)
         if self._csv is not None:
-            handle, writer, names = self._csv
+            target, names = self._csv
             values = row(sample)
-            writer.writerow(["" if values.get(n) is None else values[n] for n in names])
-            handle.flush()
+            try:
+                target.write(_csv_line(["" if values.get(n) is None else values[n] for n in names]))
+            except InputError as exc:  # a full disk: the rows so far are whole; recording stops
+                self._stop_recording()
+                self.alert_label.setText(esc(f"✘ {exc}"))
         if not self.paused and self.mode == "live":
             self.redraw()
         self._check_alerts()
@@ -576,9 +671,13 @@ class MonitorPage(QWidget):
             self.cards[key_] = card
         for index, name in gpus:
             # the name is the recording's (anyone's text): escaped inside our own markup
-            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {esc(name)}")
+            # a 4096-character name is cut (whole in the tooltip), or the chip would widen the window
+            short = name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 1] + "…"
+            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {esc(short)}")
             chip.setTextFormat(Qt.TextFormat.RichText)
-            chip.setAccessibleName(f"GPU {index} {name}")
+            chip.setAccessibleName(f"GPU {index} {short}")
+            if short != name:
+                chip.setToolTip(tooltip(name))
             self.legend.addWidget(chip)
         for text, colour in ((tr("CPU"), CPU_PEN), (tr("RAM"), RAM_PEN)):
             chip = QLabel(f"<span style='color:{colour}'>■</span> {text}")
@@ -611,13 +710,18 @@ class MonitorPage(QWidget):
         self._make_cards(self._gpus())
         window = float(self.window_combo.currentData())
         t, _ = source.series("time")
+        # the rows on screen: from just before the window's left edge to the row at its right edge
+        lo = max(0, int(np.searchsorted(t, now - window, side="left")) - 1)
+        hi = index + 1
+        at = min(max(self._hover_index(t, now, index), lo), hi - 1) - lo
+        rows = len(t)
+        t = t[lo:hi]
         x = t - now
-        at = self._hover_index(t, now, index)
         now_label = tr("now") if self.recording is None else _minutes(now)
         for card in self.cards.values():
             card.chart.now_label = now_label
         gpus = self._gpus()
-        view = _View(source, t, x, at, window)
+        view = _View(source, t, x, at, window, lo, hi, rows)
         if gpus:
             self._draw_util(view, gpus)
             self._draw_memory(view, gpus)
@@ -855,29 +959,60 @@ class MonitorPage(QWidget):
             self._stop_recording()
             return
         name, _ = QFileDialog.getSaveFileName(
-            self, tr("Record to CSV"), "rigcheck-monitor.csv", "CSV (*.csv)"
+            self,
+            tr("Record to CSV"),
+            "rigcheck-monitor.csv",
+            "CSV (*.csv)",
+            options=QFileDialog.Option.DontConfirmOverwrite,  # asked below, in our words
         )
         if not name:
             self.record_button.setChecked(False)
             return
-        self.record_to(Path(name))
+        path = Path(name)
+        force = _holds_data(path) and self.confirm_replace(path)
+        self.record_to(path, force=force)
 
-    def record_to(self, path: Path) -> None:
+    def confirm_replace(self, path: Path) -> bool:
+        """Ask before a recording already in ``path`` is replaced (``monitor --csv`` wants --force)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            tr("Record to CSV"),
+            f"{path.name}: " + tr("this file already holds data. Replace it?"),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self,
+        )
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the file name is anyone's text
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        answer = box.exec()
+        box.deleteLater()
+        return answer == QMessageBox.StandardButton.Yes
+
+    def record_to(self, path: Path, *, force: bool = False) -> bool:
+        """Record every sample to ``path`` as ``monitor --csv`` does, through the same writer
+        (:class:`rigcheck.core.fileio.LineFile`): a file already holding data is kept unless ``force``,
+        the file is locked while written (a second monitor is refused), and rows are written whole."""
         latest = self.history.latest()
         try:
-            handle = path.open("w", newline="", encoding="utf-8")
-        except OSError as exc:
-            self.alert_label.setText(esc(f"✘ {path}: {exc.strerror or exc}"))
+            target = LineFile(path, force=force)
+        except InputError as exc:
+            self.alert_label.setText(esc(f"✘ {exc}"))
+            self.record_button.blockSignals(True)
             self.record_button.setChecked(False)
-            return
+            self.record_button.blockSignals(False)
+            return False
         names = columns(latest) if latest is not None else ["time", "wall", "cpu_percent", "ram_used_bytes"]
-        writer = csv.writer(handle)
-        writer.writerow(names)
-        self._csv = (handle, writer, names)
+        try:
+            target.write(_csv_line(names))
+        except InputError as exc:
+            target.close()
+            self.alert_label.setText(esc(f"✘ {exc}"))
+            return False
+        self._csv = (target, names)
         self.record_button.setText(tr("Stop recording"))
         self.record_button.blockSignals(True)  # already recording: do not ask for a file again
         self.record_button.setChecked(True)
         self.record_button.blockSignals(False)
+        return True
 
     def _stop_recording(self) -> None:
         if self._csv is not None:
@@ -887,3 +1022,17 @@ class MonitorPage(QWidget):
         self.record_button.blockSignals(True)
         self.record_button.setChecked(False)
         self.record_button.blockSignals(False)
+
+
+def _csv_line(values: list[Any]) -> str:
+    """One CSV row as text, written whole (the CLI formats its rows the same way)."""
+    text = io.StringIO()
+    csv.writer(text).writerow(values)
+    return text.getvalue()
+
+
+def _holds_data(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False

@@ -1,0 +1,214 @@
+"""The Fleet page's machine table: rows made on the pool, a model the view reads, sorted in one pass.
+
+A QTableWidget of 5,000 machines costs 45,000 items made on the GUI thread and a Python ``__lt__`` per
+comparison when sorting (seconds). Here :func:`build_rows` (Qt-free data, run on the pool) makes every
+text, tooltip and sort key once; :class:`FleetTableModel` only hands them to the view, and sorts by
+permuting an index list with precomputed keys. Column widths come from the longest texts, capped, so a
+4096-character name is elided with the whole name in its tooltip instead of widening the table.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont, QFontMetrics
+
+from rigcheck.core.report.fleet import Fleet, version_key
+from rigcheck.core.verdict_words import speed_text
+from rigcheck.gui.fitview import verdict_view
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.widgets import tooltip
+
+COLUMNS = ("name", "gpus", "vram", "driver", "cuda", "rocm", "torch", "failing")
+HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Failing checks")
+#: drift fields -> the table column they show in
+DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
+#: columns sorted by the numbers in them (24 GiB before 128 GiB, 550.54 before 570.124)
+NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
+#: a cell's text longer than this gets its whole text as a tooltip (it may be elided)
+TOOLTIP_CHARS = 24
+#: the widest a column other than the GPUs' (which takes what is left) is made, in pixels
+MAX_COLUMN_PX = 280
+_PARTS = re.compile(r"\d+|\D+")
+_VERDICT_ORDER = {"fits": 0, "fits_with_offload": 1, "does_not_fit": 2}
+
+Verdicts = dict[str, tuple[str, float | None]]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One machine: per column its text, sort key, tooltip and whether it is flagged (bold)."""
+
+    node: str
+    texts: tuple[str, ...]
+    keys: tuple[tuple[Any, ...], ...]
+    tips: tuple[str, ...]
+    flagged: tuple[bool, ...]
+
+
+def _sort_key(column: str, text: str) -> tuple[Any, ...]:
+    if column in NUMERIC_COLUMNS:
+        numbers = version_key(text.lstrip("▲✘ "))
+        return (0, numbers) if numbers else (1, ())  # "—" (none) after every value
+    # names in natural order, as the fleet reads them: node-2 before node-10
+    return (
+        0,
+        tuple(
+            (0, int(part), "") if part.isdigit() else (1, 0, part) for part in _PARTS.findall(text.casefold())
+        ),
+    )
+
+
+def verdict_text(verdict: tuple[str, float | None] | None) -> str:
+    if verdict is None:
+        return ""
+    name, speed = verdict
+    glyph, words, _colour = verdict_view(name, None, speed)
+    return f"{glyph} {tr(words)}" + (f" · {speed_text(speed)}" if speed else "")
+
+
+@dataclass(frozen=True)
+class Table:
+    """The rows, and per column its few longest texts (what the column's width is measured from)."""
+
+    rows: tuple[Row, ...]
+    longest: tuple[tuple[str, ...], ...]
+
+
+def build_table(fleet: Fleet, verdicts: Verdicts) -> Table:
+    """:func:`build_rows` and each column's longest texts: all of it on the pool, so the GUI thread
+    measures 8 texts a column, not 5,000."""
+    rows = build_rows(fleet, verdicts)
+    longest = tuple(
+        tuple(heapq.nlargest(8, (r.texts[c] for r in rows), key=len)) for c in range(len(COLUMNS) + 1)
+    )
+    return Table(rows, longest)
+
+
+def build_rows(fleet: Fleet, verdicts: Verdicts) -> tuple[Row, ...]:
+    """Every row's texts, keys and tooltips (Qt-free: runs on the pool; linear in the machines)."""
+    odd: dict[tuple[str, str], str] = {}
+    for d in fleet.drift():
+        column = DRIFT_COLUMNS.get(d.field)
+        if column:
+            for node in d.nodes:
+                odd[(node, column)] = f"{tr('differs from the majority')} ({d.majority})"
+    rows = []
+    for node in fleet.nodes:
+        values = fleet.row(node)
+        texts, keys, tips, flagged = [], [], [], []
+        for key in COLUMNS:
+            text = values.get(key, "")
+            note = odd.get((node.name, key))
+            shown = ("▲ " + text) if note else text
+            if key == "failing" and text not in ("", "0"):
+                shown = f"✘ {text}"
+            texts.append(shown)
+            keys.append(_sort_key(key, text))
+            tip = note or (text if len(text) > TOOLTIP_CHARS or key == "gpus" else "")
+            tips.append(tooltip(tip))
+            flagged.append(bool(note))
+        verdict = verdicts.get(node.name)
+        texts.append(verdict_text(verdict))
+        keys.append((_VERDICT_ORDER.get(verdict[0], 3), -(verdict[1] or 0)) if verdict else (4, 0))
+        tips.append("")
+        flagged.append(False)
+        rows.append(Row(node.name, tuple(texts), tuple(keys), tuple(tips), tuple(flagged)))
+    return tuple(rows)
+
+
+class FleetTableModel(QAbstractTableModel):
+    """The rows :func:`build_rows` made, shown as they are; sorting permutes an index list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: tuple[Row, ...] = ()
+        self._longest: tuple[tuple[str, ...], ...] = ()
+        self._order: list[int] = []
+        self._sort: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def set_table(self, table: Table) -> None:
+        self.beginResetModel()
+        self._rows, self._longest = table.rows, table.longest
+        rows = table.rows
+        self._order = list(range(len(rows)))
+        self._apply_sort()
+        self.endResetModel()
+
+    def row_at(self, row: int) -> Row:
+        return self._rows[self._order[row]]
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(COLUMNS) + 1
+
+    def headerData(  # noqa: N802 - Qt's name
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return tr(HEADERS[section]) if section < len(HEADERS) else tr("Model verdict")
+        return None
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if not index.isValid():
+            return None
+        row = self._rows[self._order[index.row()]]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.texts[column]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.tips[column] or None
+        if role == Qt.ItemDataRole.UserRole:
+            return row.node
+        if role == Qt.ItemDataRole.FontRole and row.flagged[column]:
+            return self._bold
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self._sort = (column, order)
+        self._apply_sort()
+        self.layoutChanged.emit()
+
+    def _apply_sort(self) -> None:
+        column, order = self._sort
+        rows = self._rows
+        # stable, one pass over precomputed keys; ties keep the fleet's natural name order
+        self._order.sort(key=lambda i: rows[i].keys[column], reverse=order == Qt.SortOrder.DescendingOrder)
+
+    def column_widths(self, font: QFont, header_font: QFont) -> list[int]:
+        """Each column's width: its longest texts measured (the few longest by length, not every row),
+        at least its header, at most :data:`MAX_COLUMN_PX`."""
+        header = QFontMetrics(header_font)
+        bold = QFont(font)
+        bold.setBold(True)
+        wide = QFontMetrics(bold)
+        widths = []
+        for column in range(self.columnCount()):
+            title = str(self.headerData(column, Qt.Orientation.Horizontal))
+            longest = self._longest[column] if column < len(self._longest) else ()
+            text = max((wide.horizontalAdvance(t[:200]) for t in longest), default=0)
+            widths.append(min(max(text, header.horizontalAdvance(title) + 24) + 16, MAX_COLUMN_PX))
+        return widths
+
+
+__all__ = [
+    "COLUMNS",
+    "HEADERS",
+    "FleetTableModel",
+    "Row",
+    "Table",
+    "build_rows",
+    "build_table",
+    "verdict_text",
+]
