@@ -40,7 +40,7 @@ _BACKEND_NAMES = {
     "metal": "Metal",
     "vulkan": "Vulkan",
     "sycl": "SYCL",
-    "cpu": "the CPU",
+    "cpu": "CPU",  # a name, as the others: the sentences around it are translated whole
 }
 
 #: where a framework shows up on a machine: Python distributions (as the probe names them) and executables
@@ -163,12 +163,12 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
 def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's gfx target is not known"), cause="missing-fact")
     if gfx in rule.gfx_targets:
         return Check("ok", tr("{gfx} is supported", gfx=gfx))
-    return override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list") or Check(
-        "fail", tr("{gfx} is not among its supported targets", gfx=gfx), cause="arch-unsupported"
-    )
+    return override_check(
+        facts, gfx, rule.gfx_targets, tr("{framework}'s list", framework=rule.framework)
+    ) or Check("fail", tr("{gfx} is not among its supported targets", gfx=gfx), cause="arch-unsupported")
 
 
 def _floor_check(
