@@ -94,6 +94,7 @@ def machine_choices(
     workload: str = "inference",
     context: int | None = None,
     request: Request | None = None,
+    min_tokens_per_s: float | None = None,
 ) -> list[MachineChoice]:
     """The built-in machines one could switch to from ``machine``: the same chip family with more memory
     first, then other built-in machines with more memory than this one has. With ``model_id``, each is
@@ -136,6 +137,8 @@ def machine_choices(
         )
         for c in choices
     ]
+    if min_tokens_per_s is not None:  # another machine slower than asked is no answer (a tier stays)
+        placed = [c for c in placed if c.kind == "tier" or not _too_slow(c, workload, min_tokens_per_s)]
     # per chip, only the smallest memory that reaches the best answer that chip gives (no 512 GiB
     # M3 Ultra when the 256 GiB one runs it just as well)
     best: dict[str, MachineChoice] = {}
@@ -144,15 +147,19 @@ def machine_choices(
         if kept is None or _rank(choice) < _rank(kept):
             best[choice.gpu_id] = choice
 
-    def key(c: MachineChoice) -> tuple[int, bool, float, float]:  # the same chip first
-        tps = (
-            getattr(c.outcome, "decode_tokens_per_s", None)
-            if workload == "inference"
-            else getattr(c.outcome, "train_tokens_per_s", None)
-        )
-        return (_rank(c) if c.kind != "tier" else -1, c.kind != "tier", -(tps or 0.0), c.memory_gib)
+    def key(c: MachineChoice) -> tuple[bool, bool, int, float, float]:
+        field = "decode_tokens_per_s" if workload == "inference" else "train_tokens_per_s"
+        tps = getattr(c.outcome, field, None)
+        # what runs first, the same chip family (more memory) before other machines, then faster first
+        return (_rank(c) == 2, c.kind != "tier", _rank(c), -(tps or 0.0), c.memory_gib)
 
     return sorted(best.values(), key=key)[:MAX_CHOICES]
+
+
+def _too_slow(choice: MachineChoice, workload: str, floor: float) -> bool:
+    field = "decode_tokens_per_s" if workload == "inference" else "train_tokens_per_s"
+    tps = getattr(choice.outcome, field, None)
+    return tps is not None and tps < floor
 
 
 def _rank(choice: MachineChoice) -> int:

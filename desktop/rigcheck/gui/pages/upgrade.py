@@ -11,6 +11,7 @@ gets no GPU table, Remove button or PSU field: it is offered other machines inst
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QFont
@@ -42,6 +43,7 @@ from rigcheck.core.estimate.soldered import MachineChoice, choice_label, machine
 from rigcheck.core.estimate.upgrade import (
     POPULAR_MODELS,
     Option,
+    Outcome,
     UpgradeReport,
     buyable_gpus,
     cheapest_gpus_for,
@@ -49,6 +51,7 @@ from rigcheck.core.estimate.upgrade import (
 )
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.units import fmt_bytes, index_ranges
+from rigcheck.core.verdict_words import speed_text
 from rigcheck.core.whatif import upgrade
 from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.pages.upgrade_parts import (
@@ -80,6 +83,13 @@ WORKLOADS = (
     ("full", "Full fine-tune"),
 )
 MONTHS = 36
+#: the workload as a question names it ("… to run Llama 3.3 70B for inference?")
+ASKED_WORKLOADS = {
+    "inference": "inference",
+    "qlora": "a QLoRA fine-tune",
+    "lora": "a LoRA fine-tune",
+    "full": "a full fine-tune",
+}
 _outcome_text = outcome_text  # the name other modules and tests knew
 
 
@@ -96,6 +106,7 @@ class UpgradePage(QWidget):
         self.built_in = False
         #: what "What would it take?" asked: a model id (added to the comparison) and a context
         self.asked_model: str | None = None
+        self.question = ""
         self.context: int | None = None
         self._job: Job | None = None
         self._generation = 0
@@ -377,18 +388,19 @@ class UpgradePage(QWidget):
             self.asked.setVisible(True)
             return
         self.target.setCurrentIndex(max(self.target.findData(spec.id), 0))
-        words = dict(WORKLOADS).get(workload, workload)
+        words = tr(ASKED_WORKLOADS.get(workload, workload))
         if context:
             question = tr(
-                "What would it take to run {model} ({workload}, {context}-token context)?",
+                "What would it take to run {model} for {workload} with a {context}-token context?",
                 model=spec.name,
-                workload=tr(words),
+                workload=words,
                 context=num(context),
             )
         else:
             question = tr(
-                "What would it take to run {model} ({workload})?", model=spec.name, workload=tr(words)
+                "What would it take to run {model} for {workload}?", model=spec.name, workload=words
             )
+        self.question = question
         self.asked.setText(f"<b>{esc(question)}</b>")
         self.asked.setVisible(True)
         self.find_cheapest()
@@ -465,8 +477,12 @@ class UpgradePage(QWidget):
         self.fixed_text.setVisible(built_in)
         if built_in and machine is not None:
             self.fixed_text.setText(why_built_in(machine, self.state.catalog))
-        self.form.setRowVisible(self.ram, not built_in)
+        unified = machine is not None and any(g.unified_memory for g in machine.gpus)
+        # a laptop's RAM may sit in slots (its GPU memory never does); unified memory is the chip's
+        self.form.setRowVisible(self.ram, not (built_in and unified))
         self.form.setRowVisible(self.psu, not built_in)
+        for field in (self.kwh, self.utilization):  # they price new GPUs: there are none to price
+            self.form.setRowVisible(field, not built_in)
         self.money.setVisible(not built_in)
         self.intro.setText(
             tr("A built-in GPU cannot change: try another machine, every model is placed on both.")
@@ -476,8 +492,6 @@ class UpgradePage(QWidget):
         self.options_heading.setText(
             tr("Machines that run a model") if built_in else tr("Cheapest GPUs that run a model")
         )
-        self.min_speed.setVisible(not built_in)
-        self.at_least.setVisible(not built_in)
 
     @Slot(str)
     def _filter(self, _text: str) -> None:
@@ -608,7 +622,10 @@ class UpgradePage(QWidget):
         if machine is None:
             return None
         if self.built_in:
-            return self.swap.machine if self.swap is not None else machine
+            if self.swap is not None:
+                return self.swap.machine
+            unified = any(g.unified_memory for g in machine.gpus)
+            return machine if unified else upgrade(machine, ram_gb=float(self.ram.value()))
         return upgrade(
             machine,
             gpus=self.replacement,
@@ -749,21 +766,29 @@ class UpgradePage(QWidget):
             return
         lines = []
         prices = self.prices()
+        sources = []
         for cost in report.costs:
             parts = [f"<b>{esc(cost.name)}</b>"]
             if cost.purchase:
-                kind = tr("launch price") if cost.purchase.kind == "launch" else tr("buy")
-                parts.append(
-                    f"{kind} ${num(cost.purchase.usd)} "
-                    f"({esc(cost.purchase.date or tr('undated'))}, {esc(cost.purchase.source)})"
-                )
+                spec = self.state.catalog.gpu(cost.gpu_id)
+                if cost.purchase.kind == "launch":
+                    year = f", {spec.release_year}" if spec is not None and spec.release_year else ""
+                    parts.append(f"{tr('launch price')} ${num(cost.purchase.usd)} (MSRP{year})")
+                else:
+                    when = cost.purchase.date or tr("undated")
+                    parts.append(
+                        f"{tr('buy')} ${num(cost.purchase.usd)} ({esc(when)}{_site(cost.purchase.source)})"
+                    )
+                sources.append(f"{cost.name}, {tr('price')}: {cost.purchase.source}")
             else:
                 parts.append(tr("purchase price unknown"))
             if cost.rent_per_hour:
+                when = cost.rent_per_hour.date or tr("undated")
                 parts.append(
                     f"{tr('rent')} ${num(cost.rent_per_hour.usd, 2, group=False)}/h "
-                    f"({esc(cost.rent_per_hour.date or tr('undated'))})"
+                    f"({esc(when)}{_site(cost.rent_per_hour.source)})"
                 )
+                sources.append(f"{cost.name}, {tr('cloud rent')}: {cost.rent_per_hour.source}")
             if cost.usd_per_tflop_hour is not None:
                 parts.append(f"${num(cost.usd_per_tflop_hour, 4, group=False)} / FP16 TFLOP-h")
             if cost.usd_per_gb_vram is not None:
@@ -775,7 +800,8 @@ class UpgradePage(QWidget):
             lines.append(" · ".join(parts))
             lines += [f"<small>{esc(n)}</small>" for n in cost.notes]
         self.cost_text.setText("<br>".join(lines))
-        self.cost_text.setToolTip(tooltip("\n".join(f for c in report.costs for f in c.formulas)))
+        formulas = [f for c in report.costs for f in c.formulas]
+        self.cost_text.setToolTip(tooltip("\n".join([*formulas, "", tr("Sources") + ":", *sources])))
         chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
         if chartable is None:  # no chart without data: it needs both prices
             self.chart.clear()
@@ -800,7 +826,12 @@ class UpgradePage(QWidget):
         def work() -> list[Option] | list[MachineChoice]:
             if built_in and machine is not None:
                 return machine_choices(
-                    machine, catalog, model_id=model_id, workload=workload, context=context
+                    machine,
+                    catalog,
+                    model_id=model_id,
+                    workload=workload,
+                    context=context,
+                    min_tokens_per_s=speed,
                 )
             return cheapest_gpus_for(model_id, catalog, min_tokens_per_s=speed, workload=workload,
                                      base=machine, context=context)  # fmt: skip
@@ -847,6 +878,40 @@ class UpgradePage(QWidget):
         self.options.setVisible(True)
         rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
         self.options.setMinimumHeight(min(420, rows + self.options.horizontalHeader().height() + 8))
+        if self.question and self.target.currentData() == self.asked_model:
+            self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
+
+
+def _site(source: str) -> str:
+    """ ", gputracker.dev" for a source that is a web page: the site a price was seen on (the whole
+    source is in the tooltip); nothing for any other source."""
+    match = re.match(r"https?://(?:www\.)?([^/\s]+)", source)
+    return f", {esc(match.group(1))}" if match else ""
+
+
+def _best_answer(found: list[Option] | list[MachineChoice]) -> str:
+    """The first way to run it, in one line: "→ 2 × RTX PRO 6000 …: $17,130 (launch price), ~65 tokens/s"."""
+    more = " " + tr("(more below)")
+    runs = [
+        c
+        for c in found
+        if isinstance(c, MachineChoice) and getattr(c.outcome, "verdict", "") != "does_not_fit"
+    ]
+    first = runs[0] if runs else found[0]
+    if isinstance(first, MachineChoice):
+        outcome = first.outcome if isinstance(first.outcome, Outcome) else None
+        speed = outcome_text(outcome) if outcome is not None else ""
+        return "→ " + tr("{choice}: {speed}", choice=choice_label(first), speed=speed) + more
+    priced = next((o for o in found if isinstance(o, Option) and o.purchase_usd is not None), first)
+    assert isinstance(priced, Option)
+    speed = speed_text(priced.tokens_per_s) if priced.tokens_per_s else tr("speed unknown")
+    if priced.purchase_usd is not None:
+        price = f"${num(priced.purchase_usd)}"
+        if priced.price_standing == "launch":
+            price += " " + tr("(launch price)")
+    else:
+        price = tr("no current price")
+    return "→ " + tr("{option}: {price}, {speed}", option=priced.description, price=price, speed=speed) + more
 
 
 def _machine_text(machine: Machine, psu: float | None, *, built_in: bool = False) -> str:

@@ -105,7 +105,7 @@ class OptionsTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.setWordWrap(True)
+        self.setWordWrap(False)  # one line a row: the whole text is in each cell's tooltip
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 4):
@@ -148,13 +148,11 @@ class OptionsTable(QTableWidget):
             if option.rent_usd_hour:
                 price += f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
             speed = speed_text(option.tokens_per_s) if option.tokens_per_s else tr("speed unknown")
-            notes = "; ".join(option.notes[1:])  # the first note repeats the format and context
             self.setItem(row, 0, _cell(option.description, option.notes[0] if option.notes else ""))
-            self.setItem(row, 1, _cell(price))
+            self.setItem(row, 1, _cell(price, "\n".join(option.notes)))
             self.setItem(row, 2, _cell(speed))
-            self.setItem(row, 3, _cell(notes, "\n".join(option.notes)))
+            self.setItem(row, 3, _cell(_short_notes(option), "\n".join(option.notes)))
             self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
-        self.resizeRowsToContents()
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
@@ -168,7 +166,23 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 2, _cell(outcome_text(outcome) if outcome is not None else "—"))
             self.setItem(row, 3, _cell(kind))
             self._button(row, True)
-        self.resizeRowsToContents()
+
+
+def _short_notes(option: Option) -> str:
+    """What a buyer must know on one line: cards already owned, what else it needs, the price's
+    standing; every note is in the tooltip."""
+    parts = []
+    if option.owned:
+        parts.append(tr("you have {owned} already", owned=option.owned))
+    prefix = tr("also needs {what}", what="")  # the notes are in the language shown
+    needs = [n.removeprefix(prefix) for n in option.notes if n.startswith(prefix)]
+    if needs:
+        parts.append(tr("also needs") + ": " + "; ".join(needs))
+    if option.price_standing == "superseded":
+        parts.append(tr("a newer generation replaced it: no current price"))
+    if option.count > 8:
+        parts.append(tr("more than one server"))
+    return " · ".join(parts)
 
 
 def options_summary(options: Sequence[Option]) -> str:
