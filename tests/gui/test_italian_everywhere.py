@@ -42,6 +42,7 @@ MACHINES = (
     "m2-ultra-192gb.json",
     "cpu-only-32gb.json",
     "hgx-h100x8-2tb.json",
+    "platforms/dgx-spark.json",
 )
 
 ENGLISH = frozenset(
@@ -184,21 +185,178 @@ ALLOWED = (
     # Known English, left on purpose for now: a bad file's one-line error ("<path>: not valid JSON (…)")
     # is the CLI's InputError text and carries the parser's own English message.
     re.compile(r"^/\S+\.json: "),
+    # a line of sources that starts with a repository ("unslothai/unsloth PR #7637 (…)"): citations stay
+    # in their source's words
+    re.compile(r"^[\w.-]+/[\w.-]+ (?:PR|issue|#|@)"),
 )
+#: a citation: a URL and the title in parentheses right after it, quoted evidence («…», “…”); sources
+#: are quoted in their own language, the sentence around them is what must be Italian
+CITATION = re.compile(r"https?://\S+?(?:\s*\((?:[^()]|\([^()]*\))*\))?(?=[\s);,]|$)|«[^»]*»|“[^”]*”")
 
 WORD = re.compile(r"[a-zàèéìòù']+", re.IGNORECASE)
 TAG = re.compile(r"<[^>]+>")
 URL = re.compile(r"https?://\S+")
 
 
+#: more common English words, for runs: an English phrase inside an Italian sentence ("serve the CPU
+#: offload for the weights") has three of these in a row; words Italian shares ("a", "in", "per", "no",
+#: "come", "e", "o", "i") are left out so that Italian never makes a run
+RUN_WORDS = (
+    ENGLISH
+    | {
+        "if",
+        "all",
+        "any",
+        "one",
+        "two",
+        "up",
+        "out",
+        "so",
+        "set",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "get",
+        "see",
+        "off",
+        "found",
+        "free",
+        "model",
+        "models",
+        "memory",
+        "driver",
+        "version",
+        "installed",
+        "missing",
+        "known",
+        "unknown",
+        "both",
+        "after",
+        "before",
+        "over",
+        "under",
+        "about",
+        "here",
+        "now",
+        "new",
+        "old",
+        "first",
+        "last",
+        "same",
+        "other",
+        "some",
+        "such",
+        "like",
+        "most",
+        "much",
+        "many",
+        "too",
+        "very",
+        "also",
+        "still",
+        "yet",
+        "just",
+        "may",
+        "might",
+        "must",
+        "been",
+        "being",
+        "had",
+        "do",
+        "did",
+        "done",
+        "we",
+        "our",
+        "they",
+        "them",
+        "he",
+        "she",
+        "his",
+        "her",
+        "its",
+        "who",
+        "where",
+        "while",
+        "because",
+        "since",
+        "until",
+        "between",
+        "through",
+        "during",
+        "against",
+        "across",
+        "enough",
+        "slow",
+        "fast",
+        "faster",
+        "slower",
+        "speed",
+        "weights",
+        "layers",
+        "context",
+        "tokens",
+        "offload",
+        "gpu",
+        "gpus",
+        "cpu",
+        "ram",
+        "card",
+        "cards",
+        "price",
+        "buy",
+        "rent",
+        "wheel",
+        "torch",
+        "works",
+        "working",
+        "shown",
+        "given",
+        "read",
+        "says",
+        "said",
+        "left",
+        "kept",
+        "keep",
+        "make",
+        "made",
+        "takes",
+        "take",
+        "give",
+        "gives",
+        "goes",
+        "go",
+        "put",
+        "into",
+        "onto",
+        "upon",
+        "away",
+    }
+) - {"a", "in", "per", "no", "come", "e", "o", "i", "solo"}
+#: Italian never writes these: one of them in an Italian sentence is English leaking in ("the CPU")
+NEVER_ITALIAN = frozenset({"the", "with", "without", "which", "would", "should", "your", "their", "needs"})
+
+
+def _longest_run(words: list[str]) -> int:
+    best = run = 0
+    for word in words:
+        run = run + 1 if word in RUN_WORDS else 0
+        best = max(best, run)
+    return best
+
+
 def is_english(text: str) -> bool:
-    plain = URL.sub(" ", TAG.sub(" ", text)).replace("&nbsp;", " ").replace("&amp;", "&").strip()
+    """English sentences, English phrases of three words or more, and English-only words, in a text."""
+    plain = TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&").replace("&quot;", '"')
+    plain = URL.sub(" ", CITATION.sub(" ", plain)).strip()
     if not plain or any(p.match(plain) for p in ALLOWED):
         return False
     words = [w.lower().strip("'") for w in WORD.findall(plain)]
     english = sum(w in ENGLISH for w in words)
     italian = any(w in ITALIAN or "'" in w or w.endswith(("zione", "zioni")) for w in words)
-    return english >= 2 and not italian
+    if english >= 2 and not italian:
+        return True
+    return _longest_run(words) >= 3 or any(w in NEVER_ITALIAN for w in words)
 
 
 def _model_texts(view: QAbstractItemView) -> list[str]:
@@ -271,12 +429,44 @@ def _add_a_gpu(qtbot: QtBot, page: QWidget) -> None:
             return
 
 
+def _excerpt(text: str) -> str:
+    """Where the English is: the text around its first English run (texts can be long)."""
+    plain = TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&").replace("&quot;", '"')
+    plain = URL.sub(" ", CITATION.sub(" ", plain)).strip()
+    spans = [(m.start(), m.group().lower().strip("'")) for m in WORD.finditer(plain)]
+    run = 0
+    for i, (start, word) in enumerate(spans):
+        run = run + 1 if word in RUN_WORDS else 0
+        if run >= 3 or word in NEVER_ITALIAN:
+            at = spans[i - run + 1][0] if run else start
+            return plain[max(0, at - 60) : at + 100]
+    return plain[:160]
+
+
+def _ask_what_it_takes(qtbot: QtBot, page: QWidget) -> None:
+    """The ways to run a model that does not fit: GPUs to buy or rent, or machines to switch to."""
+    page.what_would_it_take("qwen3-235b-a22b", "inference", 32768)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not page.busy(), timeout=20000)  # type: ignore[attr-defined]
+
+
 def test_the_heuristic_catches_english_and_passes_italian() -> None:
     assert is_english("needs 12.0 GiB but only 8.0 GiB is free")
     assert is_english("Install a newer driver with the CUDA toolkit")
     assert not is_english("servono 12,0 GiB ma solo 8,0 GiB sono liberi")
     assert not is_english("pip install torch --index-url https://download.pytorch.org/whl/cu124")
     assert not is_english("meta-llama/Llama-3.1-8B-Instruct")
+    # an English phrase inside an Italian sentence, and an English article, are caught too
+    assert is_english("Esegui sulla CPU: the weights stay in RAM")
+    assert is_english("gira su the CPU")
+    assert is_english("serve il driver 570 (the cu126 wheel)")
+    assert not is_english("Llama 3.3 70B Instruct: gira sulla GPU con Q4_K_M, ~19 token/s")
+    assert not is_english("GeForce RTX 4090 · 24,0 GiB · driver 570.124.04")
+    # a cited source keeps its own words; the sentence around it must still be Italian
+    assert not is_english(
+        "noleggio $1,10/h (https://example.com/p (Example, May 2026: the low end of the page))"
+    )
+    assert not is_english("fattore 1,2 (Ada Lovelace: misurato «468 W under load with spikes to 500 W»)")
+    assert is_english("the price (https://example.com/p (Example, May 2026)) is from the page")
 
 
 def test_every_page_in_italian_shows_no_english_sentence(qtbot: QtBot, tmp_path: Path) -> None:
@@ -296,9 +486,10 @@ def test_every_page_in_italian_shows_no_english_sentence(qtbot: QtBot, tmp_path:
                     qtbot.wait(20)
                 if key == "upgrade":
                     _add_a_gpu(qtbot, window.pages["upgrade"])
+                    _ask_what_it_takes(qtbot, window.pages["upgrade"])
                 for text in visible_texts(window.pages[key]):
                     if is_english(text):
-                        found.setdefault(f"{key}: {text.strip()[:160]}", set()).add(snapshot)
+                        found.setdefault(f"{key}: {_excerpt(text)}", set()).add(snapshot)
             window.close()
     finally:
         i18n.set_language("en")

@@ -162,4 +162,5 @@ def test_ram_field_and_cheapest_gpus(qtbot: QtBot, page: UpgradePage) -> None:
     page.target.setCurrentIndex(page.target.findData("llama-3.1-8b"))
     page.min_speed.setValue(30)
     page.find_button.click()
-    assert page.suggestions.text()
+    qtbot.waitUntil(lambda: not page.busy() and not page.options.isHidden(), timeout=10000)
+    assert page.suggestions.text() and page.options.rowCount() > 0

@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
         state.machine_changed.connect(self._machine_changed)
         state.page_requested.connect(self.show_page)
         state.model_chosen.connect(lambda _m: self.show_page("fit"))
+        state.upgrade_requested.connect(self.what_would_it_take)
         self.build_pages()
         self._restore()
 
@@ -189,6 +190,15 @@ class MainWindow(QMainWindow):
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         QVBoxLayout(failed).addWidget(label)
         return failed
+
+    @Slot(str, str, object)
+    def what_would_it_take(self, model_id: str, workload: str, context: object) -> None:
+        """Show Upgrade answering what it would take to run ``model_id`` (from a does-not-fit verdict)."""
+        self.show_page("upgrade")
+        page = self.pages["upgrade"]
+        ask = getattr(page, "what_would_it_take", None)
+        if callable(ask):
+            ask(model_id, workload, context if isinstance(context, int) else None)
 
     def busy(self) -> bool:
         """Whether a built page still has deferred work queued (a debounce timer, a pool job)."""

@@ -29,6 +29,8 @@ class AppState(QObject):
     page_requested = Signal(str)
     #: the llama.cpp backend speeds assume changed ("" for each vendor's usual one)
     backend_changed = Signal(str)
+    #: "What would it take?" from a does-not-fit verdict: (model id, workload, context or None)
+    upgrade_requested = Signal(str, str, object)
 
     def __init__(
         self,
@@ -60,6 +62,10 @@ class AppState(QObject):
         self.model = model
         self.requested = (quant, context) if quant is not None or context is not None else None
         self.model_chosen.emit(model)
+
+    def ask_upgrade(self, model_id: str, workload: str = "inference", context: int | None = None) -> None:
+        """Open Upgrade with ``model_id`` (and its workload and context) filled in and answered."""
+        self.upgrade_requested.emit(model_id, workload, context)
 
     @property
     def backend(self) -> Backend | None:

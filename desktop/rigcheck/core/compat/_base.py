@@ -13,6 +13,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rigcheck.core.catalog import Catalog
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import GPU, Machine
 
 Status = Literal["ok", "warn", "fail", "unknown"]
@@ -116,7 +117,7 @@ def combine(checks: Sequence[Check]) -> Check:
     The cause is the most fundamental one among the worst checks; the actions are every failing check's,
     unless the cause is one no change can fix (then nothing is proposed)."""
     if not checks:
-        return Check("ok", "no requirement applies")
+        return Check("ok", tr("no requirement applies"))
     status = worst(c.status for c in checks)
     shown = checks if status == "ok" else sorted((c for c in checks if c.status != "ok"), key=_rank)
     leading = sorted((c for c in shown if c.status == status), key=_cause_rank)

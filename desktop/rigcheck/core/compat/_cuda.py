@@ -152,36 +152,71 @@ def driver_supports(facts: Facts, cuda_text: str, what: str) -> Check:
     if facts.driver is None:
         return Check(
             "unknown",
-            f"{what} needs a driver for CUDA {dotted(cuda)}, and the NVIDIA driver version is not known",
-            fix="Install the NVIDIA driver, or check that nvidia-smi works, then run the check again.",
+            tr(
+                "{what} needs a driver for CUDA {cuda}, and the NVIDIA driver version is not known",
+                what=what,
+                cuda=dotted(cuda),
+            ),
+            fix=tr("Install the NVIDIA driver, or check that nvidia-smi works, then run the check again."),
             cause="no-driver",
         )
     if facts.driver_platform is None:
         return Check(
-            "unknown", f"the OS is not known, so the driver table for CUDA {dotted(cuda)} cannot be read"
+            "unknown",
+            tr("the OS is not known, so the driver table for CUDA {cuda} cannot be read", cuda=dotted(cuda)),
         )
     if need is not None and facts.driver >= Version(need[0]):
-        return Check("ok", f"driver {facts.driver_text} ≥ {need[0]} for CUDA {dotted(cuda)} ({what})")
+        return Check(
+            "ok",
+            tr(
+                "driver {driver} ≥ {need} for CUDA {cuda} ({what})",
+                driver=facts.driver_text,
+                need=need[0],
+                cuda=dotted(cuda),
+                what=what,
+            ),
+        )
     floor_version = version(floor)
     if floor_version is not None and facts.driver >= floor_version:
-        needed = f" (CUDA {dotted(cuda)} itself ships with {need[0]})" if need else ""
+        needed = (
+            " " + tr("(CUDA {cuda} itself ships with {need})", cuda=dotted(cuda), need=need[0])
+            if need
+            else ""
+        )
         check = Check(
             "warn",
-            f"driver {facts.driver_text} is older than CUDA {dotted(cuda)}'s{needed}: {what} runs through "
-            f"CUDA minor-version compatibility (≥ {floor}), without features that need a newer driver",
+            tr(
+                "driver {driver} is older than CUDA {cuda}'s{needed}: {what} runs through CUDA minor-version "
+                "compatibility (≥ {floor}), without features that need a newer driver",
+                driver=facts.driver_text,
+                cuda=dotted(cuda),
+                needed=needed,
+                what=what,
+                floor=floor,
+            ),
             source=MINOR_COMPAT,
         )
-        return _update_driver(facts, need[0] if need else None, f"full CUDA {dotted(cuda)} support", check)
+        full = tr("full CUDA {cuda} support", cuda=dotted(cuda))
+        return _update_driver(facts, need[0] if need else None, full, check)
     if floor is None:
         return Check(
             "unknown",
-            f"the catalog has no driver floor for CUDA {cuda[0]} on this OS ({what})",
+            tr(
+                "the catalog has no driver floor for CUDA {major} on this OS ({what})",
+                major=cuda[0],
+                what=what,
+            ),
             cause="missing-fact",
         )
     check = Check(
         "fail",
-        f"driver {facts.driver_text} is older than {floor}, the least any CUDA {cuda[0]} software needs "
-        f"({what})",
+        tr(
+            "driver {driver} is older than {floor}, the least any CUDA {major} software needs ({what})",
+            driver=facts.driver_text,
+            floor=floor,
+            major=cuda[0],
+            what=what,
+        ),
         source=major_source,
     )
     return _update_driver(facts, floor, f"CUDA {cuda[0]}.x", check)
@@ -195,15 +230,15 @@ def driver_findings(facts: Facts) -> list[Finding]:
         return []
     subject = f"NVIDIA driver {facts.driver_text}" if facts.driver_text else "NVIDIA driver"
     if facts.driver is None and facts.cuda_driver is None:
-        hint = " (in a container, start it with the NVIDIA container toolkit, e.g. --gpus all)"
+        hint = " " + tr("(in a container, start it with the NVIDIA container toolkit, e.g. --gpus all)")
         return [
             Finding(
                 "nvidia-driver",
                 subject,
                 None,
                 "unknown",
-                "the NVIDIA driver version could not be read",
-                fix="Check that the NVIDIA driver is installed and that nvidia-smi works"
+                tr("the NVIDIA driver version could not be read"),
+                fix=tr("Check that the NVIDIA driver is installed and that nvidia-smi works")
                 + (hint if facts.in_container else "")
                 + ".",
                 cause="missing-fact",
@@ -221,17 +256,21 @@ def driver_findings(facts: Facts) -> list[Finding]:
             missing.append((record.major, floor))
     parts = []
     if facts.cuda_driver:
-        parts.append(f"supports CUDA up to {dotted(facts.cuda_driver)}")
+        parts.append(tr("supports CUDA up to {cuda}", cuda=dotted(facts.cuda_driver)))
     if met:
-        parts.append("runs software built with " + ", ".join(met))
+        parts.append(tr("runs software built with {majors}", majors=", ".join(met)))
     if missing:
-        parts.append("; ".join(f"CUDA {m} software needs ≥ {f}" for m, f in missing))
+        parts.append(
+            "; ".join(tr("CUDA {major} software needs ≥ {floor}", major=m, floor=f) for m, f in missing)
+        )
     source = facts.catalog.cuda_majors[0].source if facts.catalog.cuda_majors else MINOR_COMPAT
     checks: list[Check] = []
     if facts.driver is not None and facts.driver_platform is not None and not met:
         first = missing[0] if missing else None
         check = Check(
-            "warn", "older than every CUDA major in the catalog: " + "; ".join(parts), source=source
+            "warn",
+            tr("older than every CUDA major in the catalog: {parts}", parts="; ".join(parts)),
+            source=source,
         )
         checks.append(
             _update_driver(
@@ -244,12 +283,14 @@ def driver_findings(facts: Facts) -> list[Finding]:
         if any(major < newest_major for major, _ in missing):
             status = "warn"  # it misses more than the newest major: most current wheels need a newer driver
         reason = (
-            ", ".join(parts) if parts else "the driver's CUDA support could not be worked out (OS unknown)"
+            ", ".join(parts)
+            if parts
+            else tr("the driver's CUDA support could not be worked out (OS unknown)")
         )
         check = Check(status, reason, source=source, cause="missing-fact" if status == "unknown" else None)
         newest = missing[-1] if missing else None
         if newest and status == "warn":
-            check = _update_driver(facts, newest[1], f"CUDA {newest[0]}.x software", check)
+            check = _update_driver(facts, newest[1], tr("CUDA {major}.x software", major=newest[0]), check)
         checks.append(check)
     lifecycle = branch_status(facts)
     if lifecycle is not None:
@@ -287,7 +328,7 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
 
     cc, have = minor(gpu.compute_capability), minor(toolkit)
     if cc is None or have is None:
-        return Check("unknown", "the GPU's compute capability is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's compute capability is not known"), cause="missing-fact")
     arch = arch_of(facts.catalog, gpu)
     need = minor(arch.min_cuda.get(dotted(cc))) if arch else None
     if arch is None or need is None:
@@ -299,28 +340,45 @@ def toolkit_targets(facts: Facts, toolkit: str, gpu: GPU) -> Check:
     if have < need:
         return Check(
             "fail",
-            f"CUDA {dotted(have)} cannot build for CC {dotted(cc)} (sm_{cc[0]}{cc[1]}); that needs CUDA "
-            f"{dotted(need)} or newer",
-            fix=f"Install CUDA {dotted(need)} or newer to compile for this GPU.",
+            tr(
+                "CUDA {have} cannot build for CC {cc} (sm_{sm}); that needs CUDA {need} or newer",
+                have=dotted(have),
+                cc=dotted(cc),
+                sm=f"{cc[0]}{cc[1]}",
+                need=dotted(need),
+            ),
+            fix=tr("Install CUDA {need} or newer to compile for this GPU.", need=dotted(need)),
             source=arch.source,
             cause="toolkit-too-old",
         )
-    return Check("ok", f"CUDA {dotted(have)} builds for CC {dotted(cc)} (needs ≥ {dotted(need)})")
+    return Check(
+        "ok",
+        tr(
+            "CUDA {have} builds for CC {cc} (needs ≥ {need})",
+            have=dotted(have),
+            cc=dotted(cc),
+            need=dotted(need),
+        ),
+    )
 
 
 def toolkit_driver_finding(facts: Facts, toolkit: str) -> Finding:
     subject = f"CUDA toolkit {toolkit}"
     if not facts.gpus_of("nvidia") and facts.driver_text is None:
-        hint = " In a container, pass the GPU through (docker run --gpus all)." if facts.in_container else ""
+        hint = (
+            " " + tr("In a container, pass the GPU through (docker run --gpus all).")
+            if facts.in_container
+            else ""
+        )
         return Finding(
             "cuda-toolkit",
             subject,
             None,
             "warn",
-            "no NVIDIA GPU or driver was found, so nothing built with this toolkit can run here",
-            fix="Nothing to do unless you add an NVIDIA GPU and its driver." + hint,
+            tr("no NVIDIA GPU or driver was found, so nothing built with this toolkit can run here"),
+            fix=tr("Nothing to do unless you add an NVIDIA GPU and its driver.") + hint,
             installed=True,
             cause="no-gpu",
         )
-    check = combine([driver_supports(facts, toolkit, f"the CUDA {toolkit} toolkit")])
+    check = combine([driver_supports(facts, toolkit, tr("the CUDA {toolkit} toolkit", toolkit=toolkit))])
     return check.finding("cuda-toolkit", subject, None, installed=True)

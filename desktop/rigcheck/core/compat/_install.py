@@ -53,7 +53,7 @@ def _variant_runs(facts: Facts, release: TorchRelease, variant: str) -> Check:
     entry = variant_entry(facts, release.version, variant)
     cuda = cuda_of_variant(variant)
     if entry is None or cuda is None:
-        return Check("ok", f"{variant} (not catalogued)")
+        return Check("ok", tr("{variant} (not catalogued)", variant=variant))
     gpus = [g for _, g in facts.gpus_of("nvidia")]
     return combine([*(arch_check(entry, g) for g in gpus), driver_supports(facts, cuda, f"torch +{variant}")])
 

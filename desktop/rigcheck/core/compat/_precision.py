@@ -35,14 +35,14 @@ def precision_findings(facts: Facts, index: int, gpu: GPU) -> list[Finding]:
     for precision in PRECISIONS:
         subject = tr("{precision} on {gpu}", precision=precision, gpu=gpu.name)
         if arch is None:
-            what = gpu.compute_capability or gpu.gfx_target or "its architecture"
+            what = gpu.compute_capability or gpu.gfx_target or tr("its architecture")
             findings.append(
                 Finding(
                     precision,
                     subject,
                     index,
                     "unknown",
-                    f"the catalog has no architecture entry for this GPU ({what})",
+                    tr("the catalog has no architecture entry for this GPU ({what})", what=what),
                     cause="missing-fact",
                 )
             )

@@ -24,10 +24,20 @@ def override_check(facts: Facts, gfx: str, official: Collection[str], where: str
         return None
     return Check(
         "warn",
-        f"{gfx} is not on {where}; unofficially it runs as {entry.runs_as} with "
-        f"HSA_OVERRIDE_GFX_VERSION={entry.override} (community reports, {entry.confidence})",
-        fix=f"Set HSA_OVERRIDE_GFX_VERSION={entry.override} before starting the program (unofficial; AMD "
-        "does not support it).",
+        tr(
+            "{gfx} is not on {where}; unofficially it runs as {runs_as} with "
+            "HSA_OVERRIDE_GFX_VERSION={override} (community reports, {confidence})",
+            gfx=gfx,
+            where=where,
+            runs_as=entry.runs_as,
+            override=entry.override,
+            confidence=tr(entry.confidence),
+        ),
+        fix=tr(
+            "Set HSA_OVERRIDE_GFX_VERSION={override} before starting the program (unofficial; AMD does not "
+            "support it).",
+            override=entry.override,
+        ),
         source=entry.source,
         command=f"export HSA_OVERRIDE_GFX_VERSION={entry.override}",
         cause="arch-unofficial",
@@ -53,14 +63,18 @@ def _span(releases: list[RocmRelease]) -> str:
 def gfx_check(facts: Facts, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's gfx target is not known"), cause="missing-fact")
     if facts.os is None:
-        return Check("unknown", "the OS is not known (ROCm's support lists are per OS)", cause="missing-fact")
+        return Check(
+            "unknown", tr("the OS is not known (ROCm's support lists are per OS)"), cause="missing-fact"
+        )
     if facts.os != "linux":
         return Check(
             "unknown",
-            "the catalog's ROCm support lists are for Linux; on Windows AMD ships the HIP SDK for some "
-            "Radeon cards",
+            tr(
+                "the catalog's ROCm support lists are for Linux; on Windows AMD ships the HIP SDK for some "
+                "Radeon cards"
+            ),
             cause="missing-fact",
         )
     supporting = _supporting(facts, gfx)
@@ -69,33 +83,47 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
         if newest is not None:
             return Check(
                 "warn",
-                f"ROCm was not found; {gfx} is an official target of ROCm {_span(supporting)}. PyTorch's "
-                "ROCm wheels and ROCm containers bring their own ROCm runtime and need only the amdgpu "
-                "kernel driver; software built against the host ROCm (llama.cpp's HIP build, source "
-                "builds) needs ROCm installed",
-                fix=f"Install ROCm {newest.version} (amdgpu-install) for software built against the host "
-                "ROCm.",
+                tr(
+                    "ROCm was not found; {gfx} is an official target of ROCm {releases}. PyTorch's ROCm "
+                    "wheels and ROCm containers bring their own ROCm runtime and need only the amdgpu kernel "
+                    "driver; software built against the host ROCm (llama.cpp's HIP build, source builds) "
+                    "needs ROCm installed",
+                    gfx=gfx,
+                    releases=_span(supporting),
+                ),
+                fix=tr(
+                    "Install ROCm {version} (amdgpu-install) for software built against the host ROCm.",
+                    version=newest.version,
+                ),
                 source=newest.source,
                 cause="rocm-missing",
                 actions=(f"rocm:{newest.version}",),
             )
         every = {t for r in facts.catalog.rocm_releases for t in r.gfx_targets}
-        return override_check(facts, gfx, every, "any catalogued ROCm release's list") or Check(
+        return override_check(facts, gfx, every, tr("any catalogued ROCm release's list")) or Check(
             "fail",
-            f"ROCm was not found, and no catalogued ROCm release supports {gfx}",
-            fix="Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
+            tr("ROCm was not found, and no catalogued ROCm release supports {gfx}", gfx=gfx),
+            fix=tr("Use a Vulkan backend (llama.cpp, Ollama) for this GPU."),
             cause="arch-unsupported",
         )
     release = rocm_release(facts, facts.rocm_text)
     if release is None:
         known = ", ".join(r.version for r in facts.catalog.rocm_releases)
         return Check(
-            "unknown", f"ROCm {facts.rocm_text} is not in the catalog (known: {known})", cause="missing-fact"
+            "unknown",
+            tr("ROCm {rocm} is not in the catalog (known: {known})", rocm=facts.rocm_text, known=known),
+            cause="missing-fact",
         )
     if gfx in release.gfx_targets:
-        return Check("ok", f"{gfx} is an official target of ROCm {release.version}", source=release.source)
+        return Check(
+            "ok",
+            tr("{gfx} is an official target of ROCm {rocm}", gfx=gfx, rocm=release.version),
+            source=release.source,
+        )
     later = [r for r in supporting if (minor(r.version) or (0, 0)) > (facts.rocm or (0, 0))]
-    found = override_check(facts, gfx, release.gfx_targets, f"ROCm {release.version}'s official list")
+    found = override_check(
+        facts, gfx, release.gfx_targets, tr("ROCm {rocm}'s official list", rocm=release.version)
+    )
     if found is not None:
         if later:
             return Check(
@@ -115,10 +143,10 @@ def gfx_check(facts: Facts, gpu: GPU) -> Check:
         return found
     return Check(
         "fail",
-        f"{gfx} is not a target of ROCm {release.version}",
-        fix=f"Upgrade to ROCm {later[0].version}, which supports {gfx}."
+        tr("{gfx} is not a target of ROCm {rocm}", gfx=gfx, rocm=release.version),
+        fix=tr("Upgrade to ROCm {version}, which supports {gfx}.", version=later[0].version, gfx=gfx)
         if later
-        else "Use a Vulkan backend (llama.cpp, Ollama) for this GPU.",
+        else tr("Use a Vulkan backend (llama.cpp, Ollama) for this GPU."),
         source=release.source,
         cause="rocm-too-old" if later else "arch-unsupported",
         actions=(f"rocm:{later[0].version}",) if later else (),

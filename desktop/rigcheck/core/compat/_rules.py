@@ -40,7 +40,7 @@ _BACKEND_NAMES = {
     "metal": "Metal",
     "vulkan": "Vulkan",
     "sycl": "SYCL",
-    "cpu": "the CPU",
+    "cpu": "CPU",  # a name, as the others: the sentences around it are translated whole
 }
 
 #: where a framework shows up on a machine: Python distributions (as the probe names them) and executables
@@ -163,10 +163,10 @@ def _cc_checks(rule: FrameworkRule, gpu: GPU) -> list[Check]:
 def _gfx_check(rule: FrameworkRule, facts: Facts, gpu: GPU) -> Check:
     gfx = gpu.gfx_target
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's gfx target is not known"), cause="missing-fact")
     if gfx in rule.gfx_targets:
         return Check("ok", tr("{gfx} is supported", gfx=gfx))
-    found = override_check(facts, gfx, rule.gfx_targets, f"{rule.framework}'s list")
+    found = override_check(facts, gfx, rule.gfx_targets, tr("{framework}'s list", framework=rule.framework))
     if found is None and not rule.gfx_complete:
         return Check(
             "unknown",

@@ -170,20 +170,29 @@ def _rocm_gfx_check(facts: Facts, variant: str, gpu: GPU) -> Check:
     if release is None:
         return Check(
             "unknown",
-            f"the catalog has no support list for ROCm {variant.removeprefix('rocm')}",
+            tr("the catalog has no support list for ROCm {rocm}", rocm=variant.removeprefix("rocm")),
             cause="missing-fact",
         )
     if gfx is None:
-        return Check("unknown", "the GPU's gfx target is not known", cause="missing-fact")
+        return Check("unknown", tr("the GPU's gfx target is not known"), cause="missing-fact")
     if gfx in release.gfx_targets:
         return Check(
-            "ok", f"{gfx} is an official target of ROCm {release.version} ({variant})", source=release.source
+            "ok",
+            tr(
+                "{gfx} is an official target of ROCm {rocm} ({variant})",
+                gfx=gfx,
+                rocm=release.version,
+                variant=variant,
+            ),
+            source=release.source,
         )
     return override_check(
-        facts, gfx, release.gfx_targets, f"ROCm {release.version}'s official list"
+        facts, gfx, release.gfx_targets, tr("ROCm {rocm}'s official list", rocm=release.version)
     ) or Check(
         "fail",
-        f"{gfx} is not a target of ROCm {release.version} ({variant})",
+        tr(
+            "{gfx} is not a target of ROCm {rocm} ({variant})", gfx=gfx, rocm=release.version, variant=variant
+        ),
         source=release.source,
         cause="wheel-cuda-mismatch",
     )
@@ -250,7 +259,9 @@ def _cuda_candidates(facts: Facts, release: TorchRelease) -> list[tuple[Check, C
         kernels = combine([arch_check(entry, g) for g in gpus])
         if kernels.status == "fail":
             continue
-        found.append((kernels, driver_supports(facts, cuda, f"the {name} wheel"), name, float(cuda)))
+        found.append(
+            (kernels, driver_supports(facts, cuda, tr("the {name} wheel", name=name)), name, float(cuda))
+        )
     return found
 
 
@@ -307,7 +318,10 @@ def _recommend_cuda(facts: Facts) -> TorchWheel | None:
             if best_after is not None:
                 kernels, name = best_after
                 need = _driver_for(facts, cuda_of_variant(name) or "") or need
-            check = Check("warn", f"{kernels.reason}; it needs NVIDIA driver {need} or newer")
+            check = Check(
+                "warn",
+                tr("{reason}; it needs NVIDIA driver {need} or newer", reason=kernels.reason, need=need),
+            )
             wheel = replace(
                 _wheel(release, name, check, lead), driver=advice.version, driver_advice=advice.text
             )
@@ -549,7 +563,10 @@ def _cuda_build(facts: Facts, build: TorchBuild, variant: str, wheel: TorchWheel
         if entry is None:
             check = Check(
                 "unknown",
-                f"the catalog has no architecture list for torch {build.release}+{variant}",
+                tr(
+                    "the catalog has no architecture list for torch {build}",
+                    build=f"{build.release}+{variant}",
+                ),
                 cause="missing-fact",
             )
         else:
@@ -675,7 +692,7 @@ def _torch_findings(facts: Facts) -> list[Finding]:
     if variant is None:
         check = Check(
             "unknown",
-            f"which CUDA/ROCm build torch {build.text} is cannot be told (no +cuXXX tag)",
+            tr("which CUDA/ROCm build torch {build} is cannot be told (no +cuXXX tag)", build=build.text),
             cause="missing-fact",
         )
         return [_finding(subject, None, check, wheel, build)]
@@ -698,15 +715,19 @@ def _torch_findings(facts: Facts) -> list[Finding]:
     if variant == "cpu":
         gpus = facts.gpus_of("nvidia") + facts.gpus_of("amd") + facts.gpus_of("intel")
         if gpus:
-            check = Check("warn", "a CPU-only build: the GPU is not used", cause="wheel-cuda-mismatch")
+            check = Check("warn", tr("a CPU-only build: the GPU is not used"), cause="wheel-cuda-mismatch")
         else:
-            check = Check("ok", "a CPU-only build on a machine without an NVIDIA or AMD GPU")
+            check = Check("ok", tr("a CPU-only build on a machine without an NVIDIA or AMD GPU"))
         return [_finding(subject, None, check, wheel, build)]
     return [
         _finding(
             subject,
             None,
-            Check("unknown", f"the catalog has no rules for the {variant} build", cause="missing-fact"),
+            Check(
+                "unknown",
+                tr("the catalog has no rules for the {variant} build", variant=variant),
+                cause="missing-fact",
+            ),
             wheel,
             build,
         )

@@ -190,7 +190,7 @@ def _purchase(spec: GpuSpec, override: float | None, today: str) -> PriceFact | 
         return PriceFact(
             spec.launch_price_usd,
             None,
-            f"catalog entry {spec.id} (launch price): {spec.source}",
+            spec.source,  # the entry's own source: where its specifications (and MSRP) come from
             confidence=spec.field_confidence.get("launch_price_usd", spec.confidence),
             kind="launch",
         )

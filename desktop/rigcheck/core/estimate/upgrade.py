@@ -19,6 +19,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.buying import best_owned, is_step_down, newest_years, owned_count, standing
 from rigcheck.core.estimate.chassis import chassis, needs
 from rigcheck.core.estimate.cost import DEFAULT_PRICES, GpuCost, Prices, gpu_cost
 from rigcheck.core.estimate.fit import (
@@ -156,6 +157,11 @@ class Option:
     quant: str | None = None
     #: the GPUs do not fit the machine the option is for (an SXM module for a desktop): rent them
     rent_only: bool = False
+    #: how many of the ``count`` GPUs the machine has already (only ``count - owned`` are bought)
+    owned: int = 0
+    #: how the purchase price may rank it (:mod:`rigcheck.core.estimate.buying`): "current", "launch",
+    #: "superseded" or "unknown"
+    price_standing: str = "unknown"
 
 
 @dataclass(frozen=True)
@@ -545,7 +551,12 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
                     where=where,
                     at=_at(buy, workload),
                     gpus=buy.description,
-                    price=_money(buy.purchase_usd or 0.0),
+                    price=_money(buy.purchase_usd or 0.0)
+                    if buy.price_standing == "current"
+                    else tr(
+                        "launch price {price}, no current price in the catalog",
+                        price=_money(buy.purchase_usd or 0.0),
+                    ),
                     speed=_tps(buy, workload),
                 )
             )
@@ -645,8 +656,15 @@ def cheapest_gpus_for(
     est = estimate_memory(model, req, catalog)
     machine = base or _GENERIC_BOX
     box = chassis(base, catalog) if base is not None else None
+    owned = (
+        best_owned(base, catalog) if base is not None and box is not None and box.max_gpus else (None, None)
+    )
+    newest = newest_years(catalog)
     options: list[Option] = []
     for spec in buyable_gpus(catalog):
+        if is_step_down(spec, owned):  # never a smaller or slower GPU than the one owned
+            continue
+        have = owned_count(base, catalog, spec.id) if base is not None else 0
         # What does not fit the machine (an SXM module for a desktop) is still an option to rent.
         fits_box = box is None or box.takes(spec)
         rent_only = not fits_box
@@ -668,12 +686,17 @@ def cheapest_gpus_for(
         tps = _tokens(result)
         if tps is not None and tps < min_tokens_per_s:
             continue
+        if not rent_only and 0 < count <= have:
+            continue  # it already runs on the GPUs the machine has: nothing to buy
         extra: list[str] = []
         if box is not None and rent_only:
             extra.append(tr("to rent only: this machine is {why}", why=tr(box.why)))
         elif base is not None:
             extra = [tr("also needs {what}", what=n) for n in needs(base, trial, catalog, count)]
-        option = _gpu_option(model, est, spec, count, trial, tps=tps, prices=prices, extra=extra)
+        option = _gpu_option(
+            model, est, spec, count, trial, tps=tps, prices=prices, extra=extra,
+            owned=0 if rent_only else have, newest=newest,
+        )  # fmt: skip
         options.append(replace(option, purchase_usd=None, rent_only=True) if rent_only else option)
     return _cheapest_first(options)
 
@@ -689,8 +712,12 @@ def _gpu_option(
     prices: Prices,
     extra: Sequence[str] = (),
     verdict: str = "fits",
+    owned: int = 0,
+    newest: dict[tuple[str, str | None], int] | None = None,
 ) -> Option:
     cost = _cost(spec, prices)
+    rank = standing(spec, cost, newest if newest is not None else {})
+    buy = count - owned
     values = {"quant": est.quant_name, "context": num(est.context), "count": count}
     notes = [
         tr("{quant}, {context}-token context, entirely on the GPU", **values)
@@ -711,7 +738,22 @@ def _gpu_option(
                 machines=math.ceil(count / NODE_GPUS),
             )
         )
-    notes.extend(_price_note(cost, count))
+    if owned:
+        notes.append(tr("you have {owned} already: {buy} more to buy", owned=owned, buy=buy))
+    if rank == "superseded" and cost.purchase is not None:
+        notes.append(
+            tr(
+                "no current price in the catalog: a newer generation has replaced the {gpu} (launched "
+                "{year}), so its launch price of {price} says nothing about what it costs today",
+                gpu=spec.name,
+                year=spec.release_year or "?",
+                price=_money(cost.purchase.usd),
+            )
+        )
+    else:
+        notes.extend(_price_note(cost, buy))
+        if rank == "launch":
+            notes.append(tr("no current price in the catalog: ranked by its launch price (MSRP)"))
     if cost.breakeven_hours is not None:
         notes.append(
             tr(
@@ -721,12 +763,18 @@ def _gpu_option(
                 share=percent(prices.utilization),
             )
         )
+    priced = cost.purchase is not None and rank in ("current", "launch")
+    description = (
+        tr("{buy} more × {gpu} ({count} in all, keeps yours)", buy=buy, gpu=spec.name, count=count)
+        if owned
+        else f"{count} × {spec.name}"
+    )
     return Option(
-        description=f"{count} × {spec.name}",
+        description=description,
         machine=machine,
         verdict=verdict,
         tokens_per_s=tps,
-        purchase_usd=cost.purchase.usd * count if cost.purchase else None,
+        purchase_usd=cost.purchase.usd * buy if cost.purchase and priced else None,
         rent_usd_hour=cost.rent_per_hour.usd * count if cost.rent_per_hour else None,
         notes=tuple(notes),
         kind="gpu",
@@ -736,13 +784,16 @@ def _gpu_option(
         ram_gib=machine.memory.total_bytes / GIB,
         cost=cost,
         quant=est.quant_name,
+        owned=owned,
+        price_standing=rank,
     )
 
 
 def _cheapest_first(options: list[Option]) -> list[Option]:
-    def key(o: Option) -> tuple[bool, float, bool, float, float]:
+    def key(o: Option) -> tuple[bool, bool, float, bool, float, float]:
         return (
             o.purchase_usd is None,
+            o.price_standing != "current",  # a dated current price ranks before a launch price
             o.purchase_usd or 0.0,
             o.rent_usd_hour is None,
             o.rent_usd_hour or 0.0,
@@ -860,7 +911,9 @@ def _sharded_option(
     single = upgrade(machine, gpus=[spec])
     result = _runs_on_gpus(est, single, catalog)
     if result is not None:
-        return _gpu_option(model, est, spec, 1, single, tps=_tokens(result), prices=prices)
+        return _gpu_option(
+            model, est, spec, 1, single, tps=_tokens(result), prices=prices, newest=newest_years(catalog)
+        )
     capacity = int(max(spec.memory_gb) * GIB * (1 - GPU_MARGIN))
     runtime = est.total("activations") + est.total("overhead")
     states = est.total_bytes - runtime
@@ -882,4 +935,6 @@ def _sharded_option(
         f"{count} GPUs ({per_gpu / GIB:,.1f} GiB each with activations; {ZERO3_SOURCE})",
         "speed: one GPU's rate × the GPU count, communication not counted (an upper bound)",
     ]
-    return _gpu_option(model, est, spec, count, trial, tps=tps, prices=prices, extra=extra)
+    return _gpu_option(
+        model, est, spec, count, trial, tps=tps, prices=prices, extra=extra, newest=newest_years(catalog)
+    )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import load_json, read_text_file
+from rigcheck.core.i18n import tr
 from rigcheck.core.machine import REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
 from rigcheck.core.report.report import Report, report_from_dict
@@ -261,7 +262,7 @@ class Fleet:
         return [
             Drift(
                 "gpu_mix",
-                "one GPU model per node",
+                tr("one GPU model per node"),
                 tuple(n for n, _v in mixed),
                 tuple(v for _n, v in mixed),
                 tuple("different" for _ in mixed),

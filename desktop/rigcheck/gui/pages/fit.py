@@ -63,6 +63,7 @@ from rigcheck.gui.fitchoices import (
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
+from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
 
 QUANTS = (
@@ -343,6 +344,9 @@ class FitPage(QWidget):
         self.verdict.setAccessibleName(tr("Verdict"))
         self.verdict.setWordWrap(True)
         verdict_card.body.addWidget(self.verdict)
+        self.take_button = take_button(state, self._upgrade_question)  # shown when it does not fit
+        self.take_button.setVisible(False)
+        verdict_card.body.addWidget(self.take_button)
         self.chart = MemoryChart()
         verdict_card.body.addWidget(self.chart)
         self.legend = QLabel()
@@ -766,6 +770,7 @@ class FitPage(QWidget):
         except InputError as exc:
             self.verdict.setText(f"✘ {esc(exc)}")
             self.result = None
+            self.take_button.setVisible(False)
             return
         if self._bench is not None:
             rows, name = self._bench
@@ -791,7 +796,15 @@ class FitPage(QWidget):
         self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
         self.recompute()
 
+    def _upgrade_question(self) -> tuple[str, str, int | None] | None:
+        """What "What would it take?" asks Upgrade: this model, workload and context."""
+        result, model = self.result, self.state.model
+        if result is None or model is None:
+            return None
+        return model.id, result.estimate.workload, result.estimate.context
+
     def _show(self, result: FitResult) -> None:
+        self.take_button.setVisible(result.verdict == "does_not_fit")
         view = view_of_result(result)
         glyph, words, colour = view.glyph, view.words, view.colour
         est = result.estimate

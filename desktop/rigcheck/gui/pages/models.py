@@ -68,6 +68,7 @@ from rigcheck.gui.fitview import FitView, recommend_catalog
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.hub_search import HubSearchPanel
 from rigcheck.gui.state import AppState
+from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.workers import Job, submit
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -495,12 +496,15 @@ class ModelsPage(QWidget):
         self.fit_button.setToolTip(tr("See whether the selected model fits this machine (Enter)"))
         self.fit_button.setEnabled(False)
         self.fit_button.clicked.connect(self._choose_selected)
+        self.take_button = take_button(state, self._upgrade_question)  # a selected model that does not fit
+        self.take_button.setEnabled(False)
         footer = QHBoxLayout()
         footer.addWidget(self.count)
         footer.addSpacing(16)
         footer.addWidget(legend_icon)
         footer.addWidget(legend)
         footer.addStretch(1)
+        footer.addWidget(self.take_button)
         footer.addWidget(self.fit_button)
 
         # -- the hub ---------------------------------------------------------------------------
@@ -641,6 +645,7 @@ class ModelsPage(QWidget):
                 self._refilter()
                 self._column_widths = {}
                 self._fit_columns()
+                self._selection_changed()  # "What would it take?" needs the selected row's answer
 
         self._fit_job = submit(
             self.state.pool,
@@ -700,6 +705,16 @@ class ModelsPage(QWidget):
     @Slot()
     def _selection_changed(self) -> None:
         self.fit_button.setEnabled(bool(self.table.selectionModel().selectedRows()))
+        self.take_button.setEnabled(self._upgrade_question() is not None)
+
+    def _upgrade_question(self) -> tuple[str, str, int | None] | None:
+        """The selected model, when it does not fit this machine: what Upgrade is asked about."""
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        spec = self.proxy.spec(rows[0].row())
+        view = self.source.fit(spec)
+        return (spec.id, "inference", None) if view is not None and view.where is None else None
 
     @Slot(QModelIndex)
     def _choose_index(self, index: QModelIndex) -> None:

@@ -31,6 +31,7 @@ from rigcheck.gui.fitview import fit_view
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
 from rigcheck.gui.state import BACKEND_NAMES, AppState
+from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
     Card,
@@ -421,6 +422,9 @@ class ModelCard(Card):
         self.detail = plain(detail)
         self.detail.setWordWrap(True)
         self.body.addWidget(self.detail)
+        if self.verdict == "does_not_fit":  # the way on: what it would take
+            self.take = take_button(state, lambda: (spec.id, "inference", self.context), flat=True)
+            self.body.addWidget(self.take)
         self.body.addStretch(1)
         self.setToolTip(tr("Open in Fit"))
         self.setAccessibleName(f"{spec.name}: {tr(words)}, {detail}")

@@ -1,14 +1,18 @@
 """Upgrade: the machine now against a candidate (other GPUs, more RAM, a bigger PSU), and what it costs.
 
 The candidate is just another Machine (``core.whatif.upgrade``), so every model is placed on both by the
-same estimator; ``core.estimate.upgrade.compare`` does the work and ``core.estimate.cost`` the money.
+same estimator; ``core.estimate.upgrade.compare`` does the work (on the worker pool: it takes 0.1–1 s)
+and ``core.estimate.cost`` the money. A machine whose GPU is built in (a Mac, a DGX Spark, a laptop)
+gets no GPU table, Remove button or PSU field: it is offered other machines instead
+(``core.estimate.soldered``). "What would it take?" from any does-not-fit verdict lands in
+:meth:`UpgradePage.what_would_it_take`.
 """
 
 from __future__ import annotations
 
 import html
+import re
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -22,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -34,14 +39,28 @@ from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate.chassis import Chassis, chassis
 from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
-from rigcheck.core.estimate.recommend import display_quant
-from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport, buyable_gpus, cheapest_gpus_for, compare
+from rigcheck.core.estimate.soldered import MachineChoice, choice_label, machine_choices, why_built_in
+from rigcheck.core.estimate.upgrade import (
+    POPULAR_MODELS,
+    Option,
+    Outcome,
+    UpgradeReport,
+    buyable_gpus,
+    cheapest_gpus_for,
+    compare,
+)
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.units import fmt_bytes, index_ranges
 from rigcheck.core.verdict_words import speed_text
 from rigcheck.core.whatif import upgrade
-from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import num, sig, tr
+from rigcheck.gui.pages.upgrade_parts import (
+    CostChart,
+    OptionsTable,
+    options_summary,
+    outcome_text,
+    preload_chart,
+)
 from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import (
     POWER_VERDICTS,
@@ -54,6 +73,7 @@ from rigcheck.gui.widgets import (
     subheading,
     tooltip,
 )
+from rigcheck.gui.workers import Job, submit
 
 GIB = 1024**3
 WORKLOADS = (
@@ -63,19 +83,14 @@ WORKLOADS = (
     ("full", "Full fine-tune"),
 )
 MONTHS = 36
-
-
-def _outcome_text(outcome: Outcome) -> str:
-    training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
-    speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
-    workload = "lora" if training else "inference"
-    glyph, words, _colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
-    parts = [f"{glyph} {tr(words)}"]
-    if outcome.quant:
-        parts.append(display_quant(outcome.quant))
-    if outcome.verdict != "does_not_fit":
-        parts.append(speed_text(speed, training=training))  # rounded once, as everywhere
-    return " · ".join(parts)
+#: the workload as a question names it ("… to run Llama 3.3 70B for inference?")
+ASKED_WORKLOADS = {
+    "inference": "inference",
+    "qlora": "a QLoRA fine-tune",
+    "lora": "a LoRA fine-tune",
+    "full": "a full fine-tune",
+}
+_outcome_text = outcome_text  # the name other modules and tests knew
 
 
 class UpgradePage(QWidget):
@@ -85,25 +100,56 @@ class UpgradePage(QWidget):
         self.report: UpgradeReport | None = None
         self.added: list[GpuSpec] = []
         self.replacement: list[GpuSpec] | None = None
+        #: on a built-in machine: the machine to switch to ("Try this" on a row)
+        self.swap: MachineChoice | None = None
         self.box: Chassis | None = None
+        self.built_in = False
+        #: what "What would it take?" asked: a model id (added to the comparison) and a context
+        self.asked_model: str | None = None
+        self.question = ""
+        self.context: int | None = None
+        self._job: Job | None = None
+        self._generation = 0
+        self._find_job: Job | None = None
+        self._find_generation = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(120)
         self._timer.timeout.connect(self.recompute)
 
-        page = QVBoxLayout(scroll_page(self))
+        content = scroll_page(self)
+        page = QVBoxLayout(content)
         page.setContentsMargins(16, 12, 16, 16)
         page.setSpacing(10)
         page.addWidget(heading(tr("Upgrade")))
-        page.addWidget(
-            muted(tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines."))
+        self.intro = muted(
+            tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines.")
         )
+        page.addWidget(self.intro)
+        self.asked = QLabel()
+        self.asked.setWordWrap(True)
+        self.asked.setTextFormat(Qt.TextFormat.RichText)
+        self.asked.setVisible(False)
+        page.addWidget(self.asked)
         # the answer first: what the candidate changes, above the controls (the table is further down)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setAccessibleName(tr("What the candidate changes"))
         page.addWidget(self.summary)
+        progress_row = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # busy: how long it takes is not known in advance
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(10)
+        self.progress.setAccessibleName(tr("Working"))
+        self.progress_text = muted("")
+        progress_row.addWidget(self.progress)
+        progress_row.addWidget(self.progress_text, 1)
+        self.progress.setVisible(False)
+        self.progress_text.setVisible(False)
+        page.addLayout(progress_row)
 
         top = QGridLayout()
         top.setHorizontalSpacing(12)
@@ -118,8 +164,12 @@ class UpgradePage(QWidget):
 
         candidate = Card()
         candidate.body.addWidget(subheading(tr("Candidate")))
-        picker = QHBoxLayout()
-        left = QVBoxLayout()
+        self.fixed_text = muted("")
+        self.fixed_text.setVisible(False)
+        candidate.body.addWidget(self.fixed_text)
+        self.gpu_picker = QWidget()
+        picker_column = QVBoxLayout(self.gpu_picker)
+        picker_column.setContentsMargins(0, 0, 0, 0)
         self.search = QLineEdit()
         self.search.setPlaceholderText(tr("Search GPUs"))
         self.search.setAccessibleName(tr("Search GPUs"))
@@ -141,27 +191,36 @@ class UpgradePage(QWidget):
         gpu_header.setSortIndicator(2, Qt.SortOrder.AscendingOrder)  # cheapest first; click to sort otherwise
         self.catalog_list.sortItems(2, Qt.SortOrder.AscendingOrder)
         self.fits_label = muted("")
-        left.addWidget(self.search)
-        left.addWidget(self.catalog_list)
-        left.addWidget(self.fits_label)
+        picker_column.addWidget(self.search)
+        picker_column.addWidget(self.catalog_list)
+        picker_column.addWidget(self.fits_label)
+        picker = QHBoxLayout()
         buttons = QVBoxLayout()
         self.add_button = QPushButton(tr("Add →"))
         self.replace_button = QPushButton(tr("Replace all →"))
         self.remove_button = QPushButton(tr("← Remove"))
-        self.reset_button = QPushButton(tr("Reset"))
-        for button in (self.add_button, self.replace_button, self.remove_button, self.reset_button):
+        for button in (self.add_button, self.replace_button, self.remove_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        picker.addLayout(buttons)
         self.candidate_list = QListWidget()
         self.candidate_list.setAccessibleName(tr("The candidate's GPUs"))
         # the catalog table takes the card's whole width (four columns need it at 1024 px); the buttons
         # and the candidate's GPUs go below it
         self.candidate_list.setMaximumHeight(110)
-        candidate.body.addLayout(left)
-        picker.addLayout(buttons)
         picker.addWidget(self.candidate_list, 1)
-        candidate.body.addLayout(picker)
-        form = QFormLayout()
+        picker_column.addLayout(picker)
+        candidate.body.addWidget(self.gpu_picker)
+        self.swap_text = QLabel()
+        self.swap_text.setWordWrap(True)
+        self.swap_text.setVisible(False)
+        candidate.body.addWidget(self.swap_text)
+        reset_row = QHBoxLayout()
+        self.reset_button = QPushButton(tr("Reset"))
+        reset_row.addWidget(self.reset_button)
+        reset_row.addStretch(1)
+        candidate.body.addLayout(reset_row)
+        self.form = QFormLayout()
         self.ram = QSpinBox()
         self.ram.setRange(1, 65536)
         self.ram.setSuffix(" GiB")
@@ -190,12 +249,12 @@ class UpgradePage(QWidget):
         self.utilization.setSuffix(" %")
         self.utilization.setValue(round(Prices().utilization * 100))
         self.utilization.setAccessibleName(tr("Utilisation"))
-        form.addRow(tr("RAM"), self.ram)
-        form.addRow(tr("PSU"), self.psu)
-        form.addRow(tr("Workload"), self.workload)
-        form.addRow(tr("Electricity"), self.kwh)
-        form.addRow(tr("Utilisation"), self.utilization)
-        candidate.body.addLayout(form)
+        self.form.addRow(tr("RAM"), self.ram)
+        self.form.addRow(tr("PSU"), self.psu)
+        self.form.addRow(tr("Workload"), self.workload)
+        self.form.addRow(tr("Electricity"), self.kwh)
+        self.form.addRow(tr("Utilisation"), self.utilization)
+        candidate.body.addLayout(self.form)
         top.addWidget(candidate, 0, 1)
         top.setColumnStretch(1, 2)
         top.setColumnStretch(0, 1)
@@ -214,7 +273,9 @@ class UpgradePage(QWidget):
         self.table.setMinimumHeight(300)
         page.addWidget(self.table)
 
-        bottom = QHBoxLayout()
+        self.money = QWidget()
+        bottom = QHBoxLayout(self.money)
+        bottom.setContentsMargins(0, 0, 0, 0)
         power = Card()
         power.body.addWidget(subheading(tr("Power supply")))
         self.power_text = QLabel()
@@ -228,21 +289,13 @@ class UpgradePage(QWidget):
         self.cost_text.setWordWrap(True)
         self.cost_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         costs.body.addWidget(self.cost_text)
-        self.chart = pg.PlotWidget()
-        self.chart.setBackground(self.palette().base().color())
-        self.chart.setMinimumHeight(220)
-        self.chart.setLabel("bottom", tr("months"))
-        self.chart.setLabel("left", "USD")
-        self.chart.addLegend(offset=(10, 5))
-        self.chart.setMouseEnabled(x=False, y=False)
-        self.chart.hideButtons()
-        self.rent_curve = self.chart.plot(pen=pg.mkPen("#d9913c", width=2), name=tr("renting"))
-        self.own_curve = self.chart.plot(pen=pg.mkPen("#4f7fd9", width=2), name=tr("owning"))
+        self.chart = CostChart()
         costs.body.addWidget(self.chart)
         bottom.addWidget(costs, 2)
-        page.addLayout(bottom)
+        page.addWidget(self.money)
 
-        page.addWidget(subheading(tr("Cheapest GPUs that run a model")))
+        self.options_heading = subheading(tr("Cheapest GPUs that run a model"))
+        page.addWidget(self.options_heading)
         row = QHBoxLayout()
         self.target = QComboBox()
         self.target.setAccessibleName(tr("Model to run"))
@@ -254,9 +307,10 @@ class UpgradePage(QWidget):
         self.min_speed.setValue(10)
         self.min_speed.setSuffix(" " + tr("tokens/s"))
         self.min_speed.setAccessibleName(tr("Minimum tokens per second"))
+        self.at_least = QLabel(tr("at least"))
         self.find_button = QPushButton(tr("Find"))
         row.addWidget(self.target, 2)
-        row.addWidget(QLabel(tr("at least")))
+        row.addWidget(self.at_least)
         row.addWidget(self.min_speed)
         row.addWidget(self.find_button)
         row.addStretch(1)
@@ -265,6 +319,9 @@ class UpgradePage(QWidget):
         self.suggestions.setWordWrap(True)
         self.suggestions.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         page.addWidget(self.suggestions)
+        self.options = OptionsTable(self.try_option)
+        self.options.setVisible(False)
+        page.addWidget(self.options)
         page.addStretch(1)
 
         self.search.textChanged.connect(self._filter)
@@ -285,19 +342,77 @@ class UpgradePage(QWidget):
         comparison are written again in the new language."""
         self._fill_catalog()
         self._show_takes()
-        if self.suggestions.text():
+        if not self.options.isHidden() or self.suggestions.text():
             self.find_cheapest()
         self.recompute()
 
     def busy(self) -> bool:
-        """A recomputation is queued (the debounce timer runs): the tables are not up to date yet."""
-        return self._timer.isActive()
+        """A recomputation is queued (the debounce timer) or running on the pool: not up to date yet."""
+        return self._timer.isActive() or self._job is not None or self._find_job is not None
+
+    def _show_progress(self) -> None:
+        working = self._job is not None or self._find_job is not None
+        self.progress.setVisible(working)
+        self.progress_text.setVisible(working)
+        if self._job is not None:
+            self.progress_text.setText(tr("Working out every model on both machines…"))
+        elif self._find_job is not None:
+            self.progress_text.setText(tr("Looking for what would run it…"))
+
+    # -- "What would it take?" -------------------------------------------------------------------
+
+    def what_would_it_take(
+        self, model_id: str, workload: str = "inference", context: int | None = None
+    ) -> None:
+        """Fill the page in for a model that does not fit (from Fit, Overview or Models): the model is
+        added to the comparison, the workload and context are set, and the ways to run it are found."""
+        self.asked_model = model_id if self.state.catalog.model(model_id) is not None else None
+        self.context = context
+        index = self.workload.findData(workload)
+        if index >= 0 and index != self.workload.currentIndex():
+            self.workload.blockSignals(True)
+            self.workload.setCurrentIndex(index)
+            self.workload.blockSignals(False)
+        spec = self.state.catalog.model(model_id)
+        if spec is None:
+            self.asked.setText(
+                "▲ "
+                + esc(
+                    tr(
+                        "{model} is not a catalog model: Upgrade sizes catalog models only. Pick the closest "
+                        "one below.",
+                        model=model_id,
+                    )
+                )
+            )
+            self.asked.setVisible(True)
+            return
+        self.target.setCurrentIndex(max(self.target.findData(spec.id), 0))
+        words = tr(ASKED_WORKLOADS.get(workload, workload))
+        if context:
+            question = tr(
+                "What would it take to run {model} for {workload} with a {context}-token context?",
+                model=spec.name,
+                workload=words,
+                context=num(context),
+            )
+        else:
+            question = tr(
+                "What would it take to run {model} for {workload}?", model=spec.name, workload=words
+            )
+        self.question = question
+        self.asked.setText(f"<b>{esc(question)}</b>")
+        self.asked.setVisible(True)
+        self.find_cheapest()
+        self.recompute()
 
     # -- candidate -------------------------------------------------------------------------------
 
     def _fill_catalog(self) -> None:
         """One row per GPU one can buy: name, memory in GiB, purchase price and price per GiB."""
         specs = buyable_gpus(self.state.catalog)
+        sorting = self.catalog_list.isSortingEnabled()
+        self.catalog_list.setSortingEnabled(False)
         self.catalog_list.setRowCount(len(specs))
         for row, spec in enumerate(specs):
             memory = max(spec.memory_gb) if spec.memory_gb else None
@@ -306,21 +421,34 @@ class UpgradePage(QWidget):
             per_gib = price / memory if price and memory else None
             name = SortItem(spec.name, (spec.name.casefold(),))
             name.setData(Qt.ItemDataRole.UserRole, spec.id)
+            label = f"${num(price)}" if price else "—"
             cells = (
                 name,
                 SortItem(f"{sig(memory, 6)} GiB" if memory else "?", (memory is None, memory or 0.0)),
-                SortItem(f"${num(price)}" if price else "—", (price is None, price or 0.0)),
+                SortItem(label, (price is None, price or 0.0)),
                 SortItem(f"${num(per_gib)}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
             )
             if purchase is not None:
-                cells[2].setToolTip(tooltip(f"{purchase.date or tr('undated')}, {purchase.source}"))
+                when = purchase.date or (
+                    tr("launch price, {year}", year=spec.release_year)
+                    if purchase.kind == "launch" and spec.release_year
+                    else tr("undated")
+                )
+                cells[2].setToolTip(tooltip(f"{when}: {purchase.source}"))
             for column, cell in enumerate(cells):
                 if column:
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.catalog_list.setItem(row, column, cell)
+        self.catalog_list.setSortingEnabled(sorting)
+        price_header = self.catalog_list.horizontalHeaderItem(2)
+        if price_header is not None:
+            price_header.setToolTip(
+                tr("A dated market price where the catalog has one, else the launch price (MSRP)")
+            )
 
     def _show_takes(self) -> None:
-        """Only the GPUs this machine can take are listed; the label says what it takes and why."""
+        """Only the GPUs this machine can take are listed; the label says what it takes and why. A
+        built-in machine shows what can change instead (no GPU table, Remove or PSU)."""
         machine = self.state.machine
         box = chassis(machine, self.state.catalog) if machine is not None else None
         self.box = box
@@ -336,6 +464,34 @@ class UpgradePage(QWidget):
         can_add = box is None or box.max_gpus > 0
         for button in (self.add_button, self.replace_button):
             button.setEnabled(can_add)
+        self.built_in = bool(
+            machine is not None and machine.gpus and box is not None and box.kind == "built_in"
+        )
+        self._apply_kind()
+
+    def _apply_kind(self) -> None:
+        """Show the controls that apply to this kind of machine."""
+        built_in = self.built_in
+        machine = self.state.machine
+        self.gpu_picker.setVisible(not built_in)
+        self.fixed_text.setVisible(built_in)
+        if built_in and machine is not None:
+            self.fixed_text.setText(why_built_in(machine, self.state.catalog))
+        unified = machine is not None and any(g.unified_memory for g in machine.gpus)
+        # a laptop's RAM may sit in slots (its GPU memory never does); unified memory is the chip's
+        self.form.setRowVisible(self.ram, not (built_in and unified))
+        self.form.setRowVisible(self.psu, not built_in)
+        for field in (self.kwh, self.utilization):  # they price new GPUs: there are none to price
+            self.form.setRowVisible(field, not built_in)
+        self.money.setVisible(not built_in)
+        self.intro.setText(
+            tr("A built-in GPU cannot change: try another machine, every model is placed on both.")
+            if built_in
+            else tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines.")
+        )
+        self.options_heading.setText(
+            tr("Machines that run a model") if built_in else tr("Cheapest GPUs that run a model")
+        )
 
     @Slot(str)
     def _filter(self, _text: str) -> None:
@@ -395,11 +551,29 @@ class UpgradePage(QWidget):
             self.replacement = [s for i, s in enumerate(current) if i != row]
         self._candidate_changed()
 
+    def try_option(self, choice: object) -> None:
+        """ "Try this" on a row: the candidate becomes that option (GPUs bought, or another machine)."""
+        if isinstance(choice, MachineChoice):
+            self.swap = choice
+        elif isinstance(choice, Option) and not choice.rent_only and choice.gpu_id:
+            spec = self.state.catalog.gpu(choice.gpu_id)
+            if spec is None:
+                return
+            self.swap = None
+            if choice.owned:
+                self.replacement, self.added = None, [spec] * (choice.count - choice.owned)
+            else:
+                self.replacement, self.added = [spec] * choice.count, []
+        else:
+            return
+        self._candidate_changed()
+
     @Slot()
     def reset(self) -> None:
         machine = self.state.machine
         self.added = []
         self.replacement = None
+        self.swap = None
         self._show_takes()
         if machine is not None:
             self.ram.blockSignals(True)
@@ -434,12 +608,24 @@ class UpgradePage(QWidget):
             font.setBold(True)
             item.setFont(font)
             self.candidate_list.addItem(item)
+        self.swap_text.setVisible(self.built_in)
+        if self.built_in:
+            self.swap_text.setText(
+                "<b>" + esc(choice_label(self.swap)) + "</b>"
+                if self.swap is not None
+                else esc(tr("The same machine: pick one below and press Try this."))
+            )
         self._timer.start()
 
     def candidate(self) -> Machine | None:
         machine = self.state.machine
         if machine is None:
             return None
+        if self.built_in:
+            if self.swap is not None:
+                return self.swap.machine
+            unified = any(g.unified_memory for g in machine.gpus)
+            return machine if unified else upgrade(machine, ram_gb=float(self.ram.value()))
         return upgrade(
             machine,
             gpus=self.replacement,
@@ -456,31 +642,70 @@ class UpgradePage(QWidget):
 
     @Slot()
     def recompute(self) -> None:
+        """Compare the machine and the candidate on the pool; a newer request wins over an older one."""
+        self._timer.stop()
         machine, after = self.state.machine, self.candidate()
         if machine is None or after is None:
             return
         psu = self.state.psu_watts()
         if machine.psu.watts is None and psu:
             machine = machine.with_psu(psu)  # the PSU typed on Overview is today's PSU too
-        self.now_text.setText(_machine_text(machine, self.state.psu_watts()))
-        report = compare(machine, after, self.state.catalog, workload=self.workload.currentData(),
-                         prices=self.prices(), live_before=self.state.is_live)  # fmt: skip
-        self.report = report
-        self._fill_summary(report)
-        self._fill_table(report)
-        self._fill_power(report)
-        self._fill_costs(report)
+        self.now_text.setText(_machine_text(machine, psu, built_in=self.built_in))
+        catalog = self.state.catalog
+        models = [m for m in POPULAR_MODELS if catalog.model(m) is not None]
+        if self.asked_model is not None and self.asked_model not in models:
+            models.append(self.asked_model)
+        workload, prices, live, context = (
+            self.workload.currentData(),
+            self.prices(),
+            self.state.is_live,
+            self.context,
+        )
+        before = machine
+        self._generation += 1
+        generation = self._generation
+
+        def work() -> UpgradeReport:
+            report = compare(before, after, catalog, models=models, workload=workload, context=context,
+                           prices=prices, live_before=live)  # fmt: skip
+            if any(c.purchase and c.rent_per_hour for c in report.costs):
+                preload_chart()  # the chart's library loads here, not on the GUI thread (~0.3 s)
+            return report
+
+        def done(report: UpgradeReport) -> None:
+            if generation != self._generation:
+                return  # a newer candidate was asked for meanwhile
+            self._job = None
+            self._show_progress()
+            self.report = report
+            self._fill_summary(report)
+            self._fill_table(report)
+            self._fill_power(report)
+            self._fill_costs(report)
+
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._job = None
+                self._show_progress()
+                self.summary.setText(f"✘ {esc(message)}")
+
+        self._job = submit(self.state.pool, work, done, failed)
+        self._show_progress()
 
     def _fill_summary(self, report: UpgradeReport) -> None:
         newly = [c.name for c in report.models if c.newly_runnable]
         changed = [
             c.name
             for c in report.models
-            if not c.newly_runnable and _outcome_text(c.before) != _outcome_text(c.after)
+            if not c.newly_runnable and outcome_text(c.before) != outcome_text(c.after)
         ]
         if not newly and not changed:
             self.summary.setText(
-                tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
+                esc(
+                    tr("The candidate changes nothing yet: pick another machine below.")
+                    if self.built_in
+                    else tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
+                )
             )
             return
         parts = []
@@ -498,12 +723,12 @@ class UpgradePage(QWidget):
         # what the upgrade changes first: newly runnable, then any other change, then the rest
         ordered = sorted(
             report.models,
-            key=lambda c: (not c.newly_runnable, _outcome_text(c.before) == _outcome_text(c.after)),
+            key=lambda c: (not c.newly_runnable, outcome_text(c.before) == outcome_text(c.after)),
         )
         for row, change in enumerate(ordered):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
-            before = QTableWidgetItem(_outcome_text(change.before))
-            after_text = _outcome_text(change.after)
+            before = QTableWidgetItem(outcome_text(change.before))
+            after_text = outcome_text(change.after)
             if change.better is not None and change.better.quant:
                 after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
             after = QTableWidgetItem(after_text)
@@ -537,26 +762,33 @@ class UpgradePage(QWidget):
     def _fill_costs(self, report: UpgradeReport) -> None:
         if not report.costs:
             self.cost_text.setText(tr("No new GPU in the candidate."))
-            self.rent_curve.setData([], [])
-            self.own_curve.setData([], [])
-            self.chart.setVisible(False)  # no chart without data
+            self.chart.clear()
             return
         lines = []
         prices = self.prices()
+        sources = []
         for cost in report.costs:
             parts = [f"<b>{esc(cost.name)}</b>"]
             if cost.purchase:
-                parts.append(
-                    f"{tr('buy')} ${num(cost.purchase.usd)} "
-                    f"({esc(cost.purchase.date or tr('undated'))}, {esc(cost.purchase.source)})"
-                )
+                spec = self.state.catalog.gpu(cost.gpu_id)
+                if cost.purchase.kind == "launch":
+                    year = f", {spec.release_year}" if spec is not None and spec.release_year else ""
+                    parts.append(f"{tr('launch price')} ${num(cost.purchase.usd)} (MSRP{year})")
+                else:
+                    when = cost.purchase.date or tr("undated")
+                    parts.append(
+                        f"{tr('buy')} ${num(cost.purchase.usd)} ({esc(when)}{_site(cost.purchase.source)})"
+                    )
+                sources.append(f"{cost.name}, {tr('price')}: {cost.purchase.source}")
             else:
                 parts.append(tr("purchase price unknown"))
             if cost.rent_per_hour:
+                when = cost.rent_per_hour.date or tr("undated")
                 parts.append(
                     f"{tr('rent')} ${num(cost.rent_per_hour.usd, 2, group=False)}/h "
-                    f"({esc(cost.rent_per_hour.date or tr('undated'))})"
+                    f"({esc(when)}{_site(cost.rent_per_hour.source)})"
                 )
+                sources.append(f"{cost.name}, {tr('cloud rent')}: {cost.rent_per_hour.source}")
             if cost.usd_per_tflop_hour is not None:
                 parts.append(f"${num(cost.usd_per_tflop_hour, 4, group=False)} / FP16 TFLOP-h")
             if cost.usd_per_gb_vram is not None:
@@ -568,58 +800,121 @@ class UpgradePage(QWidget):
             lines.append(" · ".join(parts))
             lines += [f"<small>{esc(n)}</small>" for n in cost.notes]
         self.cost_text.setText("<br>".join(lines))
-        self.cost_text.setToolTip(tooltip("\n".join(f for c in report.costs for f in c.formulas)))
+        formulas = [f for c in report.costs for f in c.formulas]
+        self.cost_text.setToolTip(tooltip("\n".join([*formulas, "", tr("Sources") + ":", *sources])))
         chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
-        self.chart.setVisible(chartable is not None)  # no chart without data: it needs both prices
-        if chartable is None:
-            self.rent_curve.setData([], [])
-            self.own_curve.setData([], [])
+        if chartable is None:  # no chart without data: it needs both prices
+            self.chart.clear()
             return
         count = sum(1 for s in self.added if s.id == chartable.gpu_id) or 1
         months, rent, own = cumulative(chartable, MONTHS, prices, count=count)
-        self.rent_curve.setData(months, rent)
-        self.own_curve.setData(months, own)
-        # pyqtgraph renders a title as HTML: a catalog overlay's GPU name is escaped
-        self.chart.setTitle(esc(f"{count} × {chartable.name}: {tr('renting vs owning')}"), size="9pt")
+        self.chart.draw(f"{count} × {chartable.name}: {tr('renting vs owning')}", months, rent, own)
 
     @Slot()
     def find_cheapest(self) -> None:
-        options = cheapest_gpus_for(
-            self.target.currentData(),
-            self.state.catalog,
-            min_tokens_per_s=float(self.min_speed.value()),
-            workload=self.workload.currentData(),
-            base=self.state.machine,
-        )
-        if not options:
-            self.suggestions.setText(tr("No catalog GPU combination reaches that speed."))
+        """The ways to run the chosen model, worked out on the pool: GPUs to buy or rent, or, on a
+        built-in machine, other machines."""
+        machine = self.state.machine
+        model_id = self.target.currentData()
+        if model_id is None:
             return
-        rows = []
-        for option in options:
-            if option.rent_only:
-                price = tr("to rent only (does not fit this machine)")
-            elif option.purchase_usd is not None:
-                price = f"${num(option.purchase_usd)}"
-            else:
-                price = tr("price unknown")
-            speed = speed_text(option.tokens_per_s) if option.tokens_per_s else ""
-            rent = (
-                f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
-                if option.rent_usd_hour
-                else ""
+        catalog, workload, context = self.state.catalog, self.workload.currentData(), self.context
+        speed, built_in = float(self.min_speed.value()), self.built_in
+        self._find_generation += 1
+        generation = self._find_generation
+
+        def work() -> list[Option] | list[MachineChoice]:
+            if built_in and machine is not None:
+                return machine_choices(
+                    machine,
+                    catalog,
+                    model_id=model_id,
+                    workload=workload,
+                    context=context,
+                    min_tokens_per_s=speed,
+                )
+            return cheapest_gpus_for(model_id, catalog, min_tokens_per_s=speed, workload=workload,
+                                     base=machine, context=context)  # fmt: skip
+
+        def done(found: list[Option] | list[MachineChoice]) -> None:
+            if generation != self._find_generation:
+                return
+            self._find_job = None
+            self._show_progress()
+            self._show_found(found, built_in)
+
+        def failed(message: str) -> None:
+            if generation == self._find_generation:
+                self._find_job = None
+                self._show_progress()
+                self.suggestions.setText(f"✘ {message}")
+
+        self.suggestions.setText(tr("Looking for what would run it…"))
+        self._find_job = submit(self.state.pool, work, done, failed)
+        self._show_progress()
+
+    def _show_found(self, found: list[Option] | list[MachineChoice], built_in: bool) -> None:
+        if not found:
+            self.options.setVisible(False)
+            self.suggestions.setText(
+                tr("No built-in machine in the catalog has more memory than this one.")
+                if built_in
+                else tr("No catalog GPU combination reaches that speed.")
             )
-            prefix = tr("also needs {what}", what="")  # the notes are in the language shown
-            needs = [n.removeprefix(prefix) for n in option.notes if n.startswith(prefix)]
-            extra = (
-                f"<br>&nbsp;&nbsp;{tr('also needs')}: " + "; ".join(html.escape(n) for n in needs)
-                if needs
-                else ""
+            return
+        choices = [c for c in found if isinstance(c, MachineChoice)]
+        options = [o for o in found if isinstance(o, Option)]
+        if choices:
+            self.options.show_choices(choices)
+            self.suggestions.setText(
+                tr(
+                    "The same chip family with more memory first, then other machines; none has a price in "
+                    "the catalog."
+                )
             )
-            rows.append(f"• <b>{html.escape(option.description)}</b>: {price} · {speed}{rent}{extra}")
-        self.suggestions.setText("<br>".join(rows))
+        else:
+            self.options.show_options(options)
+            self.suggestions.setText(options_summary(options))
+        self.options.setVisible(True)
+        rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
+        self.options.setMinimumHeight(min(420, rows + self.options.horizontalHeader().height() + 8))
+        if self.question and self.target.currentData() == self.asked_model:
+            self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
 
 
-def _machine_text(machine: Machine, psu: float | None) -> str:
+def _site(source: str) -> str:
+    """ ", gputracker.dev" for a source that is a web page: the site a price was seen on (the whole
+    source is in the tooltip); nothing for any other source."""
+    match = re.match(r"https?://(?:www\.)?([^/\s]+)", source)
+    return f", {esc(match.group(1))}" if match else ""
+
+
+def _best_answer(found: list[Option] | list[MachineChoice]) -> str:
+    """The first way to run it, in one line: "→ 2 × RTX PRO 6000 …: $17,130 (launch price), ~65 tokens/s"."""
+    more = " " + tr("(more below)")
+    runs = [
+        c
+        for c in found
+        if isinstance(c, MachineChoice) and getattr(c.outcome, "verdict", "") != "does_not_fit"
+    ]
+    first = runs[0] if runs else found[0]
+    if isinstance(first, MachineChoice):
+        outcome = first.outcome if isinstance(first.outcome, Outcome) else None
+        speed = outcome_text(outcome) if outcome is not None else ""
+        return "→ " + tr("{choice}: {speed}", choice=choice_label(first), speed=speed) + more
+    priced = next((o for o in found if isinstance(o, Option) and o.purchase_usd is not None), first)
+    assert isinstance(priced, Option)
+    speed = speed_text(priced.tokens_per_s) if priced.tokens_per_s else tr("speed unknown")
+    if priced.purchase_usd is not None:
+        price = f"${num(priced.purchase_usd)}"
+        if priced.price_standing == "launch":
+            price += " " + tr("(launch price)")
+    else:
+        price = tr("no current price")
+    return "→ " + tr("{option}: {price}, {speed}", option=priced.description, price=price, speed=speed) + more
+
+
+def _machine_text(machine: Machine, psu: float | None, *, built_in: bool = False) -> str:
     """The machine in a few lines; consecutive identical GPUs in one ("GPUs 0–7: 8 × H100 SXM5 80GB · 80.0
     GiB each")."""
     runs: list[list[GPU]] = []
@@ -642,6 +937,8 @@ def _machine_text(machine: Machine, psu: float | None) -> str:
             )
     gpus = "<br>".join(lines)
     watts = psu or machine.psu.watts
+    if built_in:  # no PSU to speak of: the power brick or the laptop's own
+        return gpus + f"<br>{tr('RAM')}: {fmt_bytes(machine.memory.total_bytes)}"
     return (
         (gpus or tr("No GPU"))
         + f"<br>{tr('RAM')}: {fmt_bytes(machine.memory.total_bytes)}"

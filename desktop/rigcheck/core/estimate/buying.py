@@ -1,0 +1,97 @@
+"""Rules a buyer can trust when GPUs are suggested: never a step down, honest prices, owned cards counted.
+
+- **No step down**: a machine that has GPUs is never offered a GPU with less memory or less memory
+  bandwidth than its best one (a GTX 1650 for an RTX 4090 owner is no upgrade, whatever it costs).
+- **A price is current or it is not**: a dated market price (``street``) or the user's own is a current
+  price and ranks a GPU among the cheapest. A launch price (MSRP) is not: it ranks a card only while the
+  card is of its vendor's newest generation in the catalog (same vendor and segment, the latest
+  ``release_year`` with a launch price), and is said to be a launch price. A card that a newer generation
+  has replaced (and is likely discontinued) gets no price at all without a dated current one: its MSRP
+  says nothing about what it costs today, so it is never called the cheapest.
+- **Owned cards count**: "2 × RTX 4090" for someone who owns one is one more card to buy, not two.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rigcheck.core.catalog import Catalog, GpuSpec
+from rigcheck.core.estimate.cost import GpuCost
+from rigcheck.core.machine import Machine
+
+#: how a GPU's purchase price may be used: "current" ranks it, "launch" ranks it with a caveat,
+#: "superseded" and "unknown" give no price to rank by
+Standing = Literal["current", "launch", "superseded", "unknown"]
+
+
+def owned_specs(machine: Machine, catalog: Catalog) -> list[GpuSpec]:
+    """The catalog entries of the machine's GPUs (those the catalog knows)."""
+    found = []
+    for gpu in machine.gpus:
+        spec = catalog.spec_for(gpu)
+        if spec is not None:
+            found.append(spec)
+    return found
+
+
+def best_owned(machine: Machine, catalog: Catalog) -> tuple[float | None, float | None]:
+    """The most memory (GiB) and the most bandwidth (GB/s) one of the machine's GPUs has; read sizes win
+    over the catalog's, None when nothing is known."""
+    memory: float | None = None
+    bandwidth: float | None = None
+    for gpu in machine.gpus:
+        spec = catalog.spec_for(gpu)
+        size = gpu.memory_total_bytes / 1024**3 if gpu.memory_total_bytes else None
+        if size is None and spec is not None and spec.memory_gb:
+            size = max(spec.memory_gb)
+        if size is not None:
+            memory = max(memory or 0.0, size)
+        if spec is not None and spec.bandwidth_gbs:
+            bandwidth = max(bandwidth or 0.0, spec.bandwidth_gbs)
+    return memory, bandwidth
+
+
+#: read sizes are a little under the marketed ones (24 GB cards report 23.99 GiB): a step down is a
+#: card with less than this share of the owned memory
+_READ_SLACK = 0.97
+
+
+def is_step_down(spec: GpuSpec, owned: tuple[float | None, float | None]) -> bool:
+    """``spec`` has less memory or less bandwidth than the best owned GPU (unknown figures never count)."""
+    memory, bandwidth = owned
+    if memory is not None and spec.memory_gb and max(spec.memory_gb) < memory * _READ_SLACK:
+        return True
+    return bandwidth is not None and spec.bandwidth_gbs is not None and spec.bandwidth_gbs < bandwidth
+
+
+def newest_years(catalog: Catalog) -> dict[tuple[str, str | None], int]:
+    """The latest ``release_year`` among the cards with a launch price, per (vendor, segment)."""
+    years: dict[tuple[str, str | None], int] = {}
+    for spec in catalog.gpus:
+        if spec.launch_price_usd is not None and spec.release_year is not None:
+            key = (spec.vendor, spec.segment)
+            years[key] = max(years.get(key, 0), spec.release_year)
+    return years
+
+
+def standing(spec: GpuSpec, cost: GpuCost, newest: dict[tuple[str, str | None], int]) -> Standing:
+    """How ``spec``'s purchase price may be used to rank it (see the module's rules)."""
+    purchase = cost.purchase
+    if purchase is None:
+        return "unknown"
+    if purchase.kind == "user" or (purchase.kind == "street" and purchase.date):
+        return "current"
+    if purchase.kind == "launch":
+        latest = newest.get((spec.vendor, spec.segment))
+        if spec.release_year is not None and latest is not None and spec.release_year < latest:
+            return "superseded"
+        return "launch"
+    return "unknown"  # a street price without a date is not a current price
+
+
+def owned_count(machine: Machine, catalog: Catalog, gpu_id: str) -> int:
+    """How many of ``gpu_id`` the machine has."""
+    return sum(1 for spec in owned_specs(machine, catalog) if spec.id == gpu_id)
+
+
+__all__ = ["Standing", "best_owned", "is_step_down", "newest_years", "owned_count", "owned_specs", "standing"]

@@ -1,0 +1,202 @@
+"""Parts of the Upgrade page: the renting-vs-owning chart (pyqtgraph imported when first drawn) and the
+table of ways to run a model, each row with a "Try this" button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rigcheck.core.estimate.recommend import display_quant
+from rigcheck.core.estimate.soldered import MachineChoice, choice_label
+from rigcheck.core.estimate.upgrade import Option, Outcome
+from rigcheck.core.verdict_words import speed_text
+from rigcheck.gui.fitview import verdict_view
+from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.widgets import esc, tooltip
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """ "✔ Runs on the GPU · Q4_K_M · ~19 tokens/s", in the shared vocabulary."""
+    training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
+    speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
+    workload = "lora" if training else "inference"
+    glyph, words, _colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
+    parts = [f"{glyph} {tr(words)}"]
+    if outcome.quant:
+        parts.append(display_quant(outcome.quant))
+    if outcome.verdict != "does_not_fit":
+        parts.append(speed_text(speed, training=training))  # rounded once, as everywhere
+    return " · ".join(parts)
+
+
+def preload_chart() -> None:
+    """Import pyqtgraph (about 0.3 s) where it costs nothing: on a worker thread, before a chart is drawn.
+    Importing creates no widget or QObject, so any thread may do it; the plot itself is made on the GUI
+    thread."""
+    import pyqtgraph  # noqa: F401
+
+
+class CostChart(QWidget):
+    """Renting against owning over the months; the plot (and pyqtgraph) is made on first use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.plot: Any = None
+        self.setMinimumHeight(220)
+        self.setVisible(False)
+
+    def _make(self) -> None:
+        import pyqtgraph as pg  # ~0.3 s to import: only when a chart is drawn
+
+        self.plot = pg.PlotWidget()
+        self.plot.setBackground(self.palette().base().color())
+        self.plot.setLabel("bottom", tr("months"))
+        self.plot.setLabel("left", "USD")
+        self.plot.addLegend(offset=(10, 5))
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.rent_curve = self.plot.plot(pen=pg.mkPen("#d9913c", width=2), name=tr("renting"))
+        self.own_curve = self.plot.plot(pen=pg.mkPen("#4f7fd9", width=2), name=tr("owning"))
+        self._layout.addWidget(self.plot)
+
+    def draw(self, title: str, months: Sequence[float], rent: Sequence[float], own: Sequence[float]) -> None:
+        if self.plot is None:
+            self._make()
+        self.rent_curve.setData(list(months), list(rent))
+        self.own_curve.setData(list(months), list(own))
+        # pyqtgraph renders a title as HTML: a catalog overlay's GPU name is escaped
+        self.plot.setTitle(esc(title), size="9pt")
+        self.setVisible(True)
+
+    def clear(self) -> None:
+        if self.plot is not None:
+            self.rent_curve.setData([], [])
+            self.own_curve.setData([], [])
+        self.setVisible(False)  # no chart without data
+
+
+def _cell(text: str, tip: str = "") -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    if tip:
+        item.setToolTip(tooltip(tip))
+    return item
+
+
+class OptionsTable(QTableWidget):
+    """Ways to run a model: GPUs to buy or rent, or (for a built-in machine) machines to switch to."""
+
+    def __init__(self, on_try: Callable[[object], None]) -> None:
+        super().__init__(0, 5)
+        self._on_try = on_try
+        self.rows: list[object] = []
+        self.setAccessibleName(tr("Ways to run the model"))
+        self.setTabKeyNavigation(False)  # one Tab stop; each row's button is its own
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)  # one line a row: the whole text is in each cell's tooltip
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 4):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.setMinimumHeight(120)
+        self.doubleClicked.connect(lambda index: self._try(index.row()))
+        self.set_headers(built_in=False)
+
+    def set_headers(self, *, built_in: bool) -> None:
+        first = tr("Machine") if built_in else tr("GPUs")
+        self.setHorizontalHeaderLabels([first, tr("Price"), tr("Speed"), tr("Notes"), ""])
+
+    def _try(self, row: int) -> None:
+        if 0 <= row < len(self.rows):
+            self._on_try(self.rows[row])
+
+    def _button(self, row: int, enabled: bool, why: str = "") -> None:
+        button = QPushButton(tr("Try this"))
+        button.setAccessibleName(tr("Try this"))
+        button.setEnabled(enabled)
+        if why:
+            button.setToolTip(tooltip(why))
+        button.clicked.connect(lambda _checked=False, r=row: self._try(r))
+        self.setCellWidget(row, 4, button)
+
+    def show_options(self, options: Sequence[Option]) -> None:
+        self.set_headers(built_in=False)
+        self.rows = list(options)
+        self.setRowCount(len(options))
+        for row, option in enumerate(options):
+            if option.rent_only:
+                price = tr("to rent only (does not fit this machine)")
+            elif option.purchase_usd is not None:
+                price = f"${num(option.purchase_usd)}"
+                if option.price_standing == "launch":
+                    price += " " + tr("(launch price)")
+            else:
+                price = tr("no current price")
+            if option.rent_usd_hour:
+                price += f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
+            speed = speed_text(option.tokens_per_s) if option.tokens_per_s else tr("speed unknown")
+            self.setItem(row, 0, _cell(option.description, option.notes[0] if option.notes else ""))
+            self.setItem(row, 1, _cell(price, "\n".join(option.notes)))
+            self.setItem(row, 2, _cell(speed))
+            self.setItem(row, 3, _cell(_short_notes(option), "\n".join(option.notes)))
+            self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
+
+    def show_choices(self, choices: Sequence[MachineChoice]) -> None:
+        self.set_headers(built_in=True)
+        self.rows = list(choices)
+        self.setRowCount(len(choices))
+        for row, choice in enumerate(choices):
+            outcome = choice.outcome if isinstance(choice.outcome, Outcome) else None
+            kind = tr("same chip family, more memory") if choice.kind == "tier" else tr("another machine")
+            self.setItem(row, 0, _cell(choice_label(choice)))
+            self.setItem(row, 1, _cell(tr("price not in the catalog")))
+            self.setItem(row, 2, _cell(outcome_text(outcome) if outcome is not None else "—"))
+            self.setItem(row, 3, _cell(kind))
+            self._button(row, True)
+
+
+def _short_notes(option: Option) -> str:
+    """What a buyer must know on one line: cards already owned, what else it needs, the price's
+    standing; every note is in the tooltip."""
+    parts = []
+    if option.owned:
+        parts.append(tr("you have {owned} already", owned=option.owned))
+    prefix = tr("also needs {what}", what="")  # the notes are in the language shown
+    needs = [n.removeprefix(prefix) for n in option.notes if n.startswith(prefix)]
+    if needs:
+        parts.append(tr("also needs") + ": " + "; ".join(needs))
+    if option.price_standing == "superseded":
+        parts.append(tr("a newer generation replaced it: no current price"))
+    if option.count > 8:
+        parts.append(tr("more than one server"))
+    return " · ".join(parts)
+
+
+def options_summary(options: Sequence[Option]) -> str:
+    """One line over the options: how they are priced (current prices, launch prices or none)."""
+    kinds = {o.price_standing for o in options if not o.rent_only}
+    if "current" in kinds:
+        return tr("Cheapest first, by dated current prices; cards without one come after.")
+    if "launch" in kinds:
+        return tr(
+            "The catalog has no dated current price for these cards: they are ranked by launch price "
+            "(MSRP), which may differ from what they cost today. Cards a newer generation replaced get no "
+            "price."
+        )
+    return tr("No current price in the catalog for any of these cards.")
+
+
+__all__ = ["CostChart", "OptionsTable", "options_summary", "outcome_text"]
