@@ -1,7 +1,8 @@
 """Fit: one model on the selected machine, recomputed as the user changes anything.
 
 The estimate takes well under a millisecond (BENCHMARKS.md), so it runs on the GUI thread on every
-change; the chart is painted directly with QPainter.
+change; the chart is painted directly with QPainter. The format table (a recommendation over every
+format, and the commands) is worked out on the pool and shown when ready.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
+from rigcheck.gui.workers import Job, submit
 
 QUANTS = (
     "bf16",
@@ -154,8 +156,23 @@ class MemoryChart(QWidget):
         parts = ", ".join(
             f"{tr(CATEGORY_NAMES[c])} {fmt_bytes(est.total(c))}" for c in CATEGORY_COLOURS if est.total(c)
         )
-        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}")
+        placed = "; ".join(
+            f"{name} {fmt_bytes(used)} / {fmt_bytes(budget)}" for name, budget, used in self.rows()
+        )
+        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}; {placed}")
         self.update()
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        """(device, its budget, bytes placed there) for each GPU and RAM, as the bars draw them. RAM holds
+        what the placement put there and the weights the engine keeps in host memory wherever the layers
+        go (llama.cpp's input embedding): the bar and the verdict's "stays in RAM" agree."""
+        if self.result is None:
+            return []
+        result = self.result
+        ram = result.placement.cpu_bytes + result.estimate.host_weight_bytes
+        budgets = [*result.budget.gpu_bytes, result.budget.cpu_bytes]
+        placed = [*result.placement.gpu_bytes, ram]
+        return list(zip([*self.device_names, tr("RAM")], budgets, placed, strict=False))
 
     def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         if self.result is None:
@@ -174,7 +191,6 @@ class MemoryChart(QWidget):
         )
         label_width = min(150, longest + 14)
         width = self.width() - label_width - 12
-        budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
         y = 6.0
         row_height = 24.0
 
@@ -203,9 +219,7 @@ class MemoryChart(QWidget):
 
         # Each device against its own capacity: the full width is what it may use, so a 24 GiB GPU
         # is not a sliver next to 1.5 TiB of RAM.
-        placed = [*list(result.placement.gpu_bytes), result.placement.cpu_bytes]
-        names = [*self.device_names, tr("RAM")]
-        for name, budget, used in zip(names, budgets, placed, strict=False):
+        for name, budget, used in self.rows():
             label(y, name)
             outline = QRectF(label_width, y, width, row_height)
             fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
@@ -396,6 +410,8 @@ class FitPage(QWidget):
         self.command_engine.currentIndexChanged.connect(self._show_command)
         self.commands: Commands | None = None
         self.recommendation: Recommendation | None = None
+        self._ladder_job: Job | None = None
+        self._ladder_generation = 0
         page.addWidget(ladder_card)
 
         self.why_button = QToolButton()
@@ -669,8 +685,8 @@ class FitPage(QWidget):
         self._slider_timer.start()
 
     def busy(self) -> bool:
-        """A slider move is waiting for its recomputation."""
-        return self._slider_timer.isActive()
+        """A slider move is waiting for its recomputation, or the format table for its answers."""
+        return self._slider_timer.isActive() or self._ladder_job is not None
 
     @Slot(int)
     def _context_typed(self, _value: int) -> None:
@@ -745,6 +761,8 @@ class FitPage(QWidget):
         except InputError as exc:
             self.verdict.setText(f"✘ {esc(exc)}")
             self.result = None
+            self._ladder_generation += 1  # a table still being worked out is for settings no longer asked
+            self._ladder_job = None
             return
         if self._bench is not None:
             rows, name = self._bench
@@ -888,7 +906,40 @@ class FitPage(QWidget):
     # -- the ladder and the command ----------------------------------------------------------------
 
     def _fill_ladder(self, model: ModelInfo, result: FitResult) -> None:
-        rec = self._recommend(model)
+        """Every format's answer and the commands, worked out on the pool (a recommendation walks a dozen
+        formats: 5–40 ms on a big model or machine) and shown when ready; a newer request wins."""
+        self._ladder_generation += 1
+        generation = self._ladder_generation
+        machine, catalog, live = self.state.machine, self.state.catalog, self.state.is_live
+        request = self.request()
+        current = display_quant(result.estimate.quant_name)
+
+        def work() -> tuple[Recommendation | None, Commands | None]:
+            if machine is None:
+                return None, None
+            try:
+                rec = recommend(
+                    model, machine, request.workload, catalog, context=request.context,
+                    engine=request.engine, live=live, request=request,
+                )  # fmt: skip
+            except InputError:
+                return None, None
+            rung = Rung(current, None, result, where_of(result))
+            return rec, commands_for(rec, machine, catalog, live=live, rung=rung)
+
+        def done(answer: tuple[Recommendation | None, Commands | None]) -> None:
+            if generation == self._ladder_generation:  # else stale: a newer setting has been asked for
+                self._ladder_job = None
+                self._show_ladder(*answer, current)
+
+        def failed(message: str) -> None:
+            if generation == self._ladder_generation:
+                self._ladder_job = None
+                self.ladder_note.setText(f"✘ {message}")
+
+        self._ladder_job = submit(self.state.pool, work, done, failed)
+
+    def _show_ladder(self, rec: Recommendation | None, commands: Commands | None, current: str) -> None:
         self.recommendation = rec
         self.ladder.setRowCount(0)
         if rec is None:
@@ -901,7 +952,6 @@ class FitPage(QWidget):
             )
         )
         self.ladder.setRowCount(len(rec.ladder))
-        current = display_quant(result.estimate.quant_name)
         for row, rung in enumerate(rec.ladder):
             view = view_of_result(rung.result, rung.quant)
             tps = rung.tokens_per_s
@@ -928,10 +978,6 @@ class FitPage(QWidget):
         height += sum(self.ladder.rowHeight(r) for r in range(rows))
         self.ladder.setMinimumHeight(max(120, height))
         self.ladder.setMaximumHeight(max(120, height))
-        rung = Rung(current, None, result, where_of(result))
-        commands = commands_for(
-            rec, self.state.machine, self.state.catalog, live=self.state.is_live, rung=rung
-        ) if self.state.machine is not None else None  # fmt: skip
         self._set_commands(commands)
 
     def _set_commands(self, commands: Commands | None) -> None:
