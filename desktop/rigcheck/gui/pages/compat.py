@@ -360,8 +360,25 @@ def wrap_option(
     return option
 
 
+#: text_height's answers by (text, font, width): the column search and every row's size hint ask the same
+#: questions again on each resize and language switch (a layout per cell per candidate width, ~0.1 s)
+_heights: dict[tuple[str, str, int], int] = {}
+HEIGHTS_KEPT = 50_000
+
+
 def text_height(text: str, font: QFont, width: int) -> int:
     """How tall ``text`` is wrapped to ``width`` pixels as the cells paint it (words, else anywhere)."""
+    key = (text, font.key(), width)
+    known = _heights.get(key)
+    if known is not None:
+        return known
+    if len(_heights) >= HEIGHTS_KEPT:
+        _heights.clear()
+    _heights[key] = height = _layout_height(text, font, width)
+    return height
+
+
+def _layout_height(text: str, font: QFont, width: int) -> int:
     layout = QTextLayout(text, font)
     layout.setTextOption(wrap_option())
     layout.beginLayout()
