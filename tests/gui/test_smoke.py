@@ -411,10 +411,17 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     assert page.torch_command.text().startswith("pip install torch==")
     qtbot.mouseClick(page.copy_torch, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == page.torch_command.text()
-    button = page.tree.itemWidget(first_gpu.child(0), 5).findChild(QToolButton)
+    # a Copy button copies a command; a fix that is a sentence of advice is read, not copied
+    rows = [group.child(r) for g in range(page.tree.topLevelItemCount()) for group in [page.tree.topLevelItem(g)]
+            for r in range(group.childCount())]  # fmt: skip
+    commands = {f.subject: f.command for f in page.findings}
+    with_button = [r for r in rows if page.tree.itemWidget(r, 5) is not None]
+    assert with_button and all(commands.get(r.text(2)) for r in with_button)
+    assert any(r.text(4) and page.tree.itemWidget(r, 5) is None for r in rows), "advice gets no Copy button"
+    button = page.tree.itemWidget(with_button[0], 5).findChild(QToolButton)
     assert isinstance(button, QToolButton)
     button.click()
-    assert QApplication.clipboard().text()
+    assert QApplication.clipboard().text() == commands[with_button[0].text(2)]
     page.tree.setCurrentItem(first_gpu.child(0))
     assert "Fix" in page.details.text()
 

@@ -297,6 +297,8 @@ class CompatPage(QWidget):
             glyph, words = "–", "Would not work here"
         elif where == "limited":
             glyph, words = "○", "Would work, with limits"
+        elif where == "ok" and finding.installed is False:
+            glyph, words = "○", "Would work, not installed"  # not "✔ OK" for what is not here yet
         item = QTreeWidgetItem(
             [f"{glyph} {tr(words)}", finding.framework, finding.subject, finding.reason, finding.fix or ""]
         )
@@ -314,7 +316,7 @@ class CompatPage(QWidget):
         item.setToolTip(4, tooltip("\n\n".join(t for t in parts if t)))
         item.setData(4, Qt.ItemDataRole.UserRole, source)
         group.addChild(item)
-        text = finding.command or finding.fix
+        text = finding.command  # a command to paste; a sentence of advice is read, not copied
         if text:
             button = QToolButton()
             button.setText(tr("Copy"))

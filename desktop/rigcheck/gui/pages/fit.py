@@ -265,7 +265,7 @@ class FitPage(QWidget):
         page.addLayout(grid)
         controls = Card()
         controls.setMaximumWidth(420)
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
         # the catalog's names, as the verdict and every other page print them ("BF16", "Q4_K_M")
@@ -359,6 +359,7 @@ class FitPage(QWidget):
         self.reasons.setWordWrap(True)
         self.reasons.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         verdict_card.body.addWidget(self.reasons)
+        verdict_card.body.addStretch(1)
         grid.addWidget(verdict_card, 0, 1)
 
         speed_card = Card()
@@ -367,6 +368,7 @@ class FitPage(QWidget):
         self.speed.setWordWrap(True)
         self.speed.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         speed_card.body.addWidget(self.speed)
+        speed_card.body.addStretch(1)  # the words at the top of the card, the room (if any) below them
         grid.addWidget(speed_card, 1, 1)
         grid.setColumnStretch(1, 1)
 
@@ -524,6 +526,11 @@ class FitPage(QWidget):
         for widget in (self.framework, self.lora_rank, self.checkpointing):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
+        # only the settings that apply are shown: a training stack's for training, an engine's for
+        # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
+        for widget in (self.engine, self.kv, self.backend, self.split, self.gpu_layers, self.framework,
+                       self.lora_rank, self.checkpointing):  # fmt: skip
+            self.form.setRowVisible(widget, widget.isEnabled())
 
     def _training_widgets(self) -> None:
         """How a training run trains: the framework (its own defaults), LoRA rank, checkpointing."""

@@ -680,7 +680,9 @@ class ModelsPage(QWidget):
         table, header, source = self.table, self.table.horizontalHeader(), self.source
         metrics = table.fontMetrics()
         style = table.style()
-        padding = 2 * style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 3
+        # the cell's margins, and a few pixels more than sizeHintForColumn (which rounds up: a text measured
+        # to the pixel is elided)
+        padding = 2 * style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 8
         icon = style.pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, table) + 7
         widths = {}
         for column in range(source.columnCount()):

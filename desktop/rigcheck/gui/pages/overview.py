@@ -44,10 +44,12 @@ from rigcheck.gui.widgets import (
 from rigcheck.gui.workers import Job, submit
 
 #: the models the "what you can run" cards show, small to large: what people run locally at the end of
-#: 2026 (the Qwen3.5/3.6, Gemma 4 and GLM-4.7 releases) beside the older ones they still run
+#: 2026 (the Qwen3.5/3.6, Gemma 4, GLM-4.7, Ministral 3 and Nemotron 3 releases) beside the older ones they
+#: still run; sixteen, so the cards fill whole rows at 1024 (four a row) and 1920 px (eight)
 POPULAR = (
-    "llama-3.2-3b", "qwen3-8b", "qwen3.5-9b", "gemma-3-12b", "gpt-oss-20b", "gemma-4-26b-a4b",
-    "qwen3.6-27b", "glm-4.7-flash", "qwen3.6-35b-a3b", "gemma-4-31b", "llama-3.3-70b", "gpt-oss-120b",
+    "llama-3.2-3b", "qwen3-8b", "qwen3.5-9b", "gemma-3-12b", "ministral-3-14b", "gpt-oss-20b",
+    "gemma-4-26b-a4b", "qwen3.6-27b", "glm-4.7-flash", "nemotron-3-nano-30b-a3b", "qwen3.6-35b-a3b",
+    "gemma-4-31b", "llama-3.3-70b", "glm-4.5-air", "gpt-oss-120b", "qwen3.5-122b-a10b",
 )  # fmt: skip
 #: the narrowest a "what you can run" card gets (four side by side at 1024×700, eight at 1920)
 MODEL_CARD_WIDTH = 180
