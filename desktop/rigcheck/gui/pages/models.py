@@ -68,6 +68,7 @@ from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui.fitview import FitView, recommend_catalog
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.hub_search import HubSearchPanel
+from rigcheck.gui.pages.model_detail import ModelDetail
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import Job, submit
 
@@ -574,6 +575,9 @@ class ModelsPage(QWidget):
         page.addLayout(filters)
         page.addWidget(self.table, 1)
         page.addLayout(footer)
+        # the selected model on this machine: a badge per format and the command (gui/pages/model_detail.py)
+        self.detail = ModelDetail(state)
+        page.addWidget(self.detail)
         page.addSpacing(4)
         page.addWidget(rule)
         page.addWidget(hub_heading)
@@ -637,6 +641,7 @@ class ModelsPage(QWidget):
         generation = self._fit_generation
         specs, catalog, backend = self.state.catalog.models, self.state.catalog, self.state.backend
         self.source.set_fits({})
+        self.detail.refresh()  # the selected model on the new machine or backend
 
         def done(fits: dict[str, FitView]) -> None:
             if generation == self._fit_generation:  # a newer machine has been asked for since
@@ -721,7 +726,11 @@ class ModelsPage(QWidget):
 
     @Slot()
     def _selection_changed(self) -> None:
-        self.fit_button.setEnabled(bool(self.table.selectionModel().selectedRows()))
+        rows = self.table.selectionModel().selectedRows()
+        self.fit_button.setEnabled(bool(rows))
+        spec = self.proxy.spec(rows[0].row()) if rows else None
+        if spec is not self.detail.spec:
+            self.detail.show_spec(spec)
 
     @Slot(QModelIndex)
     def _choose_index(self, index: QModelIndex) -> None:
