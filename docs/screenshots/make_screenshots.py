@@ -71,7 +71,7 @@ CURATED: tuple[tuple[str, str, str, str], ...] = (
     *(("hgx", "en", "1920", p) for p in PAGES),
     *(("m2-ultra", "it", "1920", p) for p in PAGES),
     *(("rtx4060-laptop", "en", "2x", p) for p in PAGES),
-    *(("strix-halo", "it", "2x", p) for p in ("overview", "fit", "compat", "upgrade")),
+    *(("strix-halo", "it", "2x", p) for p in ("overview", "fit")),
     *(("cpu-only", "it", "900", p) for p in PAGES),
     *(("dgx-spark", "en", "900", p) for p in ("overview", "models", "fit", "upgrade")),
     ("dgx-spark", "it", "1920", "overview"),
@@ -217,6 +217,8 @@ def render_set(
                     window.pages[page].open_recording(recording)  # type: ignore[attr-defined]
                     window.pages[page].slider.setValue(700)  # type: ignore[attr-defined]
                     settle(window)
+                if page == "models":
+                    _select_model(window.pages[page], "qwen3.6-27b")
                 if page == "fleet":
                     window.pages[page].open_folder(fleet)  # type: ignore[attr-defined]
                     settle(window)
@@ -233,6 +235,28 @@ def render_set(
             window.close()
         i18n.set_language("en")
     return written
+
+
+def _select_model(page, model_id: str) -> None:  # type: ignore[no-untyped-def]
+    """Select ``model_id`` in the Models table and wait for its detail pane (worked out on the pool)."""
+    import time
+
+    from PySide6.QtCore import QItemSelectionModel
+
+    chosen = None
+    for index in range(page.proxy.rowCount()):
+        if page.proxy.spec(index).id == model_id:
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            page.table.selectionModel().select(page.proxy.index(index, 0), flags)
+            chosen = page.proxy.index(index, 0)
+            break
+    deadline = time.monotonic() + 30
+    while page.detail.busy() and time.monotonic() < deadline:
+        QApplication.processEvents()
+        page.state.pool.waitForDone(20)
+    settle(page.window())
+    page.table.scrollTo(chosen, page.table.ScrollHint.PositionAtCenter)
+    QApplication.processEvents()
 
 
 def _fleet(scratch: Path) -> Path:

@@ -77,7 +77,7 @@ def test_detail_shows_each_format_with_memory_download_and_the_command(
     assert best.memory_bytes == rec.best.result.estimate.total_bytes
     assert best.download_bytes == rec.best.result.estimate.total("weights") < best.memory_bytes
     shown = page.detail.badges.text()
-    assert f"▶ {best.quant}" in shown and fmt_bytes(best.download_bytes).replace(" ", "&nbsp;") in shown
+    assert f"▶&nbsp;{best.quant}" in shown and fmt_bytes(best.download_bytes).replace(" ", "&nbsp;") in shown
     # the Run it command for the recommended format, copyable
     assert page.detail.engine.count() > 0 and page.detail.command.text()
     page.detail.copy_button.click()

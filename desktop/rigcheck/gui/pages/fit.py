@@ -395,6 +395,8 @@ class FitPage(QWidget):
         command_row = QHBoxLayout()
         self.command_engine = QComboBox()
         self.command_engine.setAccessibleName(tr("Engine of the command"))
+        # as wide as the longest engine name ("transformers"), never "llama.cp"
+        self.command_engine.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.command = QLineEdit()
         self.command.setReadOnly(True)
         self.command.setAccessibleName(tr("Command to run it"))

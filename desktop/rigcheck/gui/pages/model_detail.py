@@ -25,7 +25,7 @@ from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import Card, esc, muted
+from rigcheck.gui.widgets import Card, esc, muted, tooltip
 from rigcheck.gui.workers import Job, submit
 
 
@@ -85,17 +85,22 @@ def work_out_detail(
 
 
 def badge_html(badge: Badge) -> str:
-    """ "✓ Q4_K_M On the GPU · 5.6 GiB here · ↓ 4.6 GiB · ~95 tok/s", kept on one line (the gaps between
-    badges wrap)."""
-    speed = f" · ~{approx_speed(badge.tokens_per_s)} {tr('tok/s')}" if badge.tokens_per_s is not None else ""
-    text = (
-        f"{esc(tr(badge.words))} · {fmt_bytes(badge.memory_bytes)} {tr('here')} · "
-        f"↓ {fmt_bytes(badge.download_bytes)}{speed}"
-    )
-    name = f"▶ {badge.quant}" if badge.recommended else badge.quant
+    """ "✓ ▶ Q4_K_M 5.6 GiB ↓ 4.6 GiB ~95 tok/s", kept on one line (the gaps between badges wrap): the
+    shared glyph and colour of where it runs (its words in the tooltip and the accessible text), what it
+    needs on this machine, its download and its speed."""
+    speed = f" ~{approx_speed(badge.tokens_per_s)} {tr('tok/s')}" if badge.tokens_per_s is not None else ""
+    text = f"{fmt_bytes(badge.memory_bytes)} ↓ {fmt_bytes(badge.download_bytes)}{speed}"
+    name = esc(f"▶ {badge.quant}" if badge.recommended else badge.quant).replace(" ", "&nbsp;")
+    glyph = f"<span style='color:{badge.colour}'>{badge.glyph}&nbsp;<b>{name}</b></span>"
+    return f"{glyph}&nbsp;{text.replace(' ', '&nbsp;')}"
+
+
+def badge_words(badge: Badge) -> str:
+    """The badge in words, for the tooltip and screen readers."""
+    speed = f", ~{approx_speed(badge.tokens_per_s)} {tr('tok/s')}" if badge.tokens_per_s is not None else ""
     return (
-        f"<span style='color:{badge.colour}'>{badge.glyph}</span>&nbsp;<b>{esc(name)}</b>&nbsp;"
-        + text.replace(" ", "&nbsp;")
+        f"{badge.quant}: {tr(badge.words)}, {fmt_bytes(badge.memory_bytes)} {tr('here')}, "
+        f"{tr('Download')} {fmt_bytes(badge.download_bytes)}{speed}"
     )
 
 
@@ -119,6 +124,7 @@ class ModelDetail(Card):
         row = QHBoxLayout()
         self.engine = QComboBox()
         self.engine.setAccessibleName(tr("Engine of the command"))
+        self.engine.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.command = QLineEdit()
         self.command.setReadOnly(True)
         self.command.setAccessibleName(tr("Command to run it"))
@@ -198,13 +204,14 @@ class ModelDetail(Card):
             return
         self.detail = detail
         self.badges.setVisible(True)
-        self.badges.setText(" &nbsp;&nbsp; ".join(badge_html(b) for b in detail.badges))
+        self.badges.setText(" &nbsp;&nbsp;&nbsp; ".join(badge_html(b) for b in detail.badges))
+        words = "\n".join(badge_words(b) for b in detail.badges)
+        self.badges.setAccessibleDescription(words)
+        self.badges.setToolTip(tooltip("\n".join(t for t in (detail.why, words) if t)))
         self._fill_engines(detail.commands)
-        if detail.why:
-            self.badges.setToolTip(detail.why)
 
     def _fill_engines(self, commands: Commands | None) -> None:
-        wanted = self.engine.currentText()
+        wanted = self.engine.currentText() or "llama.cpp"  # the one most people run first
         self.engine.blockSignals(True)
         self.engine.clear()
         for engine in commands.commands if commands else {}:
