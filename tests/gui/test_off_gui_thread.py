@@ -117,6 +117,11 @@ def test_fit_format_table_is_worked_out_off_the_gui_thread_and_stale_tables_drop
     selected = page.ladder.selectionModel().selectedRows()
     assert [page.ladder.item(i.row(), 0).text().removeprefix("▶ ") for i in selected] == ["Q2_K"]
     assert page.commands is not None and "Q2_K" in page.command.text()
+    # each format's download beside the memory it needs here (the LM Studio question before a download)
+    rec = page.recommendation
+    assert rec is not None and page.ladder.horizontalHeaderItem(3).text() == "Download"
+    for row, rung in enumerate(rec.ladder):
+        assert page.ladder.item(row, 3).text() == fmt_bytes(rung.result.estimate.total("weights"))
 
 
 def test_ram_bar_counts_the_embedding_the_text_says_is_in_ram(qtbot: QtBot, tmp_path: Path) -> None:

@@ -377,10 +377,17 @@ class FitPage(QWidget):
         self.ladder_note = muted("")
         self.ladder_note.setWordWrap(True)
         ladder_card.body.addWidget(self.ladder_note)
-        self.ladder = QTableWidget(0, 5)
+        self.ladder = QTableWidget(0, 6)
         self.ladder.setAccessibleName(tr("Formats on this machine"))
         self.ladder.setHorizontalHeaderLabels(
-            [tr("Format"), tr("Where"), tr("Memory"), tr("tokens/s"), tr("Quality (measured)")]
+            [
+                tr("Format"),
+                tr("Where"),
+                tr("Memory"),
+                tr("Download"),
+                tr("tokens/s"),
+                tr("Quality (measured)"),
+            ]
         )
         self.ladder.verticalHeader().hide()
         self.ladder.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -968,6 +975,7 @@ class FitPage(QWidget):
                 ("▶ " if rung is rec.best else "") + rung.quant,
                 f"{view.glyph} {tr(view.words)}",
                 fmt_bytes(rung.result.estimate.total_bytes),
+                fmt_bytes(rung.result.estimate.total("weights")),  # the weight files: what a download takes
                 f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
                 rung.quality_note(),
             )
@@ -976,7 +984,7 @@ class FitPage(QWidget):
                 if column == 1:
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)
-                if column == 4 and rung.quality is not None:
+                if column == len(cells) - 1 and rung.quality is not None:
                     item.setToolTip(tooltip(rung.quality.source))  # a catalog overlay's text
                 self.ladder.setItem(row, column, item)
             if rung.quant == current:
