@@ -249,8 +249,10 @@ class CompatPage(QWidget):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
         self._show_summary(summary)
+        self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
         self._fill(machine, groups)
         self._fit_columns()
+        self.tree.setUpdatesEnabled(True)
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)

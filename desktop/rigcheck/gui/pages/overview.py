@@ -90,9 +90,32 @@ class OverviewPage(QWidget):
 
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
-        """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages."""
-        if self.state.machine is not None:
-            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
+        """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages. Only the
+        hint and the cards are redone; the machine's facts do not depend on the backend."""
+        machine = self.state.machine
+        if machine is None or not hasattr(self, "cards_host"):
+            return  # no machine shown yet: its cards will be worked out with the backend chosen
+        self.hint.setText(self._hint_text())
+        for card in self.cards:
+            self.cards_layout.removeWidget(card)
+            card.hide()
+            card.deleteLater()
+        self.cards = []
+        self.cards_waiting.setText(tr("Working out what runs here…"))
+        self.cards_waiting.show()
+        self._work_out_cards(machine, self._live)
+
+    def _hint_text(self) -> str:
+        hint = tr(
+            "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
+            "click a card to open it in Fit."
+        )
+        if self.state.backend is not None:
+            # speeds follow the backend chosen on Fit: say so where they are shown
+            hint += " " + tr("Speeds assume llama.cpp on {backend}, as chosen on the Fit page.").format(
+                backend=BACKEND_NAMES.get(self.state.backend, self.state.backend)
+            )
+        return hint
 
     def busy(self) -> bool:
         """The model cards are still being worked out on the pool."""
@@ -113,9 +136,11 @@ class OverviewPage(QWidget):
                 return  # stale: the page shows another machine or backend now
             self._job = None
             self.cards_waiting.hide()
+            self.cards_host.setUpdatesEnabled(False)  # one layout and paint for all the cards, not one each
             self.cards = [ModelCard(self.state, answer, machine) for answer in answers]
             for card in self.cards:
                 self.cards_layout.addWidget(card)
+            self.cards_host.setUpdatesEnabled(True)
 
         def failed(message: str) -> None:
             if generation == self._generation:
@@ -140,16 +165,7 @@ class OverviewPage(QWidget):
 
         # the answer first: as many verdict cards as fit the width, the rest one scroll away
         self.layout_.addWidget(subheading(tr("What you can run")))
-        hint = tr(
-            "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
-            "click a card to open it in Fit."
-        )
-        if self.state.backend is not None:
-            # speeds follow the backend chosen on Fit: say so where they are shown
-            hint += " " + tr("Speeds assume llama.cpp on {backend}, as chosen on the Fit page.").format(
-                backend=BACKEND_NAMES.get(self.state.backend, self.state.backend)
-            )
-        self.hint = muted(hint)
+        self.hint = muted(self._hint_text())
         self.layout_.addWidget(self.hint)
         self.cards_host = QWidget()
         self.cards_layout = TileLayout(self.cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
