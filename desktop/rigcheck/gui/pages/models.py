@@ -689,15 +689,23 @@ class ModelsPage(QWidget):
         # to the pixel is elided)
         padding = 2 * style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 8
         icon = style.pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, table) + 7
+        # a Fixed section's sectionSizeHint is not its title's width: measure the title, its margins and the
+        # sort arrow (a title a few pixels short is clipped: "ontesto")
+        header_metrics = header.fontMetrics()
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+        arrow = style.pixelMetric(QStyle.PixelMetric.PM_HeaderMarkSize, None, header)
+
+        def title(column: int) -> int:
+            text = str(source.headerData(column, Qt.Orientation.Horizontal) or "")
+            return header_metrics.horizontalAdvance(text) + 2 * margin + arrow + 8
+
         widths = {}
         for column in range(source.columnCount()):
             if column == HF_ID:
                 continue
             texts = {str(source.data(source.index(row, column)) or "") for row in range(source.rowCount())}
             text = max((metrics.horizontalAdvance(t) for t in texts), default=0)
-            widths[column] = max(
-                text + padding + (icon if column == NAME else 0), header.sectionSizeHint(column)
-            )
+            widths[column] = max(text + padding + (icon if column == NAME else 0), title(column))
         return widths
 
     @Slot()
