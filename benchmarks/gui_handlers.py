@@ -1,10 +1,12 @@
 """GUI responsiveness: how long each user action holds the GUI thread.
 
-Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_handlers.py [--it]``. Every event Qt
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_handlers.py [--it] [--why]``. Every event Qt
 delivers on the GUI thread is timed (``QApplication.notify``), so the figure is what a user feels: the
 longest single handler while an action runs, and the action's total time on the GUI thread; work handed
 to the pool does not count, its result being applied when ready does. Target (issue 26 / issue 30 #7):
-no handler over 50 ms. The machine is the RTX 4090 fixture; with ``--it`` the app runs in Italian.
+no handler over 50 ms. The machine is the RTX 4090 fixture; with ``--it`` the app runs in Italian. Each
+row names the slowest event (its receiver and type); ``--why`` adds, per action, the page functions that
+took longest on the GUI thread (a profile of the GUI thread alone: pool threads are not profiled).
 
 ``--fleet N`` (default 5,000) and ``--replay-mb M`` (default 1,024) add the lab-scale actions of issue 30
 #7: a folder of N reports opened, checked, sorted and a check cancelled on the Fleet page, and an M MB
@@ -15,7 +17,9 @@ the process's peak memory before and after the replay (the reader keeps at most 
 
 from __future__ import annotations
 
+import cProfile
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -39,6 +43,7 @@ class TimedApp(QApplication):
         super().__init__(argv)
         self.longest = 0.0
         self.total = 0.0
+        self.slowest = ""
         self._depth = 0
 
     def notify(self, receiver: QObject, event: QEvent) -> bool:
@@ -50,11 +55,24 @@ class TimedApp(QApplication):
             self._depth -= 1
             if self._depth == 0:
                 spent = time.perf_counter() - start
-                self.longest = max(self.longest, spent)
+                if spent > self.longest:
+                    self.longest = spent
+                    self.slowest = f"{type(receiver).__name__} {event.type().name}"
                 self.total += spent
 
     def reset(self) -> None:
         self.longest = self.total = 0.0
+        self.slowest = ""
+
+
+def gui_thread_hotspots(profile: cProfile.Profile, shown: int = 4) -> list[str]:
+    """The rigcheck functions (pages, not the core they call) with the most cumulative GUI-thread time."""
+    stats = pstats.Stats(profile)
+    rows = []
+    for (path, line, name), (_cc, _nc, _tt, cumulative, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        if "/rigcheck/gui/" in path and name not in ("settle", "<lambda>", "notify"):
+            rows.append((cumulative, f"{Path(path).parent.name}/{Path(path).name}:{line} {name}"))
+    return [f"{ms * 1000:6.0f} ms  {where}" for ms, where in sorted(rows, reverse=True)[:shown]]
 
 
 def write_reports(folder: Path, count: int) -> None:
@@ -126,16 +144,25 @@ def main() -> int:
     fit = window.pages["fit"]
     upgrade = window.pages["upgrade"]
 
-    def action(name: str, do: Callable[[], Any], timeout_s: float = 30.0) -> tuple[str, float, float]:
+    why = "--why" in sys.argv
+    hotspots: dict[str, list[str]] = {}
+
+    def action(name: str, do: Callable[[], Any], timeout_s: float = 30.0) -> tuple[str, float, float, str]:
         app.reset()
+        profile = cProfile.Profile() if why else None
         start = time.perf_counter()
         # an action starts in a handler (a click, a key): run it inside one so it is timed as one
         QApplication.postEvent(window, QEvent(QEvent.Type.User))
         window.customEvent = lambda _e: do()  # type: ignore[method-assign]
+        if profile is not None:
+            profile.enable()
         if not settle(window, timeout_s):
             print(f"  ({name}: still busy after {timeout_s:.0f} s)")
+        if profile is not None:
+            profile.disable()
+            hotspots[name] = gui_thread_hotspots(profile)
         wall = time.perf_counter() - start
-        return name, app.longest * 1000, wall * 1000
+        return name, app.longest * 1000, wall * 1000, app.slowest
 
     rows = [
         action("open a snapshot (Overview shown)", lambda: (window.show_page("overview"), window.open_snapshot(FIXTURES / "two-gpus-128gb.json"))),
@@ -217,12 +244,16 @@ def main() -> int:
     for note in notes:
         print(note)
     width = max(len(r[0]) for r in rows)
-    print(f"{'action':<{width}}  longest handler   wall   (target: no handler over {TARGET_MS:.0f} ms)")
+    print(
+        f"{'action':<{width}}  longest handler   wall   (target: no handler over {TARGET_MS:.0f} ms)  slowest event"
+    )
     worst = 0.0
-    for name, longest, wall in rows:
+    for name, longest, wall, slowest in rows:
         worst = max(worst, longest)
-        flag = "" if longest <= TARGET_MS else "  ✘ over target"
-        print(f"{name:<{width}}  {longest:10.1f} ms  {wall:7.0f} ms{flag}")
+        flag = "  " if longest <= TARGET_MS else "✘ "
+        print(f"{name:<{width}}  {longest:10.1f} ms  {wall:7.0f} ms  {flag}{slowest}")
+        for line in hotspots.get(name, []):
+            print(f"{'':<{width}}      {line}")
     window.close()
     import shutil
 

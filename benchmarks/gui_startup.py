@@ -1,9 +1,11 @@
 """GUI speed: time to the first rendered page against a bare PySide6 window, and slider-to-chart time.
 
-Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_startup.py``. Targets (from the desktop
-issue): the first page at most 1.3× a bare window's time in the same run; a context-slider move to a
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_startup.py [--pages]``. Targets (from the
+desktop issue): the first page at most 1.3× a bare window's time in the same run; a context-slider move to a
 redrawn chart under 16 ms median; the Monitor page, first shown, painted with its first live sample
-within 1.5× a bare window's first render (issue 18). Each start is a fresh process, so imports are counted.
+within 1.5× a bare window's first render (issue 18); with ``--pages``, every page opened first (the app
+started on it: its imports, building and first paint) within 1.5× the bare window (issue 26 Build 5), and
+whether pyqtgraph was imported by then. Each start is a fresh process, so imports are counted.
 """
 
 from __future__ import annotations
@@ -62,6 +64,20 @@ print((time.perf_counter() - t0) * 1000, int(before), int("pyqtgraph" in sys.mod
 w.close()
 """
 
+PAGE = f"""
+import sys, time; t0 = time.perf_counter()
+from PySide6.QtCore import QSettings
+from rigcheck.gui.app import application, create_window
+from rigcheck.core.machine import load_machine
+app = application()
+settings = QSettings({str(ROOT / ".bench-gui.ini")!r}, QSettings.Format.IniFormat); settings.clear()
+w = create_window(settings, snapshot=load_machine({str(SNAPSHOT)!r}), snapshot_name="bench")
+w.resize(1280, 800); w.show_page(sys.argv[1]); w.show(); app.processEvents(); w.grab()
+print((time.perf_counter() - t0) * 1000, int("pyqtgraph" in sys.modules))
+w.close()
+"""
+PAGES = ("overview", "models", "fit", "compat", "monitor", "upgrade", "fleet")
+
 SLIDER = f"""
 import statistics, time
 from PySide6.QtCore import QSettings
@@ -83,9 +99,11 @@ w.close()
 """
 
 
-def run(code: str) -> str:
+def run(code: str, *args: str) -> str:
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
+    )
     lines = done.stdout.strip().splitlines()
     if not lines:
         raise RuntimeError(done.stderr[-2000:])
@@ -108,6 +126,13 @@ def main() -> None:
     print(f"Monitor page, live, first shown to first painted sample: {m:7.0f} ms median of 5 "
           f"({m / b:.2f}× the bare window; target ≤ 1.5×: {'ok' if m <= 1.5 * b else 'MISSED'}; "
           f"pyqtgraph imported: {'yes' if loaded else 'no'})")  # fmt: skip
+    if "--pages" in sys.argv:
+        for page in PAGES:
+            lines = [run(PAGE, page).split() for _ in range(5)]
+            t = statistics.median(float(line[0]) for line in lines)
+            graph = any(line[1] == "1" for line in lines)
+            print(f"first page {page:<9} {t:7.0f} ms median of 5 ({t / b:.2f}× the bare window; target ≤ 1.5×: "
+                  f"{'ok' if t <= 1.5 * b else 'MISSED'}; pyqtgraph imported: {'yes' if graph else 'no'})")  # fmt: skip
     median, worst = map(float, run(SLIDER).split())
     print(f"context slider move → recomputed and repainted: {median:.2f} ms median, {worst:.1f} ms worst "
           f"(target < 16 ms median: {'ok' if median < 16 else 'MISSED'})")  # fmt: skip

@@ -26,3 +26,9 @@ def snapshot_window(
     window = create_window(settings, snapshot=load_machine(path), snapshot_name=path.name)
     qtbot.addWidget(window)
     return window
+
+
+def answered(qtbot: QtBot, window: MainWindow, timeout_ms: int = 20000) -> None:
+    """Wait until the answers the pages work out on the pool (the Overview's cards, Fit's format table,
+    the compatibility findings) have been shown."""
+    qtbot.waitUntil(lambda: not window.busy(), timeout=timeout_ms)

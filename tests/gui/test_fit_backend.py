@@ -34,7 +34,13 @@ def open_window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     window = MainWindow(state, small_machine)
     qtbot.addWidget(window)
     window.open_snapshot(snapshot)
+    answered(qtbot, window)
     return window
+
+
+def answered(qtbot: QtBot, window: MainWindow) -> None:
+    """The pages' answers worked out on the pool have been shown (the Overview's cards, Fit's table)."""
+    qtbot.waitUntil(lambda: not window.busy(), timeout=20000)
 
 
 def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
@@ -103,6 +109,7 @@ def test_overview_and_models_answer_with_the_same_backend(qtbot: QtBot, tmp_path
     rocm = column(some)
     fit.backend.setCurrentIndex(fit.backend.findData("vulkan"))
     assert state.backend == "vulkan"
+    answered(qtbot, window)
     after = card_speeds()
     assert after.keys() == before.keys() and after != before  # Vulkan's factors, not ROCm's
     assert "Speeds assume llama.cpp on Vulkan, as chosen on the Fit page." in overview.hint.text()

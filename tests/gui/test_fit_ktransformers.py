@@ -40,13 +40,14 @@ def choose(page: FitPage, model_id: str) -> None:
     page.state.choose_model(from_catalog(spec))
 
 
-def test_a_mixture_of_experts_runs_under_ktransformers_with_its_command(page: FitPage) -> None:
+def test_a_mixture_of_experts_runs_under_ktransformers_with_its_command(qtbot: QtBot, page: FitPage) -> None:
     choose(page, "qwen3-30b-a3b")
     page.engine.setCurrentIndex(page.engine.findData("ktransformers"))
     page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
     assert page.result is not None
     assert page.result.placement.offload == "experts"
     assert page.result.estimate.engine == "ktransformers"
+    qtbot.waitUntil(lambda: not page.busy(), timeout=20000)  # the table and commands come from the pool
     assert page.command_engine.findText("ktransformers") >= 0
     page.command_engine.setCurrentIndex(page.command_engine.findText("ktransformers"))
     assert page.command.text().startswith("python -m ktransformers.local_chat --model_path Qwen/")

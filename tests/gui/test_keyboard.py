@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTableView,
 from pytestqt.qtbot import QtBot
 from test_fleet_page import write_fleet
 
-from fakes.windows import snapshot_window
+from fakes.windows import answered, snapshot_window
 from rigcheck.gui import i18n
 from rigcheck.gui.main_window import MainWindow
 
@@ -44,7 +44,7 @@ def _tab_leaves(qtbot: QtBot, table: QTableView) -> None:
 
 def test_tables_are_one_tab_stop(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
     window.show_page("fit")
-    window.state.pool.waitForDone()
+    answered(qtbot, window)
     _tab_leaves(qtbot, window.pages["fit"].ladder)  # type: ignore[attr-defined]
     window.show_page("upgrade")
     _tab_leaves(qtbot, window.pages["upgrade"].catalog_list)  # type: ignore[attr-defined]
@@ -60,6 +60,7 @@ def test_tables_are_one_tab_stop(qtbot: QtBot, window: MainWindow, tmp_path: Pat
 
 def test_a_focused_overview_card_looks_focused(qtbot: QtBot, window: MainWindow) -> None:
     window.show_page("overview")
+    answered(qtbot, window)
     card = window.pages["overview"].cards[0]  # type: ignore[attr-defined]
     before = card.grab().toImage()
     card.setFocus(Qt.FocusReason.TabFocusReason)

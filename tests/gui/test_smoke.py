@@ -44,10 +44,16 @@ def window(qtbot: QtBot, settings: QSettings) -> MainWindow:
     return win
 
 
+def answered(qtbot: QtBot, window: MainWindow) -> None:
+    """The pages' answers worked out on the pool have been shown (the Overview's cards, Fit's table)."""
+    qtbot.waitUntil(lambda: not window.busy(), timeout=20000)
+
+
 def probed(qtbot: QtBot, window: MainWindow) -> None:
     window.start_probe()
     qtbot.waitUntil(lambda: window.state.machine is not None, timeout=5000)
     window.state.pool.waitForDone()
+    answered(qtbot, window)
 
 
 def test_window_opens_with_its_pages_and_probes(qtbot: QtBot, window: MainWindow) -> None:
@@ -66,6 +72,7 @@ def test_snapshot_is_labelled_not_this_computer(qtbot: QtBot, window: MainWindow
     assert window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
     assert "not this computer" in window.machine_label.text()
     assert window.state.is_live is False
+    answered(qtbot, window)
     cards = window.pages["overview"].cards  # type: ignore[attr-defined]
     by_id = {card.spec.id: card for card in cards}
     assert by_id["qwen3-8b"].verdict == "fits"
@@ -87,6 +94,7 @@ def test_bad_snapshot_gets_a_message(
 
 def test_card_opens_the_model_in_fit(qtbot: QtBot, window: MainWindow) -> None:
     window.open_snapshot(FIXTURES / "rtx4090-64gb.json")
+    answered(qtbot, window)
     card = next(c for c in window.pages["overview"].cards if c.spec.id == "qwen3-8b")  # type: ignore[attr-defined]
     assert isinstance(card, ModelCard)
     qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
@@ -102,6 +110,7 @@ def test_a_card_opens_fit_with_its_own_settings(qtbot: QtBot, window: MainWindow
     assert isinstance(fit_page, FitPage)
     fit_page.context_value.setValue(65536)  # the last-used context is not the card's
     fit_page.quant.setCurrentIndex(fit_page.quant.findData("q2_k"))
+    answered(qtbot, window)
     card = next(c for c in window.pages["overview"].cards if c.spec.id == "qwen3-8b")  # type: ignore[attr-defined]
     assert isinstance(card, ModelCard)
     qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
@@ -223,6 +232,7 @@ def test_fit_solvers(qtbot: QtBot, window: MainWindow) -> None:
     page.context_value.setValue(8192)
     page.quant.setCurrentIndex(page.quant.findData("q2_k"))
     page.fit_best_quant()  # back to the recommendation, with why
+    answered(qtbot, window)
     rec = page.recommendation
     assert rec is not None and rec.best is not None
     assert page.result.estimate.quant_name.removesuffix(" (file mix)") == rec.best.quant
@@ -236,6 +246,7 @@ def test_fit_page_ladder_and_command(qtbot: QtBot, window: MainWindow) -> None:
     page = window.pages["fit"]
     assert isinstance(page, FitPage)
     window.state.choose_model(from_catalog(load_catalog(use_overlay=False).model("gpt-oss-120b")))  # type: ignore[arg-type]
+    answered(qtbot, window)
     rec = page.recommendation
     assert rec is not None and rec.best is not None
     assert page.quant.currentData() == "mxfp4"  # the recommendation is the default
@@ -400,10 +411,17 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     assert page.torch_command.text().startswith("pip install torch==")
     qtbot.mouseClick(page.copy_torch, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == page.torch_command.text()
-    button = page.tree.itemWidget(first_gpu.child(0), 5).findChild(QToolButton)
+    # a Copy button copies a command; a fix that is a sentence of advice is read, not copied
+    rows = [group.child(r) for g in range(page.tree.topLevelItemCount()) for group in [page.tree.topLevelItem(g)]
+            for r in range(group.childCount())]  # fmt: skip
+    commands = {f.subject: f.command for f in page.findings}
+    with_button = [r for r in rows if page.tree.itemWidget(r, 5) is not None]
+    assert with_button and all(commands.get(r.text(2)) for r in with_button)
+    assert any(r.text(4) and page.tree.itemWidget(r, 5) is None for r in rows), "advice gets no Copy button"
+    button = page.tree.itemWidget(with_button[0], 5).findChild(QToolButton)
     assert isinstance(button, QToolButton)
     button.click()
-    assert QApplication.clipboard().text()
+    assert QApplication.clipboard().text() == commands[with_button[0].text(2)]
     page.tree.setCurrentItem(first_gpu.child(0))
     assert "Fix" in page.details.text()
 

@@ -113,6 +113,44 @@ def fit_view(rec: Recommendation) -> FitView:
     return view_of_result(rec.best.result, rec.best.quant)
 
 
+@dataclass(frozen=True)
+class CardAnswer:
+    """One Overview card's answer: the view it paints, and the format and context Fit opens it with."""
+
+    spec: ModelSpec
+    view: FitView
+    #: the catalog id of the recommended format ("" when nothing runs)
+    quant_id: str
+    #: the context the model was judged at
+    context: int
+    verdict: str
+
+
+def recommend_cards(
+    specs: Iterable[ModelSpec],
+    machine: Machine,
+    catalog: Catalog,
+    *,
+    live: bool,
+    backend: Backend | None = None,
+) -> tuple[CardAnswer, ...]:
+    """The Overview's "what you can run" cards: each model's recommendation, as :func:`recommend_catalog`
+    gives it, with what the card needs to open Fit on the same answer. Runs on a worker thread."""
+    answers = []
+    for spec in specs:
+        try:
+            rec = recommend(
+                from_catalog(spec), machine, "inference", catalog, live=live, request=Request(backend=backend)
+            )
+        except InputError:
+            continue
+        quant = rec.best.quant_id if rec.best is not None and rec.best.quant_id else ""
+        answers.append(
+            CardAnswer(spec, fit_view(rec), quant, rec.result.estimate.context, rec.result.verdict)
+        )
+    return tuple(answers)
+
+
 def recommend_catalog(
     specs: Iterable[ModelSpec],
     machine: Machine,

@@ -249,8 +249,10 @@ class CompatPage(QWidget):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
         self._show_summary(summary)
+        self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
         self._fill(machine, groups)
         self._fit_columns()
+        self.tree.setUpdatesEnabled(True)
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)
@@ -297,6 +299,8 @@ class CompatPage(QWidget):
             glyph, words = "–", "Would not work here"
         elif where == "limited":
             glyph, words = "○", "Would work, with limits"
+        elif where == "ok" and finding.installed is False:
+            glyph, words = "○", "Would work, not installed"  # not "✔ OK" for what is not here yet
         item = QTreeWidgetItem(
             [f"{glyph} {tr(words)}", finding.framework, finding.subject, finding.reason, finding.fix or ""]
         )
@@ -314,7 +318,7 @@ class CompatPage(QWidget):
         item.setToolTip(4, tooltip("\n\n".join(t for t in parts if t)))
         item.setData(4, Qt.ItemDataRole.UserRole, source)
         group.addChild(item)
-        text = finding.command or finding.fix
+        text = finding.command  # a command to paste; a sentence of advice is read, not copied
         if text:
             button = QToolButton()
             button.setText(tr("Copy"))
@@ -360,8 +364,25 @@ def wrap_option(
     return option
 
 
+#: text_height's answers by (text, font, width): the column search and every row's size hint ask the same
+#: questions again on each resize and language switch (a layout per cell per candidate width, ~0.1 s)
+_heights: dict[tuple[str, str, int], int] = {}
+HEIGHTS_KEPT = 50_000
+
+
 def text_height(text: str, font: QFont, width: int) -> int:
     """How tall ``text`` is wrapped to ``width`` pixels as the cells paint it (words, else anywhere)."""
+    key = (text, font.key(), width)
+    known = _heights.get(key)
+    if known is not None:
+        return known
+    if len(_heights) >= HEIGHTS_KEPT:
+        _heights.clear()
+    _heights[key] = height = _layout_height(text, font, width)
+    return height
+
+
+def _layout_height(text: str, font: QFont, width: int) -> int:
     layout = QTextLayout(text, font)
     layout.setTextOption(wrap_option())
     layout.beginLayout()

@@ -1,7 +1,8 @@
 """Fit: one model on the selected machine, recomputed as the user changes anything.
 
 The estimate takes well under a millisecond (BENCHMARKS.md), so it runs on the GUI thread on every
-change; the chart is painted directly with QPainter.
+change; the chart is painted directly with QPainter. The format table (a recommendation over every
+format, and the commands) is worked out on the pool and shown when ready.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from rigcheck.gui.i18n import num, percent, tr
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
+from rigcheck.gui.workers import Job, submit
 
 QUANTS = (
     "bf16",
@@ -162,8 +164,23 @@ class MemoryChart(QWidget):
         parts = ", ".join(
             f"{tr(CATEGORY_NAMES[c])} {fmt_bytes(est.total(c))}" for c in CATEGORY_COLOURS if est.total(c)
         )
-        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}")
+        placed = "; ".join(
+            f"{name} {fmt_bytes(used)} / {fmt_bytes(budget)}" for name, budget, used in self.rows()
+        )
+        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}; {placed}")
         self.update()
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        """(device, its budget, bytes placed there) for each GPU and RAM, as the bars draw them. RAM holds
+        what the placement put there and the weights the engine keeps in host memory wherever the layers
+        go (llama.cpp's input embedding): the bar and the verdict's "stays in RAM" agree."""
+        if self.result is None:
+            return []
+        result = self.result
+        ram = result.placement.cpu_bytes + result.estimate.host_weight_bytes
+        budgets = [*result.budget.gpu_bytes, result.budget.cpu_bytes]
+        placed = [*result.placement.gpu_bytes, ram]
+        return list(zip([*self.device_names, tr("RAM")], budgets, placed, strict=False))
 
     def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         if self.result is None:
@@ -182,7 +199,6 @@ class MemoryChart(QWidget):
         )
         label_width = min(150, longest + 14)
         width = self.width() - label_width - 12
-        budgets = [*list(result.budget.gpu_bytes), result.budget.cpu_bytes]
         y = 6.0
         row_height = 24.0
 
@@ -211,9 +227,7 @@ class MemoryChart(QWidget):
 
         # Each device against its own capacity: the full width is what it may use, so a 24 GiB GPU
         # is not a sliver next to 1.5 TiB of RAM.
-        placed = [*list(result.placement.gpu_bytes), result.placement.cpu_bytes]
-        names = [*self.device_names, tr("RAM")]
-        for name, budget, used in zip(names, budgets, placed, strict=False):
+        for name, budget, used in self.rows():
             label(y, name)
             outline = QRectF(label_width, y, width, row_height)
             fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
@@ -259,7 +273,7 @@ class FitPage(QWidget):
         page.addLayout(grid)
         controls = Card()
         controls.setMaximumWidth(420)
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
         # the catalog's names, as the verdict and every other page print them ("BF16", "Q4_K_M")
@@ -356,6 +370,7 @@ class FitPage(QWidget):
         self.reasons.setWordWrap(True)
         self.reasons.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         verdict_card.body.addWidget(self.reasons)
+        verdict_card.body.addStretch(1)
         grid.addWidget(verdict_card, 0, 1)
 
         speed_card = Card()
@@ -364,6 +379,7 @@ class FitPage(QWidget):
         self.speed.setWordWrap(True)
         self.speed.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         speed_card.body.addWidget(self.speed)
+        speed_card.body.addStretch(1)  # the words at the top of the card, the room (if any) below them
         grid.addWidget(speed_card, 1, 1)
         grid.setColumnStretch(1, 1)
 
@@ -372,10 +388,17 @@ class FitPage(QWidget):
         self.ladder_note = muted("")
         self.ladder_note.setWordWrap(True)
         ladder_card.body.addWidget(self.ladder_note)
-        self.ladder = QTableWidget(0, 5)
+        self.ladder = QTableWidget(0, 6)
         self.ladder.setAccessibleName(tr("Formats on this machine"))
         self.ladder.setHorizontalHeaderLabels(
-            [tr("Format"), tr("Where"), tr("Memory"), tr("tokens/s"), tr("Quality (measured)")]
+            [
+                tr("Format"),
+                tr("Where"),
+                tr("Memory"),
+                tr("Download"),
+                tr("tokens/s"),
+                tr("Quality (measured)"),
+            ]
         )
         self.ladder.verticalHeader().hide()
         self.ladder.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -390,6 +413,8 @@ class FitPage(QWidget):
         command_row = QHBoxLayout()
         self.command_engine = QComboBox()
         self.command_engine.setAccessibleName(tr("Engine of the command"))
+        # as wide as the longest engine name ("transformers"), never "llama.cp"
+        self.command_engine.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.command = QLineEdit()
         self.command.setReadOnly(True)
         self.command.setAccessibleName(tr("Command to run it"))
@@ -407,6 +432,8 @@ class FitPage(QWidget):
         self.command_engine.currentIndexChanged.connect(self._show_command)
         self.commands: Commands | None = None
         self.recommendation: Recommendation | None = None
+        self._ladder_job: Job | None = None
+        self._ladder_generation = 0
         page.addWidget(ladder_card)
 
         self.why_button = QToolButton()
@@ -521,6 +548,11 @@ class FitPage(QWidget):
         for widget in (self.framework, self.lora_rank, self.checkpointing):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
+        # only the settings that apply are shown: a training stack's for training, an engine's for
+        # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
+        for widget in (self.engine, self.kv, self.backend, self.split, self.gpu_layers, self.framework,
+                       self.lora_rank, self.checkpointing):  # fmt: skip
+            self.form.setRowVisible(widget, widget.isEnabled())
 
     def _engine_formats(self) -> None:
         """MLX and ExLlamaV3 run formats of their own (MLX's group-64 quantizations, EXL3); the other engines
@@ -694,8 +726,8 @@ class FitPage(QWidget):
         self._slider_timer.start()
 
     def busy(self) -> bool:
-        """A slider move is waiting for its recomputation."""
-        return self._slider_timer.isActive()
+        """A slider move is waiting for its recomputation, or the format table for its answers."""
+        return self._slider_timer.isActive() or self._ladder_job is not None
 
     @Slot(int)
     def _context_typed(self, _value: int) -> None:
@@ -771,6 +803,8 @@ class FitPage(QWidget):
             self.verdict.setText(f"✘ {esc(exc)}")
             self.result = None
             self.take_button.setVisible(False)
+            self._ladder_generation += 1  # a table still being worked out is for settings no longer asked
+            self._ladder_job = None
             return
         if self._bench is not None:
             rows, name = self._bench
@@ -922,7 +956,40 @@ class FitPage(QWidget):
     # -- the ladder and the command ----------------------------------------------------------------
 
     def _fill_ladder(self, model: ModelInfo, result: FitResult) -> None:
-        rec = self._recommend(model)
+        """Every format's answer and the commands, worked out on the pool (a recommendation walks a dozen
+        formats: 5–40 ms on a big model or machine) and shown when ready; a newer request wins."""
+        self._ladder_generation += 1
+        generation = self._ladder_generation
+        machine, catalog, live = self.state.machine, self.state.catalog, self.state.is_live
+        request = self.request()
+        current = display_quant(result.estimate.quant_name)
+
+        def work() -> tuple[Recommendation | None, Commands | None]:
+            if machine is None:
+                return None, None
+            try:
+                rec = recommend(
+                    model, machine, request.workload, catalog, context=request.context,
+                    engine=request.engine, live=live, request=request,
+                )  # fmt: skip
+            except InputError:
+                return None, None
+            rung = Rung(current, None, result, where_of(result))
+            return rec, commands_for(rec, machine, catalog, live=live, rung=rung)
+
+        def done(answer: tuple[Recommendation | None, Commands | None]) -> None:
+            if generation == self._ladder_generation:  # else stale: a newer setting has been asked for
+                self._ladder_job = None
+                self._show_ladder(*answer, current)
+
+        def failed(message: str) -> None:
+            if generation == self._ladder_generation:
+                self._ladder_job = None
+                self.ladder_note.setText(f"✘ {message}")
+
+        self._ladder_job = submit(self.state.pool, work, done, failed)
+
+    def _show_ladder(self, rec: Recommendation | None, commands: Commands | None, current: str) -> None:
         self.recommendation = rec
         self.ladder.setRowCount(0)
         if rec is None:
@@ -935,7 +1002,6 @@ class FitPage(QWidget):
             )
         )
         self.ladder.setRowCount(len(rec.ladder))
-        current = display_quant(result.estimate.quant_name)
         for row, rung in enumerate(rec.ladder):
             view = view_of_result(rung.result, rung.quant)
             tps = rung.tokens_per_s
@@ -943,6 +1009,7 @@ class FitPage(QWidget):
                 ("▶ " if rung is rec.best else "") + rung.quant,
                 f"{view.glyph} {tr(view.words)}",
                 fmt_bytes(rung.result.estimate.total_bytes),
+                fmt_bytes(rung.result.estimate.total("weights")),  # the weight files: what a download takes
                 f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
                 rung.quality_note(),
             )
@@ -951,7 +1018,7 @@ class FitPage(QWidget):
                 if column == 1:
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)
-                if column == 4 and rung.quality is not None:
+                if column == len(cells) - 1 and rung.quality is not None:
                     item.setToolTip(tooltip(rung.quality.source))  # a catalog overlay's text
                 self.ladder.setItem(row, column, item)
             if rung.quant == current:
@@ -962,10 +1029,6 @@ class FitPage(QWidget):
         height += sum(self.ladder.rowHeight(r) for r in range(rows))
         self.ladder.setMinimumHeight(max(120, height))
         self.ladder.setMaximumHeight(max(120, height))
-        rung = Rung(current, None, result, where_of(result))
-        commands = commands_for(
-            rec, self.state.machine, self.state.catalog, live=self.state.is_live, rung=rung
-        ) if self.state.machine is not None else None  # fmt: skip
         self._set_commands(commands)
 
     def _set_commands(self, commands: Commands | None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QColor, QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -18,16 +18,14 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import ModelSpec
-from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.power import PowerBudget, power_budget
-from rigcheck.core.estimate.recommend import recommend
 from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.core.verdict_words import speed_text
-from rigcheck.gui.fitview import fit_view
+from rigcheck.gui.fitview import CardAnswer, recommend_cards
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
 from rigcheck.gui.state import BACKEND_NAMES, AppState
@@ -44,15 +42,20 @@ from rigcheck.gui.widgets import (
     subheading,
     tooltip,
 )
+from rigcheck.gui.workers import Job, submit
 
 #: the models the "what you can run" cards show, small to large: what people run locally at the end of
-#: 2026 (the Qwen3.5/3.6, Gemma 4 and GLM-4.7 releases) beside the older ones they still run
+#: 2026 (the Qwen3.5/3.6, Gemma 4, GLM-4.7, Ministral 3 and Nemotron 3 releases) beside the older ones they
+#: still run; sixteen, so the cards fill whole rows at 1024 (four a row) and 1920 px (eight)
 POPULAR = (
-    "llama-3.2-3b", "qwen3-8b", "qwen3.5-9b", "gemma-3-12b", "gpt-oss-20b", "gemma-4-26b-a4b",
-    "qwen3.6-27b", "glm-4.7-flash", "qwen3.6-35b-a3b", "gemma-4-31b", "llama-3.3-70b", "gpt-oss-120b",
+    "llama-3.2-3b", "qwen3-8b", "qwen3.5-9b", "gemma-3-12b", "ministral-3-14b", "gpt-oss-20b",
+    "gemma-4-26b-a4b", "qwen3.6-27b", "glm-4.7-flash", "nemotron-3-nano-30b-a3b", "qwen3.6-35b-a3b",
+    "gemma-4-31b", "llama-3.3-70b", "glm-4.5-air", "gpt-oss-120b", "qwen3.5-122b-a10b",
 )  # fmt: skip
 #: the narrowest a "what you can run" card gets (four side by side at 1024×700, eight at 1920)
 MODEL_CARD_WIDTH = 180
+#: the width of the verdict's colour strip down a model card's left edge
+VERDICT_STRIP = 5
 #: the narrowest a machine-facts card gets (three side by side at 1024×700)
 FACT_CARD_WIDTH = 240
 
@@ -73,6 +76,8 @@ class OverviewPage(QWidget):
         self.layout_.addStretch(1)
         self.cards: list[ModelCard] = []
         self.fact_cards: list[Card] = []
+        self._job: Job | None = None
+        self._generation = 0
         self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         state.backend_changed.connect(self._backend_changed)
@@ -86,9 +91,64 @@ class OverviewPage(QWidget):
 
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
-        """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages."""
-        if self.state.machine is not None:
-            self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
+        """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages. Only the
+        hint and the cards are redone; the machine's facts do not depend on the backend."""
+        machine = self.state.machine
+        if machine is None or not hasattr(self, "cards_host"):
+            return  # no machine shown yet: its cards will be worked out with the backend chosen
+        self.hint.setText(self._hint_text())
+        for card in self.cards:
+            self.cards_layout.removeWidget(card)
+            card.hide()
+            card.deleteLater()
+        self.cards = []
+        self.cards_waiting.setText(tr("Working out what runs here…"))
+        self.cards_waiting.show()
+        self._work_out_cards(machine, self._live)
+
+    def _hint_text(self) -> str:
+        hint = tr(
+            "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
+            "click a card to open it in Fit."
+        )
+        if self.state.backend is not None:
+            # speeds follow the backend chosen on Fit: say so where they are shown
+            hint += " " + tr("Speeds assume llama.cpp on {backend}, as chosen on the Fit page.").format(
+                backend=BACKEND_NAMES.get(self.state.backend, self.state.backend)
+            )
+        return hint
+
+    def busy(self) -> bool:
+        """The model cards are still being worked out on the pool."""
+        return self._job is not None
+
+    def _work_out_cards(self, machine: Machine, is_live: bool) -> None:
+        """Each card's recommendation on the pool (~20 ms a model, 0.2–0.4 s in all): the page shows at once
+        and the cards follow; a newer machine or backend asked for meanwhile wins."""
+        self._generation += 1
+        generation = self._generation
+        specs, catalog, backend = _popular(self.state), self.state.catalog, self.state.backend
+
+        def work() -> tuple[CardAnswer, ...]:
+            return recommend_cards(specs, machine, catalog, live=is_live, backend=backend)
+
+        def done(answers: tuple[CardAnswer, ...]) -> None:
+            if generation != self._generation:
+                return  # stale: the page shows another machine or backend now
+            self._job = None
+            self.cards_waiting.hide()
+            self.cards_host.setUpdatesEnabled(False)  # one layout and paint for all the cards, not one each
+            self.cards = [ModelCard(self.state, answer, machine) for answer in answers]
+            for card in self.cards:
+                self.cards_layout.addWidget(card)
+            self.cards_host.setUpdatesEnabled(True)
+
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._job = None
+                self.cards_waiting.setText(f"✘ {message}")
+
+        self._job = submit(self.state.pool, work, done, failed)
 
     def _clear(self) -> None:
         while self.layout_.count() > 1:
@@ -106,23 +166,15 @@ class OverviewPage(QWidget):
 
         # the answer first: as many verdict cards as fit the width, the rest one scroll away
         self.layout_.addWidget(subheading(tr("What you can run")))
-        hint = tr(
-            "The recommended way to run each at 8k context, as Fit and 'rigcheck fit' give it; "
-            "click a card to open it in Fit."
-        )
-        if self.state.backend is not None:
-            # speeds follow the backend chosen on Fit: say so where they are shown
-            hint += " " + tr("Speeds assume llama.cpp on {backend}, as chosen on the Fit page.").format(
-                backend=BACKEND_NAMES.get(self.state.backend, self.state.backend)
-            )
-        self.hint = muted(hint)
+        self.hint = muted(self._hint_text())
         self.layout_.addWidget(self.hint)
-        cards_host = QWidget()
-        cards = TileLayout(cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
-        self.cards = [ModelCard(self.state, spec, machine, is_live) for spec in _popular(self.state)]
-        for card in self.cards:
-            cards.addWidget(card)
-        self.layout_.addWidget(cards_host)
+        self.cards_host = QWidget()
+        self.cards_layout = TileLayout(self.cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
+        self.cards = []
+        self.cards_waiting = muted(tr("Working out what runs here…"))
+        self.layout_.addWidget(self.cards_waiting)
+        self.layout_.addWidget(self.cards_host)
+        self._work_out_cards(machine, is_live)
 
         # then the machine, in compact cards of equal height
         self.layout_.addWidget(subheading(tr("This machine")))
@@ -380,27 +432,25 @@ def psu_badge(budget: PowerBudget) -> str:
 class ModelCard(Card):
     """One popular model: the best format that fits, the speed, and a verdict in words and colour."""
 
-    def __init__(self, state: AppState, spec: ModelSpec, machine: Machine, is_live: bool) -> None:
+    def __init__(self, state: AppState, answer: CardAnswer, machine: Machine) -> None:
         super().__init__()
         self.state = state
-        self.spec = spec
-        self.body.setContentsMargins(12, 8, 10, 8)
+        spec = self.spec = answer.spec
+        self.body.setContentsMargins(12 + VERDICT_STRIP, 8, 10, 8)
         self.body.setSpacing(3)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        model = from_catalog(spec)
-        # the one answer every surface gives (docs/recommendation.md): format, where, speed
-        rec = recommend(
-            model, machine, "inference", state.catalog, live=is_live, request=Request(backend=state.backend)
-        )
-        view = fit_view(rec)
-        self.view = view
-        self.verdict = rec.result.verdict
-        self.quant = rec.best.quant_id if rec.best is not None and rec.best.quant_id else ""
+        # the one answer every surface gives (docs/recommendation.md): format, where, speed; worked out on
+        # the pool (recommend_cards), painted here
+        view = self.view = answer.view
+        self.verdict = answer.verdict
+        self.quant = answer.quant_id
         #: the context the card was judged at: Fit opens with it, not with its last-used one
-        self.context = rec.result.estimate.context
+        self.context = answer.context
         glyph, words, colour = view.glyph, view.words, view.colour
-        self.setStyleSheet(f"ModelCard {{ border-left: 5px solid {colour}; }}")
+        # the verdict's colour as a strip down the left edge, painted (a style sheet per card costs ~10 ms
+        # of style polishing each, a dozen cards a visible pause)
+        self.colour = QColor(colour)
         title = subheading(spec.name)
         title.setWordWrap(True)
         self.body.addWidget(title)
@@ -411,9 +461,8 @@ class ModelCard(Card):
         self.body.addWidget(self.size_label)
         if view.where == "gpu" and len(machine.gpus) > 1:
             words = "Runs on the GPUs"
-        status = QLabel(f"<b>{glyph} {tr(words)}</b>")
+        status = QLabel(f"<b style='color:{colour}'>{glyph} {esc(tr(words))}</b>")
         status.setWordWrap(True)
-        status.setStyleSheet(f"color: {colour};")
         self.body.addWidget(status)
         speed = view.tokens_per_s
         detail = (view.quant or "") if view.where is not None else tr("too large even from RAM")
@@ -435,6 +484,9 @@ class ModelCard(Card):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
+        painter = QPainter(self)
+        painter.fillRect(0, 0, VERDICT_STRIP, self.height(), self.colour)
+        painter.end()
         if self.hasFocus():  # the keyboard's place: a highlight ring, as buttons have
             painter = QPainter(self)
             pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 2)
