@@ -363,7 +363,8 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     prof.source,
                 )
             )
-        parts.extend(_states(setup, params // shard, pbytes, states_at, "model"))
+        states = _states(setup, params // shard, pbytes, states_at, "model")
+        parts.extend(states)
         gathered = pbytes * largest
     else:
         trainable = lora_param_count(arch, setup.rank, setup.targets)
@@ -410,7 +411,8 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 f"{trainable:,} × {abytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
             )
         )
-        parts.extend(_states(setup, trainable // shard, abytes, "gpu", "adapter"))
+        states = _states(setup, trainable // shard, abytes, "gpu", "adapter")
+        parts.extend(states)
         if setup.method == "qlora":
             linear = arch.hidden_size * _ffn(arch)
             parts.append(
@@ -435,7 +437,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
             )
         )
     parts.extend(_activations(arch, setup, context, batch))
-    parts.extend(_step_temporary(setup, parts))
+    parts.extend(_step_temporary(setup, states[0], parts))
     if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
         # the unsharded checkpoint each rank loads stays allocated beside training (LitGPT's LoRA rows on
         # two and four GPUs grow with the micro-batch on top of it)
@@ -464,18 +466,17 @@ FOREACH_SQRT = (
 FOREACH_ADAMW_STACKS = frozenset({"transformers", "axolotl", "llama-factory", "litgpt"})
 
 
-def _step_temporary(setup: Setup, parts: list[Part]) -> list[Part]:
-    """torch AdamW's step: a v-sized temporary while the gradients and states live and the activations
-    are freed, so it adds only what it exceeds the backward's activations by."""
+def _step_temporary(setup: Setup, adam: Part, parts: list[Part]) -> list[Part]:
+    """torch AdamW's step: a v-sized temporary (half of ``adam``, the m and v part) while the gradients
+    and states live and the activations are freed, so it adds only what it exceeds the activations by."""
     opt = setup.optimizer
-    if opt.name != "adamw" or opt.on_host or setup.offload_states:
+    if opt.name != "adamw" or opt.on_host or setup.offload_states or adam.where != "gpu":
         return []
     if setup.profile.framework not in FOREACH_ADAMW_STACKS:
         return []
     if setup.method == "full" and setup.profile.optimizer_in_backward:
         return []
-    states = [p for p in parts if p.category == "optimizer" and p.where == "gpu" and "master" not in p.name]
-    sqrt_v = sum(p.bytes for p in states) // 2
+    sqrt_v = adam.bytes // 2
     freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
     if sqrt_v <= freed:
         return []

@@ -8,6 +8,7 @@ format, and the commands) is worked out on the pool and shown when ready.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
@@ -48,6 +49,7 @@ from rigcheck.core.estimate.recommend import (
     recommend,
     where_of,
 )
+from rigcheck.core.estimate.training_advice import training_steps
 from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -809,6 +811,12 @@ class FitPage(QWidget):
         if self._bench is not None:
             rows, name = self._bench
             result = apply_measured(result, rows, machine, name)
+        if result.verdict == "does_not_fit" and result.estimate.workload != "inference":
+            # a fine-tune that does not fit: what would (a few fits, milliseconds; training_advice)
+            steps = training_steps(
+                model, machine, self.request(), self.state.catalog, result.estimate, live=self.state.is_live
+            )
+            result = replace(result, advice=(*result.advice, *steps))
         self.result = result
         self._show(result)
         self._fill_ladder(model, result)
@@ -867,6 +875,7 @@ class FitPage(QWidget):
             + "</span>"
         )
         items = "".join(f"<li>{esc(r)}</li>" for r in result.reasons)
+        items += "".join(f"<li>→ {esc(a)}</li>" for a in result.advice)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
         speed = result.speed
         lines = []
