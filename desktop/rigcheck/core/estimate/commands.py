@@ -23,7 +23,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from rigcheck.core.catalog import Catalog
+from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.exllamav3 import cache_tokens
 from rigcheck.core.estimate.fit import FitResult
@@ -194,6 +194,13 @@ def _ollama_name(text: str) -> str:
     return name or "model"
 
 
+def ollama_library_tag(spec: ModelSpec | None) -> str | None:
+    """The catalog's plain Ollama library tag for the model (``qwen3.6:27b``), not a variant built for another
+    engine or format (``…-mlx``, ``…-q8``, ``…-nvfp4``); None when it lists none."""
+    plain = re.compile(r"^[a-z0-9][a-z0-9._-]*(:[0-9.]+[bm]|:latest)?$")
+    return next((t for t in (spec.ollama if spec else ()) if plain.match(t)), None)
+
+
 def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
     """Ollama offloads whole layers only: None for an expert-offload placement."""
     result = rung.result
@@ -358,7 +365,14 @@ def commands_for(
     if rec.engine in ("llama.cpp", "ollama") and gguf and not has_gguf_source(best, catalog):
         # a placeholder file is no command: say where the GGUF would come from instead
         notes["llama.cpp"] = no_gguf_note(best, catalog)
-        notes["ollama"] = "Ollama runs GGUF files: the same as for llama.cpp"
+        tag = ollama_library_tag(catalog.model(est.model.id))
+        if tag:
+            # Ollama's library has its own build of the model: a command that downloads and runs it
+            out["ollama"] = (
+                f"ollama run {_q(tag)}  # Ollama's library build: its format and context are Ollama's"
+            )
+        else:
+            notes["ollama"] = "Ollama runs GGUF files: the same as for llama.cpp"
     elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)
