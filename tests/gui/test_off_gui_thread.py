@@ -138,3 +138,18 @@ def test_ram_bar_counts_the_embedding_the_text_says_is_in_ram(qtbot: QtBot, tmp_
     name, _budget, used = page.chart.rows()[-1]
     assert name == "RAM" and used == embedding, "the RAM bar shows what the text says sits in RAM"
     assert fmt_bytes(embedding) in page.chart.accessibleDescription()
+
+
+def test_ram_bar_and_text_agree_on_a_cpu_only_box(qtbot: QtBot, tmp_path: Path) -> None:
+    """Everything in RAM: the text's figure is the bar's, the embedding included (it said 0.2 GiB less)."""
+    window = snapshot_window(qtbot, tmp_path, "cpu-only-32gb.json")
+    window.show_page("fit")
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
+    result = page.result
+    assert result is not None and not any(result.placement.gpu_bytes)
+    assert result.estimate.host_weight_bytes > 0
+    _name, _budget, used = page.chart.rows()[-1]
+    assert used == result.placement.cpu_bytes + result.estimate.host_weight_bytes
+    assert f"runs on the CPU from RAM ({fmt_bytes(used)})" in result.reasons

@@ -127,17 +127,6 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> str:
             ram=fmt_bytes(p.cpu_bytes),
             gpu=fmt_bytes(gpu_total),
         )
-    if p.cpu_bytes and gpu_total:
-        return tr(
-            "{gpu_layers} of {layers} layers on the GPU ({gpu}), the rest in RAM ({ram})",
-            gpu_layers=p.gpu_layers,
-            layers=p.total_layers,
-            gpu=fmt_bytes(gpu_total),
-            ram=fmt_bytes(p.cpu_bytes),
-        )
-    if p.cpu_bytes:
-        return tr("runs on the CPU from RAM ({ram})", ram=fmt_bytes(p.cpu_bytes))
-    used = sum(1 for b in p.gpu_bytes if b)
     host = (
         "; "
         + tr(
@@ -147,6 +136,21 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         if est.host_weight_bytes
         else ""
     )
+    if p.cpu_bytes and gpu_total:
+        return (
+            tr(
+                "{gpu_layers} of {layers} layers on the GPU ({gpu}), the rest in RAM ({ram})",
+                gpu_layers=p.gpu_layers,
+                layers=p.total_layers,
+                gpu=fmt_bytes(gpu_total),
+                ram=fmt_bytes(p.cpu_bytes),
+            )
+            + host
+        )
+    if p.cpu_bytes:
+        # all of it is in RAM, the embedding llama.cpp keeps there too: the figure the RAM bar shows
+        return tr("runs on the CPU from RAM ({ram})", ram=fmt_bytes(p.cpu_bytes + est.host_weight_bytes))
+    used = sum(1 for b in p.gpu_bytes if b)
     if used > 1:
         return (
             tr(
