@@ -47,6 +47,7 @@ def test_tables_are_one_tab_stop(qtbot: QtBot, window: MainWindow, tmp_path: Pat
     answered(qtbot, window)
     _tab_leaves(qtbot, window.pages["fit"].ladder)  # type: ignore[attr-defined]
     window.show_page("upgrade")
+    qtbot.waitUntil(lambda: not window.pages["upgrade"].busy(), timeout=20000)  # type: ignore[attr-defined]
     _tab_leaves(qtbot, window.pages["upgrade"].catalog_list)  # type: ignore[attr-defined]
     window.show_page("fleet")
     fleet = window.pages["fleet"]

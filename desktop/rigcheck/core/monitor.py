@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
+from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import Note
 from rigcheck.core.probe._common import Notes, ProbeContext, read_int, read_text
 from rigcheck.core.probe._nvml import Device, open_nvml, text
@@ -768,8 +769,9 @@ def _gpu_alerts(
 
     if gpu.lost:
         since = _run_start(t, column(f"_gpu{i}_lost") == 1.0)
-        message = (
-            f"{label} stopped answering (it fell off the bus or its driver lost it); its readings are gone"
+        message = tr(
+            "{gpu} stopped answering (it fell off the bus or its driver lost it); its readings are gone",
+            gpu=label,
         )
         return [Alert("sensor_lost", i, message, now if since is None else since)]
     with np.errstate(invalid="ignore"):  # NaN compares false: a missing reading never alerts
@@ -777,33 +779,37 @@ def _gpu_alerts(
         vram_full = column(f"gpu{i}_mem_used_bytes") >= VRAM_FULL_FRACTION * column(f"gpu{i}_mem_total_bytes")
     limit_w = gpu.power_limit_watts or 0.0
     total_gib = (gpu.memory_total_bytes or 0) / GIB
+    # each message is translated whole, its numbers in the language's own form (core.i18n)
+    values = {
+        "gpu": label,
+        "share": percent(POWER_LIMIT_FRACTION),
+        "limit": num(limit_w, group=False),
+        "vram_share": percent(VRAM_FULL_FRACTION),
+        "total": num(total_gib, 1, group=False),
+    }
     checks: list[tuple[AlertKind, npt.NDArray[np.bool_], str]] = [
         (
             "thermal_throttle",
             column(f"_gpu{i}_thermal") == 1.0,
-            f"{label} has been slowing its clocks to keep cool (thermal throttling) for {{}}",
+            "{gpu} has been slowing its clocks to keep cool (thermal throttling) for {duration}",
         ),
         (
             "power_throttle",
             column(f"_gpu{i}_power_throttle") == 1.0,
-            f"{label} has been held back by its power limit for {{}}",
+            "{gpu} has been held back by its power limit for {duration}",
         ),
-        (
-            "power_at_limit",
-            at_limit,
-            f"{label} has drawn ≥ {POWER_LIMIT_FRACTION:.0%} of its {limit_w:.0f} W limit for {{}}",
-        ),
+        ("power_at_limit", at_limit, "{gpu} has drawn ≥ {share} of its {limit} W limit for {duration}"),
         (
             "vram_nearly_full",
             vram_full,
-            f"{label} has had ≥ {VRAM_FULL_FRACTION:.0%} of its {total_gib:.1f} GiB in use for {{}}",
+            "{gpu} has had ≥ {vram_share} of its {total} GiB in use for {duration}",
         ),
     ]
     found = []
     for kind, condition, template in checks:
         since = _run_start(t, condition)
         if since is not None and now - since >= sustained_s:
-            found.append(Alert(kind, i, template.format(_duration(now - since)), since))
+            found.append(Alert(kind, i, tr(template, duration=_duration(now - since), **values), since))
     return found
 
 
@@ -817,10 +823,10 @@ def _run_start(t: FloatArray, condition: npt.NDArray[np.bool_]) -> float | None:
 
 def _duration(seconds: float) -> str:
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return f"{num(seconds, group=False)} s"
     if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"{num(seconds / 60, group=False)} min"
+    return f"{num(seconds / 3600, 1, group=False)} h"
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -50,6 +50,13 @@ def _lazy(module: str, name: str) -> Callable[[AppState], QWidget]:
         return page
 
     return build
+
+
+def _warm_imports() -> None:
+    from importlib import import_module
+
+    for module in ("rigcheck.core.estimate.upgrade", "rigcheck.core.estimate.soldered"):
+        import_module(module)
 
 
 def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
@@ -120,6 +127,11 @@ class MainWindow(QMainWindow):
         state.upgrade_requested.connect(self.what_would_it_take)
         self.build_pages()
         self._restore()
+        # the Upgrade page's core modules take ~45 ms to import: a worker imports them once the window is
+        # up, so opening the page does not (pure-Python core modules: no Qt object is made)
+        QTimer.singleShot(
+            500, lambda: submit(self.state.pool, _warm_imports, lambda _r: None, lambda _m: None)
+        )
 
     # -- pages -----------------------------------------------------------------------------------
 

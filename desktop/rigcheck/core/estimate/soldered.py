@@ -153,7 +153,12 @@ def machine_choices(
         # what runs first, the same chip family (more memory) before other machines, then faster first
         return (_rank(c) == 2, c.kind != "tier", _rank(c), -(tps or 0.0), c.memory_gib)
 
-    return sorted(best.values(), key=key)[:MAX_CHOICES]
+    ranked = sorted(best.values(), key=key)
+    shown = ranked[:MAX_CHOICES]
+    tiers = [c for c in ranked if c.kind == "tier"]
+    if tiers and not any(c.kind == "tier" for c in shown):  # the same chip with more memory, said even
+        shown = [*shown[: MAX_CHOICES - 1], tiers[0]]  # when it is not enough
+    return shown
 
 
 def _too_slow(choice: MachineChoice, workload: str, floor: float) -> bool:

@@ -185,11 +185,9 @@ class UpgradePage(QWidget):
         gpu_header = self.catalog_list.horizontalHeader()
         gpu_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 3):
-            gpu_header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self._fill_catalog()
+            gpu_header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         self.catalog_list.setSortingEnabled(True)
         gpu_header.setSortIndicator(2, Qt.SortOrder.AscendingOrder)  # cheapest first; click to sort otherwise
-        self.catalog_list.sortItems(2, Qt.SortOrder.AscendingOrder)
         self.fits_label = muted("")
         picker_column.addWidget(self.search)
         picker_column.addWidget(self.catalog_list)
@@ -267,7 +265,7 @@ class UpgradePage(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # sized once per fill, not per layout
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(300)
@@ -334,12 +332,24 @@ class UpgradePage(QWidget):
             signal.connect(self._timer.start)
         self.find_button.clicked.connect(self.find_cheapest)
         state.machine_changed.connect(lambda *_a: self.reset())
-        if state.machine is not None:
+        # the GPU table and the first comparison come one event after the page is built, so that its
+        # first show stays short (the table takes ~30 ms to fill); whatever needs them fills them first
+        self._filled = False
+        QTimer.singleShot(0, self._first_fill)
+
+    def _first_fill(self) -> None:
+        if self._filled:
+            return
+        self._filled = True
+        self._fill_catalog()
+        self.catalog_list.sortItems(2, Qt.SortOrder.AscendingOrder)
+        if self.state.machine is not None:
             self.reset()
 
     def retranslate(self) -> None:
         """After a language switch: the candidate stays; prices, what the machine takes and the
         comparison are written again in the new language."""
+        self._first_fill()
         self._fill_catalog()
         self._show_takes()
         if not self.options.isHidden() or self.suggestions.text():
@@ -347,8 +357,15 @@ class UpgradePage(QWidget):
         self.recompute()
 
     def busy(self) -> bool:
-        """A recomputation is queued (the debounce timer) or running on the pool: not up to date yet."""
-        return self._timer.isActive() or self._job is not None or self._find_job is not None
+        """A recomputation is queued (the debounce timer) or running on the pool, or the chart is still
+        being built: not up to date yet."""
+        return (
+            not self._filled
+            or self._timer.isActive()
+            or self._job is not None
+            or self._find_job is not None
+            or self.chart.busy()
+        )
 
     def _show_progress(self) -> None:
         working = self._job is not None or self._find_job is not None
@@ -366,6 +383,7 @@ class UpgradePage(QWidget):
     ) -> None:
         """Fill the page in for a model that does not fit (from Fit, Overview or Models): the model is
         added to the comparison, the workload and context are set, and the ways to run it are found."""
+        self._first_fill()
         self.asked_model = model_id if self.state.catalog.model(model_id) is not None else None
         self.context = context
         index = self.workload.findData(workload)
@@ -440,6 +458,8 @@ class UpgradePage(QWidget):
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.catalog_list.setItem(row, column, cell)
         self.catalog_list.setSortingEnabled(sorting)
+        for column in (1, 2, 3):  # once per fill: a layout pass no longer measures every cell
+            self.catalog_list.resizeColumnToContents(column)
         price_header = self.catalog_list.horizontalHeaderItem(2)
         if price_header is not None:
             price_header.setToolTip(
@@ -498,12 +518,14 @@ class UpgradePage(QWidget):
         self._show_takes()
 
     def _selected_spec(self) -> GpuSpec | None:
+        self._first_fill()
         row = self.catalog_list.currentRow()
         item = self.catalog_list.item(row, 0) if row >= 0 else None
         return self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole)) if item else None
 
     def select_gpu(self, gpu_id: str) -> bool:
         """Select a listed GPU; False when it is not listed (unknown, or the machine cannot take it)."""
+        self._first_fill()
         for row in range(self.catalog_list.rowCount()):
             if self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole) == gpu_id:
                 if self.catalog_list.isRowHidden(row):
@@ -570,6 +592,9 @@ class UpgradePage(QWidget):
 
     @Slot()
     def reset(self) -> None:
+        if not self._filled:
+            self._first_fill()  # which resets
+            return
         machine = self.state.machine
         self.added = []
         self.replacement = None
@@ -742,6 +767,7 @@ class UpgradePage(QWidget):
             self.table.setItem(row, 0, name)
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
+        self.table.resizeColumnToContents(0)
 
     def _fill_power(self, report: UpgradeReport) -> None:
         def line(label: str, budget: PowerBudget) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QHeaderView,
     QPushButton,
@@ -46,41 +47,68 @@ def preload_chart() -> None:
 
 
 class CostChart(QWidget):
-    """Renting against owning over the months; the plot (and pyqtgraph) is made on first use."""
+    """Renting against owning over the months; the plot (and pyqtgraph) is made on first use, in steps
+    of one event each (the plot, its axes and legend, its curves), so no step holds the GUI thread long."""
 
     def __init__(self) -> None:
         super().__init__()
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self.plot: Any = None
+        self._steps: list[Callable[[], None]] = []
+        self._data: tuple[str, list[float], list[float], list[float]] | None = None
         self.setMinimumHeight(220)
         self.setVisible(False)
 
-    def _make(self) -> None:
-        import pyqtgraph as pg  # ~0.3 s to import: only when a chart is drawn
+    def busy(self) -> bool:
+        return bool(self._steps)
+
+    def _make_plot(self) -> None:
+        import pyqtgraph as pg  # ~0.3 s to import: preload_chart() does it on a worker first
 
         self.plot = pg.PlotWidget()
         self.plot.setBackground(self.palette().base().color())
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self._layout.addWidget(self.plot)
+
+    def _make_axes(self) -> None:
         self.plot.setLabel("bottom", tr("months"))
         self.plot.setLabel("left", "USD")
         self.plot.addLegend(offset=(10, 5))
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.hideButtons()
+
+    def _make_curves(self) -> None:
+        import pyqtgraph as pg
+
         self.rent_curve = self.plot.plot(pen=pg.mkPen("#d9913c", width=2), name=tr("renting"))
         self.own_curve = self.plot.plot(pen=pg.mkPen("#4f7fd9", width=2), name=tr("owning"))
-        self._layout.addWidget(self.plot)
+
+    def _step(self) -> None:
+        if self._steps:
+            self._steps.pop(0)()
+        if self._steps:
+            QTimer.singleShot(0, self._step)
+        elif self._data is not None:
+            self._show(*self._data)
 
     def draw(self, title: str, months: Sequence[float], rent: Sequence[float], own: Sequence[float]) -> None:
-        if self.plot is None:
-            self._make()
-        self.rent_curve.setData(list(months), list(rent))
-        self.own_curve.setData(list(months), list(own))
+        self._data = (title, list(months), list(rent), list(own))
+        if self.plot is None and not self._steps:
+            self._steps = [self._make_plot, self._make_axes, self._make_curves]
+            QTimer.singleShot(0, self._step)
+        elif not self._steps:
+            self._show(*self._data)
+
+    def _show(self, title: str, months: list[float], rent: list[float], own: list[float]) -> None:
+        self.rent_curve.setData(months, rent)
+        self.own_curve.setData(months, own)
         # pyqtgraph renders a title as HTML: a catalog overlay's GPU name is escaped
         self.plot.setTitle(esc(title), size="9pt")
         self.setVisible(True)
 
     def clear(self) -> None:
-        if self.plot is not None:
+        self._data = None
+        if self.plot is not None and not self._steps:
             self.rent_curve.setData([], [])
             self.own_curve.setData([], [])
         self.setVisible(False)  # no chart without data
@@ -109,7 +137,7 @@ class OptionsTable(QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 4):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.setMinimumHeight(120)
         self.doubleClicked.connect(lambda index: self._try(index.row()))
@@ -118,6 +146,10 @@ class OptionsTable(QTableWidget):
     def set_headers(self, *, built_in: bool) -> None:
         first = tr("Machine") if built_in else tr("GPUs")
         self.setHorizontalHeaderLabels([first, tr("Price"), tr("Speed"), tr("Notes"), ""])
+
+    def _size_columns(self) -> None:
+        for column in (1, 2, 4):
+            self.resizeColumnToContents(column)
 
     def _try(self, row: int) -> None:
         if 0 <= row < len(self.rows):
@@ -153,6 +185,7 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 2, _cell(speed))
             self.setItem(row, 3, _cell(_short_notes(option), "\n".join(option.notes)))
             self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
+        self._size_columns()
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
@@ -166,6 +199,7 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 2, _cell(outcome_text(outcome) if outcome is not None else "—"))
             self.setItem(row, 3, _cell(kind))
             self._button(row, True)
+        self._size_columns()
 
 
 def _short_notes(option: Option) -> str:
