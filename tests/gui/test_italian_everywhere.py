@@ -196,6 +196,11 @@ CITATION = re.compile(r"https?://\S+?(?:\s*\((?:[^()]|\([^()]*\))*\))?(?=[\s);,]
 WORD = re.compile(r"[a-zàèéìòù']+", re.IGNORECASE)
 TAG = re.compile(r"<[^>]+>")
 URL = re.compile(r"https?://\S+")
+#: a command line quoted in a sentence (``docker run --gpus all …``, ``pip install vllm``) is code, not English
+COMMAND = re.compile(
+    r"\b(?:docker|pip3?|python3?|uv|conda|ollama|vllm|sglang|llama-server|llama-cli|git|sudo|apt(?:-get)?|"
+    r"jetson-containers|mlx_lm\.\w+)\s+(?:run|install|serve|build|pull|launch|clone|-\S+)[^();,:]*"
+)
 
 
 #: more common English words, for runs: an English phrase inside an Italian sentence ("serve the CPU
@@ -337,9 +342,15 @@ RUN_WORDS = (
 NEVER_ITALIAN = frozenset({"the", "with", "without", "which", "would", "should", "your", "their", "needs"})
 
 
+#: names both languages write (Italian says "wheel CPU", "la GPU"): inside a run they neither add nor break it
+NEUTRAL = frozenset({"cpu", "gpu", "gpus", "ram", "wheel", "torch"})
+
+
 def _longest_run(words: list[str]) -> int:
     best = run = 0
     for word in words:
+        if word in NEUTRAL:
+            continue
         run = run + 1 if word in RUN_WORDS else 0
         best = max(best, run)
     return best
@@ -348,7 +359,7 @@ def _longest_run(words: list[str]) -> int:
 def is_english(text: str) -> bool:
     """English sentences, English phrases of three words or more, and English-only words, in a text."""
     plain = TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&").replace("&quot;", '"')
-    plain = URL.sub(" ", CITATION.sub(" ", plain)).strip()
+    plain = COMMAND.sub(" ", URL.sub(" ", CITATION.sub(" ", plain))).strip()
     if not plain or any(p.match(plain) for p in ALLOWED):
         return False
     words = [w.lower().strip("'") for w in WORD.findall(plain)]

@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from rigcheck.core.steps import Cancelled, Steps
@@ -48,10 +49,18 @@ class Job(QRunnable):
 
 
 def submit(
-    pool: QThreadPool, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
+    pool: QThreadPool,
+    fn: Callable[[], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[str], None],
+    owner: QObject | None = None,
 ) -> Job:
+    """Run ``fn`` on ``pool``; its result or error reaches ``on_done`` / ``on_error`` on the GUI thread,
+    unless ``owner`` (the page the callbacks fill) was deleted meanwhile (a window closed while a job ran)."""
     job = Job(fn)
     signals = job.signals
+    if owner is not None:
+        on_done, on_error = _while_alive(owner, on_done), _while_alive(owner, on_error)
     signals.finished.connect(on_done)
     signals.failed.connect(on_error)
     # The result reaches the GUI thread as a queued event addressed to ``signals``. Keep it alive until
@@ -67,6 +76,14 @@ def submit(
     signals.failed.connect(release)
     pool.start(job)
     return job
+
+
+def _while_alive(owner: QObject, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+    def call(value: Any) -> None:
+        if shiboken6.isValid(owner):
+            callback(value)
+
+    return call
 
 
 #: the signal objects of jobs whose result has not been delivered yet (see ``submit``)

@@ -714,7 +714,7 @@ class UpgradePage(QWidget):
                 self._show_progress()
                 self.summary.setText(f"✘ {esc(message)}")
 
-        self._job = submit(self.state.pool, work, done, failed)
+        self._job = submit(self.state.pool, work, done, failed, owner=self)
         self._show_progress()
 
     def _fill_summary(self, report: UpgradeReport) -> None:
@@ -876,7 +876,7 @@ class UpgradePage(QWidget):
                 self.suggestions.setText(f"✘ {message}")
 
         self.suggestions.setText(tr("Looking for what would run it…"))
-        self._find_job = submit(self.state.pool, work, done, failed)
+        self._find_job = submit(self.state.pool, work, done, failed, owner=self)
         self._show_progress()
 
     def _show_found(self, found: list[Option] | list[MachineChoice], built_in: bool) -> None:

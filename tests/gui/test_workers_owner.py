@@ -1,0 +1,39 @@
+"""A pool job whose page was deleted while it ran delivers nothing (no call into a freed widget)."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from rigcheck.gui.workers import submit
+
+
+def test_a_result_for_a_deleted_owner_is_dropped(qtbot: QtBot) -> None:
+    pool = QThreadPool()
+    label = QLabel()
+    release = threading.Event()
+    seen: list[object] = []
+
+    def done(value: object) -> None:
+        seen.append(value)
+        label.setText(str(value))  # would raise "already deleted" without the guard
+
+    submit(pool, lambda: release.wait(5) and 42, done, seen.append, owner=label)
+    label.deleteLater()
+    qtbot.waitUntil(lambda: not __import__("shiboken6").isValid(label))
+    release.set()
+    assert pool.waitForDone(5000)
+    qtbot.wait(50)  # the queued result is handled
+    assert seen == []
+
+
+def test_a_live_owner_gets_its_result(qtbot: QtBot) -> None:
+    pool = QThreadPool()
+    label = QLabel()
+    qtbot.addWidget(label)
+    seen: list[object] = []
+    submit(pool, lambda: 42, seen.append, seen.append, owner=label)
+    qtbot.waitUntil(lambda: seen == [42])
