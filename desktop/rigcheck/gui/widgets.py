@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
@@ -60,12 +61,26 @@ def esc(value: object) -> str:
     Snapshots, reports, GGUF files and the hub are anyone's text: inside our own markup it is escaped,
     so it can neither style text, nor load an image, nor add a link (issue 17 #5).
     """
-    return html.escape(str(value), quote=True)
+    return html.escape(breakable(str(value)), quote=True)
+
+
+#: a run this long with no space is no word (a 4096-character "name" in a hostile or broken snapshot)
+_UNBROKEN = re.compile(r"\S{200,}")
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+def breakable(text: str) -> str:
+    """``text`` with a zero-width space every 40 characters inside runs of 200 or more without a space, so a
+    word-wrapped label can wrap them instead of widening its window (issue 30 #14); ordinary words, paths
+    and links (all shorter) are untouched."""
+    return _UNBROKEN.sub(
+        lambda m: _ZERO_WIDTH_SPACE.join(m.group(0)[i : i + 40] for i in range(0, len(m.group(0)), 40)), text
+    )
 
 
 def tooltip(text: str) -> str:
     """A tooltip showing ``text`` exactly (Qt renders a tooltip as rich text if it looks like HTML)."""
-    return f"<p style='white-space:pre-wrap'>{esc(text)}</p>" if text else ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text, quote=True)}</p>" if text else ""
 
 
 def warn(parent: QWidget, title: str, text: str) -> None:
@@ -81,7 +96,7 @@ def plain(text: str = "") -> QLabel:
     """A label that shows ``text`` as the characters it is, never as rich text."""
     label = QLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
+    label.setText(breakable(text))
     return label
 
 

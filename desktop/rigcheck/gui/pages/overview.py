@@ -25,6 +25,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.core.verdict_words import speed_text
+from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.fitview import CardAnswer, recommend_cards
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.models import billions
@@ -56,6 +57,8 @@ POPULAR = (
 MODEL_CARD_WIDTH = 180
 #: the width of the verdict's colour strip down a model card's left edge
 VERDICT_STRIP = 5
+#: past this many characters a GPU card's title is elided on one line (whole in its tooltip), not wrapped
+LONG_TITLE = 120
 #: the narrowest a machine-facts card gets (three side by side at 1024×700)
 FACT_CARD_WIDTH = 240
 
@@ -211,7 +214,11 @@ class OverviewPage(QWidget):
         else:
             title = f"{tr('GPUs')} {_indices(group)}: {len(group)} × {gpu.name}"
         name = subheading(title)
-        name.setWordWrap(True)
+        if len(title) > LONG_TITLE:  # a name no card can hold (a hostile or broken snapshot): one elided line
+            font = name.font()
+            name = ElidedLabel(title)
+            name.setFont(font)
+        name.setWordWrap(not isinstance(name, ElidedLabel))
         card.body.addWidget(name)
         bar = QProgressBar()
         bar.setAccessibleName(tr("GPU memory"))
