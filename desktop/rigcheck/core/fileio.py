@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -72,8 +74,41 @@ def load_json(text: str | bytes, source: str) -> Any:
         raise InputError(source, f"not valid JSON (nested more than {MAX_DEPTH} levels deep)") from None
     except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
         raise InputError(source, f"not valid JSON ({exc})") from None
-    check_depth(data, source)
+    if not (isinstance(text, str) and shallow_json(text)):
+        check_depth(data, source)  # walks the data, and names the problem
     return data
+
+
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+@functools.lru_cache(maxsize=2)  # the depth and the string checks of one file share one split
+def json_string_parts(text: str) -> tuple[list[str], list[str]] | None:
+    """Valid JSON ``text`` split into its structure and its strings' contents, when it holds no backslash
+    (no escapes: the quotes are exactly the strings' ends): two C-speed splits. None when it has one."""
+    if "\\" in text:
+        return None
+    parts = text.split('"')
+    return parts[::2], parts[1::2]
+
+
+def shallow_json(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether valid JSON ``text`` nests at most ``limit`` levels, told from its brackets alone (strings
+    removed, then the innermost pairs, ``limit`` times): a few passes in C instead of a Python walk over
+    every value (a fleet of 10,000 reports spent a seventh of its time walking them). False means "walk
+    the data" (also for text with escapes): :func:`check_depth` then finds any problem and names it."""
+    parts = json_string_parts(text)
+    if parts is None:
+        return False  # escapes: the quotes are not all strings' ends; walk the data instead
+    brackets = _NOT_BRACKET.sub("", "".join(parts[0]))
+    for _ in range(limit):
+        if not brackets:
+            return True
+        brackets, removed = _INNERMOST.subn("", brackets)  # one level a pass, whichever the kind
+        if not removed:
+            return False
+    return not brackets
 
 
 def check_depth(data: object, source: str, limit: int = MAX_DEPTH) -> None:

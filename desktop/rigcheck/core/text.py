@@ -51,6 +51,24 @@ def text_problem(text: str, max_length: int, *, multiline: bool = False) -> str 
     return f"contains the control character {_escape(found)} at position {found.start()}"
 
 
+_RAW_UNSAFE = re.compile(f"[{_OTHER}]")
+
+
+def json_strings_clean(text: str, max_length: int) -> bool:
+    """Whether every string in valid JSON ``text`` would pass :func:`text_problem` (no control, line or
+    bidi character, none longer than ``max_length``), told from the text in C-speed passes. True is
+    certain. Text with a backslash (an escape) is not judged here: False then means "check the decoded
+    strings", which also names the field."""
+    from rigcheck.core.fileio import json_string_parts
+
+    parts = json_string_parts(text)
+    if parts is None:
+        return False
+    # no escapes: JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be
+    # unsafe, and each string's contents are exactly the text between its quotes
+    return not _RAW_UNSAFE.search(text) and max(map(len, parts[1]), default=0) <= max_length
+
+
 class SafeStream:
     """A text stream that passes everything written through :func:`terminal_safe` (the CLI's stdout)."""
 
