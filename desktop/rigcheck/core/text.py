@@ -9,6 +9,7 @@ strings as plain text only (``rigcheck.gui``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, TextIO
 
@@ -59,14 +60,20 @@ def json_strings_clean(text: str, max_length: int) -> bool:
     bidi character, none longer than ``max_length``), told from the text in C-speed passes. True is
     certain. Text with a backslash (an escape) is not judged here: False then means "check the decoded
     strings", which also names the field."""
-    from rigcheck.core.fileio import json_string_parts
-
-    parts = json_string_parts(text)
-    if parts is None:
+    if "\\" in text:
         return False
     # no escapes: JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be
-    # unsafe, and each string's contents are exactly the text between its quotes
-    return not _RAW_UNSAFE.search(text) and max(map(len, parts[1]), default=0) <= max_length
+    # unsafe, and a string is exactly the text between two quotes
+    if not (text.isascii() and "\x7f" not in text) and _RAW_UNSAFE.search(text):
+        return False
+    return _long_string(max_length).search(text) is None
+
+
+@functools.lru_cache(maxsize=8)
+def _long_string(max_length: int) -> re.Pattern[str]:
+    """A quoted run longer than ``max_length``: every string that long matches (a match between two
+    strings, over more than ``max_length`` characters of structure, only sends the caller the slow way)."""
+    return re.compile(f'"[^"]{{{max_length + 1},}}"')
 
 
 class SafeStream:
