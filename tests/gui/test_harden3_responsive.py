@@ -368,3 +368,21 @@ def test_the_gpu_mix_drift_has_its_own_label_in_both_languages(
     finally:
         window.set_language("en")
         i18n.set_language("en")
+
+
+def test_the_checked_fleet_table_never_scrolls_sideways_at_1024_px(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    """With the verdict column filled, the columns narrow (elided, whole in tooltips) to fit 1024 px."""
+    write_fleet(tmp_path / "lab", 6)
+    page = fleet_of(window)
+    page.open_folder(tmp_path / "lab")
+    qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
+    page.check_model()
+    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.wait(50)
+    assert page.table.horizontalScrollBar().maximum() == 0
+    model = page.table.model()
+    verdict = model.columnCount() - 1
+    assert page.table.columnWidth(verdict) >= 180
+    assert all(model.index(r, verdict).data(Qt.ItemDataRole.ToolTipRole) for r in range(model.rowCount()))
