@@ -98,3 +98,23 @@ def test_fleet_counts_failing_findings_as_the_whole_report_does(tmp_path: Path) 
         whole = load_report(node.path)
         assert node.failing == sum(1 for f in whole.findings if _broken(f)), node.name
     assert any(node.failing for node in fleet.nodes)  # the check sees failing findings at all
+
+
+def test_the_fleet_judges_machines_alike_only_when_they_are() -> None:
+    """The key that lets identical machines be judged once ignores the name, time and notes only."""
+    from rigcheck.core.machine import GPU, load_machine
+    from rigcheck.core.report.fleet import _machine_key
+
+    box = load_machine(Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "rtx4090-64gb.json")
+    renamed = replace(
+        box, host=replace(box.host, hostname="other"), taken_at="2027-01-01T00:00:00Z", notes=()
+    )
+    assert _machine_key(renamed) == _machine_key(box)
+    gpu: GPU = box.gpus[0]
+    for changed in (
+        replace(box, gpus=(replace(gpu, memory_total_bytes=gpu.memory_total_bytes - 1),)),
+        replace(box, memory=replace(box.memory, total_bytes=box.memory.total_bytes * 2)),
+        replace(box, host=replace(box.host, os_version="Ubuntu 22.04")),
+        replace(box, software=replace(box.software, python_packages={"torch": "2.3.0+cu121"})),
+    ):
+        assert _machine_key(changed) != _machine_key(box)
