@@ -105,7 +105,10 @@ def write_scaled(folder: Path, catalog: Catalog, count: int) -> None:
     for index in range(count):
         data = texts[index % len(texts)]
         data["machine"]["host"]["hostname"] = f"lab{index:05d}"
-        (folder / f"lab{index:05d}.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+        # as `audit --format json` writes it (report_json: indent 2, UTF-8 text, not \u escapes)
+        (folder / f"lab{index:05d}.json").write_text(
+            json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
 
 
 #: the baseline: every file read and parsed, nothing kept (as a streaming reader would)

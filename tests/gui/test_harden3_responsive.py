@@ -339,3 +339,50 @@ def test_record_to_csv_refuses_a_file_another_monitor_writes(
         assert "another rigcheck monitor" in page.alert_label.text()
     finally:
         other.close()
+
+
+def test_the_gpu_mix_drift_has_its_own_label_in_both_languages(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    """A node with an RTX 3090 beside a 4090 among single-model nodes: the drift line names the field in
+    words (it showed the raw key 'gpu_mix' and the core's English 'one GPU model per node')."""
+    from test_fleet_page import write_fleet as write_mixed_fleet
+
+    from rigcheck.core import i18n
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    write_mixed_fleet(folder)
+    page = fleet_of(window)
+    page.open_folder(folder)
+    qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
+    text = page.drift_text.text()
+    assert "GPU models differ within a node" in text and "gpu_mix" not in text, text
+    assert "node-big" in text and "one GPU model per node" in text
+    try:
+        window.set_language("it")
+        qtbot.waitUntil(
+            lambda: "Modelli di GPU diversi nello stesso nodo" in page.drift_text.text(), timeout=20000
+        )
+        assert "un solo modello di GPU per nodo" in page.drift_text.text()
+    finally:
+        window.set_language("en")
+        i18n.set_language("en")
+
+
+def test_the_checked_fleet_table_never_scrolls_sideways_at_1024_px(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    """With the verdict column filled, the columns narrow (elided, whole in tooltips) to fit 1024 px."""
+    write_fleet(tmp_path / "lab", 6)
+    page = fleet_of(window)
+    page.open_folder(tmp_path / "lab")
+    qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
+    page.check_model()
+    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.wait(50)
+    assert page.table.horizontalScrollBar().maximum() == 0
+    model = page.table.model()
+    verdict = model.columnCount() - 1
+    assert page.table.columnWidth(verdict) >= 180
+    assert all(model.index(r, verdict).data(Qt.ItemDataRole.ToolTipRole) for r in range(model.rowCount()))

@@ -7,11 +7,11 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QLabel, QScrollArea
 from pytestqt.qtbot import QtBot
+from test_harden3_long_names import FIXTURES, long_snapshot
 
 from rigcheck.core.machine import load_machine
 from rigcheck.gui.app import create_window, settle
 from rigcheck.gui.widgets import breakable, esc
-from test_harden3_long_names import FIXTURES, long_snapshot
 
 
 def test_breakable_leaves_words_paths_and_links_alone() -> None:

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -72,8 +73,31 @@ def load_json(text: str | bytes, source: str) -> Any:
         raise InputError(source, f"not valid JSON (nested more than {MAX_DEPTH} levels deep)") from None
     except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
         raise InputError(source, f"not valid JSON ({exc})") from None
-    check_depth(data, source)
+    if not (isinstance(text, str) and shallow_json(text)):
+        check_depth(data, source)  # walks the data, and names the problem
     return data
+
+
+#: in JSON text without escapes: a string, or a run of anything but brackets and quotes
+_NOT_BRACKET = re.compile(r'"[^"]*"|[^\[\]{}"]+')
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def shallow_json(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether valid JSON ``text`` nests at most ``limit`` levels, told from its brackets alone (strings
+    removed, then the innermost pairs, ``limit`` times): a few passes in C instead of a Python walk over
+    every value (a fleet of 10,000 reports spent a seventh of its time walking them). False means "walk
+    the data" (also for text with escapes): :func:`check_depth` then finds any problem and names it."""
+    if "\\" in text:
+        return False  # escapes: a quote may not end a string; walk the data instead
+    brackets = _NOT_BRACKET.sub("", text)
+    for _ in range(limit):
+        if not brackets:
+            return True
+        brackets, removed = _INNERMOST.subn("", brackets)  # one level a pass, whichever the kind
+        if not removed:
+            return False
+    return not brackets
 
 
 def check_depth(data: object, source: str, limit: int = MAX_DEPTH) -> None:

@@ -284,8 +284,11 @@ def _bound(name: str, value: float | None, source: str, where: str) -> None:
         raise InputError(source, f"{where}: {value!r} is outside the sane range {low:g} to {high:g}")
 
 
-def check_machine(machine: Machine, source: str, where: str = "") -> None:
-    """Refuse a machine no computer can be (docs/snapshot.md): an ``InputError`` naming the field."""
+def check_machine(machine: Machine, source: str, where: str = "", *, strings_checked: bool = False) -> None:
+    """Refuse a machine no computer can be (docs/snapshot.md): an ``InputError`` naming the field.
+
+    ``strings_checked``: the caller already knows every string is clean (its JSON text passed
+    :func:`rigcheck.core.text.json_strings_clean`), so they are not walked again."""
     from rigcheck.core.text import text_problem
 
     def at(path: str) -> str:
@@ -325,7 +328,7 @@ def check_machine(machine: Machine, source: str, where: str = "") -> None:
     for name, items in sizes.items():
         if len(items) > MAX_ITEMS[name]:
             raise InputError(source, f"{at(name)}: {len(items)} entries, more than {MAX_ITEMS[name]}")
-    if strings_clean(machine, MAX_STRING, multiline=False):
+    if strings_checked or strings_clean(machine, MAX_STRING, multiline=False):
         return
     for path, text in record_strings(machine):
         multiline = path.startswith("notes[") and path.endswith(".message")

@@ -9,6 +9,7 @@ strings as plain text only (``rigcheck.gui``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, TextIO
 
@@ -49,6 +50,30 @@ def text_problem(text: str, max_length: int, *, multiline: bool = False) -> str 
     if 0xD800 <= code <= 0xDFFF:
         return "not valid Unicode text (a lone surrogate)"
     return f"contains the control character {_escape(found)} at position {found.start()}"
+
+
+_RAW_UNSAFE = re.compile(f"[{_OTHER}]")
+
+
+def json_strings_clean(text: str, max_length: int) -> bool:
+    """Whether every string in valid JSON ``text`` would pass :func:`text_problem` (no control, line or
+    bidi character, none longer than ``max_length``), told from the text in C-speed passes. True is
+    certain. Text with a backslash (an escape) is not judged here: False then means "check the decoded
+    strings", which also names the field."""
+    if "\\" in text:
+        return False
+    # no escapes: JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be
+    # unsafe, and a string is exactly the text between two quotes
+    if not (text.isascii() and "\x7f" not in text) and _RAW_UNSAFE.search(text):
+        return False
+    return _long_string(max_length).search(text) is None
+
+
+@functools.lru_cache(maxsize=8)
+def _long_string(max_length: int) -> re.Pattern[str]:
+    """A quoted run longer than ``max_length``: every string that long matches (a match between two
+    strings, over more than ``max_length`` characters of structure, only sends the caller the slow way)."""
+    return re.compile(f'"[^"]{{{max_length + 1},}}"')
 
 
 class SafeStream:

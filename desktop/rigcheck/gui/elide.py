@@ -31,7 +31,8 @@ class ElidedLabel(QLabel):
         self._mode = mode
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(False)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Preferred: as wide as its text (up to MAX_HINT_PX) when there is room, down to its minimum when not
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name

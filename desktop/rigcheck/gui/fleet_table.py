@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
-from rigcheck.core.report.fleet import Fleet, version_key
+from rigcheck.core.report.fleet import MISSING, Fleet, version_key
 from rigcheck.core.verdict_words import speed_text
 from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import tr
@@ -29,8 +29,6 @@ HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Fail
 DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
 #: columns sorted by the numbers in them (24 GiB before 128 GiB, 550.54 before 570.124)
 NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
-#: a cell's text longer than this gets its whole text as a tooltip (it may be elided)
-TOOLTIP_CHARS = 24
 #: the widest a column other than the GPUs' (which takes what is left) is made, in pixels
 MAX_COLUMN_PX = 280
 _PARTS = re.compile(r"\d+|\D+")
@@ -109,13 +107,13 @@ def build_rows(fleet: Fleet, verdicts: Verdicts) -> tuple[Row, ...]:
                 shown = f"✘ {text}"
             texts.append(shown)
             keys.append(_sort_key(key, text))
-            tip = note or (text if len(text) > TOOLTIP_CHARS or key == "gpus" else "")
+            tip = note or (text if text not in ("", MISSING) else "")  # a narrowed column elides it
             tips.append(tooltip(tip))
             flagged.append(bool(note))
         verdict = verdicts.get(node.name)
         texts.append(verdict_text(verdict))
+        tips.append(tooltip(texts[-1]))
         keys.append((_VERDICT_ORDER.get(verdict[0], 3), -(verdict[1] or 0)) if verdict else (4, 0))
-        tips.append("")
         flagged.append(False)
         rows.append(Row(node.name, tuple(texts), tuple(keys), tuple(tips), tuple(flagged)))
     return tuple(rows)
@@ -198,7 +196,7 @@ class FleetTableModel(QAbstractTableModel):
             title = str(self.headerData(column, Qt.Orientation.Horizontal))
             longest = self._longest[column] if column < len(self._longest) else ()
             text = max((wide.horizontalAdvance(t[:200]) for t in longest), default=0)
-            widths.append(min(max(text, header.horizontalAdvance(title) + 24) + 16, MAX_COLUMN_PX))
+            widths.append(min(max(text, header.horizontalAdvance(title) + 12) + 12, MAX_COLUMN_PX))
         return widths
 
 

@@ -155,17 +155,31 @@ def _string(data: Mapping[str, Any], key: str, source: str) -> str:
     return value
 
 
-def _records(data: Mapping[str, Any], key: str, cls: type[Any], source: str) -> list[Any]:
+def _records(
+    data: Mapping[str, Any], key: str, cls: type[Any], source: str, *, failing_only: bool = False
+) -> list[Any]:
     if key not in data:
         raise InputError(source, f"{key}: required field missing")
     items = data[key]
     if not isinstance(items, list):
         raise InputError(source, f"{key}: expected a list")
+    if failing_only:
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping) or not isinstance(item.get("status"), str):
+                raise InputError(source, f"{key}[{i}]: expected an object with a status")
+        items = [(i, item) for i, item in enumerate(items) if item["status"] == "fail"]
+        return [decode(cls, item, source, where=f"{key}[{i}]") for i, item in items]
     return [decode(cls, item, source, where=f"{key}[{i}]") for i, item in enumerate(items)]
 
 
-def report_from_dict(data: object, source: str) -> Report:
-    """Validate and build a Report; anything wrong is an ``InputError`` naming ``source`` and the field."""
+def report_from_dict(
+    data: object, source: str, *, strings_checked: bool = False, failing_only: bool = False
+) -> Report:
+    """Validate and build a Report; anything wrong is an ``InputError`` naming ``source`` and the field.
+
+    ``strings_checked``: the JSON text already passed :func:`rigcheck.core.text.json_strings_clean`.
+    ``failing_only``: only the findings whose status is "fail" are decoded and kept (the others are
+    checked to be objects with a status); a fleet counts those and needs no others."""
     if not isinstance(data, Mapping):
         raise InputError(source, "not a RigCheck report (expected a JSON object)")
     schema = data.get("schema")
@@ -191,11 +205,12 @@ def report_from_dict(data: object, source: str) -> Report:
             source, f'machine.schema: expected "{MACHINE_SCHEMA}", got {raw_machine.get("schema")!r}'
         )
     machine = decode(Machine, dict(raw_machine), source, where="machine")
-    check_machine(machine, source, where="machine")
-    findings = _records(data, "findings", Finding, source)
+    check_machine(machine, source, where="machine", strings_checked=strings_checked)
+    findings = _records(data, "findings", Finding, source, failing_only=failing_only)
     fits = _records(data, "fits", ModelFit, source)
     texts = {"findings": findings, "fits": fits}
-    for path, text in () if strings_clean(texts, MAX_FINDING_TEXT, multiline=True) else record_strings(texts):
+    clean = strings_checked or strings_clean(texts, MAX_FINDING_TEXT, multiline=True)
+    for path, text in () if clean else record_strings(texts):
         problem = text_problem(text, MAX_FINDING_TEXT, multiline=True)
         if problem:
             raise InputError(source, f"{path}: {problem}")

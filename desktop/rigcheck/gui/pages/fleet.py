@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -38,6 +39,8 @@ from rigcheck.gui.widgets import Card, esc, heading, muted, subheading
 from rigcheck.gui.workers import Task, submit_task
 
 QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
+#: the narrowest the GPU column (which takes what is left) and any other column are made, in pixels
+MIN_GPU_PX, MIN_COLUMN_PX, MIN_VERDICT_PX = 140, 72, 180
 #: machine names listed in one drift line, and skipped files listed, before "and N more"
 MAX_LISTED = 12
 
@@ -304,11 +307,35 @@ class FleetPage(QWidget):
     def _show_rows(self, table: Table) -> None:
         self.table_model.set_table(table)
         header = self.table.horizontalHeader()
-        widths = self.table_model.column_widths(self.table.font(), header.font())
+        self._widths = self.table_model.column_widths(self.table.font(), header.font())
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The columns at their texts' widths, the widest ones narrowed (their texts elided, whole in the
+        tooltips) until the GPU column keeps :data:`MIN_GPU_PX` and the table never scrolls sideways."""
+        widths = list(getattr(self, "_widths", []))
+        if not widths:
+            return
         gpus = COLUMNS.index("gpus")
-        for column, width in enumerate(widths):
+        room = self.table.viewport().width() - MIN_GPU_PX
+        others = [w for c, w in enumerate(widths) if c != gpus]
+        # the verdict is the answer asked for: it keeps room for its words
+        least = [MIN_COLUMN_PX] * (len(others) - 1) + [MIN_VERDICT_PX]
+        while sum(others) > room:
+            slack = [w - m for w, m in zip(others, least, strict=True)]
+            if max(slack) <= 0:
+                break
+            widest = slack.index(max(slack))
+            others[widest] = max(least[widest], others[widest] - max(8, sum(others) - room))
+        header = self.table.horizontalHeader()
+        fitted = iter(others)
+        for column in range(len(widths)):
             if column != gpus:
-                header.resizeSection(column, width)
+                header.resizeSection(column, next(fitted))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_columns()
 
     # -- model -----------------------------------------------------------------------------------
 

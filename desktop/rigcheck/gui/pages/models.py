@@ -494,7 +494,7 @@ class ModelsPage(QWidget):
         legend_icon = QLabel()
         legend_icon.setPixmap(self.source.lock_icon().pixmap(16, 16))
         legend = QLabel(tr("gated: accept the licence on Hugging Face before downloading the weights"))
-        legend.setWordWrap(True)  # beside two buttons at 1024 px (longer still in Italian): wraps, never widens
+        legend.setWordWrap(True)  # beside two buttons at 1024 px (longer in Italian): wraps, never widens
         legend_icon.setAccessibleName(legend.text())
         self.fit_button = QPushButton(tr("Fi&t this model"))
         self.fit_button.setAccessibleName(tr("Fit this model"))

@@ -1,0 +1,120 @@
+"""The fleet's fast paths agree with the checks they stand in for (issue 30, fleet at lab scale).
+
+``shallow_json`` (depth from the brackets) and ``json_strings_clean`` (strings from the text) may only
+say True where the slow walks over the decoded data would pass; the fleet's count of failing findings
+from the failing findings alone equals the count over all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rigcheck.core.errors import InputError
+from rigcheck.core.fileio import check_depth, shallow_json
+from rigcheck.core.text import json_strings_clean, text_problem
+
+CHARS = [
+    "a",
+    "\n",
+    "\t",
+    "\x00",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\u202a",
+    "\u2066",
+    "\\",
+    '"',
+    "é",
+    "[",
+    "{",
+]
+
+
+def _deep(rng: random.Random, depth: int) -> object:
+    value: object = rng.choice(['s[\\"{', "plain", "]]}", 3])
+    for _ in range(depth):
+        value = [value] if rng.random() < 0.5 else {rng.choice(["k", 'k"[', "k}"]): value}
+    return value
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_shallow_json_says_true_only_where_the_walk_passes(ascii_only: bool) -> None:
+    rng = random.Random(30)  # noqa: S311 - a reproducible test input, not a secret
+    for _ in range(1500):
+        data = _deep(rng, rng.randint(1, 40))
+        text = json.dumps(data, ensure_ascii=ascii_only)
+        try:
+            check_depth(json.loads(text), "x")
+            passes = True
+        except InputError:
+            passes = False
+        if shallow_json(text):
+            assert passes, text
+        elif "\\" not in text:
+            assert not passes, text  # without escapes it decides exactly
+
+
+def test_json_strings_clean_says_true_only_where_every_string_passes() -> None:
+    rng = random.Random(9)  # noqa: S311 - a reproducible test input, not a secret
+    for _ in range(20000):
+        value = "".join(rng.choice(CHARS) for _ in range(rng.randint(0, 6)))
+        for text in (json.dumps([value, "x"], ensure_ascii=False), json.dumps({value: value})):
+            if json_strings_clean(text, 4096):
+                assert text_problem(value, 4096) is None, repr(value)
+    assert json_strings_clean(json.dumps(["x" * 4096], ensure_ascii=False), 4096)
+    assert not json_strings_clean(json.dumps(["x" * 4097], ensure_ascii=False), 4096)
+    assert not json_strings_clean(json.dumps(["line\nbreak"], ensure_ascii=False), 4096)
+    assert not json_strings_clean(json.dumps(["bidi\u202e"], ensure_ascii=False), 4096)
+
+
+def test_fleet_counts_failing_findings_as_the_whole_report_does(tmp_path: Path) -> None:
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.machine import Drivers, load_machine
+    from rigcheck.core.report.fleet import _broken, load_fleet
+    from rigcheck.core.report.report import build_report, load_report, render_json
+
+    catalog = load_catalog(use_overlay=False)
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
+    for name in ("rtx4090-64gb.json", "two-gpus-128gb.json", "hgx-h100x8-2tb.json", "m2-ultra-192gb.json"):
+        machine = load_machine(fixtures / name)
+        if name == "rtx4090-64gb.json":  # a driver too old for its PyTorch: failing findings to count
+            machine = replace(
+                machine,
+                drivers=Drivers(nvidia="450.51.06", cuda_driver="11.0"),
+                software=replace(machine.software, python_packages={"torch": "2.5.1+cu124"}),
+            )
+        report = build_report(replace(machine, host=replace(machine.host, hostname=name)), catalog)
+        (tmp_path / name).write_text(render_json(report), encoding="utf-8")
+    fleet = load_fleet([tmp_path], catalog)
+    assert len(fleet.nodes) == 4 and not fleet.problems
+    for node in fleet.nodes:
+        whole = load_report(node.path)
+        assert node.failing == sum(1 for f in whole.findings if _broken(f)), node.name
+    assert any(node.failing for node in fleet.nodes)  # the check sees failing findings at all
+
+
+def test_the_fleet_judges_machines_alike_only_when_they_are() -> None:
+    """The key that lets identical machines be judged once ignores the name, time and notes only."""
+    from rigcheck.core.machine import GPU, load_machine
+    from rigcheck.core.report.fleet import _machine_key
+
+    box = load_machine(Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "rtx4090-64gb.json")
+    renamed = replace(
+        box, host=replace(box.host, hostname="other"), taken_at="2027-01-01T00:00:00Z", notes=()
+    )
+    assert _machine_key(renamed) == _machine_key(box)
+    gpu: GPU = box.gpus[0]
+    for changed in (
+        replace(box, gpus=(replace(gpu, memory_total_bytes=gpu.memory_total_bytes - 1),)),
+        replace(box, memory=replace(box.memory, total_bytes=box.memory.total_bytes * 2)),
+        replace(box, host=replace(box.host, os_version="Ubuntu 22.04")),
+        replace(box, software=replace(box.software, python_packages={"torch": "2.3.0+cu121"})),
+    ):
+        assert _machine_key(changed) != _machine_key(box)
