@@ -53,3 +53,44 @@ def test_glm53_cache_by_hand() -> None:
     assert sum(arch.layer_kv_elements) == 78 * (512 + 64) + 21 * 128
     assert sum(arch.layer_kv_elements) * CTX * 2 == 12_482_248_704  # f16 at 128k: 11.6 GiB
     assert not arch.linear_state_elements  # no recurrent state
+
+
+# -- GLM-5.3-Flash (glm5_next): Kimi Delta Attention beside sparse MLA ------------------------------
+
+FLASH = CONFIG.with_name("zai-org--GLM-5.3-Flash_config.json")
+
+
+def _flash() -> dict:
+    return json.loads(FLASH.read_text(encoding="utf-8"))
+
+
+def test_glm53_flash_layers_follow_the_zero_based_kda_list() -> None:
+    """glm5_next counts linear_attn_config's layers from 0 (its kda_layers hold layer 0, and
+    full_attn_layers 3, 7, …, 43 are the layers its layer_types marks deepseek_sparse_attention)."""
+    text = _flash()["text_config"]
+    arch = parse_config(_flash(), "glm-5.3-flash")
+    sparse = [i for i, t in enumerate(text["layer_types"]) if t == "deepseek_sparse_attention"]
+    assert [i for i, kind in enumerate(arch.layer_kinds) if kind == "mla"] == sparse == [*range(3, 45, 4)]
+    assert arch.layer_kinds.count("linear") == 34
+
+
+def test_glm53_flash_cache_and_state_by_hand() -> None:
+    """MLA layers cache kv_lora_rank + qk_rope_head_dim = 512 + 0 elements and the indexer's key of
+    128 (every layer's indexer_types is "full"); a KDA layer keeps three conv windows of 64 × 128
+    channels × (4 - 1) taps and a 64 × 128 × 128 recurrent state (vllm kda_state_shape)."""
+    arch = parse_config(_flash(), "glm-5.3-flash")
+    assert sum(arch.layer_kv_elements) == 11 * (512 + 0 + 128)
+    assert sum(arch.layer_kv_elements) * CTX * 2 == 1_845_493_760  # f16 at 128k: 1.72 GiB
+    assert arch.linear_state_elements == 3 * 64 * 128 * 3 + 64 * 128 * 128
+
+
+def test_glm53_flash_total_against_the_announced_size() -> None:
+    """Z.ai announces 320B total, ~18B active (z.ai/blog/glm-5.3-flash, as quoted in public notes).
+    Counted without the MTP layer (num_nextn_predict_layers 1, about one MoE layer, 7.4B) and without
+    hyper-connection weights (hc_mult 4): 2.1% under, so the announced figure likely includes the MTP
+    layer. No tensor count was at hand to settle it; this pins the count, not its accuracy."""
+    arch = parse_config(_flash(), "glm-5.3-flash")
+    assert 0.97 < arch.params_total / 320e9 < 0.99
+    assert 0.95 < arch.params_active / 18e9 < 0.97
+    moe_layer = arch.layer_params[-1]
+    assert 0.995 < (arch.params_total + moe_layer) / 320e9 < 1.005  # with one more MoE layer: the MTP
