@@ -102,7 +102,8 @@ def test_an_unknown_type_with_kda_layers_is_counted_as_kimi_linear() -> None:
 @pytest.mark.parametrize(
     ("change", "key"),
     [
-        ({"kda_layers": [0, 1, 2]}, "linear_attn_config.kda_layers"),
+        ({"kda_layers": [1, 2, 94]}, "linear_attn_config.kda_layers"),  # K3 has 93 layers
+        ({"kda_layers": [0, 1, 2]}, "linear_attn_config.full_attn_layers"),  # from 0: the rest disagree
         ({"kda_layers": "all"}, "linear_attn_config.kda_layers"),
         ({"full_attn_layers": [4]}, "linear_attn_config.full_attn_layers"),
         ({"num_heads": None}, "linear_attn_config.num_heads"),

@@ -491,6 +491,10 @@ def _dsa_indexer(k: _Keys, d: _Dims, mla: _Mla) -> tuple[int, int]:
     heads = k.size("index_n_heads")
     q_in = mla.q_lora_rank if mla.q_lora_rank is not None else d.hidden
     k.assume(f"index_head_dim {head}: a DeepSeek Sparse Attention indexer in each MLA layer, keys cached")
+    if k.present("index_kpool"):
+        k.assume(
+            "index_kpool: pooled index keys not modelled; one index key per token counted (an upper bound)"
+        )
     return q_in * heads * head + d.hidden * head + 2 * head + d.hidden * heads, head
 
 
@@ -889,20 +893,27 @@ def _kda_keys(k: _Keys) -> _Keys:
 
 def _kimi_kinds(k: _Keys, layers: int) -> Kinds:
     """KimiLinearConfig.is_kda_layer: layer i is KDA when i + 1 is in linear_attn_config.kda_layers
-    (the published lists count from 1), every other layer MLA; full_attn_layers, where given, must
-    be the rest."""
+    (the published Kimi lists count from 1), every other layer MLA; full_attn_layers, where given, must
+    be the rest. A list holding layer 0 counts from 0 (GLM-5.3-Flash's glm5_next config: kda_layers
+    0, 1, 2, 4, … beside full_attn_layers 3, 7, …, 43, the indices its layer_types marks)."""
     kda = _kda_keys(k)
     listed = kda.config.get("kda_layers")
     if not isinstance(listed, list) or len(listed) > layers:
         kda.fail("kda_layers", f"must list at most {layers} layer numbers, counted from 1")
+    first = 0 if 0 in listed else 1
     for item in listed:
-        if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= layers:
-            kda.fail("kda_layers", f"{_show(item)} is not a layer number from 1 to {layers}")
+        if isinstance(item, bool) or not isinstance(item, int) or not first <= item < layers + first:
+            kda.fail(
+                "kda_layers", f"{_show(item)} is not a layer number from {first} to {layers - 1 + first}"
+            )
+    if first == 0:
+        k.assume("linear_attn_config.kda_layers lists layer 0, so its layer numbers count from 0")
     linear = set(listed)
     full = kda.config.get("full_attn_layers")
-    if full is not None and (not isinstance(full, list) or set(full) != set(range(1, layers + 1)) - linear):
-        kda.fail("full_attn_layers", "must list the layers kda_layers leaves out, counted from 1")
-    return tuple("linear" if i + 1 in linear else "mla" for i in range(layers))
+    rest = set(range(first, layers + first)) - linear
+    if full is not None and (not isinstance(full, list) or set(full) != rest):
+        kda.fail("full_attn_layers", f"must list the layers kda_layers leaves out, counted from {first}")
+    return tuple("linear" if i + first in linear else "mla" for i in range(layers))
 
 
 def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
@@ -947,13 +958,29 @@ def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
         k.assume(
             "attn_res_block_size: two norms and two hidden → 1 projections per layer (attention residuals)"
         )
-    mixers = tuple((linear if kind == "linear" else full) + residuals for kind in kinds)
-    experts = k.size("num_experts")
+    indexer, index_cache = _dsa_indexer(k, d, mla)
+    own = _own_indexers(k, d.layers) if index_cache else (False,) * d.layers
+    mixers = tuple(
+        (linear if kind == "linear" else full + (indexer if has else 0)) + residuals
+        for kind, has in zip(kinds, own, strict=True)
+    )
+    latent_kv = mla.kv_lora_rank + mla.qk_rope
+    cached = tuple(
+        0 if kind == "linear" else latent_kv + (index_cache if has else 0)
+        for kind, has in zip(kinds, own, strict=True)
+    )
+    # GLM-5.3-Flash (glm5_next) spells the expert keys as DeepSeek does
+    experts = k.size(
+        next((key for key in ("num_experts", "n_routed_experts") if k.present(key)), "num_experts")
+    )
     inner = k.size("moe_intermediate_size")
     latent = k.optional_size("routed_expert_hidden_size")
     space = latent or d.hidden
     shared = d.hidden * experts + experts
-    shared += _gated_mlp(d.hidden, inner * k.size("num_shared_experts", zero_ok=True, limit=MAX_LAYERS))
+    shared_key = next(
+        (key for key in ("num_shared_experts", "n_shared_experts") if k.present(key)), "num_shared_experts"
+    )
+    shared += _gated_mlp(d.hidden, inner * k.size(shared_key, zero_ok=True, limit=MAX_LAYERS))
     if latent:
         shared += 2 * d.hidden * latent + (latent if k.config.get("latent_moe_use_norm") is True else 0)
         k.assume(f"routed experts in a {latent}-wide latent space (routed_expert_hidden_size)")
@@ -963,7 +990,13 @@ def _kimi_linear_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     freq = k.size("moe_layer_freq", limit=MAX_LAYERS)
     mlps = tuple(moe if i >= first and i % freq == 0 else dense for i in range(d.layers))
     state = 3 * width * (kernel - 1) + heads * head_dim * head_dim
-    return _Body(mixers=mixers, mlps=mlps, linear_state=state if "linear" in kinds else None, mla=mla)
+    return _Body(
+        mixers=mixers,
+        mlps=mlps,
+        linear_state=state if "linear" in kinds else None,
+        mla=mla,
+        kv_elements=cached if index_cache else (),
+    )
 
 
 def _lfm2_kinds(k: _Keys, layers: int) -> Kinds:
