@@ -593,6 +593,19 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     if have is None and side_effect is None and command is None and route_note and check.status != "fail":
         side_effect = tr(route_note)
     fix = check.fix
+    if check.status == "fail" and check.cause == "driver-too-old":
+        # a release whose wheel pins a torch of a newer CUDA: its rule says which routes exist without the
+        # driver update (and that a container still needs a driver for its CUDA)
+        pinned = next(
+            (
+                r
+                for r in chosen
+                if r.torch_pin and r.min_cuda and r.fix and on_platform(facts.platform.tags, r.applies_to)
+            ),
+            None,
+        )
+        if pinned is not None and fix and "container" not in fix:
+            fix = f"{fix} {_fix(pinned)}"
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
         jetson_before_7 = facts.jetson and (facts.platform.jetpack or (6, None))[0] < 7
