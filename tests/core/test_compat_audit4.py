@@ -127,3 +127,9 @@ def test_containers_on_windows_name_the_wsl2_backend(catalog: Catalog) -> None:
     assert found.status == "ok" and "WSL 2 backend" in (found.side_effect or "")
     linux = find("ada", "containers", catalog)
     assert "WSL 2" not in (linux.side_effect or "")
+
+
+def test_tensorrt_llm_under_wsl_says_what_its_release_notes_name(catalog: Catalog) -> None:
+    found = find("wsl2-rtx4070", "tensorrt-llm", catalog)
+    assert found.status == "warn" and "WSL" in found.reason and "RTX 50" in found.reason
+    assert "WSL" not in find("ada", "tensorrt-llm", catalog).reason
