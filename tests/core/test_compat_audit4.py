@@ -133,3 +133,13 @@ def test_tensorrt_llm_under_wsl_says_what_its_release_notes_name(catalog: Catalo
     found = find("wsl2-rtx4070", "tensorrt-llm", catalog)
     assert found.status == "warn" and "WSL" in found.reason and "RTX 50" in found.reason
     assert "WSL" not in find("ada", "tensorrt-llm", catalog).reason
+
+
+def test_bitsandbytes_rocm_wheel_falls_back_within_the_major_version(catalog: Catalog) -> None:
+    """cextension.get_cuda_bnb_library_path: exact, else nearest same-major library with a warning."""
+    for name in ("rdna3", "mi300x"):  # ROCm 6.2 / 6.3: the wheel's 6.4 library, with a warning
+        found = find(name, "bitsandbytes", catalog)
+        assert found.status == "warn" and "6.4" in found.reason
+        assert "cextension.py@" in (found.source or "") and "loading ROCm 6.4 instead" in (found.fix or "")
+    for name in ("rx9070xt-rocm64", "strix-halo-rocm7"):  # an exact library
+        assert find(name, "bitsandbytes", catalog).status == "ok"

@@ -448,10 +448,13 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     if softened and cause in HARDWARE_CAUSES:
         cause = "limited"  # the feature is missing, the framework still runs
     reason = f"{tr(rule.feature)}: {check.reason}" if rule.feature else check.reason
+    fix = check.fix or (_fix(rule) if status != "ok" else None)
+    if softened and rule.fix and cause == "rocm-too-old":  # the rule says which ROCm matters (torch's)
+        fix = _fix(rule)
     return Check(
         status,
         reason,
-        fix=check.fix or (_fix(rule) if status != "ok" else None),
+        fix=fix,
         source=check.source or rule.source,
         command=check.command,
         cause=cause,
