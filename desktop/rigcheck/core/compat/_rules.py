@@ -448,10 +448,13 @@ def evaluate_rule(rule: FrameworkRule, facts: Facts, gpu: GPU | None) -> Check |
     if softened and cause in HARDWARE_CAUSES:
         cause = "limited"  # the feature is missing, the framework still runs
     reason = f"{tr(rule.feature)}: {check.reason}" if rule.feature else check.reason
+    fix = check.fix or (_fix(rule) if status != "ok" else None)
+    if softened and rule.fix and cause == "rocm-too-old":  # the rule says which ROCm matters (torch's)
+        fix = _fix(rule)
     return Check(
         status,
         reason,
-        fix=check.fix or (_fix(rule) if status != "ok" else None),
+        fix=fix,
         source=check.source or rule.source,
         command=check.command,
         cause=cause,
@@ -593,6 +596,19 @@ def framework_finding(facts: Facts, framework: str, index: int | None, gpu: GPU 
     if have is None and side_effect is None and command is None and route_note and check.status != "fail":
         side_effect = tr(route_note)
     fix = check.fix
+    if check.status == "fail" and check.cause == "driver-too-old":
+        # a release whose wheel pins a torch of a newer CUDA: its rule says which routes exist without the
+        # driver update (and that a container still needs a driver for its CUDA)
+        pinned = next(
+            (
+                r
+                for r in chosen
+                if r.torch_pin and r.min_cuda and r.fix and on_platform(facts.platform.tags, r.applies_to)
+            ),
+            None,
+        )
+        if pinned is not None and fix and "container" not in fix:
+            fix = f"{fix} {_fix(pinned)}"
     if check.status == "fail" and check.cause not in HARDWARE_CAUSES:
         route = next((r.container for r in chosen if r.container), None)
         jetson_before_7 = facts.jetson and (facts.platform.jetpack or (6, None))[0] < 7
