@@ -9,8 +9,9 @@ on top with its pip command; every finding's fix (or command) is copied with one
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Slot
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -19,6 +20,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QResizeEvent,
+    QShowEvent,
     QTextLayout,
     QTextOption,
 )
@@ -60,6 +62,9 @@ from rigcheck.gui.workers import Job, submit
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 #: root causes listed above the tree (the rest are in the tree)
 SHOWN_CAUSES = 3
+#: findings added to the tree per event-loop turn (each with its Copy button: ~1 ms a row), so applying
+#: a big machine's list never holds the GUI thread past ~50 ms (issue 26 #5)
+ROWS_PER_TURN = 12
 #: what the counts line calls each display bucket
 BUCKET_WORDS = {
     "problem": "need attention",
@@ -156,6 +161,15 @@ class CompatPage(QWidget):
         page.addWidget(self.copied)
         self._job: Job | None = None
         self._generation = 0
+        #: the tree's rows and column widths are built a step per event-loop turn (see _show)
+        self._steps: Iterator[None] | None = None
+        #: a result that arrived while the page was hidden: applied when it is first shown
+        self._pending: Callable[[], None] | None = None
+        #: a resize re-fits the columns once the window stops changing size, not on every frame
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(60)
+        self._refit.timeout.connect(self._fit_columns_now)
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
@@ -163,11 +177,24 @@ class CompatPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
         super().resizeEvent(event)
-        self._fit_columns()
+        if self._steps is None:
+            self._refit.start()
 
-    def _fit_columns(self) -> None:
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """A result that came while another page was on screen is applied now, a step at a time."""
+        super().showEvent(event)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
+
+    def _fit_columns_now(self) -> None:
+        for _step in self._fit_columns():
+            pass
+
+    def _fit_columns(self) -> Iterator[None]:
         """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
-        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines)."""
+        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines).
+        A generator: it yields between candidate widths, so _show can spread the search over turns."""
         width, header = self.tree.width(), self.tree.header()
         header.resizeSection(0, max(140, min(220, width * 15 // 100)))
         header.resizeSection(2, max(120, min(260, width * 15 // 100)))
@@ -187,7 +214,14 @@ class CompatPage(QWidget):
             )
 
         candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
-        header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
+        if not self.findings:
+            header.resizeSection(4, rest // 3)
+            return
+        totals = {}
+        for candidate in candidates:
+            totals[candidate] = total(candidate)
+            yield
+        header.resizeSection(4, min(candidates, key=totals.__getitem__))
 
     def retranslate(self) -> None:
         """After a language switch: the findings again, in the new language."""
@@ -195,8 +229,8 @@ class CompatPage(QWidget):
             self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
 
     def busy(self) -> bool:
-        """The findings are still being worked out on the pool."""
-        return self._job is not None
+        """The findings are still being worked out on the pool, or their rows are still being added."""
+        return self._job is not None or self._steps is not None or self._refit.isActive()
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
@@ -205,6 +239,10 @@ class CompatPage(QWidget):
         catalog = self.state.catalog
         self._generation += 1
         generation = self._generation
+        self._pending = None
+        if self._steps is not None:  # rows of an older machine still being added: dropped
+            self._steps = None
+            self.tree.setUpdatesEnabled(True)
 
         def work() -> tuple[list[Finding], TorchWheel | None, Summary]:
             findings = check_compat(machine, catalog)
@@ -213,7 +251,12 @@ class CompatPage(QWidget):
         def done(result: tuple[list[Finding], TorchWheel | None, Summary]) -> None:
             if generation == self._generation:
                 self._job = None
-                self._show(machine, label, *result)
+                apply = lambda: self._show(machine, label, *result)  # noqa: E731
+                # a page in a shown window but not on screen (another page is) waits until it is shown
+                if self.window().isVisible() and not self.isVisible():
+                    self._pending = apply
+                else:
+                    apply()
 
         def failed(message: str) -> None:
             if generation == self._generation:
@@ -249,10 +292,28 @@ class CompatPage(QWidget):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
         self._show_summary(summary)
+        self.tree.clear()
         self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
-        self._fill(machine, groups)
-        self._fit_columns()
-        self.tree.setUpdatesEnabled(True)
+        self._steps = self._build(machine, groups)
+        self._step()
+
+    def _build(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> Iterator[None]:
+        """The tree's rows, ROWS_PER_TURN at a time, then the column search a candidate width at a time."""
+        yield from self._fill(machine, groups)
+        yield from self._fit_columns()
+
+    def _step(self) -> None:
+        """One step of the tree's build, the next one queued behind whatever else the event loop has."""
+        steps = self._steps
+        if steps is None:
+            return
+        try:
+            next(steps)
+        except StopIteration:
+            self._steps = None
+            self.tree.setUpdatesEnabled(True)
+            return
+        QTimer.singleShot(0, self, lambda: self._step() if self._steps is steps else None)
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)
@@ -267,8 +328,7 @@ class CompatPage(QWidget):
             lines.append(tr("… and {n} more causes in the list below.").format(n=hidden))
         self.causes.setText("\n".join(lines) if lines else tr("No root causes: nothing here needs fixing."))
 
-    def _fill(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> None:
-        self.tree.clear()
+    def _fill(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> Iterator[None]:
         bold = QFont(self.tree.font())
         bold.setBold(True)
         grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
@@ -288,9 +348,12 @@ class CompatPage(QWidget):
             group.setFont(0, bold)
             self.tree.addTopLevelItem(group)
             group.setFirstColumnSpanned(True)
-            for finding in findings:
+            for n, finding in enumerate(findings, 1):
                 self._add(group, finding, grey)
+                if n % ROWS_PER_TURN == 0:
+                    yield
             group.setExpanded(True)
+            yield
 
     def _add(self, group: QTreeWidgetItem, finding: Finding, grey: QColor) -> None:
         where = bucket(finding)
