@@ -16,6 +16,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontMetricsF,
     QGuiApplication,
     QPainter,
     QPalette,
@@ -149,7 +150,8 @@ class CompatPage(QWidget):
         header.resizeSection(2, 120)
         header.resizeSection(5, 60)
         # wrapped rows are as tall as their text at the columns' new widths
-        header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
+        # (once per event-loop turn, however many sections moved: a full layout asks every row its height)
+        header.sectionResized.connect(lambda *_: self.tree.scheduleDelayedItemsLayout())
         page.addWidget(self.tree, 1)
         self.details = QLabel()
         self.details.setWordWrap(True)
@@ -441,8 +443,26 @@ def text_height(text: str, font: QFont, width: int) -> int:
         return known
     if len(_heights) >= HEIGHTS_KEPT:
         _heights.clear()
-    _heights[key] = height = _layout_height(text, font, width)
+    _heights[key] = height = _one_line_height(text, font, width) or _layout_height(text, font, width)
     return height
+
+
+#: per font: its metrics and the height QTextLayout gives one line of plain Latin text in it
+_one_line: dict[str, tuple[QFontMetricsF, int]] = {}
+
+
+def _one_line_height(text: str, font: QFont, width: int) -> int | None:
+    """The height of ``text`` when it plainly fits on one line of ``width`` (most Status, Framework and
+    What cells): no layout needed. None when it may wrap or holds a glyph from a fallback font (✔, –)
+    whose line could be taller: those are laid out."""
+    if "\n" in text or (not text.isascii() and any(ord(c) > 0x24F for c in text)):
+        return None
+    known = _one_line.get(font.key())
+    if known is None:
+        known = _one_line[font.key()] = (QFontMetricsF(font), _layout_height("Mg", font, 1000))
+    metrics, height = known
+    # 2 px of slack: the layout's own advance may round differently from the metrics'
+    return height if metrics.horizontalAdvance(text) + 2 < max(width, 16) else None
 
 
 def _layout_height(text: str, font: QFont, width: int) -> int:

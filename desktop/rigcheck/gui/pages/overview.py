@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import QColor, QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QShowEvent
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -58,6 +58,8 @@ MODEL_CARD_WIDTH = 180
 VERDICT_STRIP = 5
 #: the narrowest a machine-facts card gets (three side by side at 1024×700)
 FACT_CARD_WIDTH = 240
+#: model cards built per event-loop turn (~2-6 ms each): sixteen at once held the GUI thread ~50-100 ms
+CARDS_PER_TURN = 4
 
 
 class OverviewPage(QWidget):
@@ -78,6 +80,10 @@ class OverviewPage(QWidget):
         self.fact_cards: list[Card] = []
         self._job: Job | None = None
         self._generation = 0
+        #: the model cards being built, CARDS_PER_TURN a turn; ``cards`` becomes them once all are in
+        self._building: list[ModelCard] | None = None
+        #: a machine that came while another page was on screen: shown when this page next is
+        self._pending: tuple[Machine, str, bool] | None = None
         self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         state.backend_changed.connect(self._backend_changed)
@@ -94,7 +100,7 @@ class OverviewPage(QWidget):
         """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages. Only the
         hint and the cards are redone; the machine's facts do not depend on the backend."""
         machine = self.state.machine
-        if machine is None or not hasattr(self, "cards_host"):
+        if machine is None or not hasattr(self, "cards_host") or self._pending is not None:
             return  # no machine shown yet: its cards will be worked out with the backend chosen
         self.hint.setText(self._hint_text())
         for card in self.cards:
@@ -119,14 +125,15 @@ class OverviewPage(QWidget):
         return hint
 
     def busy(self) -> bool:
-        """The model cards are still being worked out on the pool."""
-        return self._job is not None
+        """The model cards are still being worked out on the pool, or built."""
+        return self._job is not None or self._building is not None
 
     def _work_out_cards(self, machine: Machine, is_live: bool) -> None:
         """Each card's recommendation on the pool (~20 ms a model, 0.2–0.4 s in all): the page shows at once
         and the cards follow; a newer machine or backend asked for meanwhile wins."""
         self._generation += 1
         generation = self._generation
+        self._drop_building()
         specs, catalog, backend = _popular(self.state), self.state.catalog, self.state.backend
 
         def work() -> tuple[CardAnswer, ...]:
@@ -136,12 +143,9 @@ class OverviewPage(QWidget):
             if generation != self._generation:
                 return  # stale: the page shows another machine or backend now
             self._job = None
-            self.cards_waiting.hide()
             self.cards_host.setUpdatesEnabled(False)  # one layout and paint for all the cards, not one each
-            self.cards = [ModelCard(self.state, answer, machine) for answer in answers]
-            for card in self.cards:
-                self.cards_layout.addWidget(card)
-            self.cards_host.setUpdatesEnabled(True)
+            self._building = []
+            self._build_cards(generation, machine, list(answers))
 
         def failed(message: str) -> None:
             if generation == self._generation:
@@ -149,6 +153,34 @@ class OverviewPage(QWidget):
                 self.cards_waiting.setText(f"✘ {message}")
 
         self._job = submit(self.state.pool, work, done, failed)
+
+    def _build_cards(self, generation: int, machine: Machine, answers: list[CardAnswer]) -> None:
+        """CARDS_PER_TURN cards now, the rest on the next event-loop turns; shown together at the end."""
+        building = self._building
+        if generation != self._generation or building is None:
+            return
+        for answer in answers[:CARDS_PER_TURN]:
+            card = ModelCard(self.state, answer, machine)
+            building.append(card)
+            self.cards_layout.addWidget(card)
+        rest = answers[CARDS_PER_TURN:]
+        if rest:
+            QTimer.singleShot(0, self, lambda: self._build_cards(generation, machine, rest))
+            return
+        self._building = None
+        self.cards = building
+        self.cards_waiting.hide()
+        self.cards_host.setUpdatesEnabled(True)
+
+    def _drop_building(self) -> None:
+        """Cards of an older machine or backend still being built: removed, never shown."""
+        building, self._building = self._building, None
+        for card in building or ():
+            self.cards_layout.removeWidget(card)
+            card.hide()
+            card.deleteLater()
+        if building is not None:
+            self.cards_host.setUpdatesEnabled(True)
 
     def _clear(self) -> None:
         while self.layout_.count() > 1:
@@ -159,7 +191,23 @@ class OverviewPage(QWidget):
                 widget.setParent(None)  # type: ignore[call-overload]
                 widget.deleteLater()
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.show_machine(*pending)
+
     def show_machine(self, machine: Machine, label: str, is_live: bool) -> None:
+        """The machine's facts now and its model cards when the pool has them; on a page in a shown window
+        but not on screen (another page is), nothing until it is shown: a snapshot opened or a language
+        switched on another page does not pay for this one's cards and facts."""
+        if self.window().isVisible() and not self.isVisible():
+            self._pending = (machine, label, is_live)
+            self._generation += 1  # cards of the machine before still on the pool: dropped
+            self._job = None
+            self._drop_building()
+            return
+        self._pending = None
         self._clear()
         self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
