@@ -183,6 +183,13 @@ class OverviewPage(QWidget):
             self.cards_host.setUpdatesEnabled(True)
 
     def _clear(self) -> None:
+        # the cards first, each on its own: the old page's widgets are deleted over several events, not
+        # in one DeferredDelete of the whole card grid (~40-60 ms)
+        for card in self.cards:
+            card.hide()
+            card.setParent(None)  # type: ignore[call-overload]
+            card.deleteLater()
+        self.cards = []
         while self.layout_.count() > 1:
             item = self.layout_.takeAt(1)
             widget = item.widget() if item is not None else None
