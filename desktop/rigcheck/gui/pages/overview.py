@@ -5,8 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QColor, QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QShowEvent
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -60,6 +71,9 @@ VERDICT_STRIP = 5
 FACT_CARD_WIDTH = 240
 #: model cards built per event-loop turn (~2-6 ms each): sixteen at once held the GUI thread ~50-100 ms
 CARDS_PER_TURN = 4
+#: from this page width on, the answers and the machine sit side by side (at 1920×1080 the page is ~1730
+#: px wide: stacked, the cards took two wide rows and the lower half of the window stayed empty)
+SIDE_BY_SIDE_WIDTH = 1500
 
 
 class OverviewPage(QWidget):
@@ -198,6 +212,16 @@ class OverviewPage(QWidget):
                 widget.setParent(None)  # type: ignore[call-overload]
                 widget.deleteLater()
 
+    def _direction(self) -> QBoxLayout.Direction:
+        wide = self.width() >= SIDE_BY_SIDE_WIDTH
+        return QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        columns = getattr(self, "columns", None)
+        if columns is not None and columns.direction() != self._direction():
+            columns.setDirection(self._direction())
+
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         pending, self._pending = self._pending, None
@@ -220,19 +244,35 @@ class OverviewPage(QWidget):
         self.layout_.addWidget(muted(_system_line(machine, label)))
 
         # the answer first: as many verdict cards as fit the width, the rest one scroll away
-        self.layout_.addWidget(subheading(tr("What you can run")))
+        # side by side on a wide page (answers left, the machine right), else one above the other
+        columns = QWidget()
+        self.columns = QBoxLayout(self._direction(), columns)
+        self.columns.setContentsMargins(0, 0, 0, 0)
+        self.columns.setSpacing(16)
+        answers_host, facts_column = QWidget(), QWidget()
+        answers = QVBoxLayout(answers_host)
+        answers.setContentsMargins(0, 0, 0, 0)
+        answers.setSpacing(10)
+        self.columns.addWidget(answers_host, 3)
+        self.columns.addWidget(facts_column, 2)
+        self.layout_.addWidget(columns)
+        answers.addWidget(subheading(tr("What you can run")))
         self.hint = muted(self._hint_text())
-        self.layout_.addWidget(self.hint)
+        answers.addWidget(self.hint)
         self.cards_host = QWidget()
         self.cards_layout = TileLayout(self.cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
         self.cards = []
         self.cards_waiting = muted(tr("Working out what runs here…"))
-        self.layout_.addWidget(self.cards_waiting)
-        self.layout_.addWidget(self.cards_host)
+        answers.addWidget(self.cards_waiting)
+        answers.addWidget(self.cards_host)
+        answers.addStretch(1)
         self._work_out_cards(machine, is_live)
 
         # then the machine, in compact cards of equal height
-        self.layout_.addWidget(subheading(tr("This machine")))
+        machine_column = QVBoxLayout(facts_column)
+        machine_column.setContentsMargins(0, 0, 0, 0)
+        machine_column.setSpacing(10)
+        machine_column.addWidget(subheading(tr("This machine")))
         facts_host = QWidget()
         facts = TileLayout(facts_host, min_width=FACT_CARD_WIDTH, spacing=10)
         self.fact_cards = [self._gpu_card(machine, group) for group in _gpu_groups(machine.gpus)]
@@ -242,7 +282,8 @@ class OverviewPage(QWidget):
         for card in self.fact_cards:
             card.body.addStretch(1)  # equal heights: the space goes below the content, not around it
             facts.addWidget(card)
-        self.layout_.addWidget(facts_host)
+        machine_column.addWidget(facts_host)
+        machine_column.addStretch(1)
 
         if machine.notes:
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
