@@ -179,8 +179,7 @@ class CompatPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
         super().resizeEvent(event)
-        if self._steps is None:
-            self._refit.start()
+        self._refit.start()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         """A result that came while another page was on screen is applied now, a step at a time."""
@@ -190,8 +189,12 @@ class CompatPage(QWidget):
             pending()
 
     def _fit_columns_now(self) -> None:
-        for _step in self._fit_columns():
-            pass
+        """The column search after a resize, a candidate width per event-loop turn (as in _show)."""
+        if self._steps is not None:  # rows still being added (their own search follows) or a search
+            self._refit.start()  # under way at an older width: once it is done
+            return
+        self._steps = self._fit_columns()
+        self._step()
 
     def _fit_columns(self) -> Iterator[None]:
         """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
