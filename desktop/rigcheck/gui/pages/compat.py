@@ -11,7 +11,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Slot,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -490,19 +500,42 @@ class WrappingDelegate(QStyledItemDelegate):
     def __init__(self, tree: QTreeWidget) -> None:
         super().__init__(tree)
         self.tree = tree
+        self._kept: tuple[QFont, int, int] | None = None
+        tree.installEventFilter(self)
 
     def sizeHint(  # noqa: N802 - Qt's name
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        hint = super().sizeHint(option, index)
-        floor = line_height(self.tree)
+        tree_font, floor, margin = self._measures()
         text = index.data(Qt.ItemDataRole.DisplayRole)
+        column = index.column()
         if not text or not index.parent().isValid():  # a group's title spans the row, one line
+            hint = super().sizeHint(option, index)
             return QSize(hint.width(), max(hint.height(), floor))
         font = index.data(Qt.ItemDataRole.FontRole)
-        font = font if isinstance(font, QFont) else self.tree.font()
-        height = text_height(str(text), font, self.text_width(index.column()))
-        return QSize(hint.width(), max(floor, height + 6))
+        font = font if isinstance(font, QFont) else tree_font
+        height = text_height(str(text), font, self._wrap_width(column, margin))
+        # Reason and Fix wrap to their column, so their text has no width of its own to ask Qt for (it
+        # costs a style pass per cell); the short columns keep Qt's width (Framework fits its content)
+        width = (
+            self.tree.header().sectionSize(column)
+            if column in (3, 4)
+            else super().sizeHint(option, index).width()
+        )
+        return QSize(width, max(floor, height + 6))
+
+    def _measures(self) -> tuple[QFont, int, int]:
+        """The tree's font, one text line's row height and the cell's text margins, kept until the font
+        or style changes (asked for each cell on every layout: ~0.03 ms each, hundreds a layout)."""
+        if self._kept is None:
+            margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+            self._kept = (self.tree.font(), line_height(self.tree), margin)
+        return self._kept
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._kept = None
+        return False
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -531,7 +564,9 @@ class WrappingDelegate(QStyledItemDelegate):
 
     def text_width(self, column: int) -> int:
         """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
-        margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+        return self._wrap_width(column, self._measures()[2])
+
+    def _wrap_width(self, column: int, margin: int) -> int:
         width = self.tree.header().sectionSize(column) - margin
         if column == 0:
             width -= self.tree.indentation()
