@@ -148,6 +148,9 @@ def main() -> int:
         settle(window)
     fit = window.pages["fit"]
     upgrade = window._built.get("upgrade")
+    from rigcheck.gui.app import freeze_startup_objects
+
+    freeze_startup_objects()  # as the app's main() does once its window is up
 
     why = "--why" in sys.argv
     hotspots: dict[str, list[str]] = {}

@@ -121,6 +121,8 @@ class MainWindow(QMainWindow):
         row.addWidget(right, 1)
         self.setCentralWidget(central)
 
+        #: pages whose own retranslate() a language switch has still to run (one per event-loop turn)
+        self._to_retranslate: list[QWidget] = []
         state.machine_changed.connect(self._machine_changed)
         state.page_requested.connect(self.show_page)
         state.model_chosen.connect(lambda _m: self.show_page("fit"))
@@ -214,7 +216,7 @@ class MainWindow(QMainWindow):
 
     def busy(self) -> bool:
         """Whether a built page still has deferred work queued (a debounce timer, a pool job)."""
-        return any(
+        return bool(self._to_retranslate) or any(
             callable(getattr(page, "busy", None)) and page.busy()  # type: ignore[attr-defined]
             for page in self._built.values()
         )
@@ -290,7 +292,8 @@ class MainWindow(QMainWindow):
 
     def retranslate(self, translate: Translator) -> None:
         """The window's own strings, then every built page: fixed strings in place, then the page's
-        ``retranslate()`` for what it composes from data."""
+        ``retranslate()`` for what it composes from data: at once for the page on screen, one page per
+        event-loop turn for the others, so a switch never holds the GUI thread for all pages at once."""
         for row, (_key, title, _factory) in enumerate(_page_table(), 1):
             item = self.nav.item(row - 1)
             item.setText(tr(title))
@@ -302,13 +305,29 @@ class MainWindow(QMainWindow):
         self.state.machine_label = self._label_in(self.state.machine_label, translate)
         for page in self._built.values():
             retranslate_tree(page, translate)
-            again = getattr(page, "retranslate", None)
-            if callable(again):
-                again()
+        current = self.stack.currentWidget()
+        again = getattr(current, "retranslate", None)
+        if callable(again):
+            again()
+        queued = not self._to_retranslate
+        self._to_retranslate = [p for p in self._built.values() if p is not current]
+        if queued and self._to_retranslate:
+            QTimer.singleShot(0, self, self._retranslate_next)
         if self.state.machine is not None:
             self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
         elif self._jobs:
             self.machine_label.setText(tr("Probing this computer…"))
+
+    def _retranslate_next(self) -> None:
+        """One hidden page's composed texts in the new language; the next one on the next turn."""
+        if not self._to_retranslate:
+            return
+        page = self._to_retranslate.pop(0)
+        again = getattr(page, "retranslate", None)
+        if callable(again):
+            again()
+        if self._to_retranslate:
+            QTimer.singleShot(0, self, self._retranslate_next)
 
     @staticmethod
     def _label_in(label: str, translate: Translator) -> str:

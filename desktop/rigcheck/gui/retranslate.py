@@ -15,6 +15,7 @@ import html
 import re
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -100,9 +101,17 @@ def _retranslate_widget(widget: QWidget, translate: Translator) -> None:
                 _swap(item.text, item.setText, translate)
                 _swap(item.toolTip, item.setToolTip, translate)
     elif isinstance(widget, QTreeWidget):
-        header = widget.headerItem()
-        for column in range(widget.columnCount()):
-            _swap(lambda c=column: header.text(c), lambda t, c=column: header.setText(c, t), translate)
+        # the titles changed with the model's signals held, then announced once: each title's own signal
+        # had the header re-measure every row for its fitted columns (five titles, five passes)
+        header, model = widget.headerItem(), widget.model()
+        held = model.blockSignals(True)
+        try:
+            for column in range(widget.columnCount()):
+                _swap(lambda c=column: header.text(c), lambda t, c=column: header.setText(c, t), translate)
+        finally:
+            model.blockSignals(held)
+        if widget.columnCount():
+            model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, widget.columnCount() - 1)
     elif isinstance(widget, QListWidget):
         for row in range(widget.count()):
             item = widget.item(row)

@@ -264,6 +264,10 @@ class TileLayout(_ItemsLayout):
     def _arrange(self, rect: QRect, *, move: bool) -> int:
         items = [i for i in self._items if not i.isEmpty()]
         columns = min(self.columns(rect.width()), max(len(items), 1))
+        # as few columns as give the same number of rows: 16 cards where 5 fit are 4 full rows of 4
+        # (wider tiles), not 3 rows of 5 and one card alone
+        rows = -(-len(items) // columns)
+        columns = max(1, -(-len(items) // max(rows, 1)))
         tile = max(1, (rect.width() - self._spacing * (columns - 1)) // columns)
         y = rect.y()
         for start in range(0, len(items), columns):

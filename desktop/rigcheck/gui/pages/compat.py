@@ -9,16 +9,29 @@ on top with its pip command; every finding's fix (or command) is copied with one
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Slot,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontMetricsF,
     QGuiApplication,
     QPainter,
     QPalette,
     QResizeEvent,
+    QShowEvent,
     QTextLayout,
     QTextOption,
 )
@@ -60,6 +73,9 @@ from rigcheck.gui.workers import Job, submit
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
 #: root causes listed above the tree (the rest are in the tree)
 SHOWN_CAUSES = 3
+#: findings added to the tree per event-loop turn (each with its Copy button: ~1 ms a row), so applying
+#: a big machine's list never holds the GUI thread past ~50 ms (issue 26 #5)
+ROWS_PER_TURN = 12
 #: what the counts line calls each display bucket
 BUCKET_WORDS = {
     "problem": "need attention",
@@ -144,7 +160,8 @@ class CompatPage(QWidget):
         header.resizeSection(2, 120)
         header.resizeSection(5, 60)
         # wrapped rows are as tall as their text at the columns' new widths
-        header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
+        # (once per event-loop turn, however many sections moved: a full layout asks every row its height)
+        header.sectionResized.connect(lambda *_: self.tree.scheduleDelayedItemsLayout())
         page.addWidget(self.tree, 1)
         self.details = QLabel()
         self.details.setWordWrap(True)
@@ -156,6 +173,15 @@ class CompatPage(QWidget):
         page.addWidget(self.copied)
         self._job: Job | None = None
         self._generation = 0
+        #: the tree's rows and column widths are built a step per event-loop turn (see _show)
+        self._steps: Iterator[None] | None = None
+        #: a result that arrived while the page was hidden: applied when it is first shown
+        self._pending: Callable[[], None] | None = None
+        #: a resize re-fits the columns once the window stops changing size, not on every frame
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(60)
+        self._refit.timeout.connect(self._fit_columns_now)
         state.machine_changed.connect(self.show_machine)
         if state.machine is not None:
             self.show_machine(state.machine, state.machine_label, state.is_live)
@@ -163,11 +189,27 @@ class CompatPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         """Status and What grow with the window (within bounds); Reason and Fix share the rest."""
         super().resizeEvent(event)
-        self._fit_columns()
+        self._refit.start()
 
-    def _fit_columns(self) -> None:
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """A result that came while another page was on screen is applied now, a step at a time."""
+        super().showEvent(event)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
+
+    def _fit_columns_now(self) -> None:
+        """The column search after a resize, a candidate width per event-loop turn (as in _show)."""
+        if self._steps is not None:  # rows still being added (their own search follows) or a search
+            self._refit.start()  # under way at an older width: once it is done
+            return
+        self._steps = self._fit_columns()
+        self._step()
+
+    def _fit_columns(self) -> Iterator[None]:
         """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
-        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines)."""
+        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines).
+        A generator: it yields between candidate widths, so _show can spread the search over turns."""
         width, header = self.tree.width(), self.tree.header()
         header.resizeSection(0, max(140, min(220, width * 15 // 100)))
         header.resizeSection(2, max(120, min(260, width * 15 // 100)))
@@ -187,7 +229,14 @@ class CompatPage(QWidget):
             )
 
         candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
-        header.resizeSection(4, min(candidates, key=total) if self.findings else rest // 3)
+        if not self.findings:
+            header.resizeSection(4, rest // 3)
+            return
+        totals = {}
+        for candidate in candidates:
+            totals[candidate] = total(candidate)
+            yield
+        header.resizeSection(4, min(candidates, key=totals.__getitem__))
 
     def retranslate(self) -> None:
         """After a language switch: the findings again, in the new language."""
@@ -195,8 +244,8 @@ class CompatPage(QWidget):
             self.show_machine(self.state.machine, self.state.machine_label, self.state.is_live)
 
     def busy(self) -> bool:
-        """The findings are still being worked out on the pool."""
-        return self._job is not None
+        """The findings are still being worked out on the pool, or their rows are still being added."""
+        return self._job is not None or self._steps is not None or self._refit.isActive()
 
     @Slot(object, str, bool)
     def show_machine(self, machine: Machine, label: str, _is_live: bool) -> None:
@@ -205,6 +254,10 @@ class CompatPage(QWidget):
         catalog = self.state.catalog
         self._generation += 1
         generation = self._generation
+        self._pending = None
+        if self._steps is not None:  # rows of an older machine still being added: dropped
+            self._steps = None
+            self.tree.setUpdatesEnabled(True)
 
         def work() -> tuple[list[Finding], TorchWheel | None, Summary]:
             findings = check_compat(machine, catalog)
@@ -213,7 +266,12 @@ class CompatPage(QWidget):
         def done(result: tuple[list[Finding], TorchWheel | None, Summary]) -> None:
             if generation == self._generation:
                 self._job = None
-                self._show(machine, label, *result)
+                apply = lambda: self._show(machine, label, *result)  # noqa: E731
+                # a page in a shown window but not on screen (another page is) waits until it is shown
+                if self.window().isVisible() and not self.isVisible():
+                    self._pending = apply
+                else:
+                    apply()
 
         def failed(message: str) -> None:
             if generation == self._generation:
@@ -249,10 +307,28 @@ class CompatPage(QWidget):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
         self._show_summary(summary)
+        self.tree.clear()
         self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
-        self._fill(machine, groups)
-        self._fit_columns()
-        self.tree.setUpdatesEnabled(True)
+        self._steps = self._build(machine, groups)
+        self._step()
+
+    def _build(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> Iterator[None]:
+        """The tree's rows, ROWS_PER_TURN at a time, then the column search a candidate width at a time."""
+        yield from self._fill(machine, groups)
+        yield from self._fit_columns()
+
+    def _step(self) -> None:
+        """One step of the tree's build, the next one queued behind whatever else the event loop has."""
+        steps = self._steps
+        if steps is None:
+            return
+        try:
+            next(steps)
+        except StopIteration:
+            self._steps = None
+            self.tree.setUpdatesEnabled(True)
+            return
+        QTimer.singleShot(0, self, lambda: self._step() if self._steps is steps else None)
 
     def _show_summary(self, summary: Summary) -> None:
         self.headline.setText(summary.sentence)
@@ -267,8 +343,7 @@ class CompatPage(QWidget):
             lines.append(tr("… and {n} more causes in the list below.").format(n=hidden))
         self.causes.setText("\n".join(lines) if lines else tr("No root causes: nothing here needs fixing."))
 
-    def _fill(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> None:
-        self.tree.clear()
+    def _fill(self, machine: Machine, groups: list[tuple[tuple[int, ...], list[Finding]]]) -> Iterator[None]:
         bold = QFont(self.tree.font())
         bold.setBold(True)
         grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
@@ -288,9 +363,12 @@ class CompatPage(QWidget):
             group.setFont(0, bold)
             self.tree.addTopLevelItem(group)
             group.setFirstColumnSpanned(True)
-            for finding in findings:
+            for n, finding in enumerate(findings, 1):
                 self._add(group, finding, grey)
+                if n % ROWS_PER_TURN == 0:
+                    yield
             group.setExpanded(True)
+            yield
 
     def _add(self, group: QTreeWidgetItem, finding: Finding, grey: QColor) -> None:
         where = bucket(finding)
@@ -378,8 +456,26 @@ def text_height(text: str, font: QFont, width: int) -> int:
         return known
     if len(_heights) >= HEIGHTS_KEPT:
         _heights.clear()
-    _heights[key] = height = _layout_height(text, font, width)
+    _heights[key] = height = _one_line_height(text, font, width) or _layout_height(text, font, width)
     return height
+
+
+#: per font: its metrics and the height QTextLayout gives one line of plain Latin text in it
+_one_line: dict[str, tuple[QFontMetricsF, int]] = {}
+
+
+def _one_line_height(text: str, font: QFont, width: int) -> int | None:
+    """The height of ``text`` when it plainly fits on one line of ``width`` (most Status, Framework and
+    What cells): no layout needed. None when it may wrap or holds a glyph from a fallback font (✔, –)
+    whose line could be taller: those are laid out."""
+    if "\n" in text or (not text.isascii() and any(ord(c) > 0x24F for c in text)):
+        return None
+    known = _one_line.get(font.key())
+    if known is None:
+        known = _one_line[font.key()] = (QFontMetricsF(font), _layout_height("Mg", font, 1000))
+    metrics, height = known
+    # 2 px of slack: the layout's own advance may round differently from the metrics'
+    return height if metrics.horizontalAdvance(text) + 2 < max(width, 16) else None
 
 
 def _layout_height(text: str, font: QFont, width: int) -> int:
@@ -404,19 +500,42 @@ class WrappingDelegate(QStyledItemDelegate):
     def __init__(self, tree: QTreeWidget) -> None:
         super().__init__(tree)
         self.tree = tree
+        self._kept: tuple[QFont, int, int] | None = None
+        tree.installEventFilter(self)
 
     def sizeHint(  # noqa: N802 - Qt's name
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        hint = super().sizeHint(option, index)
-        floor = line_height(self.tree)
+        tree_font, floor, margin = self._measures()
         text = index.data(Qt.ItemDataRole.DisplayRole)
+        column = index.column()
         if not text or not index.parent().isValid():  # a group's title spans the row, one line
+            hint = super().sizeHint(option, index)
             return QSize(hint.width(), max(hint.height(), floor))
         font = index.data(Qt.ItemDataRole.FontRole)
-        font = font if isinstance(font, QFont) else self.tree.font()
-        height = text_height(str(text), font, self.text_width(index.column()))
-        return QSize(hint.width(), max(floor, height + 6))
+        font = font if isinstance(font, QFont) else tree_font
+        height = text_height(str(text), font, self._wrap_width(column, margin))
+        # Reason and Fix wrap to their column, so their text has no width of its own to ask Qt for (it
+        # costs a style pass per cell); the short columns keep Qt's width (Framework fits its content)
+        width = (
+            self.tree.header().sectionSize(column)
+            if column in (3, 4)
+            else super().sizeHint(option, index).width()
+        )
+        return QSize(width, max(floor, height + 6))
+
+    def _measures(self) -> tuple[QFont, int, int]:
+        """The tree's font, one text line's row height and the cell's text margins, kept until the font
+        or style changes (asked for each cell on every layout: ~0.03 ms each, hundreds a layout)."""
+        if self._kept is None:
+            margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+            self._kept = (self.tree.font(), line_height(self.tree), margin)
+        return self._kept
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._kept = None
+        return False
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -445,7 +564,9 @@ class WrappingDelegate(QStyledItemDelegate):
 
     def text_width(self, column: int) -> int:
         """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
-        margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+        return self._wrap_width(column, self._measures()[2])
+
+    def _wrap_width(self, column: int, margin: int) -> int:
         width = self.tree.header().sectionSize(column) - margin
         if column == 0:
             width -= self.tree.indentation()

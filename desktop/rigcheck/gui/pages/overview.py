@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFocusEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -61,6 +72,11 @@ VERDICT_STRIP = 5
 LONG_TITLE = 120
 #: the narrowest a machine-facts card gets (three side by side at 1024×700)
 FACT_CARD_WIDTH = 240
+#: model cards built per event-loop turn (~2-6 ms each): sixteen at once held the GUI thread ~50-100 ms
+CARDS_PER_TURN = 4
+#: from this page width on, the answers and the machine sit side by side (at 1920×1080 the page is ~1730
+#: px wide: stacked, the cards took two wide rows and the lower half of the window stayed empty)
+SIDE_BY_SIDE_WIDTH = 1500
 
 
 class OverviewPage(QWidget):
@@ -81,6 +97,10 @@ class OverviewPage(QWidget):
         self.fact_cards: list[Card] = []
         self._job: Job | None = None
         self._generation = 0
+        #: the model cards being built, CARDS_PER_TURN a turn; ``cards`` becomes them once all are in
+        self._building: list[ModelCard] | None = None
+        #: a machine that came while another page was on screen: shown when this page next is
+        self._pending: tuple[Machine, str, bool] | None = None
         self._label, self._live = state.machine_label, state.is_live
         state.machine_changed.connect(self.show_machine)
         state.backend_changed.connect(self._backend_changed)
@@ -97,7 +117,7 @@ class OverviewPage(QWidget):
         """The model cards' speeds assume the backend chosen on Fit: the same answer on both pages. Only the
         hint and the cards are redone; the machine's facts do not depend on the backend."""
         machine = self.state.machine
-        if machine is None or not hasattr(self, "cards_host"):
+        if machine is None or not hasattr(self, "cards_host") or self._pending is not None:
             return  # no machine shown yet: its cards will be worked out with the backend chosen
         self.hint.setText(self._hint_text())
         for card in self.cards:
@@ -122,14 +142,15 @@ class OverviewPage(QWidget):
         return hint
 
     def busy(self) -> bool:
-        """The model cards are still being worked out on the pool."""
-        return self._job is not None
+        """The model cards are still being worked out on the pool, or built."""
+        return self._job is not None or self._building is not None
 
     def _work_out_cards(self, machine: Machine, is_live: bool) -> None:
         """Each card's recommendation on the pool (~20 ms a model, 0.2–0.4 s in all): the page shows at once
         and the cards follow; a newer machine or backend asked for meanwhile wins."""
         self._generation += 1
         generation = self._generation
+        self._drop_building()
         specs, catalog, backend = _popular(self.state), self.state.catalog, self.state.backend
 
         def work() -> tuple[CardAnswer, ...]:
@@ -139,12 +160,9 @@ class OverviewPage(QWidget):
             if generation != self._generation:
                 return  # stale: the page shows another machine or backend now
             self._job = None
-            self.cards_waiting.hide()
             self.cards_host.setUpdatesEnabled(False)  # one layout and paint for all the cards, not one each
-            self.cards = [ModelCard(self.state, answer, machine) for answer in answers]
-            for card in self.cards:
-                self.cards_layout.addWidget(card)
-            self.cards_host.setUpdatesEnabled(True)
+            self._building = []
+            self._build_cards(generation, machine, list(answers))
 
         def failed(message: str) -> None:
             if generation == self._generation:
@@ -153,7 +171,42 @@ class OverviewPage(QWidget):
 
         self._job = submit(self.state.pool, work, done, failed)
 
+    def _build_cards(self, generation: int, machine: Machine, answers: list[CardAnswer]) -> None:
+        """CARDS_PER_TURN cards now, the rest on the next event-loop turns; shown together at the end."""
+        building = self._building
+        if generation != self._generation or building is None:
+            return
+        for answer in answers[:CARDS_PER_TURN]:
+            card = ModelCard(self.state, answer, machine)
+            building.append(card)
+            self.cards_layout.addWidget(card)
+        rest = answers[CARDS_PER_TURN:]
+        if rest:
+            QTimer.singleShot(0, self, lambda: self._build_cards(generation, machine, rest))
+            return
+        self._building = None
+        self.cards = building
+        self.cards_waiting.hide()
+        self.cards_host.setUpdatesEnabled(True)
+
+    def _drop_building(self) -> None:
+        """Cards of an older machine or backend still being built: removed, never shown."""
+        building, self._building = self._building, None
+        for card in building or ():
+            self.cards_layout.removeWidget(card)
+            card.hide()
+            card.deleteLater()
+        if building is not None:
+            self.cards_host.setUpdatesEnabled(True)
+
     def _clear(self) -> None:
+        # the cards first, each on its own: the old page's widgets are deleted over several events, not
+        # in one DeferredDelete of the whole card grid (~40-60 ms)
+        for card in self.cards:
+            card.hide()
+            card.setParent(None)  # type: ignore[call-overload]
+            card.deleteLater()
+        self.cards = []
         while self.layout_.count() > 1:
             item = self.layout_.takeAt(1)
             widget = item.widget() if item is not None else None
@@ -162,25 +215,67 @@ class OverviewPage(QWidget):
                 widget.setParent(None)  # type: ignore[call-overload]
                 widget.deleteLater()
 
+    def _direction(self) -> QBoxLayout.Direction:
+        wide = self.width() >= SIDE_BY_SIDE_WIDTH
+        return QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        columns = getattr(self, "columns", None)
+        if columns is not None and columns.direction() != self._direction():
+            columns.setDirection(self._direction())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.show_machine(*pending)
+
     def show_machine(self, machine: Machine, label: str, is_live: bool) -> None:
+        """The machine's facts now and its model cards when the pool has them; on a page in a shown window
+        but not on screen (another page is), nothing until it is shown: a snapshot opened or a language
+        switched on another page does not pay for this one's cards and facts."""
+        if self.window().isVisible() and not self.isVisible():
+            self._pending = (machine, label, is_live)
+            self._generation += 1  # cards of the machine before still on the pool: dropped
+            self._job = None
+            self._drop_building()
+            return
+        self._pending = None
         self._clear()
         self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
 
         # the answer first: as many verdict cards as fit the width, the rest one scroll away
-        self.layout_.addWidget(subheading(tr("What you can run")))
+        # side by side on a wide page (answers left, the machine right), else one above the other
+        columns = QWidget()
+        self.columns = QBoxLayout(self._direction(), columns)
+        self.columns.setContentsMargins(0, 0, 0, 0)
+        self.columns.setSpacing(16)
+        answers_host, facts_column = QWidget(), QWidget()
+        answers = QVBoxLayout(answers_host)
+        answers.setContentsMargins(0, 0, 0, 0)
+        answers.setSpacing(10)
+        self.columns.addWidget(answers_host, 3)
+        self.columns.addWidget(facts_column, 2)
+        self.layout_.addWidget(columns)
+        answers.addWidget(subheading(tr("What you can run")))
         self.hint = muted(self._hint_text())
-        self.layout_.addWidget(self.hint)
+        answers.addWidget(self.hint)
         self.cards_host = QWidget()
         self.cards_layout = TileLayout(self.cards_host, min_width=MODEL_CARD_WIDTH, spacing=10)
         self.cards = []
         self.cards_waiting = muted(tr("Working out what runs here…"))
-        self.layout_.addWidget(self.cards_waiting)
-        self.layout_.addWidget(self.cards_host)
+        answers.addWidget(self.cards_waiting)
+        answers.addWidget(self.cards_host)
+        answers.addStretch(1)
         self._work_out_cards(machine, is_live)
 
         # then the machine, in compact cards of equal height
-        self.layout_.addWidget(subheading(tr("This machine")))
+        machine_column = QVBoxLayout(facts_column)
+        machine_column.setContentsMargins(0, 0, 0, 0)
+        machine_column.setSpacing(10)
+        machine_column.addWidget(subheading(tr("This machine")))
         facts_host = QWidget()
         facts = TileLayout(facts_host, min_width=FACT_CARD_WIDTH, spacing=10)
         self.fact_cards = [self._gpu_card(machine, group) for group in _gpu_groups(machine.gpus)]
@@ -190,7 +285,8 @@ class OverviewPage(QWidget):
         for card in self.fact_cards:
             card.body.addStretch(1)  # equal heights: the space goes below the content, not around it
             facts.addWidget(card)
-        self.layout_.addWidget(facts_host)
+        machine_column.addWidget(facts_host)
+        machine_column.addStretch(1)
 
         if machine.notes:
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
