@@ -5,7 +5,7 @@ the BENCHMARKS.md tables alone).
 
 Every row of ``benchmarks/data/training.csv`` is rebuilt with its own settings: the catalog model, the
 row's framework profile, optimizer, precision, LoRA rank and targets, checkpointing, attention kernel,
-batch, sequence length and GPU count, through ``estimate_memory`` (the path ``rigcheck fit/estimate
+batch, sequence length, gradient accumulation and GPU count, through ``estimate_memory`` (the path ``rigcheck fit/estimate
 --workload ...`` takes). A memory row read from the allocator is compared with ``gpu_peak_bytes``; one
 whose kind is not stated, or a device's capacity, with ``gpu_bytes`` (allocator peak + CUDA context).
 A max-context row is solved for the largest context whose process total fits the VRAM the row names
@@ -102,6 +102,7 @@ def request(row: TrainingMeasurement, context: int | None = None) -> Request:
         attention="eager" if row.attention == "eager" else "flash",
         gpus=row.gpu_count,
         offload_states=row.method == "offload",
+        grad_accumulation=row.grad_accum or 1,
     )
 
 
