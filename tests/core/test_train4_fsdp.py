@@ -89,3 +89,21 @@ def test_cli_takes_gpus_and_grad_accum(capsys: pytest.CaptureFixture[str]) -> No
     assert sharded < single / 2
     assert accumulating - sharded == pytest.approx(2 * LLAMA_31_8B.params_total * 3 / 4, rel=0.02)
     assert main([*base, "--grad-accum", "0"]) == 2
+
+
+def test_litgpt_trains_a_separate_head_for_a_tied_model() -> None:
+    from dataclasses import replace
+
+    tied = replace(LLAMA_31_8B, tie_word_embeddings=True, head_params=0)
+    hf = Setup(method="full", profile=PROFILES["transformers"], optimizer=OPTIMIZERS["adamw"])
+    lit = training_memory(tied, litgpt(), 512, 1)
+    assert grads(lit) == 2 * (tied.params_total + tied.embed_params)
+    assert grads(training_memory(tied, hf, 512, 1)) == 2 * tied.params_total
+
+
+def test_fsdp_root_unit_keeps_embedding_and_head_whole() -> None:
+    a = LLAMA_31_8B
+    outer = a.embed_params + a.head_params
+    assert named(training_memory(a, litgpt(), 512, 1), "root unit") == 0
+    four = training_memory(a, litgpt(gpus=4), 512, 1)
+    assert named(four, "root unit") == 2 * outer - 2 * outer // 4

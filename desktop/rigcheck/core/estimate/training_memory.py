@@ -17,7 +17,7 @@ checkpointing (Unsloth's) moves those inputs to host RAM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.estimate.training_profiles import (
@@ -45,6 +45,10 @@ GATHER = "PyTorch FSDP backward_prefetch; DeepSpeed ZeRO-3 prefetch"
 NO_SYNC = (
     "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py FullyShardedDataParallel.no_sync: "
     "'FSDP will accumulate the full model gradients (instead of gradient shards) until the eventual sync'"
+)
+FSDP_ROOT = (
+    "pytorch/pytorch torch/distributed/fsdp/_runtime_utils.py _post_forward: the root unit is not resharded "
+    "after forward; litgpt FSDPStrategy(auto_wrap_policy={Block}) leaves wte and lm_head in the root"
 )
 FULL_LOAD = (
     "Lightning-AI/litgpt lit_gpt/utils.py@b732986 load_checkpoint: fabric.load_raw under "
@@ -335,6 +339,8 @@ def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label:
 def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) -> TrainingMemory:
     """The memory of one training step of ``arch`` at ``context`` × ``batch`` tokens per GPU."""
     prof = setup.profile
+    if prof.unties_embeddings and arch.tie_word_embeddings:  # the head becomes its own V × h matrix
+        arch = replace(arch, tie_word_embeddings=False, head_params=arch.head_params + arch.embed_params)
     params = arch.params_total
     pbytes = 4 if setup.precision == "fp32" else 2
     shard = max(setup.gpus, 1)
@@ -459,6 +465,19 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 "gpu",
                 f"2 × the largest layer ({largest:,} parameters)",
                 GATHER,
+            )
+        )
+    if shard > 1 and prof.fsdp_root_unsharded and not setup.offload_states:
+        outer = arch.embed_params + arch.head_params
+        outer_bytes = pbytes * outer - pbytes * outer // shard
+        parts.append(
+            Part(
+                "weights",
+                tr("embedding and head gathered (FSDP root unit)"),
+                outer_bytes,
+                "gpu",
+                f"{outer:,} × {pbytes} B unsharded, less this GPU's shard",
+                FSDP_ROOT,
             )
         )
     parts.extend(_activations(arch, setup, context, batch))

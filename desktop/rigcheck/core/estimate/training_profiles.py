@@ -122,6 +122,12 @@ class Profile:
     #: keeps every rank's gradients unsharded: "FSDP will accumulate the full model gradients (instead of
     #: gradient shards) until the eventual sync" (torch FullyShardedDataParallel.no_sync docstring)
     fsdp_no_sync_accumulation: bool = False
+    #: FSDP wraps each decoder block (auto_wrap_policy={Block}), leaving the embedding and head in the
+    #: root unit, whose parameters FSDP keeps unsharded from the forward to the end of the backward
+    fsdp_root_unsharded: bool = False
+    #: the framework's converted checkpoint keeps a separate output head for a model that ties it to the
+    #: embedding, and trains both (LitGPT convert_hf_checkpoint.py@00af8b0: lm_head.weight = wte.weight)
+    unties_embeddings: bool = False
     #: the checkpointing the framework turns on when it shards over several GPUs (None: ``checkpointing``)
     checkpointing_sharded: TrainCheckpointing | None = None
 
@@ -185,6 +191,8 @@ PROFILES: dict[str, Profile] = {
         "fabric.no_backward_sync(model, enabled=is_accumulating), which under FSDP is module.no_sync()",
         128,
         ("lora",),
+        True,
+        True,
         True,
         "full",
     ),
