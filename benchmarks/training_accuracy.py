@@ -5,7 +5,7 @@ the BENCHMARKS.md tables alone).
 
 Every row of ``benchmarks/data/training.csv`` is rebuilt with its own settings: the catalog model, the
 row's framework profile, optimizer, precision, LoRA rank and targets, checkpointing, attention kernel,
-batch, sequence length and GPU count, through ``estimate_memory`` (the path ``rigcheck fit/estimate
+batch, sequence length, gradient accumulation and GPU count, through ``estimate_memory`` (the path ``rigcheck fit/estimate
 --workload ...`` takes). A memory row read from the allocator is compared with ``gpu_peak_bytes``; one
 whose kind is not stated, or a device's capacity, with ``gpu_bytes`` (allocator peak + CUDA context).
 A max-context row is solved for the largest context whose process total fits the VRAM the row names
@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
-from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.memory import Request, estimate_memory, training_setup
 from rigcheck.core.estimate.placement import megatrain
+from rigcheck.core.estimate.training_memory import training_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
@@ -64,6 +65,15 @@ class Outcome:
     #: the estimate's own verdict, for rows with an outcome to compare
     fits: bool | None = None
     reason: str = ""
+    #: bytes of the model states alone (weights, gradients, optimizer states) for the row's stated settings
+    states: float | None = None
+
+    @property
+    def below_states(self) -> bool:
+        """The published figure is smaller than its own model states: the settings stated cannot be
+        the settings run (or the figure is not the peak)."""
+        measured = self.row.base_value
+        return self.states is not None and measured is not None and measured < self.states
 
     @property
     def error(self) -> float | None:
@@ -102,6 +112,7 @@ def request(row: TrainingMeasurement, context: int | None = None) -> Request:
         attention="eager" if row.attention == "eager" else "flash",
         gpus=row.gpu_count,
         offload_states=row.method == "offload",
+        grad_accumulation=row.grad_accum or 1,
     )
 
 
@@ -131,9 +142,26 @@ def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
         )
         shown = est.gpu_peak_bytes if row.memory_kind == "allocator" else est.training_gpu_bytes
         fits = None if capacity is None else est.training_gpu_bytes <= capacity
-        return Outcome(row, float(shown) if row.outcome == "fits" else None, fits)
+        value = float(shown) if row.outcome == "fits" else None
+        return Outcome(row, value, fits, states=_states(model, row) if value else None)
     except NotEstimableError as exc:
         return Outcome(row, reason=str(exc))
+
+
+#: parts of a training step that are the model's states, not temporaries or activations
+STATE_PARTS = ("weights", "base weights", "LoRA adapters", "gradients", "optimizer states", "master")
+
+
+def _states(model: ModelInfo, row: TrainingMeasurement) -> float:
+    req = request(row)
+    mem = training_memory(model.arch, training_setup(req), req.context or 1, req.batch)
+    return float(
+        sum(
+            p.bytes
+            for p in mem.parts
+            if p.where == "gpu" and p.category != "activations" and any(w in p.name for w in STATE_PARTS)
+        )
+    )
 
 
 def _model(row: TrainingMeasurement, catalog: Catalog) -> ModelInfo:
@@ -247,6 +275,14 @@ def report(outcomes: Iterable[Outcome]) -> list[str]:
             lines.append(
                 f"| fits / does not fit | {split} | {len(part)} | | | {agree / len(part):.0%} agree |"
             )
+    below = [o for o in done if o.below_states]
+    counted = sum(1 for o in done if o.states is not None)
+    named = ": " + ", ".join(o.row.id for o in below) if below else ""
+    lines.append("")
+    lines.append(
+        "Measured below their own model states (weights + gradients + optimizer states for the settings "
+        f"stated): {len(below)} of {counted} memory rows{named}"
+    )
     missing = [o for o in done if o.reason]
     lines.append("")
     lines.append(f"Not estimable: {len(missing)} of {len(done)} rows.")

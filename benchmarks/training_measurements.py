@@ -103,6 +103,8 @@ class TrainingMeasurement:
     gpu_memory_gb: float | None
     batch: int | None
     seq_len: int | None
+    #: micro-batches per optimizer step (gradient accumulation) as the run's config sets it; None = not stated
+    grad_accum: int | None
     metric: str
     #: the number as published, in ``unit``; None for an out-of-memory row
     value: float | None
@@ -207,6 +209,7 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> TrainingMeasurement:
         gpu_memory_gb=vram,
         batch=_int(cell["batch"], path, line, row_id, "batch"),
         seq_len=_int(cell["seq_len"], path, line, row_id, "seq_len"),
+        grad_accum=_int(cell["grad_accum"], path, line, row_id, "grad_accum"),
         metric=metric,
         value=value,
         unit=cell["unit"],

@@ -242,6 +242,20 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         default="bf16",
         help="weight and gradient precision of the training run (default bf16)",
     )
+    train.add_argument(
+        "--gpus",
+        metavar="N",
+        type=_positive_int,
+        default=1,
+        help="data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3; default 1)",
+    )
+    train.add_argument(
+        "--grad-accum",
+        metavar="N",
+        type=_positive_int,
+        default=1,
+        help="micro-batches per optimizer step (gradient accumulation; default 1)",
+    )
 
 
 def _judging_options(parser: argparse.ArgumentParser) -> None:
@@ -830,6 +844,8 @@ def _request(args: argparse.Namespace) -> Request:
         lora_targets=parse_targets(args.lora_targets) if args.lora_targets else None,
         checkpointing=args.checkpointing,
         lora_alpha=args.lora_alpha,
+        gpus=getattr(args, "gpus", 1),
+        grad_accumulation=getattr(args, "grad_accum", 1),
     )
 
 

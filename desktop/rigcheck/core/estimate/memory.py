@@ -107,6 +107,8 @@ class Request:
     gpus: int = 1
     #: FSDP CPU offload / ZeRO-3 offload of parameters, gradients and optimizer states
     offload_states: bool = False
+    #: training: micro-batches per optimizer step (gradient accumulation)
+    grad_accumulation: int = 1
     #: CPU threads the engine computes with (llama.cpp -t); None = its default, the physical cores
     threads: int | None = None
 
@@ -681,6 +683,8 @@ def training_setup(req: Request) -> Setup:
         raise InputError("--lora-rank", f"must be at least 1, got {req.lora_rank}")
     if req.gpus < 1:
         raise InputError("--gpus", f"must be at least 1, got {req.gpus}")
+    if req.grad_accumulation < 1:
+        raise InputError("--grad-accum", f"must be at least 1, got {req.grad_accumulation}")
     return Setup(
         method=req.workload,  # type: ignore[arg-type]
         profile=prof,
@@ -692,6 +696,7 @@ def training_setup(req: Request) -> Setup:
         attention=req.attention,
         gpus=req.gpus,
         offload_states=req.offload_states,
+        grad_accumulation=req.grad_accumulation,
     )
 
 

@@ -17,7 +17,7 @@ checkpointing (Unsloth's) moves those inputs to host RAM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.estimate.training_profiles import (
@@ -42,6 +42,18 @@ CONTEXT_SOURCE = "PyTorch CUDA context: 300 MiB-2 GiB (vram.asmirnov.xyz); vLLM 
 KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198) tensor accounting, per saved tensor"
 ZERO_MASTER = "ZeRO (arXiv 1910.02054) §3: mixed precision keeps fp32 master weights"
 GATHER = "PyTorch FSDP backward_prefetch; DeepSpeed ZeRO-3 prefetch"
+NO_SYNC = (
+    "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py FullyShardedDataParallel.no_sync: "
+    "'FSDP will accumulate the full model gradients (instead of gradient shards) until the eventual sync'"
+)
+FSDP_ROOT = (
+    "pytorch/pytorch torch/distributed/fsdp/_runtime_utils.py _post_forward: the root unit is not resharded "
+    "after forward; litgpt FSDPStrategy(auto_wrap_policy={Block}) leaves wte and lm_head in the root"
+)
+FULL_LOAD = (
+    "Lightning-AI/litgpt lit_gpt/utils.py@b732986 load_checkpoint: fabric.load_raw under "
+    "FSDPStrategy(state_dict_type='full'); finetune/lora.py@0010d8e init_module(empty_init=False)"
+)
 
 
 @dataclass(frozen=True)
@@ -93,10 +105,15 @@ class Setup:
     gpus: int = 1
     #: FSDP CPU offload / ZeRO-3 offload: parameters, gradients and optimizer states in host RAM
     offload_states: bool = False
+    #: micro-batches per optimizer step (gradient accumulation); 1 = a step after every micro-batch
+    grad_accumulation: int = 1
 
     @property
     def mode(self) -> TrainCheckpointing:
-        return self.checkpointing or self.profile.checkpointing
+        if self.checkpointing:
+            return self.checkpointing
+        sharded = self.profile.checkpointing_sharded
+        return sharded if sharded and self.gpus > 1 else self.profile.checkpointing
 
     @property
     def rank(self) -> int:
@@ -322,6 +339,8 @@ def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label:
 def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) -> TrainingMemory:
     """The memory of one training step of ``arch`` at ``context`` × ``batch`` tokens per GPU."""
     prof = setup.profile
+    if prof.unties_embeddings and arch.tie_word_embeddings:  # the head becomes its own V × h matrix
+        arch = replace(arch, tie_word_embeddings=False, head_params=arch.head_params + arch.embed_params)
     params = arch.params_total
     pbytes = 4 if setup.precision == "fp32" else 2
     shard = max(setup.gpus, 1)
@@ -352,6 +371,18 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     prof.source,
                 )
             )
+        elif _unsharded_gradients(setup):
+            parts.append(
+                Part(
+                    "gradients",
+                    tr("gradients, unsharded while accumulating"),
+                    pbytes * params,
+                    "gpu",
+                    f"{params:,} × {pbytes} B on every GPU: {setup.grad_accumulation} micro-batches "
+                    "accumulated under FSDP no_sync()",
+                    NO_SYNC,
+                )
+            )
         else:
             parts.append(
                 Part(
@@ -359,7 +390,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                     tr("gradients ({precision})", precision=setup.precision),
                     pbytes * params // shard,
                     states_at,
-                    f"{params:,} × {pbytes} B",
+                    f"{params:,} × {pbytes} B" + (f" / {shard} GPUs" if shard > 1 else ""),
                     prof.source,
                 )
             )
@@ -436,9 +467,22 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 GATHER,
             )
         )
+    if shard > 1 and prof.fsdp_root_unsharded and not setup.offload_states:
+        outer = arch.embed_params + arch.head_params
+        outer_bytes = pbytes * outer - pbytes * outer // shard
+        parts.append(
+            Part(
+                "weights",
+                tr("embedding and head gathered (FSDP root unit)"),
+                outer_bytes,
+                "gpu",
+                f"{outer:,} × {pbytes} B unsharded, less this GPU's shard",
+                FSDP_ROOT,
+            )
+        )
     parts.extend(_activations(arch, setup, context, batch))
     parts.extend(_step_temporary(setup, states[0], parts))
-    if shard > 1 and prof.full_state_dict_load and setup.method != "qlora":
+    if shard > 1 and setup.method in prof.full_state_dict_load:
         # the unsharded checkpoint each rank loads stays allocated beside training (LitGPT's LoRA rows on
         # two and four GPUs grow with the micro-batch on top of it)
         parts.append(
@@ -448,11 +492,22 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 pbytes * params,
                 "gpu",
                 f"{params:,} × {pbytes} B: the unsharded checkpoint each rank loads (a full state dict)",
-                prof.source.rsplit(";", 1)[-1].strip(),
+                FULL_LOAD,
             )
         )
     parts.append(Part("overhead", tr("CUDA context"), CUDA_CONTEXT, "gpu", "0.5 GiB", CONTEXT_SOURCE))
     return TrainingMemory(tuple(p for p in parts if p.bytes > 0), trainable)
+
+
+def _unsharded_gradients(setup: Setup) -> bool:
+    """Full fine-tuning sharded over several GPUs that accumulates micro-batches under FSDP's no_sync():
+    every rank keeps the whole model's gradients until the step's last micro-batch syncs them."""
+    return (
+        setup.gpus > 1
+        and setup.grad_accumulation > 1
+        and setup.profile.fsdp_no_sync_accumulation
+        and not setup.offload_states
+    )
 
 
 #: torch.optim.AdamW's default on CUDA tensors is the foreach implementation (_default_to_fused_or_foreach),

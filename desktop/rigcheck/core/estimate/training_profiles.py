@@ -114,8 +114,22 @@ class Profile:
     #: a chunked loss that works through a fixed number of tokens at a time (litgpt: 128), 0 = ``loss_chunks``
     loss_chunk_tokens: int = 0
     #: sharded over several GPUs, each rank loads the whole 16-bit checkpoint into its sharded model (a
-    #: full state dict), which the run's allocator peak keeps
-    full_state_dict_load: bool = False
+    #: full state dict), which the run's allocator peak keeps; only the methods whose script builds the
+    #: model whole on the GPU before sharding it (LitGPT's LoRA script: ``init_module(empty_init=False)``;
+    #: its full script builds it on the meta device on several GPUs and fills the shards)
+    full_state_dict_load: tuple[str, ...] = ()
+    #: micro-batches accumulated under FSDP's ``no_sync()`` (no reduce-scatter until the last one), which
+    #: keeps every rank's gradients unsharded: "FSDP will accumulate the full model gradients (instead of
+    #: gradient shards) until the eventual sync" (torch FullyShardedDataParallel.no_sync docstring)
+    fsdp_no_sync_accumulation: bool = False
+    #: FSDP wraps each decoder block (auto_wrap_policy={Block}), leaving the embedding and head in the
+    #: root unit, whose parameters FSDP keeps unsharded from the forward to the end of the backward
+    fsdp_root_unsharded: bool = False
+    #: the framework's converted checkpoint keeps a separate output head for a model that ties it to the
+    #: embedding, and trains both (LitGPT convert_hf_checkpoint.py@00af8b0: lm_head.weight = wte.weight)
+    unties_embeddings: bool = False
+    #: the checkpointing the framework turns on when it shards over several GPUs (None: ``checkpointing``)
+    checkpointing_sharded: TrainCheckpointing | None = None
 
 
 _HF_LOSS = (
@@ -172,9 +186,15 @@ PROFILES: dict[str, Profile] = {
         "on query and value, lm_head_chunk_size=128 with chunked_cross_entropy, "
         "no activation checkpointing on one GPU (FSDP with activation_checkpointing_policy={Block} "
         "on several); lit_gpt/utils.py@b732986 load_checkpoint: fabric.load_raw under "
-        "FSDPStrategy(state_dict_type='full') on several GPUs",
+        "FSDPStrategy(state_dict_type='full') on several GPUs; litgpt/finetune/full.py@00af8b0: "
+        "init_module(empty_init=(fabric.world_size > 1)), accumulation inside "
+        "fabric.no_backward_sync(model, enabled=is_accumulating), which under FSDP is module.no_sync()",
         128,
+        ("lora",),
         True,
+        True,
+        True,
+        "full",
     ),
     "deepspeed": Profile(
         "deepspeed", "DeepSpeed (transformers Trainer)", "full", 1, "full", False, "adamw", "adamw",
