@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ MAX_COLUMNS = 4 + 64 * len(GPU_COLUMNS)
 MAX_TIME_S = 1e10
 #: values kept in memory (8 bytes each): 64 MB
 MAX_CELLS = 8_000_000
+
+#: rows moved at a time when thinning (a 1 MB block: no second copy of the whole table)
+_MOVE_ROWS = 4096
 
 _GPU_COLUMN = re.compile(r"^gpu(\d+)_(\w+)$")
 _KNOWN_SUFFIXES = frozenset(suffix for suffix, _field in GPU_COLUMNS)
@@ -117,8 +121,10 @@ def read_recording(
         raise InputError(source, f"cannot read ({exc.strerror or exc})") from None
 
 
-def _lines(handle: TextIO, source: str, steps: Callable[[int], None]) -> Iterator[str]:
-    """The file's lines, refusing one too long to be a recording before it is held in memory."""
+def _lines(handle: TextIO, source: str, steps: Callable[[int], None]) -> Iterator[tuple[int, str]]:
+    """The file's lines with their numbers, refusing one too long to be a recording before it is held in
+    memory. Every few thousand lines: ``steps`` (progress, cancel) and a moment without the GIL, so that
+    the GUI thread (which needs it for every call into Qt) never waits on a reader for long."""
     number = done = 0
     while True:
         line = handle.readline(MAX_LINE_CHARS + 1)
@@ -128,20 +134,29 @@ def _lines(handle: TextIO, source: str, steps: Callable[[int], None]) -> Iterato
         done += len(line)
         if not number % 4096:
             steps(done)
+            time.sleep(0)
         if len(line) > MAX_LINE_CHARS:
             raise InputError(source, f"line {number} is longer than {MAX_LINE_CHARS} characters: "
                              "not a monitor recording")  # fmt: skip
-        if line.count('"') % 2:
+        if '"' in line and line.count('"') % 2:
             # a quoted value with a line break in it: the reader would join lines into one value, so
             # the line cap would not bound it (100 MB of them took 1.4 GB); recordings never have one
             raise InputError(source, f"line {number}: a quoted value runs over several lines: "
                              "not a monitor recording")  # fmt: skip
-        yield line
+        yield number, line
+
+
+def _cells(line: str) -> list[str]:
+    """A line's values: a plain split where nothing is quoted (every line ``monitor --csv`` writes), the
+    csv module's rules where something is (a quoted line never spans lines: :func:`_lines` refuses it)."""
+    if '"' in line:
+        return next(csv.reader([line]), [])
+    return line.rstrip("\r\n").split(",")
 
 
 def _read(handle: TextIO, source: str, max_cells: int, steps: Callable[[int], None]) -> Recording:
-    reader = csv.reader(_lines(handle, source, steps))
-    header = next(reader, None)
+    lines = _lines(handle, source, steps)
+    header = next((_cells(line) for _n, line in lines), None)
     if header is None or not any(cell.strip() for cell in header):
         raise InputError(source, "empty file")
     header = [cell.strip() for cell in header]
@@ -154,19 +169,31 @@ def _read(handle: TextIO, source: str, max_cells: int, steps: Callable[[int], No
     kept = [i for i, name in enumerate(header) if _known(name)]
     names = [header[i] for i in kept]
     time_col = names.index("time")
+    time_at = kept[time_col]
+    columns = len(header)
     width = len(names)
     capacity = max(16, max_cells // max(width, 1)) // 2 * 2  # even: halving keeps the stride exact
     data = np.empty((capacity, width))
     count = rows = 0
     stride = 1
     last_t = -math.inf
-    for row in reader:
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue  # a blank line (a recording cut short ends with one)
-        line = reader.line_num
-        if len(row) != len(header):
-            raise InputError(source, f"line {line}: {len(row)} values under {len(header)} columns")
-        t = _number(row[kept[time_col]], source, line, "time")
+    for line, text in lines:
+        # A row that thinning drops is only checked (its width, its time): splitting it whole and
+        # converting every value cost most of a gigabyte read, with the GUI thread waiting on the GIL.
+        skipped = bool(rows % stride) and '"' not in text
+        if skipped:
+            width_seen = text.count(",") + 1
+            if width_seen == 1 and not text.strip():
+                continue  # a blank line (a recording cut short ends with one)
+            row = text.split(",", time_at + 1)
+        else:
+            row = _cells(text)
+            width_seen = len(row)
+            if not row or (width_seen == 1 and not row[0].strip()):
+                continue
+        if width_seen != columns:
+            raise InputError(source, f"line {line}: {width_seen} values under {columns} columns")
+        t = _number(row[time_at], source, line, "time")
         if not math.isfinite(t):
             raise InputError(source, f"line {line}: no time")
         if abs(t) > MAX_TIME_S:  # -1e308 .. 1e308 overflowed the Monitor page's arithmetic
@@ -179,15 +206,22 @@ def _read(handle: TextIO, source: str, max_cells: int, steps: Callable[[int], No
             continue
         if count == capacity:
             # Over budget: keep every other row. The rows kept so far are 0, s, 2s, …, (capacity-1)s
-            # and this one is capacity·s, a multiple of the new stride 2s, so it is kept too.
+            # and this one is capacity·s, a multiple of the new stride 2s, so it is kept too. In place,
+            # a block at a time (row j moves to j/2, below it), so no copy of the whole table is made.
             half = capacity // 2
-            data[:half] = data[0:capacity:2]
+            for start in range(0, half, _MOVE_ROWS):
+                stop = min(start + _MOVE_ROWS, half)
+                data[start:stop] = data[2 * start : 2 * stop : 2]
             count, stride = half, stride * 2
-        data[count] = [_number(row[i], source, line, header[i]) for i in kept]
+        try:
+            data[count] = [float(row[i]) for i in kept]
+        except ValueError:  # an empty value (NaN) or not a number: the precise answer, cell by cell
+            data[count] = [_number(row[i], source, line, header[i]) for i in kept]
         count += 1
     if count == 0:
         raise InputError(source, "no samples (only a header)")
-    data = data[:count].copy()
+    data.resize((count, width), refcheck=False)  # shrunk in place: no second table (no view of it is left)
+    data[np.isinf(data)] = math.nan  # "inf" is no reading
     t = data[:, time_col] - data[0, time_col]
     values = {name: data[:, i] for i, name in enumerate(names) if name != "time"}
     gpus = sorted({int(m.group(1)) for name in names if (m := _GPU_COLUMN.match(name))})

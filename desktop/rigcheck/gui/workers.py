@@ -102,9 +102,10 @@ class Task(QRunnable):
     ``cancelled`` that :meth:`cancel` stopped it. ``thread_id`` is the thread it ran on (tests check that
     it was not the GUI's)."""
 
-    def __init__(self, fn: Callable[[Steps], Any]) -> None:
+    def __init__(self, fn: Callable[[Steps], Any], progress_every_s: float = 0.05) -> None:
         super().__init__()
         self._fn = fn
+        self.progress_every_s = progress_every_s
         self._stop = threading.Event()
         self.signals = _TaskSignals()
         self.thread_id: int | None = None
@@ -119,7 +120,7 @@ class Task(QRunnable):
 
     def run(self) -> None:
         self.thread_id = threading.get_ident()
-        steps = Steps(self.signals.progressed.emit, self._stop.is_set)
+        steps = Steps(self.signals.progressed.emit, self._stop.is_set, every_s=self.progress_every_s)
         try:
             result = self._fn(steps)
         except Cancelled:
@@ -141,9 +142,11 @@ def submit_task(
     *,
     on_progress: Callable[[float], None] | None = None,
     on_cancelled: Callable[[], None] | None = None,
+    progress_every_s: float = 0.05,
 ) -> Task:
-    """Start ``fn(steps)`` on ``pool``; the callbacks run on the GUI thread (queued signals)."""
-    task = Task(fn)
+    """Start ``fn(steps)`` on ``pool``; the callbacks run on the GUI thread (queued signals), ``on_progress``
+    at most every ``progress_every_s`` seconds (each one is a handler the GUI thread runs)."""
+    task = Task(fn, progress_every_s)
     signals = task.signals
     signals.finished.connect(on_done)
     signals.failed.connect(on_error)

@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -372,7 +372,10 @@ class FleetPage(QWidget):
         node = self._nodes.get(self.node_at(row))
         if node is not None:
             self.state.set_machine(node.machine, f"{tr('Fleet')}: {node.name}", False)
-            self.state.page_requested.emit("overview")
+            # Overview is shown on the next turn of the event loop, not in this handler: every page
+            # answering the new machine and then the switch (Overview's layout, its first paint) in one
+            # handler added up to one long freeze; two shorter handlers let input and paints in between.
+            QTimer.singleShot(0, self, lambda: self.state.page_requested.emit("overview"))
 
 
 def _short(value: str, limit: int = 60) -> str:

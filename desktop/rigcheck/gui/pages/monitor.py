@@ -63,6 +63,8 @@ GIB = 1024**3
 MAX_NAME_CHARS = 60
 #: below this width the cards go two to a row, below NARROW one
 WIDE, NARROW = 1500, 640
+#: seconds between two updates of the reading bar while a recording is read on the pool
+READ_PROGRESS_EVERY_S = 0.25
 
 
 def gpu_pen(index: int) -> str:
@@ -491,7 +493,16 @@ class MonitorPage(QWidget):
         self.reading_label.setText(f"{tr('Reading')} {path.name}…")
         self.reading_progress.setValue(0)
         self.reading_bar.setVisible(True)
-        self._reading = submit_task(self.state.pool, read, done, failed, on_progress=progressed)
+        # four updates a second: each one is a GUI-thread handler that waits for the GIL the reader holds
+        # (20 a second cost the GUI thread 320 ms over a 6-second read, benchmarks/gui_handlers.py --why)
+        self._reading = submit_task(
+            self.state.pool,
+            read,
+            done,
+            failed,
+            on_progress=progressed,
+            progress_every_s=READ_PROGRESS_EVERY_S,
+        )
         return self._reading
 
     def _end_reading(self) -> None:
