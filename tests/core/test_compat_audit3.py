@@ -11,17 +11,14 @@ from __future__ import annotations
 import re
 import shlex
 from datetime import date
-from pathlib import Path
 
 import pytest
 
-from fakes.machines import AUDIT_MACHINES
+from fakes.machines import AUDIT_MACHINES, PLATFORMS, audit_machine
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.compat import Finding, check_compat, recommend_torch
 from rigcheck.core.compat._torch import parse_build
-from rigcheck.core.machine import Machine, load_machine
 
-PLATFORMS = Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "platforms"
 TODAY = date(2026, 12, 1)
 
 
@@ -30,10 +27,7 @@ def catalog() -> Catalog:
     return load_catalog(use_overlay=False)
 
 
-def machine(name: str) -> Machine:
-    if name in AUDIT_MACHINES:
-        return AUDIT_MACHINES[name]()
-    return load_machine(PLATFORMS / f"{name}.json")
+machine = audit_machine
 
 
 ALL = sorted([*AUDIT_MACHINES, *(p.stem for p in PLATFORMS.glob("*.json"))])

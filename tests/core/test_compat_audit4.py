@@ -9,16 +9,13 @@ given Jetson's routes).
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import pytest
 
-from fakes.machines import AUDIT_MACHINES
+from fakes.machines import audit_machine
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.compat import Finding, check_compat
-from rigcheck.core.machine import Machine, load_machine
 
-PLATFORMS = Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "platforms"
 TODAY = date(2026, 12, 1)
 
 
@@ -27,10 +24,7 @@ def catalog() -> Catalog:
     return load_catalog(use_overlay=False)
 
 
-def machine(name: str) -> Machine:
-    if name in AUDIT_MACHINES:
-        return AUDIT_MACHINES[name]()
-    return load_machine(PLATFORMS / f"{name}.json")
+machine = audit_machine
 
 
 def find(name: str, framework: str, catalog: Catalog) -> Finding:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from rigcheck.core.machine import (
     CPU,
@@ -17,6 +18,7 @@ from rigcheck.core.machine import (
     Memory,
     Note,
     Software,
+    load_machine,
 )
 
 GIB = 1024**3
@@ -284,3 +286,14 @@ AUDIT_MACHINES = {
     "mi300x": cdna3_mi300x,
     "cpu": cpu_only,
 }
+
+
+#: the twelve 2026 platform snapshots of the compatibility audit (tests/fixtures/machines/platforms)
+PLATFORMS = Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "platforms"
+
+
+def audit_machine(name: str) -> Machine:
+    """One of the audit's 22 machines: the ten above by name, or a platform snapshot by file stem."""
+    if name in AUDIT_MACHINES:
+        return AUDIT_MACHINES[name]()
+    return load_machine(PLATFORMS / f"{name}.json")
