@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fakes.gguf_files import FF, HIDDEN, VOCAB, Model, write_gguf
+from fakes.safetensors_files import DTYPE_BYTES, write_safetensors
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.files import (
@@ -546,21 +547,6 @@ def test_random_damage_never_escapes_as_a_traceback(
 
 
 # -- safetensors ------------------------------------------------------------------------------------
-
-DTYPE_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4}
-
-
-def write_safetensors(path: Path, tensors: Mapping[str, tuple[str, list[int]]]) -> int:
-    """A safetensors file whose data is zeros; returns the bytes of its tensors."""
-    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
-        size = math.prod(shape) * DTYPE_BYTES[dtype]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\x00" * offset)
-    return offset
 
 
 LLAMA_CONFIG: dict[str, Any] = {

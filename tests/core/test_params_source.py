@@ -4,13 +4,12 @@ included, two to an I8 byte), config.json arithmetic, or a catalog entry."""
 from __future__ import annotations
 
 import json
-import math
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakes.safetensors_files import write_checkpoint
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.models.config import parse_config
@@ -18,25 +17,12 @@ from rigcheck.core.models.files import read_config_json, read_model_folder
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.report.estimate import estimate_json
 
-BYTES = {"BF16": 2, "F32": 4, "I8": 1, "F8_E4M3": 1, "F8_E8M0": 1}
 H, HEAD, Q_LORA, O_LORA, INNER, EXPERTS, V = 64, 32, 16, 16, 32, 4, 128
 
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
     return load_catalog(use_overlay=False)
-
-
-def write(folder: Path, config: dict[str, Any], tensors: dict[str, tuple[str, list[int]]]) -> None:
-    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
-        size = math.prod(shape) * BYTES[dtype]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header).encode()
-    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + b"\x00" * offset)
-    (folder / "config.json").write_text(json.dumps(config))
 
 
 #: a two-layer DeepSeek-V4 shaped as deepseek-ai/DeepSeek-V4-Flash's config is (FP8 linears with
@@ -89,7 +75,7 @@ def test_deepseek_v4_fp4_experts_count_from_the_tensor_table(tmp_path: Path, cat
     """Before: the I8 experts had 'no bit width' and the count fell back to config.json. Now each byte
     holds two FP4 values (expert_dtype fp4), '.scale' and E8M0 tensors are not parameters, and
     'head.weight' is the output head."""
-    write(tmp_path, V4, v4_tensors())
+    write_checkpoint(tmp_path, V4, v4_tensors())
     model = read_model_folder(tmp_path, catalog=catalog)
     layer = 2 * H + Q_LORA * H + 4 * HEAD * Q_LORA + EXPERTS * 3 * INNER * H
     assert model.arch.params_total == V * H + 2 * layer + H + V * H

@@ -3,38 +3,23 @@ headers are the real layout of a dense model, an MoE and a compressed-tensors IN
 
 from __future__ import annotations
 
-import json
-import math
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakes.safetensors_files import write_checkpoint
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.models.config import parse_config
 from rigcheck.core.models.files import read_model_folder
 
 H, FF, V, KV = 64, 128, 256, 32
-BYTES = {"BF16": 2, "F32": 4, "I32": 4, "I64": 8, "U8": 1, "F8_E4M3": 1}
 Tensors = dict[str, tuple[str, list[int]]]
 
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
     return load_catalog()
-
-
-def write(folder: Path, config: dict[str, Any], tensors: Tensors) -> None:
-    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
-        size = math.prod(shape) * BYTES[dtype]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header).encode()
-    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + b"\x00" * offset)
-    (folder / "config.json").write_text(json.dumps(config))
 
 
 DENSE: dict[str, Any] = {
@@ -85,7 +70,7 @@ def hand_count() -> int:
 def test_dense_counts_from_the_tensor_table(tmp_path: Path, catalog: Catalog) -> None:
     tensors = dense_tensors()
     tensors["model.vision_tower.patch_embed.weight"] = ("BF16", [H, 48])  # loaded, not decoded
-    write(tmp_path, DENSE, tensors)
+    write_checkpoint(tmp_path, DENSE, tensors)
     info = read_model_folder(tmp_path, catalog=catalog)
     assert info.arch.params_total == hand_count() == parse_config(DENSE, "c").params_total
     [note] = [n for n in info.notes if n.startswith("parameters:")]
@@ -107,7 +92,7 @@ def test_packed_int4_counts_eight_weights_per_word_and_no_scales(tmp_path: Path,
             "ignore": ["lm_head"],
         }
     }
-    write(tmp_path, config, dense_tensors(packed=True))
+    write_checkpoint(tmp_path, config, dense_tensors(packed=True))
     info = read_model_folder(tmp_path, catalog=catalog)
     assert info.arch.params_total == hand_count()
     [note] = [n for n in info.notes if n.startswith("parameters:")]
@@ -118,7 +103,7 @@ def test_packed_int4_counts_eight_weights_per_word_and_no_scales(tmp_path: Path,
 
 def test_packed_tensors_without_a_bit_width_fall_back_to_config(tmp_path: Path, catalog: Catalog) -> None:
     config = DENSE | {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {}}}
-    write(tmp_path, config, dense_tensors(packed=True))
+    write_checkpoint(tmp_path, config, dense_tensors(packed=True))
     info = read_model_folder(tmp_path, catalog=catalog)
     assert info.arch.params_total == parse_config(config, "c").params_total
     [note] = [n for n in info.notes if n.startswith("parameters:")]
@@ -168,7 +153,7 @@ def moe_tensors(mtp: bool) -> Tensors:
 def test_moe_counts_every_expert_and_leaves_the_mtp_layer_off_the_decoder(
     tmp_path: Path, catalog: Catalog
 ) -> None:
-    write(tmp_path, MOE, moe_tensors(mtp=True))
+    write_checkpoint(tmp_path, MOE, moe_tensors(mtp=True))
     info = read_model_folder(tmp_path, catalog=catalog)
     shared = 2 * H + (64 * H + 2 * KV * H + H * 64 + 32) + 4 * H
     expert = 3 * 32 * H
