@@ -123,11 +123,8 @@ def _option(name: str, default: int) -> int:
     return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
 
-def main() -> int:
-    italian = "--it" in sys.argv
-    fleet_count = _option("--fleet", 5000)
-    replay_mb = _option("--replay-mb", 1024)
-    app = TimedApp([sys.argv[0]])
+def open_window(italian: bool) -> tuple[Any, str]:
+    """The app's window on the RTX 4090 fixture at 1280×800, settled, and its scratch folder (settings)."""
     from rigcheck.core.machine import load_machine
     from rigcheck.gui.app import create_window, settle
 
@@ -138,6 +135,17 @@ def main() -> int:
     window.resize(1280, 800)
     window.show()
     settle(window)
+    return window, scratch
+
+
+def main() -> int:
+    italian = "--it" in sys.argv
+    fleet_count = _option("--fleet", 5000)
+    replay_mb = _option("--replay-mb", 1024)
+    app = TimedApp([sys.argv[0]])
+    from rigcheck.gui.app import settle
+
+    window, scratch = open_window(italian)
     # --skip upgrade,fleet: those pages are never built, so their handlers are not in the figures (to see
     # what the other pages cost alone)
     skipped = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--skip=")), "").split(",")

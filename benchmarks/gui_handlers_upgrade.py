@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from PySide6.QtCore import QEvent, QObject, QSettings  # noqa: TID251 - a GUI benchmark
+from PySide6.QtCore import QEvent, QObject  # noqa: TID251 - a GUI benchmark
 from PySide6.QtWidgets import QApplication  # noqa: TID251 - a GUI benchmark
 
-from gui_handlers import FIXTURES, TARGET_MS, TimedApp
+from gui_handlers import FIXTURES, TARGET_MS, TimedApp, open_window
 
 
 class CpuTimedApp(TimedApp):
@@ -50,16 +49,9 @@ class CpuTimedApp(TimedApp):
 def main() -> int:
     italian = "--it" in sys.argv
     app = CpuTimedApp([sys.argv[0]])
-    from rigcheck.core.machine import load_machine
-    from rigcheck.gui.app import create_window, settle
+    from rigcheck.gui.app import settle
 
-    scratch = tempfile.mkdtemp(prefix="rigcheck-bench-")
-    settings = QSettings(str(Path(scratch) / "s.ini"), QSettings.Format.IniFormat)
-    settings.setValue("ui/language", "it" if italian else "en")
-    window = create_window(settings, snapshot=load_machine(FIXTURES / "rtx4090-64gb.json"), snapshot_name="a")
-    window.resize(1280, 800)
-    window.show()
-    settle(window)
+    window, _scratch = open_window(italian)
 
     def action(name: str, do: Callable[[], Any]) -> tuple[str, float, float, float]:
         app.reset()
