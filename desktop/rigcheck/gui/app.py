@@ -81,7 +81,8 @@ def create_window(
     # A pool thread parsing a fleet or a recording holds the interpreter for up to the switch interval
     # (5 ms by default) each time the GUI thread wants it back, and one repaint calls into Python dozens
     # of times (paint events, layouts, size hints): 5 ms each made a 240 ms handler. 0.5 ms each keeps
-    # the handlers short at a small cost to the worker.
+    # the handlers short at a small cost to the worker (PySide gives the interpreter up on every call
+    # into Qt, so a 5 ms handler could wait 50-80 ms while a comparison ran).
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
     chosen = str(settings.value("ui/language", "system"))
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)

@@ -18,13 +18,6 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from rigcheck.core.steps import Cancelled, Steps
 
-# A worker computing in Python holds the GIL for up to the switch interval (5 ms by default) each time
-# the GUI thread wants it back, and PySide gives the GIL up on every call into Qt: a 5 ms handler then
-# waits 50-80 ms on the GIL while a comparison runs. 1 ms keeps the GUI thread's handlers short; the
-# workers lose a little throughput to the extra switches.
-GUI_SWITCH_INTERVAL_S = 0.001
-sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
-
 
 class _Signals(QObject):
     finished = Signal(object)
