@@ -83,8 +83,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     spec_model = catalog.model(row.model_id) if row.model_id else None
     # Several GPUs in llama.cpp's default layer split run one after another: per token, the same bytes at the
     # same bandwidth and the same FLOPs at the same peak as one of them (the estimator's "layers" split).
-    if spec_model is None or row.offloaded:
-        return None
+    if spec_model is None or row.offloaded or row.split == "blind":
+        return None  # a blind row (benchmarks/data/blind.csv) is never a fit point, whoever passes it
     model = from_catalog(spec_model)
     try:
         est = estimate_memory(model, Request(quant=row.format.lower(), context=4096), catalog)
@@ -307,7 +307,7 @@ def fit_ktransformers(rows: list[Measurement], catalog: Catalog) -> EngineCpuFit
     prefill: list[tuple[float, float, float]] = []  # (share, floor seconds at e=1, CPU seconds needed)
     urls: set[str] = set()
     for row in rows:
-        if not row.engine.lower().startswith("ktransformers") or not row.model_id:
+        if not row.engine.lower().startswith("ktransformers") or not row.model_id or row.split == "blind":
             continue
         spec = catalog.model(row.model_id)
         if spec is None:
@@ -716,7 +716,12 @@ def fit_cpu(
     shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
     used_urls = [p.row.source_url for p in cpu_points]
     for row in rows:
-        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.llama_cpp:
+        if (
+            not row.offloaded
+            or row.metric != "decode_tokens_per_s"
+            or not row.llama_cpp
+            or row.split == "blind"
+        ):
             continue
         spec = catalog.model(row.model_id) if row.model_id else None
         gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
