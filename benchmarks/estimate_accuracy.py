@@ -147,6 +147,12 @@ def _gpu_layers(row: Measurement) -> int | None:
     return int(found.group(1)) if found and row.offload_kind == "layers" else None
 
 
+def _threads(row: Measurement) -> int | None:
+    """llama.cpp ``-t``: the thread count a CPU run states in its flags ("none (CPU only, 8 threads)")."""
+    found = re.search(r"(\d+) threads", row.offload)
+    return int(found.group(1)) if found and row.device_class == "cpu" else None
+
+
 def _cpu_expert_layers(row: Measurement) -> int | None:
     """llama.cpp ``--n-cpu-moe N``: the first N layers' routed experts stay in host memory; ``-cmoe`` /
     ``--cpu-moe``: every layer's (the estimator caps N at the model's MoE layers)."""
@@ -239,7 +245,7 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
             result = fit(
                 model,
                 machine,
-                Request(quant=quant, context=context, backend=backend, engine=engine),  # type: ignore[arg-type]
+                Request(quant=quant, context=context, backend=backend, engine=engine, threads=_threads(row)),  # type: ignore[arg-type]
                 catalog,
                 offload=offload,  # type: ignore[arg-type]
                 live=False,
