@@ -356,9 +356,11 @@ def blind_table(outcomes: Sequence[Outcome]) -> str:
     """Issue 28's table: the blind rows per subset (decode) and prefill, with the issue's targets (decode per
     subset ≤ 20% median and ≥ 75% within ±35%; prefill ≤ 25% and ≥ 70%, judged over all blind rows)."""
     blind = [o for o in outcomes if o.row.split == "blind"]
-    sources = len({source_of(o.row) for o in blind})
+    pages = {source_of(o.row) for o in blind}
+    sites = {"/".join(page.split("/")[2 : 5 if "github.com" in page else 3]) for page in pages}
     lines = [
-        f"Blind set: {len(blind)} rows from {sources} sources never used for fitting",
+        f"Blind set: {len(blind)} rows from {len(pages)} source pages (threads, files) on {len(sites)} "
+        "repositories or sites; no fitted row was read from any of these pages",
         "",
         "| subset | metric | rows | not estimable | no number | median abs. error | within ±35% | "
         "share reading high | target |",
