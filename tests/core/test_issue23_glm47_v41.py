@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rigcheck.core.catalog import load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.config import parse_config
 from rigcheck.core.models.files import load_model_path
@@ -150,3 +151,15 @@ def test_v41_bad_sharing_keys_name_the_key(key: str, value: object, says: str) -
 def test_v41_is_sized_in_its_released_format() -> None:
     """quantization_config (top level): FP8 block scales with FP4 routed experts, read as MXFP4 experts."""
     assert load_model_path(FIXTURES / f"{V41}_config.json").native_quant == "mxfp4"
+
+
+def test_v4_flash_cache_matches_the_reference_implementations_bf16_cache() -> None:
+    """DeepSeek-V4-Flash (catalog config): layers 2, 4, … 42 compress at ratio 4 with a 128-wide
+    indexer key, 3, 5, … 41 at ratio 128, layers 0 and 1 keep only the 128-token window. By hand:
+    21 × (512 + 128) / 4 + 20 × 512 / 128 = 3,440 elements, 6,880 bytes a token in bf16: the figure
+    infervisor/plow docs/amd/deepseek-v4-mi300x.md@3e7c8c1 reads off the reference model.py ("KV
+    bytes / token, whole tower, reference bf16 cache: 6 880 B"); the fixed window rings are apart."""
+    spec = next(m for m in load_catalog(use_overlay=False).models if m.id == "deepseek-v4-flash")
+    arch = parse_config(dict(spec.config), "deepseek-v4-flash")
+    assert sum(arch.layer_kv_elements) == 21 * (512 + 128) // 4 + 20 * 512 // 128 == 3440
+    assert sum(arch.layer_kv_elements) * 2 == 6880
