@@ -1,4 +1,4 @@
-"""GLM-4.7 and DeepSeek-V4.1-Flash from the configs tests/fixtures/configs-2026 transcribes (README
+"""GLM-4.7, DeepSeek-V4.1-Flash and Gemma 4 12B from the configs tests/fixtures/configs-2026 transcribes (README
 there cites each). Every expected number is worked out here by hand from the reference layout, never
 read back from the reader, and checked against the published parameter count where one is public."""
 
@@ -163,3 +163,53 @@ def test_v4_flash_cache_matches_the_reference_implementations_bf16_cache() -> No
     arch = parse_config(dict(spec.config), "deepseek-v4-flash")
     assert sum(arch.layer_kv_elements) == 21 * (512 + 128) // 4 + 20 * 512 // 128 == 3440
     assert sum(arch.layer_kv_elements) * 2 == 6880
+
+
+# -- Gemma 4 12B (gemma4_unified): Gemma 4's text layers under a new model_type ---------------------
+
+G12 = "google--gemma-4-12B"
+
+
+def _gemma4_12b_layers() -> tuple[int, int]:
+    """A sliding and a global layer of Gemma 4 12B, by hand from the GGUF tensor inventory's shapes
+    (knowlet/Gemma-4-12B-Unified-System-One docs/validation/2026-10-04/gguf/tensor-inventory.json@6d8d079):
+    attn_q/k/v/output, q/k norms of the head width, four hidden norms, layer_output_scale (1), and
+    the gated FFN; global layers have 16 × 512 queries, one 512-wide key head and no attn_v."""
+    d, ffn = 3840, 15_360
+    common = 4 * d + 1 + 3 * d * ffn
+    sliding = common + 2 * 256 + d * (16 * 256 + 2 * 8 * 256) + 16 * 256 * d
+    full = common + 2 * 512 + d * (16 * 512 + 512) + 16 * 512 * d
+    return sliding, full
+
+
+def test_gemma4_12b_parameters_equal_the_gguf_tensor_table() -> None:
+    """40 sliding and 8 global layers, the tied 262,144 × 3,840 embedding and the final norm: the 667
+    tensors of the inventory (40 × 14 + 8 × 13 layer tensors, token_embd, output_norm and rope_freqs,
+    a computed table that is no weight)."""
+    sliding, full = _gemma4_12b_layers()
+    arch = parse_config(_config(G12), "gemma-4-12b")
+    assert arch.params_total == 40 * sliding + 8 * full + 262_144 * 3840 + 3840 == 11_907_350_320
+    assert any("counted as gemma4_text" in note for note in arch.assumed)
+
+
+def test_gemma4_12b_cache_by_hand() -> None:
+    """Sliding layers keep K and V of 8 heads × 256 for the 1,024-token window; the 8 global layers
+    one 512-wide head each for K and for V at every token. infervisor/plow's serving notes for this
+    model measure the same (docs/bringup/results/gemma12b-fp8-20260930/comparison.md: "16 KiB per
+    full-attention row" in BF16 = 8 × 1,024 × 2 bytes; a 640 MiB sliding ring of 2,048 rows =
+    40 × 4,096 × 2 bytes a row)."""
+    arch = parse_config(_config(G12), "gemma-4-12b")
+    sliding = [
+        n for n, kind in zip(arch.layer_kv_elements, arch.layer_kinds, strict=True) if kind == "sliding"
+    ]
+    full = [n for n, kind in zip(arch.layer_kv_elements, arch.layer_kinds, strict=True) if kind == "full"]
+    assert sliding == [2 * 8 * 256] * 40 and full == [2 * 512] * 8 and arch.sliding_window == 1024
+    assert sum(full) * 2 == 16 * 1024
+    assert sum(sliding) * 2 * 2048 == 640 * 2**20
+    assert sum(full) * 2 * CTX + sum(sliding) * 2 * 1024 == 2 * GIB + 320 * 2**20  # f16 at 128k
+
+
+def test_an_unknown_type_with_global_head_dim_is_read_as_gemma4() -> None:
+    """The key, not the name: the same text config under any model_type is Gemma 4's layout."""
+    config = _config(G12)["text_config"] | {"model_type": "gemma4_next_text"}
+    assert parse_config(config, "x").params_total == parse_config(_config(G12), "y").params_total

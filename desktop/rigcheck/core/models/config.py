@@ -1711,6 +1711,9 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if config.get("o_lora_rank") is not None and config.get("compress_ratios") is not None:
         note = f"model_type {shown}: counted as deepseek_v4 (it has o_lora_rank and compress_ratios)"
         return model_type, FAMILIES["deepseek_v4"], (note,)
+    if config.get("global_head_dim") is not None:  # Gemma 4's global layers (gemma4_unified_text)
+        note = f"model_type {shown}: counted as gemma4_text (it has global_head_dim)"
+        return model_type, FAMILIES["gemma4_text"], (note,)
     if config.get("hybrid_override_pattern") is not None or config.get("layers_block_type") is not None:
         note = f"model_type {shown}: counted as nemotron_h (it has a hybrid_override_pattern)"
         return model_type, FAMILIES["nemotron_h"], (note,)
