@@ -213,3 +213,39 @@ def test_an_unknown_type_with_global_head_dim_is_read_as_gemma4() -> None:
     """The key, not the name: the same text config under any model_type is Gemma 4's layout."""
     config = _config(G12)["text_config"] | {"model_type": "gemma4_next_text"}
     assert parse_config(config, "x").params_total == parse_config(_config(G12), "y").params_total
+
+
+# -- OLMo 3 (olmo3): OLMo 2's layers with a sliding window on three of every four ------------------
+
+#: OLMo 3 32B's shape as third-party pages tabulate it (e.g. https://apxml.com/models/olmo-31-32b-think:
+#: 64 layers of 5,120, 40 Q / 8 KV heads of 128, FFN 27,648, vocabulary 100,278, window 4,096). Not a
+#: published config.json (none was found, docs/architectures.md): it exercises the family only.
+OLMO3_SHAPE = {
+    "model_type": "olmo3",
+    "hidden_size": 5120,
+    "num_hidden_layers": 64,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 27_648,
+    "vocab_size": 100_278,
+    "max_position_embeddings": 65_536,
+}
+
+
+def test_olmo3_counts_olmo2_layers_and_the_default_window_pattern() -> None:
+    """transformers models/olmo3/modular_olmo3.py: q/k/v/o without bias, q_norm over 40 × 128 and
+    k_norm over 8 × 128, two post-norms, a gated MLP; Olmo3Config's layer_types default makes every
+    fourth layer full attention and the rest a 4,096-token window."""
+    d, v = 5120, 100_278
+    attn = d * 40 * 128 + 2 * d * 8 * 128 + 40 * 128 * d + 40 * 128 + 8 * 128
+    layer = attn + 3 * d * 27_648 + 2 * d
+    arch = parse_config(OLMO3_SHAPE, "olmo3")
+    assert arch.params_total == 64 * layer + 2 * v * d + d == 32_233_522_176
+    assert arch.layer_kinds == ("sliding", "sliding", "sliding", "full") * 16 and arch.sliding_window == 4096
+    listed = (
+        OLMO3_SHAPE
+        | {"layer_types": ["sliding_attention"] * 3 + ["full_attention"]}
+        | {"num_hidden_layers": 4}
+    )
+    assert parse_config(listed, "olmo3").layer_kinds == ("sliding", "sliding", "sliding", "full")

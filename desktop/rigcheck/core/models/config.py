@@ -1418,6 +1418,14 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_olmo2_attn),
         defaults={"tie_word_embeddings": False, "attention_bias": False},
     ),
+    # OLMo 3 / 3.1: OLMo 2's layers (post-norms, q_norm/k_norm over the whole projection) with a
+    # sliding window on three of every four layers (Olmo3Config: layer_types default, window 4096)
+    "olmo3": _Family(
+        "models/olmo3/modular_olmo3.py",
+        _dense_body(_olmo2_attn),
+        _every_nth(None, 4, "sliding"),
+        {"tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096},
+    ),
     # Qwen3.5 / Qwen3.6 MoE text models (text_config of qwen3_5_moe checkpoints)
     "qwen3_5_moe_text": _Family(
         "models/qwen3_5_moe/modular_qwen3_5_moe.py",
