@@ -116,7 +116,7 @@ def test_v41_published_total_within_half_a_percent_once_the_draft_and_vision_are
 def test_v41_cache_is_owned_by_the_four_source_layers() -> None:
     """Only kv_source_layer_ids [2, 8, 14, 20] compress; each keeps its 512-wide latent and 128-wide
     index key once per compress_ratios tokens (2, 2, 2 and 1), so (3/2 + 1) × 640 = 1,600 elements a
-    token, the page ROCm/ATOM's V41PoolGeometry test sizes as 16 · (3/2 + 1) · (512 + 128) · 2 bytes."""
+    token, the page an ATOM-based V4.1 port's V41PoolGeometry test (repository not identified) sizes as 16 · (3/2 + 1) · (512 + 128) · 2 bytes."""
     arch = parse_config(_config(V41), "v4.1")
     owners = {layer: n for layer, n in enumerate(arch.layer_kv_elements) if n}
     assert owners == {2: 320, 8: 320, 14: 320, 20: 640}
