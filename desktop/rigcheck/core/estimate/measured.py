@@ -188,8 +188,8 @@ def apply_measured(result: FitResult, rows: tuple[BenchRow, ...], machine: Machi
     if not decode and not prefill:
         return replace(
             result,
-            reasons=(
-                *result.reasons,
+            reasons_said=(
+                *result.reasons_said,
                 f"{source}: no llama-bench test there covers this model, format and machine",
             ),
         )
