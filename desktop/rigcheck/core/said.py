@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rigcheck.core.i18n import num, percent, sig, tr
+from rigcheck.core.i18n import num, percent, seen, sig, tr
 from rigcheck.core.units import fmt_bytes
 
 
@@ -84,6 +84,11 @@ class Said:
     template: str
     #: (placeholder, value) pairs: a tuple, so that a sentence, and a result holding it, stays hashable
     values: tuple[tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        # a template is recorded when it is said, as tr() records what it is asked for, so the translation
+        # coverage tests see every sentence an estimate may show, read or not
+        seen.add(self.template)
 
     def __str__(self) -> str:
         return render(self)
