@@ -210,6 +210,6 @@ def apply_measured(result: FitResult, rows: tuple[BenchRow, ...], machine: Machi
         estimated_decode_tokens_per_s=s.decode_tokens_per_s,
         estimated_prefill_tokens_per_s=s.prefill_tokens_per_s,
         measured_from=source,
-        explanation=(*lines, *s.explanation),
+        explanation_said=(*lines, *s.explanation_said),
     )
     return replace(result, speed=speed)
