@@ -37,6 +37,16 @@ CONVERTED = (
     "placement/sglang.py",
     "placement/split.py",
     "placement/types.py",
+    "speed/__init__.py",
+    "speed/cpu.py",
+    "speed/decode.py",
+    "speed/estimate.py",
+    "speed/experts.py",
+    "speed/fixed.py",
+    "speed/multigpu.py",
+    "speed/prefill.py",
+    "speed/reads.py",
+    "speed/result.py",
 )
 #: the translation layer: core/i18n's whole module, and the locale-aware formats of core/units
 TRANSLATING = {"tr", "num", "percent", "sig", "month_year", "fmt_bytes", "fmt_watts"}
