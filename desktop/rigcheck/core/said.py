@@ -120,18 +120,17 @@ def render_all(values: tuple[object, ...]) -> tuple[str, ...]:
 def _filled(value: object) -> object:
     """What goes into a placeholder: the kinds formatted, sentences rendered, anything else unchanged
     (so a template's own format spec, ``{x:.1f}``, still applies to a raw number)."""
-    if isinstance(value, Bytes):
-        return fmt_bytes(value.value)
-    if isinstance(value, Num):
-        return num(value.value, value.decimals, group=value.group) + value.unit
-    if isinstance(value, Percent):
-        return percent(value.value, value.decimals)
-    if isinstance(value, Sig):
-        return sig(value.value, value.digits)
-    if isinstance(value, Said):
-        return render(value)
-    if isinstance(value, Shown):
-        return value.words(value.value)
-    if isinstance(value, Joined):
-        return value.sep.join(str(_filled(part)) for part in value.parts)
-    return value
+    fill = _FILL.get(type(value))
+    return value if fill is None else fill(value)
+
+
+#: each kind's words, by exact type (one look-up for the raw values most placeholders hold)
+_FILL: dict[type, Callable[[Any], object]] = {
+    Bytes: lambda v: fmt_bytes(v.value),
+    Num: lambda v: num(v.value, v.decimals, group=v.group) + v.unit,
+    Percent: lambda v: percent(v.value, v.decimals),
+    Sig: lambda v: sig(v.value, v.digits),
+    Said: render,
+    Shown: lambda v: v.words(v.value),
+    Joined: lambda v: v.sep.join(str(_filled(part)) for part in v.parts),
+}
