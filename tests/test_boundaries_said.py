@@ -29,6 +29,7 @@ CONVERTED = (
     "verdict.py",
     "advice.py",
     "solvers.py",
+    "memory.py",
     "placement/__init__.py",
     "placement/budget.py",
     "placement/exllamav3.py",
