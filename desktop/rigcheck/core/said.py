@@ -1,8 +1,8 @@
 """What an estimate says, kept as data until it is shown: a sentence's English template and its raw
 values, made into words once, at the edge.
 
-The estimate's computation (placement, speed, verdict, advice, solvers) decides *what* to say and
-returns it as :class:`Said` values: the template, written whole in English where the decision is made
+The estimate's computation (memory, placement, speed, verdict, advice, solvers) decides *what* to say
+and returns it as :class:`Said` values: the template, written whole in English where the decision is made
 (it is the key of ``resources/translations/<lang>.toml``), and the numbers it fills in, each with its
 kind (:class:`Bytes`, :class:`Num`, :class:`Percent`, :class:`Sig`) instead of as formatted text. It
 never calls the translation layer. :func:`render` is the one place those become a sentence, with
