@@ -816,7 +816,7 @@ class FitPage(QWidget):
             steps = training_steps(
                 model, machine, self.request(), self.state.catalog, result.estimate, live=self.state.is_live
             )
-            result = replace(result, advice=(*result.advice, *steps))
+            result = replace(result, advice_said=(*result.advice_said, *steps))
         self.result = result
         self._show(result)
         self._fill_ladder(model, result)

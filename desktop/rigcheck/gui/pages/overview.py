@@ -33,6 +33,7 @@ from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.speed import host_bandwidth
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.said import render
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.core.verdict_words import speed_text
@@ -443,7 +444,7 @@ class OverviewPage(QWidget):
             "default": tr("default (CPU not in the catalog)"),
         }[host.source]
         self.bandwidth_source = muted(source)
-        self.bandwidth_source.setToolTip(host.why)
+        self.bandwidth_source.setToolTip(render(host.why))
         layout.addWidget(self.bandwidth, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.bandwidth_source)
         self.bandwidth.editingFinished.connect(lambda: self._bandwidth_changed(machine))
