@@ -187,13 +187,15 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
     if spec is None:
         raise NotEstimableError("GPU not in the catalog")
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=HOST_RAM), gpus=())
-    machine = simulate(bare, [spec], HOST_RAM / GIB)
+    machine = simulate(bare, [spec] * row.gpu_count, HOST_RAM / GIB)
     req = replace(request(row), gpus=row.gpu_count)
     result = fit(model, machine, req, catalog, live=False, advise=False)
     tps = result.speed.train_tokens_per_s
-    if tps is None:
+    if tps is None or result.placement is None:
         return Outcome(row, None, False, reason=f"no speed: {result.verdict}")
-    return Outcome(row, tps * row.gpu_count, None)
+    # a sharded run's tokens/s are every GPU's already; a run placed on one GPU is one replica of the row's
+    used = sum(1 for b in result.placement.gpu_bytes if b)
+    return Outcome(row, tps * row.gpu_count / used, None)
 
 
 def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:

@@ -107,3 +107,27 @@ def test_fsdp_root_unit_keeps_embedding_and_head_whole() -> None:
     assert named(training_memory(a, litgpt(), 512, 1), "root unit") == 0
     four = training_memory(a, litgpt(gpus=4), 512, 1)
     assert named(four, "root unit") == 2 * outer - 2 * outer // 4
+
+
+def test_fit_shards_over_the_machines_gpus_when_the_framework_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --gpus, fit takes the machine's GPUs for a framework that shards on several GPUs by its own
+    default (LitGPT: FSDPStrategy when devices > 1): every A10G holds the same sharded step, smaller than
+    one GPU's share with --gpus 1. A data-parallel stack (transformers' Trainer: DDP) keeps the
+    single-GPU figure on one GPU."""
+    four = [a for _ in range(4) for a in ("--gpu", "nvidia-a10g")]
+    base = ["fit", "llama-3.2-1b", *four, "--ram-gb", "128", "--workload", "full", "--context", "512",
+            "--batch", "1", "--json"]  # fmt: skip
+
+    def placed(*extra: str) -> list[int]:
+        assert main([*base, *extra]) == 0
+        return json.loads(capsys.readouterr().out)["placement"]["gpu_bytes"]
+
+    sharded = placed("--framework", "litgpt")
+    assert len(sharded) == 4 and len(set(sharded)) == 1 and sharded[0] > 0
+    one = placed("--framework", "litgpt", "--gpus", "1")
+    assert sum(1 for b in one if b) == 1 and max(one) > sharded[0]
+    replica = placed("--framework", "transformers")
+    assert sum(1 for b in replica if b) == 1
+    assert placed("--framework", "litgpt", "--gpus", "2").count(0) == 2

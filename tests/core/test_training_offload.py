@@ -244,3 +244,22 @@ def test_megatrain_keeps_every_recomputed_state_of_the_block_at_its_first_backwa
     loss = megatrain.logits_bytes(arch, 1024) + 1024 * h * 6
     assert backward > loss  # the 32B at 1024 tokens: one layer's backward is the larger phase
     assert megatrain.sample_bytes(arch, 1024) == megatrain.checkpoint_bytes(arch, 1024) + backward
+
+
+def test_megatrains_estimate_is_the_figure_its_placement_uses(catalog: Catalog) -> None:
+    """`estimate --framework megatrain` and `fit` count the same step: the GPU parts add up to the streamed
+    placement's GPU total and the host parts to its RAM at the step; asked for by name, MegaTrain is
+    placed streamed (it has no on-the-GPU mode)."""
+    from rigcheck.core.estimate.memory import estimate_memory
+
+    qwen = from_catalog(catalog.model("qwen3.5-27b"))  # type: ignore[arg-type]
+    arch = qwen.arch
+    req = Request(workload="full", context=1024, batch=64, framework="megatrain")
+    est = estimate_memory(qwen, req, catalog)
+    assert est.training_gpu_bytes == est.total_bytes == megatrain.gpu_bytes(arch, 1024, 64)
+    assert est.gpu_peak_bytes == megatrain.gpu_peak_bytes(arch, 1024, 64)
+    assert est.training_host_bytes == megatrain.host_step_bytes(arch)
+    result = fit(qwen, box(catalog, ram_gib=2048), req, catalog, live=False, advise=False)
+    assert result.placement.offload == "full"
+    assert result.placement.gpu_bytes[0] == est.training_gpu_bytes
+    assert result.placement.cpu_bytes == est.training_host_bytes

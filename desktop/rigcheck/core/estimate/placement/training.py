@@ -90,6 +90,16 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
         return Placement(per_gpu, cpu_bytes, layers, n_layers, mode, gpu_peak_bytes=peak)
 
+    if est.framework == "megatrain" and est.workload == "full" and offload != "full":
+        return None  # MegaTrain streams the layers from RAM: its placement is the streamed one
+    if offload == "none" and est.training_gpus > 1:  # sharded (FSDP): every GPU of the run holds its share
+        ranks = [i for i, b in enumerate(budget.gpu_bytes) if b >= est.total_bytes][: est.training_gpus]
+        if len(ranks) < est.training_gpus or est.training_host_bytes > budget.cpu_bytes:
+            return None
+        per_gpu = tuple(est.total_bytes if i in ranks else 0 for i in range(len(budget.gpu_bytes)))
+        cuda = est.total("overhead")
+        peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
+        return Placement(per_gpu, est.training_host_bytes, n_layers, n_layers, "none", gpu_peak_bytes=peak)
     if offload == "none":  # a framework's offloaded checkpoints (Unsloth's) sit in host RAM
         return on(est.total_bytes, est.training_host_bytes, "none", n_layers)
     runtime = est.total("activations") + est.total("overhead")

@@ -259,7 +259,10 @@ def training_speed(
             bound = "cpu_optimizer"
         step += t_opt
     ranks = len(used) if placement.offload in ("optimizer", "params", "full") else 1
-    if ranks > 1 and placement.offload == "full":  # MegaTrain's workers: one per GPU, one CPU step for all
+    if placement.offload == "none" and est.training_gpus > 1:  # sharded: the GPUs of the run step together
+        ranks = len(used)
+        explanation.append(tr("× {ranks} GPUs (the model states sharded over them, FSDP)", ranks=ranks))
+    elif ranks > 1 and placement.offload == "full":  # MegaTrain's workers: one per GPU, one CPU step for all
         explanation.append(
             tr("× {ranks} GPUs (one MegaTrain worker each, one CPU optimizer step)", ranks=ranks)
         )
