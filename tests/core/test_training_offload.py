@@ -227,6 +227,7 @@ def test_megatrain_on_four_gpus_runs_one_worker_each_over_one_shared_host_copy(c
     )
     assert many.speed.train_tokens_per_s is not None and one.speed.train_tokens_per_s is not None
     assert many.speed.train_tokens_per_s == pytest.approx(4 * one.speed.train_tokens_per_s, rel=1e-9)
+    assert "on 4 GPUs" in many.reasons[0] and "on 4 GPUs" not in one.reasons[0]
 
 
 def test_megatrain_keeps_every_recomputed_state_of_the_block_at_its_first_backward(catalog: Catalog) -> None:

@@ -100,6 +100,21 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> str:
         from rigcheck.core.estimate.placement import megatrain
 
         arch, params = est.model.arch, est.model.arch.params_total
+        workers = sum(1 for b in p.gpu_bytes if b)
+        if workers > 1:  # MegaTrain's data parallel: one shared host copy, a worker per GPU
+            return tr(
+                "MegaTrain-style on {workers} GPUs: {ram} in RAM (one shared copy of the bf16 weights, "
+                "layer flats and gradients and the fp32 Adam m and v, and each worker's pinned slabs "
+                "{pinned}), {each} on each GPU (layer buffers, embedding and head {fixed}, {batch} × "
+                "{sample} per sample, CUDA context)",
+                workers=workers,
+                ram=fmt_bytes(p.cpu_bytes),
+                pinned=fmt_bytes(megatrain.worker_staging_bytes(arch)),
+                each=fmt_bytes(max(p.gpu_bytes)),
+                fixed=fmt_bytes(megatrain.fixed_bytes(arch)),
+                batch=est.batch,
+                sample=fmt_bytes(megatrain.sample_bytes(arch, est.context)),
+            )
         return tr(
             "MegaTrain-style: {ram} in RAM at the step (bf16 weights {weights}, fp32 Adam m and v {mv}, "
             "bf16 gradients {grads}, pinned buffers {pinned}), {gpu} on the GPU (layer buffers, embedding "
