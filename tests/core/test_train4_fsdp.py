@@ -131,3 +131,16 @@ def test_fit_shards_over_the_machines_gpus_when_the_framework_does(
     replica = placed("--framework", "transformers")
     assert sum(1 for b in replica if b) == 1
     assert placed("--framework", "litgpt", "--gpus", "2").count(0) == 2
+
+
+def test_a_run_sharded_over_more_gpus_than_the_machine_has_does_not_fit_on_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--gpus 4 on a one-GPU machine: the sharded step is a quarter's, but there is one GPU to hold it, so
+    it is not placed on that one as if the other three existed, and the answer says why."""
+    args = ["fit", "llama-3.2-1b", "--gpu", "nvidia-a10g", "--ram-gb", "64", "--workload", "full",
+            "--framework", "litgpt", "--gpus", "4", "--context", "512", "--offload", "none", "--json"]  # fmt: skip
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "does_not_fit"
+    assert "sharded over 4 GPUs" in data["reasons"][0] and "1 of this machine's GPUs" in data["reasons"][0]

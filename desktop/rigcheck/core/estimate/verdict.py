@@ -48,6 +48,15 @@ def why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> str:
         return tr("expert offload needs a mixture-of-experts model; this one is dense")
     if not any(budget.gpu_bytes) and est.workload != "inference":
         return tr("training needs a GPU; GPUs offer {gpus} and RAM {ram}", **offers)
+    room = sum(1 for b in budget.gpu_bytes if b >= need)
+    if est.workload != "inference" and est.training_gpus > room and offload in ("none", "auto"):
+        return tr(
+            "sharded over {asked} GPUs (--gpus) it needs {need} on each; {room} of this machine's GPUs "
+            "have that room",
+            asked=est.training_gpus,
+            need=fmt_bytes(need),
+            room=room,
+        )
     if est.workload == "full" and offload in ("optimizer", "params", "full"):
         params = est.model.arch.params_total
         host = {
