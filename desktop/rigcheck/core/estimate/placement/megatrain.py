@@ -53,7 +53,6 @@ from rigcheck.core.estimate.training_memory import backward_token_bytes, layer_t
 from rigcheck.core.models.spec import ArchConfig
 
 SOURCE = "DLYuanGod/MegaTrain infinity/model/cpu_master.py, examples/train.py @2a9f977"
-MULTI_GPU_SOURCE = "DLYuanGod/MegaTrain infinity/model/mp_state.py, mp_worker.py @5cf47ac"
 #: checkpoint_interval and num_grad_slabs defaults (infinity/config/training.py)
 CHECKPOINT_INTERVAL = 4
 GRAD_SLABS = 12
