@@ -144,3 +144,17 @@ def test_a_run_sharded_over_more_gpus_than_the_machine_has_does_not_fit_on_one(
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"] == "does_not_fit"
     assert "sharded over 4 GPUs" in data["reasons"][0] and "1 of this machine's GPUs" in data["reasons"][0]
+
+
+def test_torchtune_sharded_full_runs_its_distributed_recipe() -> None:
+    """torchtune@0031bfb: the single-device full recipe steps PagedAdamW8bit inside the backward
+    (8B_full_single_device.yaml optimizer_in_bwd: True); the distributed one (8B_full.yaml) runs torch AdamW
+    after a whole backward, so sharded gradients and bf16 AdamW states are counted, not one tensor's."""
+    one = training_setup(Request(workload="full", framework="torchtune", context=2048))
+    four = training_setup(Request(workload="full", framework="torchtune", context=2048, gpus=4))
+    assert one.optimizer.name == "paged-adamw-8bit" and four.optimizer.name == "adamw"
+    a = LLAMA_31_8B
+    assert grads(training_memory(a, one, 2048, 1)) < a.params_total // 4
+    assert grads(training_memory(a, four, 2048, 1)) == 2 * a.params_total // 4
+    asked = training_setup(Request(workload="full", framework="torchtune", gpus=4, optimizer="sgd"))
+    assert asked.optimizer.name == "sgd"

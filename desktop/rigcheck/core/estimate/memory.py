@@ -678,6 +678,8 @@ def training_setup(req: Request) -> Setup:
         raise InputError("--framework", f"unknown framework {framework!r} (known: {', '.join(PROFILES)})")
     prof = PROFILES[framework]
     default = prof.optimizer_full if req.workload == "full" else prof.optimizer_lora
+    if req.workload == "full" and req.gpus > 1 and prof.optimizer_full_sharded:
+        default = prof.optimizer_full_sharded  # the framework's distributed recipe
     name = req.optimizer or default
     if name not in OPTIMIZERS:
         raise InputError("--optimizer", f"unknown optimizer {name!r} (known: {', '.join(OPTIMIZERS)})")

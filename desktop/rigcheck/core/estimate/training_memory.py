@@ -429,7 +429,8 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 prof.source,
             )
         )
-        if prof.optimizer_in_backward and not setup.offload_states:
+        in_backward = prof.optimizer_in_backward and (shard == 1 or prof.in_backward_sharded)
+        if in_backward and not setup.offload_states:
             biggest = max(arch.embed_params, arch.head_params, largest // 4)
             parts.append(
                 Part(

@@ -133,6 +133,10 @@ class Profile:
     #: launched on several GPUs, the framework shards the model states over them by its own default
     #: (FSDP); otherwise each GPU is a data-parallel replica holding the whole step (DDP)
     shards_over_gpus: bool = False
+    #: full fine-tuning sharded over several GPUs: the optimizer the distributed recipe uses (None: the
+    #: single-GPU ``optimizer_full``), and whether it still steps inside the backward
+    optimizer_full_sharded: OptimizerName | None = None
+    in_backward_sharded: bool = True
 
 
 _HF_LOSS = (
@@ -170,8 +174,11 @@ PROFILES: dict[str, Profile] = {
         "LoRA r=8 alpha=16 "
         "on q,v in bf16; torchao NF4 (block 64, double-quantised scales); on several GPUs the distributed "
         "recipes (full_finetune_distributed.py, lora_finetune_distributed.py) shard with "
-        "training.shard_model (FSDP)",
+        "training.shard_model (FSDP); the distributed full recipe (8B_full.yaml: torch.optim.AdamW, "
+        "fused) has no optimizer_in_bwd (recipes/full_finetune_distributed.py@0031bfb)",
         shards_over_gpus=True,
+        optimizer_full_sharded="adamw",
+        in_backward_sharded=False,
     ),
     "axolotl": Profile(
         "axolotl", "Axolotl (transformers)", "full", 1, "full", False, "adamw", "adamw",
