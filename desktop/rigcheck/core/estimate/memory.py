@@ -159,6 +159,8 @@ class MemoryEstimate:
     training_gpu_bytes: int = 0
     training_host_bytes: int = 0
     trainable_params: int = 0
+    #: training: the GPUs the model states are sharded over (Request.gpus), each holding the figures above
+    training_gpus: int = 1
     framework: str | None = None
     #: LoRA/QLoRA: the rank and targets the estimate used (the framework's or the request's), and alpha
     lora_rank: int | None = None
@@ -699,6 +701,8 @@ def training_setup(req: Request) -> Setup:
         raise InputError("--framework", f"unknown framework {framework!r} (known: {', '.join(PROFILES)})")
     prof = PROFILES[framework]
     default = prof.optimizer_full if req.workload == "full" else prof.optimizer_lora
+    if req.workload == "full" and req.gpus > 1 and prof.optimizer_full_sharded:
+        default = prof.optimizer_full_sharded  # the framework's distributed recipe
     name = req.optimizer or default
     if name not in OPTIMIZERS:
         raise InputError("--optimizer", f"unknown optimizer {name!r} (known: {', '.join(OPTIMIZERS)})")
@@ -851,6 +855,7 @@ def estimate_memory(
         training_gpu_bytes=training.gpu_bytes if training else 0,
         training_host_bytes=training.host_bytes if training else 0,
         trainable_params=training.trainable_params if training else 0,
+        training_gpus=req.gpus if training else 1,
         framework=training_framework(req) if training else None,
         lora_rank=_lora_shape(req)[0] if req.workload in ("lora", "qlora") else None,
         lora_targets=_lora_shape(req)[1] if req.workload in ("lora", "qlora") else (),

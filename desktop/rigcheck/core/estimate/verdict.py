@@ -57,6 +57,15 @@ def why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> Said:
         return say("expert offload needs a mixture-of-experts model; this one is dense")
     if not any(budget.gpu_bytes) and est.workload != "inference":
         return say("training needs a GPU; GPUs offer {gpus} and RAM {ram}", **offers)
+    room = sum(1 for b in budget.gpu_bytes if b >= need)
+    if est.workload != "inference" and est.training_gpus > room and offload in ("none", "auto"):
+        return say(
+            "sharded over {asked} GPUs (--gpus) it needs {need} on each; {room} of this machine's GPUs "
+            "have that room",
+            asked=est.training_gpus,
+            need=Bytes(need),
+            room=room,
+        )
     if est.workload == "full" and offload in ("optimizer", "params", "full"):
         params = est.model.arch.params_total
         host = {
@@ -110,6 +119,21 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> Said | Joined:
         from rigcheck.core.estimate.placement import megatrain
 
         arch, params = est.model.arch, est.model.arch.params_total
+        workers = sum(1 for b in p.gpu_bytes if b)
+        if workers > 1:  # MegaTrain's data parallel: one shared host copy, a worker per GPU
+            return say(
+                "MegaTrain-style on {workers} GPUs: {ram} in RAM (one shared copy of the bf16 weights, "
+                "layer flats and gradients and the fp32 Adam m and v, and each worker's pinned slabs "
+                "{pinned}), {each} on each GPU (layer buffers, embedding and head {fixed}, {batch} × "
+                "{sample} per sample, CUDA context)",
+                workers=workers,
+                ram=Bytes(p.cpu_bytes),
+                pinned=Bytes(megatrain.worker_staging_bytes(arch)),
+                each=Bytes(max(p.gpu_bytes)),
+                fixed=Bytes(megatrain.fixed_bytes(arch)),
+                batch=est.batch,
+                sample=Bytes(megatrain.sample_bytes(arch, est.context)),
+            )
         return say(
             "MegaTrain-style: {ram} in RAM at the step (bf16 weights {weights}, fp32 Adam m and v {mv}, "
             "bf16 gradients {grads}, pinned buffers {pinned}), {gpu} on the GPU (layer buffers, embedding "
