@@ -94,4 +94,39 @@ def owned_count(machine: Machine, catalog: Catalog, gpu_id: str) -> int:
     return sum(1 for spec in owned_specs(machine, catalog) if spec.id == gpu_id)
 
 
-__all__ = ["Standing", "best_owned", "is_step_down", "newest_years", "owned_count", "owned_specs", "standing"]
+#: picker_rank's groups, first to last
+UPGRADES, OLDER_UPGRADES, STEP_DOWNS = 0, 1, 2
+
+
+def picker_rank(
+    spec: GpuSpec,
+    owned: tuple[float | None, float | None],
+    newest: dict[tuple[str, str | None], int],
+    price_usd: float | None,
+) -> tuple[int, bool, float, str]:
+    """Where ``spec`` goes in a GPU picker for a machine whose best GPU is ``owned`` (best_owned): cards
+    that are no step down from it and of their vendor's newest generation first (UPGRADES), then no-step-
+    down cards a newer generation replaced (OLDER_UPGRADES), then step downs (STEP_DOWNS); cheapest first
+    within a group, unpriced last, then by name. A GTX 1650 never heads the list for an RTX 4090 owner."""
+    if is_step_down(spec, owned):
+        group = STEP_DOWNS
+    else:
+        latest = newest.get((spec.vendor, spec.segment))
+        older = spec.release_year is not None and latest is not None and spec.release_year < latest
+        group = OLDER_UPGRADES if older else UPGRADES
+    return (group, price_usd is None, price_usd or 0.0, spec.name.casefold())
+
+
+__all__ = [
+    "OLDER_UPGRADES",
+    "STEP_DOWNS",
+    "UPGRADES",
+    "Standing",
+    "best_owned",
+    "is_step_down",
+    "newest_years",
+    "owned_count",
+    "owned_specs",
+    "picker_rank",
+    "standing",
+]
