@@ -156,7 +156,7 @@ def test_fleet_reads_and_checks_off_the_gui_thread(
     page.model.setCurrentIndex(page.model.findData("llama-3.1-70b"))
     page.check_model()
     assert not page.check_button.isEnabled()  # one check at a time
-    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
     assert set(page.verdicts) == {f"node-{i}" for i in range(6)}
     verdict_column = page.table.model().columnCount() - 1
     assert all(page.table.model().index(r, verdict_column).data() for r in range(6))
@@ -379,7 +379,7 @@ def test_the_checked_fleet_table_never_scrolls_sideways_at_1024_px(
     page.open_folder(tmp_path / "lab")
     qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
     page.check_model()
-    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
     qtbot.wait(50)
     assert page.table.horizontalScrollBar().maximum() == 0
     model = page.table.model()

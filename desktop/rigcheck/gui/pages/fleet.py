@@ -173,6 +173,9 @@ class FleetPage(QWidget):
             self.quant.addItem(quant.upper() if "_" in quant else quant, quant)
         self.check_button = QPushButton(tr("Check"))
         self.check_button.clicked.connect(self.check_model)
+        # another model or format is checked at once: the verdict column always answers what the boxes say
+        self.model.currentIndexChanged.connect(lambda _i: self.check_model())
+        self.quant.currentIndexChanged.connect(lambda _i: self.check_model())
         model_row.addWidget(self.model, 2)
         model_row.addWidget(self.quant)
         model_row.addWidget(self.check_button)
@@ -303,6 +306,8 @@ class FleetPage(QWidget):
         self.problems.setText(problems)
         self.drift_text.setText(drift)
         self._show_rows(rows)
+        if has_nodes:
+            self.check_model()  # the verdict column answers at once, for the model shown, not after a click
 
     def _show_rows(self, table: Table) -> None:
         self.table_model.set_table(table)
