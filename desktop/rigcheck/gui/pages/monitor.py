@@ -814,7 +814,10 @@ class MonitorPage(QWidget):
         top = max([*limits.values(), observed, 50.0]) * 1.1
         card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
         lines = _reference_lines(
-            limits, "#c8433a", lambda _w: tr("power limit"), lambda i, _w: f"GPU {i} {tr('limit')}"
+            limits,
+            "#c8433a",
+            lambda _w: tr("power limit"),
+            lambda i, w: f"GPU {i} {tr('limit')} {num(w, group=False)} W",
         )
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -853,7 +856,7 @@ class MonitorPage(QWidget):
             slowdowns,
             "#c8433a",
             lambda v: tr("slows down at") + f" {num(v, group=False)} °C",
-            lambda i, v: f"GPU {i} {num(v, group=False)} °C",
+            lambda i, v: f"GPU {i}: " + tr("slows down at") + f" {num(v, group=False)} °C",
         )
         if _shared(slowdowns) is not None:
             card.detail.setText(lines[0].label)
