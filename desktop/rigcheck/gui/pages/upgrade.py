@@ -181,7 +181,9 @@ class UpgradePage(QWidget):
         self.search.setPlaceholderText(tr("Search GPUs"))
         self.search.setAccessibleName(tr("Search GPUs"))
         self.catalog_list = QTableWidget(0, len(PICKER_COLUMNS))
-        self.catalog_list.setHorizontalHeaderLabels([tr(c) if c not in ("", "$/GiB") else c for c in PICKER_COLUMNS])
+        self.catalog_list.setHorizontalHeaderLabels(
+            [tr(c) if c not in ("", "$/GiB") else c for c in PICKER_COLUMNS]
+        )
         self.catalog_list.setColumnHidden(RELEVANCE, True)  # the default order's key, never shown
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
         self.catalog_list.setMinimumHeight(190)
