@@ -59,3 +59,43 @@ def test_the_speed_chart_fills_the_lower_page_at_1920(qtbot: QtBot, tmp_path: Pa
     widths = [bar.width() for bar, tps in zip(bars, speeds, strict=True) if tps]
     assert widths == sorted(widths, reverse=True)
     assert all(bar.left() >= 0 and bar.right() <= chart.width() for bar in bars if not bar.isNull())
+
+
+def test_probe_notes_from_a_snapshot_read_in_italian(qtbot: QtBot, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from PySide6.QtWidgets import QLabel
+
+    from rigcheck.core.machine import Note
+    from rigcheck.gui import i18n
+
+    machine = load_machine(FIXTURES / "rtx4090-64gb.json")
+    notes = (
+        Note("nvidia", "info", "GPU 0: power limit could not be read"),
+        Note(
+            "host",
+            "info",
+            "running inside a docker container: GPUs and RAM seen here may be a subset of the host's",
+        ),
+        Note("nvidia", "warning", "nvidia-smi said: Unable to determine the device handle"),
+    )
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    settings.setValue("ui/language", "it")
+    try:
+        window = create_window(settings, snapshot=replace(machine, notes=notes), snapshot_name="m")
+        qtbot.addWidget(window)
+        window.show()
+        window.show_page("overview")
+        settle(window, timeout_s=30)
+        page = window.pages["overview"]
+        texts = [label.text() for label in page.findChildren(QLabel) if label.isVisible()]
+        window.close()
+    finally:
+        i18n.set_language("en")
+    shown = "\n".join(texts)
+    assert "impossibile leggere il limite di potenza" in shown
+    assert "in esecuzione in un container docker" in shown
+    assert "power limit could not be read" not in shown
+    assert (
+        "Unable to determine the device handle (come l&#x27;ha scritto il rilevamento, in inglese)" in shown
+    )

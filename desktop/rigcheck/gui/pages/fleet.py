@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rigcheck.core.known_text import in_language
 from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, load_fleet
 from rigcheck.core.steps import Steps
 from rigcheck.gui.elide import ElidedLabel
@@ -431,7 +432,7 @@ def drift_html(fleet: Fleet) -> str:
 def _problems_html(fleet: Fleet) -> str:
     if not fleet.problems:
         return ""
-    return f"{tr('Skipped')}: <br>" + _listed([_short(p, 200) for p in fleet.problems], "<br>")
+    return f"{tr('Skipped')}: <br>" + _listed([_short(in_language(p), 200) for p in fleet.problems], "<br>")
 
 
 def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, Table, str, str]:

@@ -61,6 +61,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub import Cancelled, load_hub_model
 from rigcheck.core.models.resolve import from_catalog
@@ -771,7 +772,7 @@ class ModelsPage(QWidget):
         try:
             model = from_catalog(spec)
         except InputError as exc:
-            self._show_message(str(exc))
+            self._show_message(in_language(str(exc)))
             return
         self._show_message("")
         self.state.choose_model(model)
@@ -824,7 +825,7 @@ class ModelsPage(QWidget):
     @Slot(str)
     def _lookup_failed(self, message: str) -> None:
         self._set_busy(False)
-        self._show_message(message, error=True)
+        self._show_message(in_language(message), error=True)
 
     @Slot()
     def _lookup_cancelled(self) -> None:

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
 from rigcheck.core.replay import Recording, read_recording
@@ -525,7 +526,7 @@ class MonitorPage(QWidget):
 
     def _show_recording(self, path: Path, recording: Recording | InputError) -> None:
         if isinstance(recording, InputError):
-            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {recording}")
+            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {in_language(str(recording))}")
             self.error_label.setVisible(True)
             self.replay_finished.emit(False)
             return

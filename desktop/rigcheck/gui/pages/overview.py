@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import ModelSpec
 from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.speed import host_bandwidth
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.unified import unified_share
@@ -334,7 +335,8 @@ class OverviewPage(QWidget):
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
             notes = Card()
             for note in machine.notes:
-                line = QLabel(f"<b>{esc(note.probe)}</b> ({tr(note.level)}): {esc(note.message)}")
+                message = in_language(note.message, probe_note=True)  # stored in English in the snapshot
+                line = QLabel(f"<b>{esc(note.probe)}</b> ({tr(note.level)}): {esc(message)}")
                 line.setWordWrap(True)
                 line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 notes.body.addWidget(line)
@@ -408,7 +410,7 @@ class OverviewPage(QWidget):
         card.body.addLayout(form)
         for note in machine.notes:
             if any(f"GPU {g.index} " in note.message or f"GPU {g.index}:" in note.message for g in group):
-                card.body.addWidget(muted(note.message))
+                card.body.addWidget(muted(in_language(note.message, probe_note=True)))
         return card
 
     def _no_gpu_card(self, machine: Machine) -> Card:
