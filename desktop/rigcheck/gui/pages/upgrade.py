@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimate.buying import STEP_DOWNS, best_owned, newest_years, picker_rank
+from rigcheck.core.estimate.buying import STEP_DOWNS, best_owned, generation_years, picker_rank
 from rigcheck.core.estimate.chassis import Chassis, chassis
 from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
@@ -207,7 +207,9 @@ class UpgradePage(QWidget):
             )
         )
         self.show_weaker.toggled.connect(lambda _on: self._show_takes())
-        self.order_label = muted(tr("Upgrades first: newest generation, cheapest first; then older cards."))
+        self.order_label = muted(
+            tr("Upgrades first: better than yours, newest generation, cheapest first; then older cards.")
+        )
         picker_column.addWidget(self.search)
         picker_column.addWidget(self.order_label)
         picker_column.addWidget(self.catalog_list)
@@ -488,11 +490,12 @@ class UpgradePage(QWidget):
             )
 
     def _rank(self) -> None:
-        """Each row's place in the default order for this machine (buying.picker_rank): upgrades of the
-        newest generation first, older upgrades next, step downs last; re-sorted when that order is shown."""
+        """Each row's place in the default order for this machine (buying.picker_rank): better cards of the
+        newest generation first, older and no-better ones next, step downs last; re-sorted when that order
+        is shown."""
         catalog, machine = self.state.catalog, self.state.machine
         owned = best_owned(machine, catalog) if machine is not None else (None, None)
-        newest = newest_years(catalog)
+        generations = generation_years(catalog)
         sorting = self.catalog_list.isSortingEnabled()
         self.catalog_list.setSortingEnabled(False)
         for row in range(self.catalog_list.rowCount()):
@@ -500,7 +503,7 @@ class UpgradePage(QWidget):
             if spec is None:
                 continue
             purchase = gpu_cost(spec).purchase
-            key = picker_rank(spec, owned, newest, purchase.usd if purchase else None)
+            key = picker_rank(spec, owned, generations, purchase.usd if purchase else None)
             self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
         self.catalog_list.setSortingEnabled(sorting)
         header = self.catalog_list.horizontalHeader()
