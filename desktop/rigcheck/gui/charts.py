@@ -236,13 +236,11 @@ class TimeChart(QWidget):
             t -= tick
 
         # reference lines (dashed), each labelled where its label crosses no other line or label
-        for line, y, box in self._reference_labels(rect, metrics):
+        references = self._reference_labels(rect, metrics)
+        for line, y, _box in references:
             pen = QPen(QColor(line.colour), 1.3, Qt.PenStyle.DashLine)
             painter.setPen(pen)
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-            if box is not None:
-                painter.setPen(QColor(line.colour))
-                painter.drawText(QPointF(box.left(), box.top() + metrics.ascent()), line.label)
 
         painter.setClipRect(rect.adjusted(-1, -3, 1, 3))
         for series in self.series:
@@ -257,6 +255,17 @@ class TimeChart(QWidget):
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, path.elementCount() <= DENSE_POINTS)
                 painter.drawPath(path)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setClipping(False)
+
+        # the reference lines' labels over the curves, on a backing of the chart's colour: readable where a
+        # curve passes under them
+        backing = QColor(palette.color(QPalette.ColorRole.Base))
+        backing.setAlpha(215)
+        for line, _y, box in references:
+            if box is not None:
+                painter.fillRect(box.adjusted(-2, 0, 2, 0), backing)
+                painter.setPen(QColor(line.colour))
+                painter.drawText(QPointF(box.left(), box.top() + metrics.ascent()), line.label)
 
         if self.cursor_x is not None and -self.window_s <= self.cursor_x <= 0:
             x = rect.right() + self.cursor_x / self.window_s * rect.width()

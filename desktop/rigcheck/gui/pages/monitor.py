@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
+from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -215,10 +215,15 @@ class MetricCard(Card):
         self.title.setAccessibleName(title)
         top.addWidget(self.title)
         top.addStretch(1)
-        self.detail = muted("")
-        self.detail.setWordWrap(False)
-        self.detail.setTextFormat(Qt.TextFormat.PlainText)
-        top.addWidget(self.detail)
+        # elided where the card is narrow (two cards side by side at 900 px), whole in its tooltip: the
+        # detail never widens the card past the window
+        self.detail = ElidedLabel("")
+        palette = self.detail.palette()
+        palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
+        self.detail.setPalette(palette)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.title.setMinimumWidth(self.title.sizeHint().width())
+        top.addWidget(self.detail, 1)
         self.body.addLayout(top)
         self.value = QLabel("–")
         self.value.setTextFormat(Qt.TextFormat.RichText)
@@ -227,6 +232,7 @@ class MetricCard(Card):
         font.setPointSizeF(font.pointSizeF() * 1.7)
         font.setBold(True)
         self.value.setFont(font)
+        self.value.setWordWrap(True)
         self.body.addWidget(self.value)
         self.chart = TimeChart(y_unit=y_unit)
         self.body.addWidget(self.chart, 1)
@@ -241,9 +247,12 @@ class MetricCard(Card):
             return
         small = len(values) > 2
         size = "font-size:small;" if small else ""
+        # each value held together, the gaps between them free to wrap: a narrow card (two side by side at
+        # 900 px) puts "RAM 41.0 GiB" on a second line instead of widening past the window
         self.value.setText(
-            "&nbsp;&nbsp;".join(
-                f"<span style='color:{colour}'>■</span><span style='{size}'>&nbsp;{text}</span>"
+            "&nbsp; ".join(
+                f"<span style='white-space:nowrap'><span style='color:{colour}'>■</span>"
+                f"<span style='{size}'>&nbsp;{text}</span></span>"
                 for colour, text in values
             )
         )
