@@ -89,3 +89,20 @@ def test_a_gpu_less_machine_lists_every_card_newest_first(qtbot: QtBot, tmp_path
     shown = [page.state.catalog.gpu(g) for g in listed(page)]
     keys = [page.catalog_list.item(r, page.catalog_list.columnCount() - 1).key for r in range(len(shown))]
     assert keys == sorted(keys)
+
+
+def test_what_would_run_it_is_answered_without_a_click(qtbot: QtBot, tmp_path: Path) -> None:
+    """A DGX Spark (built in) lists other machines for the model shown as soon as the page opens; the
+    answer sits in the 'What changes' card beside the controls."""
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    state = AppState(load_catalog(use_overlay=False), settings)
+    spark = FIXTURES / "platforms" / "dgx-spark.json"
+    window = MainWindow(state, lambda: load_machine(spark))
+    qtbot.addWidget(window)
+    window.open_snapshot(spark)
+    window.show_page("upgrade")
+    page = window.pages["upgrade"]
+    assert isinstance(page, UpgradePage)
+    qtbot.waitUntil(lambda: page.report is not None and not page.busy(), timeout=30000)
+    assert page.built_in and page.options.rowCount() > 0
+    assert page.summary.parent() is page.changes_card and page.summary.text()

@@ -143,7 +143,6 @@ class UpgradePage(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setAccessibleName(tr("What the candidate changes"))
-        page.addWidget(self.summary)
         progress_row = QHBoxLayout()
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)  # busy: how long it takes is not known in advance
@@ -167,7 +166,17 @@ class UpgradePage(QWidget):
         self.now_text.setWordWrap(True)
         self.now_card.body.addWidget(self.now_text)
         self.now_card.body.addStretch(1)
-        top.addWidget(self.now_card, 0, 0)
+        # the answer beside the controls that change it: under Now, what the candidate changes (the column
+        # was an empty frame as tall as the candidate's card)
+        self.changes_card = Card()
+        self.changes_card.body.addWidget(subheading(tr("What changes")))
+        self.changes_card.body.addWidget(self.summary)
+        left = QVBoxLayout()
+        left.setSpacing(10)
+        left.addWidget(self.now_card)
+        left.addWidget(self.changes_card)
+        left.addStretch(1)
+        top.addLayout(left, 0, 0)
 
         candidate = Card()
         candidate.body.addWidget(subheading(tr("Candidate")))
@@ -664,6 +673,10 @@ class UpgradePage(QWidget):
             self.psu.setValue(int(self.state.psu_watts() or machine.psu.watts or 0))
             self.psu.blockSignals(False)
         self._candidate_changed()
+        if machine is not None:
+            # "What would run it" answered for the model shown, on the pool, without a click on Find: the
+            # section below the table (other machines, for a built-in GPU) was empty until then
+            self.find_cheapest()
 
     def _machine_gpus(self) -> list[str]:
         machine = self.state.machine
