@@ -44,3 +44,35 @@ def test_the_verdict_column_is_filled_without_a_click(qtbot: QtBot, tmp_path: Pa
     qtbot.waitUntil(lambda: page.verdicts != first and not page.busy(), timeout=20000)
     assert all(verdict == "fits" for verdict, _speed in page.verdicts.values())
     assert all(verdict_cells(page))
+
+
+def test_versions_no_machine_reports_are_hidden_and_the_verdict_is_coloured(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from rigcheck.gui.fleet_table import COLUMNS
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(AppState(load_catalog(use_overlay=False), settings), small_machine)
+    qtbot.addWidget(window)
+    window.setMinimumSize(0, 0)
+    window.resize(1024, 700)
+    window.show()
+    window.show_page("fleet")
+    page = window.pages["fleet"]
+    assert isinstance(page, FleetPage)
+    folder = tmp_path / "audits"
+    folder.mkdir()
+    write_fleet(folder)
+    page.open_folder(folder)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
+    assert page.table.isColumnHidden(COLUMNS.index("rocm"))  # an NVIDIA fleet
+    assert not page.table.isColumnHidden(COLUMNS.index("driver"))
+    model = page.table.model()
+    verdict = model.columnCount() - 1
+    colours = [model.index(r, verdict).data(Qt.ItemDataRole.ForegroundRole) for r in range(model.rowCount())]
+    assert None not in colours and len({c.name() for c in colours}) >= 2  # fits and does not: two colours
+    assert page.table.horizontalScrollBar().maximum() == 0
+    # the question is asked above the table that answers it
+    assert page.model_box.geometry().bottom() < page.stack.geometry().top()
