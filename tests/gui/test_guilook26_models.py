@@ -37,3 +37,30 @@ def test_badges_line_up_in_as_many_columns_as_fit(qtbot: QtBot, tmp_path: Path, 
         assert document.lineCount() == 1 or document.documentLayout().documentSize().height() < 2 * (
             detail.badges.fontMetrics().lineSpacing()
         ), cell
+
+
+def test_the_search_box_keeps_its_room_at_900_in_italian(qtbot: QtBot, tmp_path: Path) -> None:
+    from fakes.windows import snapshot_window
+
+    window = snapshot_window(qtbot, tmp_path, "cpu-only-32gb.json", language="it")
+    try:
+        window.setMinimumSize(0, 0)
+        window.resize(900, 600)
+        window.show()
+        window.show_page("models")
+        page = window.pages["models"]
+        qtbot.wait(20)
+        assert window.minimumSizeHint().width() <= 900 and window.width() == 900
+        assert page.search.width() >= 300  # the filters went to a second row
+        assert (
+            page.search.geometry().bottom()
+            < page.family.mapTo(page.search.parentWidget(), page.family.rect().topLeft()).y()
+        )
+        window.resize(1920, 1080)
+        qtbot.wait(20)
+        row = page.search.mapTo(page, page.search.rect().topLeft()).y()
+        assert abs(page.family.mapTo(page, page.family.rect().topLeft()).y() - row) < 12  # one row again
+    finally:
+        from rigcheck.gui import i18n
+
+        i18n.set_language("en")
