@@ -171,7 +171,7 @@ class UpgradePage(QWidget):
         self.changes_card = Card()
         self.changes_card.body.addWidget(subheading(tr("What changes")))
         self.changes_card.body.addWidget(self.summary)
-        left = QVBoxLayout()
+        self.left_column = left = QVBoxLayout()
         left.setSpacing(10)
         left.addWidget(self.now_card)
         left.addWidget(self.changes_card)
@@ -284,7 +284,13 @@ class UpgradePage(QWidget):
         self.form.addRow(tr("Workload"), self.workload)
         self.form.addRow(tr("Electricity"), self.kwh)
         self.form.addRow(tr("Utilisation"), self.utilization)
-        candidate.body.addLayout(self.form)
+        # the candidate's RAM, PSU and running costs under Now and What changes: the two columns balance
+        # (the left one was half empty beside the GPU picker at every width)
+        settings = Card()
+        settings.body.addWidget(subheading(tr("Candidate settings")))
+        settings.body.addLayout(self.form)
+        self.left_column.insertWidget(self.left_column.count() - 1, settings)
+        candidate.body.addStretch(1)  # its content at the top when the left column is the taller one
         top.addWidget(candidate, 0, 1)
         top.setColumnStretch(1, 2)
         top.setColumnStretch(0, 1)
