@@ -75,7 +75,7 @@ def headline(answers: Sequence[CardAnswer], gpus: int) -> tuple[str, str]:
 class SpeedChart(QWidget):
     """Every card's decode speed as a horizontal bar (log scale, fastest first), reading speed dashed."""
 
-    ROW = 20
+    ROW = 18
     NAME_WIDTH = 190
 
     def __init__(self) -> None:
@@ -111,7 +111,7 @@ class SpeedChart(QWidget):
         """The log axis' ends, tokens/s: from below the slowest (at most 1) to above the fastest."""
         speeds = [s for _n, s, _c, _q in self.rows if s]
         lo = min([1.0, *speeds])
-        hi = max([CHAT_TOKENS_PER_S * 4, *speeds])
+        hi = max([CHAT_TOKENS_PER_S * 2, *speeds])
         hi *= 1.05  # room for the fastest bar's end
         power = 10 ** math.floor(math.log10(hi))
         top = next(f * power for f in (1, 2, 5, 10) if f * power >= hi)  # not a mostly empty decade
@@ -170,6 +170,9 @@ class SpeedChart(QWidget):
             painter.drawText(
                 QRectF(right - 60, rows_bottom + 2, 60, metrics.height()), Qt.AlignmentFlag.AlignRight, label
             )
+        x = x_of(CHAT_TOKENS_PER_S)  # reading speed: faster than this, a reply comes faster than one reads
+        painter.setPen(QPen(grey, 1.2, Qt.PenStyle.DashLine))
+        painter.drawLine(int(x), 0, int(x), rows_bottom)  # under the bars and their words, not across them
         for n, ((name, tps, colour, quant), bar) in enumerate(zip(self.rows, self.bar_rects(), strict=True)):
             top = n * self.ROW
             painter.setPen(text)
@@ -185,8 +188,4 @@ class SpeedChart(QWidget):
             painter.drawText(
                 QRectF(at, top, self.width() - at, self.ROW), Qt.AlignmentFlag.AlignVCenter, words
             )
-        x = x_of(CHAT_TOKENS_PER_S)  # reading speed: faster than this, a reply comes faster than one reads
-        pen = QPen(grey, 1.2, Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        painter.drawLine(int(x), 0, int(x), rows_bottom)
         painter.end()
