@@ -43,8 +43,9 @@ def test_the_headline_counts_every_card_once(qtbot: QtBot, tmp_path: Path, snaps
     assert page.answer_more.text()  # the largest on the GPU, or the fastest here
 
 
-def test_the_speed_chart_fills_the_lower_page_at_1920(qtbot: QtBot, tmp_path: Path) -> None:
-    page = overview_at(qtbot, tmp_path, "rtx4090-64gb.json", (1920, 1080))
+@pytest.mark.parametrize("snapshot", ["rtx4090-64gb.json", "cpu-only-32gb.json"])
+def test_the_speed_chart_fills_the_lower_page_at_1920(qtbot: QtBot, tmp_path: Path, snapshot: str) -> None:
+    page = overview_at(qtbot, tmp_path, snapshot, (1920, 1080))
     chart = page.speeds
     assert chart.isVisible() and len(chart.rows) == len(page.cards)
     # below the cards, and reaching into the lower 40% of the window
