@@ -368,11 +368,11 @@ def commands_for(
         tag = ollama_library_tag(catalog.model(est.model.id))
         if tag:
             # Ollama's library has its own build of the model: a command that downloads and runs it
-            out["ollama"] = (
-                f"ollama run {_q(tag)}  # Ollama's library build: its format and context are Ollama's"
+            out["ollama"] = f"ollama run {_q(tag)}  # " + tr(
+                "Ollama's library build: its format and context are Ollama's"
             )
         else:
-            notes["ollama"] = "Ollama runs GGUF files: the same as for llama.cpp"
+            notes["ollama"] = tr("Ollama runs GGUF files: the same as for llama.cpp")
     elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)

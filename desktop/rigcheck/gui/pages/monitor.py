@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
+from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
 from rigcheck.core.replay import Recording, read_recording
@@ -214,10 +215,15 @@ class MetricCard(Card):
         self.title.setAccessibleName(title)
         top.addWidget(self.title)
         top.addStretch(1)
-        self.detail = muted("")
-        self.detail.setWordWrap(False)
-        self.detail.setTextFormat(Qt.TextFormat.PlainText)
-        top.addWidget(self.detail)
+        # elided where the card is narrow (two cards side by side at 900 px), whole in its tooltip: the
+        # detail never widens the card past the window
+        self.detail = ElidedLabel("")
+        palette = self.detail.palette()
+        palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
+        self.detail.setPalette(palette)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.title.setMinimumWidth(self.title.sizeHint().width())
+        top.addWidget(self.detail, 1)
         self.body.addLayout(top)
         self.value = QLabel("–")
         self.value.setTextFormat(Qt.TextFormat.RichText)
@@ -226,6 +232,7 @@ class MetricCard(Card):
         font.setPointSizeF(font.pointSizeF() * 1.7)
         font.setBold(True)
         self.value.setFont(font)
+        self.value.setWordWrap(True)
         self.body.addWidget(self.value)
         self.chart = TimeChart(y_unit=y_unit)
         self.body.addWidget(self.chart, 1)
@@ -240,9 +247,12 @@ class MetricCard(Card):
             return
         small = len(values) > 2
         size = "font-size:small;" if small else ""
+        # each value held together, the gaps between them free to wrap: a narrow card (two side by side at
+        # 900 px) puts "RAM 41.0 GiB" on a second line instead of widening past the window
         self.value.setText(
-            "&nbsp;&nbsp;".join(
-                f"<span style='color:{colour}'>■</span><span style='{size}'>&nbsp;{text}</span>"
+            "&nbsp; ".join(
+                f"<span style='white-space:nowrap'><span style='color:{colour}'>■</span>"
+                f"<span style='{size}'>&nbsp;{text}</span></span>"
                 for colour, text in values
             )
         )
@@ -525,7 +535,7 @@ class MonitorPage(QWidget):
 
     def _show_recording(self, path: Path, recording: Recording | InputError) -> None:
         if isinstance(recording, InputError):
-            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {recording}")
+            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {in_language(str(recording))}")
             self.error_label.setVisible(True)
             self.replay_finished.emit(False)
             return
@@ -814,7 +824,10 @@ class MonitorPage(QWidget):
         top = max([*limits.values(), observed, 50.0]) * 1.1
         card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
         lines = _reference_lines(
-            limits, "#c8433a", lambda _w: tr("power limit"), lambda i, _w: f"GPU {i} {tr('limit')}"
+            limits,
+            "#c8433a",
+            lambda _w: tr("power limit"),
+            lambda i, w: f"GPU {i} {tr('limit')} {num(w, group=False)} W",
         )
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -853,7 +866,7 @@ class MonitorPage(QWidget):
             slowdowns,
             "#c8433a",
             lambda v: tr("slows down at") + f" {num(v, group=False)} °C",
-            lambda i, v: f"GPU {i} {num(v, group=False)} °C",
+            lambda i, v: f"GPU {i}: " + tr("slows down at") + f" {num(v, group=False)} °C",
         )
         if _shared(slowdowns) is not None:
             card.detail.setText(lines[0].label)
