@@ -149,8 +149,9 @@ def test_v41_bad_sharing_keys_name_the_key(key: str, value: object, says: str) -
 
 
 def test_v41_is_sized_in_its_released_format() -> None:
-    """quantization_config (top level): FP8 block scales with FP4 routed experts, read as MXFP4 experts."""
-    assert load_model_path(FIXTURES / f"{V41}_config.json").native_quant == "mxfp4"
+    """quantization_config (top level): FP8 block scales with FP4 routed experts (its byte rule and the
+    published checkpoint: tests/core/test_fp8_fp4_experts.py)."""
+    assert load_model_path(FIXTURES / f"{V41}_config.json").native_quant == "fp8-fp4-experts"
 
 
 def test_v4_flash_cache_matches_the_reference_implementations_bf16_cache() -> None:

@@ -359,7 +359,7 @@ def commands_for(
                 "MegaTrain-style offload streams layers from RAM: not a transformers option"
             )
         return Commands(out, None, notes)
-    gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
+    gguf = est.quant is None or est.quant.kind in ("gguf", "mx") or est.quant.id in ("bf16", "fp16")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)
     if rec.engine in ("llama.cpp", "ollama") and gguf and not has_gguf_source(best, catalog):

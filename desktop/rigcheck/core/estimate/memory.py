@@ -345,7 +345,25 @@ def _weights(
     elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
-        if quant.kind == "mx" and arch.is_moe:
+        other = embed_head * 2
+        embed = arch.embed_params * 2
+        if quant.kind == "mx" and arch.is_moe and quant.dense_bpw is not None:
+            # DeepSeek-V4: FP4 experts, FP8 block-scaled layers and lookup tables, BF16 token embedding
+            dense = quant.dense_bpw
+            per_layer = tuple(
+                int(expert * bpw / 8 + (p - expert) * dense / 8)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            )
+            tables = max(arch.embed_params - arch.vocab_size * arch.hidden_size, 0)
+            embed = int((arch.embed_params - tables) * 2 + tables * dense / 8)
+            other = embed + arch.head_params * 2
+            formula = say(
+                "routed experts × {bpw} bits / 8 + other layer weights and lookup tables × {dense} bits / 8 "
+                "+ token embedding and head × 2 bytes",
+                bpw=bpw,
+                dense=Sig(dense, 6),
+            )
+        elif quant.kind == "mx" and arch.is_moe:
             per_layer = tuple(
                 int(expert * bpw / 8 + (p - expert) * 2)
                 for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
@@ -359,8 +377,6 @@ def _weights(
             formula = say(
                 "layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)", bpw=bpw
             )
-        other = embed_head * 2
-        embed = arch.embed_params * 2
         source = quant.source
     else:
         bpw = quant.bits_per_weight

@@ -85,6 +85,7 @@ QUANTS = (
     "gptq-4bit",
     "awq-4bit",
     "mxfp4",
+    "fp8-fp4-experts",
 )
 FILE_QUANT = "file"
 KV_TYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
