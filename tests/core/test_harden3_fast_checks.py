@@ -118,3 +118,44 @@ def test_the_fleet_judges_machines_alike_only_when_they_are() -> None:
         replace(box, software=replace(box.software, python_packages={"torch": "2.3.0+cu121"})),
     ):
         assert _machine_key(changed) != _machine_key(box)
+
+
+def test_the_fast_checks_read_utf8_bytes_as_they_read_text() -> None:
+    """The fleet hands the file's bytes (no second encoding); the answers are the text's."""
+    rng = random.Random(31)  # noqa: S311 - a reproducible test input, not a secret
+    for _ in range(1500):
+        data = _deep(rng, rng.randint(1, 40))
+        for ascii_only in (True, False):
+            text = json.dumps(data, ensure_ascii=ascii_only)
+            assert shallow_json(text.encode("utf-8")) == shallow_json(text), text
+    for _ in range(3000):
+        value = "".join(rng.choice(CHARS) for _ in range(rng.randint(0, 6)))
+        text = json.dumps({value: [value, "x"]}, ensure_ascii=False)
+        assert json_strings_clean(text.encode("utf-8"), 4096) == json_strings_clean(text, 4096), repr(value)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2047, 2048, 2049, 3000, 4095])
+def test_a_long_string_is_seen_wherever_it_sits(pad: int) -> None:
+    """Strings are probed by aligned chunks; one just over the limit is found at any offset, one at
+    the limit passes (ASCII: one byte a character, so the answer is exact)."""
+    for length, clean in ((4096, True), (4097, False), (9000, False)):
+        text = json.dumps({"pad": "p" * pad, "items": ["a", "x" * length, "b"]})
+        assert json_strings_clean(text, 4096) is clean, (pad, length)
+        assert json_strings_clean(text.encode(), 4096) is clean, (pad, length)
+    # structure alone (many short strings, long runs of numbers) is never taken for a long string...
+    assert json_strings_clean(json.dumps([["ab"] * 3000, list(range(3000))]), 4096)
+    # ...and a non-ASCII string near the limit in characters is judged by its decoded text instead
+    assert not json_strings_clean(json.dumps(["é" * 3000], ensure_ascii=False).encode(), 4096)
+    assert text_problem("é" * 3000, 4096) is None  # (which then passes it)
+
+
+def test_reading_a_report_reads_it_whole_and_refuses_past_the_cap(tmp_path: Path) -> None:
+    from rigcheck.core.fileio import read_bytes_limited
+
+    path = tmp_path / "r.json"
+    for size in (0, 1, 4096, 100_000):
+        path.write_bytes(b"x" * size)
+        assert read_bytes_limited(path, "report", limit=100_000) == b"x" * size
+    path.write_bytes(b"x" * 100_001)
+    with pytest.raises(InputError, match="larger than"):
+        read_bytes_limited(path, "report", limit=100_000)

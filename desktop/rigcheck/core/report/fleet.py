@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.fileio import load_json, read_text_file
+from rigcheck.core.fileio import decode_text, load_json, read_bytes_limited
 from rigcheck.core.i18n import tr
 from rigcheck.core.machine import MAX_STRING, REPORT_SCHEMA, Machine
 from rigcheck.core.machine import SCHEMA as MACHINE_SCHEMA
@@ -570,8 +570,8 @@ def _read_node(path: Path, catalogs: list[Catalog], judged: dict[str, Any]) -> N
     """One file as a node; ``judged`` holds check_compat's findings per identical machine (a lab's
     snapshots of one build are checked once)."""
     source = str(path)
-    text = read_text_file(path, "report")
-    data = load_json(text, source)
+    raw = read_bytes_limited(path, "report")
+    data = load_json(decode_text(raw, path), source, utf8=raw)
     if not isinstance(data, Mapping):
         raise InputError(source, "not a RigCheck report (expected a JSON object)")
     schema = data.get("schema")
@@ -581,7 +581,7 @@ def _read_node(path: Path, catalogs: list[Catalog], judged: dict[str, Any]) -> N
         # all the fleet counts), and strings the text shows clean are not walked again (issue 30, fleet
         # at lab scale). A report that lists no findings at all is checked afresh below.
         listed = isinstance(data.get("findings"), list) and bool(data["findings"])
-        clean = json_strings_clean(text, MAX_STRING)
+        clean = json_strings_clean(raw, MAX_STRING)
         report = report_from_dict(data, source, strings_checked=clean, failing_only=listed)
         machine = report.machine
         findings: Sequence[Any] = report.findings
