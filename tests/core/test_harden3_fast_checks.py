@@ -159,3 +159,25 @@ def test_reading_a_report_reads_it_whole_and_refuses_past_the_cap(tmp_path: Path
     path.write_bytes(b"x" * 100_001)
     with pytest.raises(InputError, match="larger than"):
         read_bytes_limited(path, "report", limit=100_000)
+
+
+def test_reading_a_fleet_pauses_garbage_collection_and_restores_it(tmp_path: Path) -> None:
+    import gc
+
+    from rigcheck.core.report.fleet import load_fleet, paused_gc
+
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    seen = []
+    assert gc.isenabled()
+    fleet = load_fleet([tmp_path], steps=lambda done, total: seen.append(gc.isenabled()))
+    assert seen == [False] and fleet.problems and gc.isenabled()
+    with pytest.raises(ZeroDivisionError), paused_gc():
+        1 / 0  # noqa: B018 - an error inside: collection comes back all the same
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
