@@ -181,3 +181,32 @@ def test_reading_a_fleet_pauses_garbage_collection_and_restores_it(tmp_path: Pat
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_a_large_fleet_is_kept_out_of_later_collections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read with collection paused, a lab's records are then frozen (the next collections would walk
+    them all, holding the GIL for hundreds of ms); a small fleet is left to the collector."""
+    import gc
+
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.report import fleet as fleet_module
+    from rigcheck.core.report.report import build_report, render_json
+
+    catalog = load_catalog(use_overlay=False)
+    box = load_machine(Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "rtx4090-64gb.json")
+    text = render_json(build_report(box, catalog))
+    for n in range(3):
+        (tmp_path / f"n{n}.json").write_text(text, encoding="utf-8")
+    before = gc.get_freeze_count()
+    small = fleet_module.load_fleet([tmp_path], catalog)
+    assert len(small.nodes) == 3 and gc.get_freeze_count() == before
+    monkeypatch.setattr(fleet_module, "FREEZE_NODES", 3)
+    try:
+        large = fleet_module.load_fleet([tmp_path], catalog)
+        assert len(large.nodes) == 3 and gc.get_freeze_count() > before
+        assert not gc.is_tracked(large) or all(large is not o for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
