@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
+from test_monitor_page import FakeSampler, record_csv, replay
 
 from fakes.machines import small_machine
 from rigcheck.core.catalog import load_catalog
@@ -18,7 +20,6 @@ from rigcheck.core.machine import load_machine
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.pages.monitor import MonitorPage
 from rigcheck.gui.state import AppState
-from test_monitor_page import FakeSampler, record_csv, replay
 
 pytestmark = pytest.mark.gui
 MACHINES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
@@ -27,7 +28,7 @@ MACHINES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 class SlowToClose(FakeSampler):
     """A sampler whose close() waits until the test lets it go (an NVML shutdown that takes its time)."""
 
-    instances: list[SlowToClose] = []
+    instances: ClassVar[list[SlowToClose]] = []
 
     def __init__(self) -> None:
         super().__init__()
