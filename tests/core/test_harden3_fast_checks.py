@@ -55,10 +55,7 @@ def test_shallow_json_says_true_only_where_the_walk_passes(ascii_only: bool) -> 
             passes = True
         except InputError:
             passes = False
-        if shallow_json(text):
-            assert passes, text
-        elif "\\" not in text:
-            assert not passes, text  # without escapes it decides exactly
+        assert shallow_json(text) is passes, text  # escaped quotes and backslashes too: exactly
 
 
 def test_json_strings_clean_says_true_only_where_every_string_passes() -> None:
@@ -210,3 +207,17 @@ def test_a_large_fleet_is_kept_out_of_later_collections(
         assert not gc.is_tracked(large) or all(large is not o for o in gc.get_objects())
     finally:
         gc.unfreeze()
+
+
+def test_quotes_and_backslashes_escaped_in_strings_keep_the_fast_path() -> None:
+    """``pip install \"unsloth[amd]\"`` in a finding's command: still judged from the text, exactly."""
+    from rigcheck.core.text import quotes_unescaped
+
+    command = 'pip install "unsloth[amd] @ git+https://x/y" && C:\\Users\\{x}\\'
+    text = json.dumps({"fix": command, "list": [command, "]}\\"]})
+    assert "\\" in text and shallow_json(text) and json_strings_clean(text, 4096)
+    assert quotes_unescaped(b'"a\\"b\\\\"') == b'"axbx"'  # \" is a quote's escape, \\ a backslash's
+    assert not json_strings_clean(json.dumps(["tab\there"]), 4096)  # other escapes: the strings decide
+    # an escaped quote is one character of its string: 4,096 pass, 4,097 do not
+    assert json_strings_clean(json.dumps(["x" * 4094 + '""']), 4096)
+    assert not json_strings_clean(json.dumps(["x" * 4095 + '""']), 4096)

@@ -93,21 +93,22 @@ def load_json(text: str | bytes, source: str, *, utf8: bytes | None = None) -> A
     return data
 
 
-#: every byte but JSON's brackets and quote (and the backslash, which stops the fast check)
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"\\')
+#: every byte but JSON's brackets and quote
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 
 
 def shallow_json(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether valid JSON ``text`` (or its UTF-8 bytes) nests at most ``limit`` levels, told from its
     brackets alone: a few passes in C instead of a Python walk over every value (a fleet of 10,000
-    reports spent a seventh of its time walking them). False means "walk the data" (also for text
-    with escapes): :func:`check_depth` then finds any problem and names it.
+    reports spent a seventh of its time walking them). False means "walk the data":
+    :func:`check_depth` then finds the problem and names it.
 
-    The brackets and quotes are picked out in one ``bytes.translate`` (UTF-8 never puts an ASCII byte
-    inside a longer character); without escapes, quotes alternate opening and closing, so the
-    brackets between an opening quote and the next one are a string's and are dropped; the innermost
-    pairs are then removed ``limit`` times."""
+    Escaped quotes and backslashes are set aside first (:func:`~rigcheck.core.text.quotes_unescaped`),
+    then the brackets and quotes are picked out in one ``bytes.translate`` (UTF-8 never puts an ASCII
+    byte inside a longer character); quotes now alternate opening and closing, so the brackets between
+    an opening quote and the next one are a string's and are dropped; the innermost pairs are then
+    removed ``limit`` times."""
     if isinstance(text, str):
         try:
             raw = text.encode("utf-8")
@@ -115,9 +116,9 @@ def shallow_json(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
             return False
     else:
         raw = text
-    marks = raw.translate(None, _NOT_STRUCTURE)
-    if b"\\" in marks:
-        return False  # escapes: a quote may not end a string; walk the data instead
+    from rigcheck.core.text import quotes_unescaped
+
+    marks = quotes_unescaped(raw).translate(None, _NOT_STRUCTURE)
     # Dropping two adjacent quotes keeps the rest alternating (an empty string's pair, or one string's
     # end and the next one's start with no bracket between them), and leaves far fewer to split.
     brackets = marks.replace(b'""', b"")

@@ -58,8 +58,8 @@ _RAW_UNSAFE = re.compile(f"[{_OTHER}]")
 def json_strings_clean(text: str | bytes, max_length: int) -> bool:
     """Whether every string in valid JSON ``text`` (or its UTF-8 bytes) would pass :func:`text_problem`
     (no control, line or bidi character, none longer than ``max_length``), told from the text in a few
-    C-speed passes. True is certain. Text with a backslash (an escape) is not judged here: False then
-    means "check the decoded strings", which also names the field."""
+    C-speed passes. True is certain. Text with escapes other than ``\\\\``, ``\\"`` and ``\\/`` is not
+    judged here: False then means "check the decoded strings", which also names the field."""
     if isinstance(text, str):
         try:
             raw = text.encode("utf-8")
@@ -68,11 +68,16 @@ def json_strings_clean(text: str | bytes, max_length: int) -> bool:
     else:
         raw = text
     if b"\\" in raw:
-        return False
-    # No escapes: JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be
-    # unsafe, and a string is exactly the text between two quotes. Those characters are DEL or
-    # non-ASCII; dropping every other ASCII byte leaves them, in order, as valid UTF-8 (UTF-8 never
-    # puts an ASCII byte inside a longer character).
+        # Escapes of a backslash, a quote or a slash hold nothing unsafe; any other (\n, \u0000, …)
+        # may: the decoded strings are checked instead.
+        plain = raw.replace(b"\\\\", b"x")
+        if plain.count(b"\\") != plain.count(b'\\"') + plain.count(b"\\/"):
+            return False
+        raw = plain.replace(b'\\"', b"x")
+    # Now JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be unsafe,
+    # and a string is exactly the text between two quotes. Those characters are DEL or non-ASCII;
+    # dropping every other ASCII byte leaves them, in order, as valid UTF-8 (UTF-8 never puts an
+    # ASCII byte inside a longer character).
     if not raw.isascii() or b"\x7f" in raw:
         try:
             wide = raw.translate(None, _ASCII_BELOW_DEL).decode("utf-8")
@@ -85,6 +90,16 @@ def json_strings_clean(text: str | bytes, max_length: int) -> bool:
 
 #: every ASCII byte but DEL
 _ASCII_BELOW_DEL = bytes(range(0x7F))
+
+
+def quotes_unescaped(raw: bytes) -> bytes:
+    """JSON's UTF-8 bytes with each escaped backslash and escaped quote made one ``x``: quotes then only
+    open and close strings, and the run between two quotes is at least as long as the string it holds
+    (each escape is one character of it). Left to right, as JSON reads them: ``\\\\"`` is a backslash
+    and then the string's end."""
+    if b"\\" not in raw:
+        return raw
+    return raw.replace(b"\\\\", b"x").replace(b'\\"', b"x")
 
 
 def _long_run(raw: bytes, max_length: int) -> bool:
