@@ -50,7 +50,9 @@ def test_row_is_cited_and_its_number_is_in_the_quoted_text(row: object) -> None:
     assert row.source_url.startswith("https://github.com/")
     thread = re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(pull|issues)/\d+", row.source_url)
     if thread:  # a logged figure in an issue or pull-request thread: the locator names the post and its date
-        assert re.search(r"\(\S+, \d{4}-\d{2}-\d{2}\)", row.locator), f"{row.id}: name the post: {row.locator}"
+        assert re.search(r"\(\S+, \d{4}-\d{2}-\d{2}\)", row.locator), (
+            f"{row.id}: name the post: {row.locator}"
+        )
     else:
         assert "/blob/" in row.source_url, f"{row.id}: cite a file at a commit or a thread"
         commit = row.source_url.split("/blob/")[1].split("/")[0]
