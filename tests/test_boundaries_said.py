@@ -30,6 +30,7 @@ CONVERTED = (
     "advice.py",
     "chassis.py",
     "commands.py",
+    "cost.py",
     "soldered.py",
     "solvers.py",
     "memory.py",
