@@ -41,6 +41,7 @@ CONVERTED = (
     "mlx.py",
     "exllamav3.py",
     "ollama.py",
+    "power.py",
     "recommend.py",
     "placement/__init__.py",
     "placement/budget.py",
