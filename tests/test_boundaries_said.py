@@ -33,6 +33,7 @@ CONVERTED = (
     "cost.py",
     "soldered.py",
     "solvers.py",
+    "upgrade.py",
     "memory.py",
     "memory_cache.py",
     "memory_runtime.py",

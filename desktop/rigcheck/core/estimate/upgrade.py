@@ -20,7 +20,7 @@ from typing import Literal
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.buying import best_owned, is_step_down, newest_years, owned_count, standing
-from rigcheck.core.estimate.chassis import chassis, needs
+from rigcheck.core.estimate.chassis import chassis, needs_said
 from rigcheck.core.estimate.cost import DEFAULT_PRICES, GpuCost, Prices, gpu_cost
 from rigcheck.core.estimate.fit import (
     GPU_MARGIN,
@@ -35,10 +35,10 @@ from rigcheck.core.estimate.fit import (
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request, Workload, estimate_memory
 from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.recommend import Prefer, display_quant, recommend, where_of
-from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.said import Joined, Num, Percent, Shown, Sig, Text, render, render_all, say
 from rigcheck.core.verdict_words import Words, placement_words, speed_text, verdict_where
 from rigcheck.core.whatif import upgrade
 
@@ -105,14 +105,19 @@ class Outcome:
     quant: str | None
     decode_tokens_per_s: float | None
     train_tokens_per_s: float | None
-    #: where it runs, or why not, in words ("everything on the GPU: …", "needs 57.7 GiB; GPUs offer …")
-    placement: str = ""
+    #: where it runs, or why not ("everything on the GPU: …", "needs 57.7 GiB; GPUs offer …"), as said:
+    #: :attr:`placement` in words
+    placement_said: Text = ""
     #: "none", "layers", "experts", "optimizer", "params" or "full" (see fit.Placement.offload)
     offload: str = "none"
     #: gpu, gpu+ram or cpu (recommend.where_of); None when it does not run
     where: str | None = None
     #: the quant id asked for (None: the model's own files or the workload's format), to pin it again
     quant_id: str | None = None
+
+    @property
+    def placement(self) -> str:
+        return render(self.placement_said)
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,9 @@ class ModelChange:
 class Option:
     """One way to make a model run."""
 
-    #: "2 × GeForce RTX 5090", "1024 GiB RAM (+960 GiB, MegaTrain-style, keeps your GeForce RTX 4090)"
-    description: str
+    #: "2 × GeForce RTX 5090", "1024 GiB RAM (+960 GiB, MegaTrain-style, keeps your GeForce RTX 4090)", as
+    #: said: :attr:`description` in words
+    description_said: Text
     machine: Machine
     verdict: str
     #: decode for inference, train tokens/s for training; None when it cannot be estimated (see notes)
@@ -142,7 +148,8 @@ class Option:
     purchase_usd: float | None
     #: the cloud alternative's hourly price for the same GPUs, when the catalog has one
     rent_usd_hour: float | None
-    notes: tuple[str, ...]
+    #: as said: :attr:`notes` in words
+    notes_said: tuple[Text, ...]
     #: "gpu" (buy or rent GPUs) or "ram" (add RAM, keep the GPUs)
     kind: Literal["gpu", "ram"] = "gpu"
     model_id: str = ""
@@ -163,6 +170,14 @@ class Option:
     #: "superseded" or "unknown"
     price_standing: str = "unknown"
 
+    @property
+    def description(self) -> str:
+        return render(self.description_said)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return render_all(self.notes_said)
+
 
 @dataclass(frozen=True)
 class UpgradeReport:
@@ -175,8 +190,8 @@ class UpgradeReport:
     power_after: PowerBudget
     #: one per distinct GPU model in ``after`` that is not in ``before`` (the purchase)
     costs: tuple[GpuCost, ...]
-    #: plain sentences
-    suggestions: tuple[str, ...]
+    #: plain sentences, as said: :attr:`suggestions` in words
+    suggestions_said: tuple[Text, ...]
     #: tokens of context asked for (None: each model's default, 8192 or its maximum)
     context: int | None = None
     #: for every model that still does not run entirely on the GPUs after the upgrade: the cheapest
@@ -184,6 +199,10 @@ class UpgradeReport:
     alternatives: tuple[Option, ...] = ()
     #: what the purchase costs in all (every added GPU counted); None when a price is unknown
     purchase_usd: float | None = None
+
+    @property
+    def suggestions(self) -> tuple[str, ...]:
+        return render_all(self.suggestions_said)
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -228,13 +247,15 @@ def _tokens(result: FitResult) -> float | None:
 
 def _outcome_of(result: FitResult, quant: str | None, quant_id: str | None = None) -> Outcome:
     if result.verdict == "does_not_fit":
-        return Outcome("does_not_fit", None, None, None, result.reasons[0] if result.reasons else "")
+        return Outcome(
+            "does_not_fit", None, None, None, result.reasons_said[0] if result.reasons_said else ""
+        )
     return Outcome(
         result.verdict,
         quant,
         result.speed.decode_tokens_per_s,
         result.speed.train_tokens_per_s,
-        result.reasons[0] if result.reasons else "",
+        result.reasons_said[0] if result.reasons_said else "",
         result.placement.offload,
         where_of(result),
         quant_id,
@@ -282,27 +303,42 @@ def _cost(spec: GpuSpec, prices: Prices) -> GpuCost:
     return gpu_cost(spec, prices)
 
 
-def _money(value: float) -> str:
-    return f"${num(value)}" if value >= 100 else f"${num(value, 2)}"
+def _money(value: float) -> Joined:
+    return Joined("", ("$", Num(value))) if value >= 100 else Joined("", ("$", Num(value, 2)))
 
 
-def _price_note(cost: GpuCost, count: int) -> list[str]:
-    notes = []
-    each = " " + tr("each") if count > 1 else ""
+def _price_note(cost: GpuCost, count: int) -> list[Text]:
+    notes: list[Text] = []
+    each: Text = Joined("", (" ", say("each"))) if count > 1 else ""
     if cost.purchase is not None:
         when = f", {cost.purchase.date}" if cost.purchase.date else ""
         kind = {"launch": "launch price", "street": "street price", "user": "your price"}.get(
             cost.purchase.kind, "price"
         )
-        used = ", " + tr("used") if cost.purchase.used else ""
-        notes.append(f"{tr(kind)} {_money(cost.purchase.usd)}{each}{used}{when} ({cost.purchase.source})")
+        used: Text = Joined("", (", ", say("used"))) if cost.purchase.used else ""
+        notes.append(
+            Joined(
+                "",
+                (say(kind), " ", _money(cost.purchase.usd), each, used, when, f" ({cost.purchase.source})"),
+            )
+        )
     else:
-        notes.append(tr("purchase price unknown: the catalog has none for {gpu}", gpu=cost.name))
+        notes.append(say("purchase price unknown: the catalog has none for {gpu}", gpu=cost.name))
     if cost.rent_per_hour is not None:
         when = f", {cost.rent_per_hour.date}" if cost.rent_per_hour.date else ""
         notes.append(
-            tr("cloud rent")
-            + f" {_money(cost.rent_per_hour.usd)}/h{each}{when} ({cost.rent_per_hour.source})"
+            Joined(
+                "",
+                (
+                    say("cloud rent"),
+                    " ",
+                    _money(cost.rent_per_hour.usd),
+                    "/h",
+                    each,
+                    when,
+                    f" ({cost.rent_per_hour.source})",
+                ),
+            )
         )
     return notes
 
@@ -386,12 +422,12 @@ def compare(
         power_before=power_before,
         power_after=power_after,
         costs=costs,
-        suggestions=(),
+        suggestions_said=(),
         context=context,
         alternatives=tuple(alternatives),
         purchase_usd=purchase,
     )
-    return replace(report, suggestions=tuple(_suggestions(report, added, prices)))
+    return replace(report, suggestions_said=tuple(_suggestions(report, added, prices)))
 
 
 def _added_gpus(before: Machine, after: Machine, catalog: Catalog) -> list[tuple[GpuSpec, int]]:
@@ -435,33 +471,44 @@ def _speed_phrase(tps: float, workload: str) -> str:
     return speed_text(tps, training=workload != "inference")
 
 
-def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices: Prices) -> list[str]:
-    out: list[str] = []
+def _outcome_said(outcome: Outcome, workload: str, gpus: int) -> Shown:
+    """The outcome's placement words (:func:`outcome_words`), made when shown."""
+    return Shown(lambda o: outcome_words(o, workload, gpus).words, outcome)
+
+
+def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices: Prices) -> list[Text]:
+    out: list[Text] = []
     workload = report.workload
     newly = [c for c in report.models if c.newly_runnable]
     for change in newly[:5]:
         values = {
             "model": change.name,
             "workload": workload,
-            "before": outcome_words(change.before, workload, len(report.before.gpus)).words,
-            "after": outcome_words(change.after, workload, len(report.after.gpus)).words,
+            "before": _outcome_said(change.before, workload, len(report.before.gpus)),
+            "after": _outcome_said(change.after, workload, len(report.after.gpus)),
             "quant": change.after.quant,
-            "speed": _speed_words(change.after, workload),
+            "speed": Shown(lambda o: _speed_words(o, workload), change.after),
         }
         out.append(
-            tr("{model} ({workload}): {before} before, {after} after at {quant}{speed}.", **values)
+            say("{model} ({workload}): {before} before, {after} after at {quant}{speed}.", **values)
             if change.after.quant
-            else tr("{model} ({workload}): {before} before, {after} after{speed}.", **values)
+            else say("{model} ({workload}): {before} before, {after} after{speed}.", **values)
         )
     if len(newly) > 5:
-        out.append(tr("{count} more models become runnable; see the table.", count=len(newly) - 5))
+        out.append(say("{count} more models become runnable; see the table.", count=len(newly) - 5))
     if not newly and report.models:
-        out.append(tr("No model changes verdict with this upgrade."))
+        out.append(say("No model changes verdict with this upgrade."))
 
     after = report.power_after
     if after.verdict in ("tight", "insufficient") and after.psu_watts is not None:
-        fix = (
-            " " + tr("A {watts} W PSU would cover it.", watts=num(after.suggested_psu_watts, group=False))
+        fix: Text = (
+            Joined(
+                "",
+                (
+                    " ",
+                    say("A {watts} W PSU would cover it.", watts=Num(after.suggested_psu_watts, group=False)),
+                ),
+            )
             if after.suggested_psu_watts
             else ""
         )
@@ -472,50 +519,60 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
             "{sustained} W sustained)."
         )
         out.append(
-            tr(
-                template,
-                psu=sig(after.psu_watts, 6),
-                peak=num(after.peak_watts, group=False),
-                sustained=num(after.sustained_watts, group=False),
+            Joined(
+                "",
+                (
+                    say(
+                        template,
+                        psu=Sig(after.psu_watts, 6),
+                        peak=Num(after.peak_watts, group=False),
+                        sustained=Num(after.sustained_watts, group=False),
+                    ),
+                    fix,
+                ),
             )
-            + fix
         )
     elif after.psu_watts is None and after.suggested_psu_watts is not None:
         out.append(
-            tr(
+            say(
                 "Power: no PSU wattage given (--psu-watts); after the upgrade a {watts} W PSU or larger "
                 "would be ok ({peak} W in spikes).",
-                watts=num(after.suggested_psu_watts, group=False),
-                peak=num(after.peak_watts, group=False),
+                watts=Num(after.suggested_psu_watts, group=False),
+                peak=Num(after.peak_watts, group=False),
             )
         )
 
     for cost in report.costs:
         if cost.breakeven_hours is not None and cost.purchase and cost.rent_per_hour:
-            months = (
-                " "
-                + tr(
-                    "({months} months at {share} use)",
-                    months=num(cost.breakeven_months, 1),
-                    share=percent(prices.utilization),
+            months: Text = (
+                Joined(
+                    "",
+                    (
+                        " ",
+                        say(
+                            "({months} months at {share} use)",
+                            months=Num(cost.breakeven_months, 1),
+                            share=Percent(prices.utilization),
+                        ),
+                    ),
                 )
                 if cost.breakeven_months
                 else ""
             )
             out.append(
-                tr(
+                say(
                     "Buying a {gpu} ({price}) beats renting one ({rent}/h) after {hours} hours of use"
                     "{months}.",
                     gpu=cost.name,
                     price=_money(cost.purchase.usd),
                     rent=_money(cost.rent_per_hour.usd),
-                    hours=num(cost.breakeven_hours),
+                    hours=Num(cost.breakeven_hours),
                     months=months,
                 )
             )
         elif cost.purchase is None:
             out.append(
-                tr("The catalog has no purchase price for the {gpu}: costs are incomplete.", gpu=cost.name)
+                say("The catalog has no purchase price for the {gpu}: costs are incomplete.", gpu=cost.name)
             )
 
     bought_names = " + ".join(f"{n} × {s.name}" if n > 1 else s.name for s, n in _count(added))
@@ -526,7 +583,7 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
         if not options:
             if change.after.verdict == "does_not_fit":
                 out.append(
-                    tr(
+                    say(
                         "{model} ({workload}): no catalog GPU found that runs it entirely in GPU memory.",
                         model=change.name,
                         workload=workload,
@@ -534,15 +591,17 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
                 )
             continue
         state = (
-            tr("still does not fit")
+            say("still does not fit")
             if change.after.verdict == "does_not_fit"
-            else tr("still needs RAM offload")
+            else say("still needs RAM offload")
         )
-        where = " " + tr("on {gpus}", gpus=_gpu_names(report.after)) if report.after.gpus else ""
+        where: Text = (
+            Joined("", (" ", say("on {gpus}", gpus=_gpu_names(report.after)))) if report.after.gpus else ""
+        )
         buy = next((o for o in options if o.purchase_usd is not None), None)
         if buy is not None:
             out.append(
-                tr(
+                say(
                     "{model} ({workload}) {state}{where}; the cheapest catalog GPUs that hold it "
                     "entirely{at}: {gpus} ({price}){speed}.",
                     model=change.name,
@@ -550,10 +609,10 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
                     state=state,
                     where=where,
                     at=_at(buy, workload),
-                    gpus=buy.description,
+                    gpus=buy.description_said,
                     price=_money(buy.purchase_usd or 0.0)
                     if buy.price_standing == "current"
-                    else tr(
+                    else say(
                         "launch price {price}, no current price in the catalog",
                         price=_money(buy.purchase_usd or 0.0),
                     ),
@@ -566,9 +625,9 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
             default=None,
         )
         if rent is not None and rent.rent_usd_hour:
-            line = tr(
+            line: Text = say(
                 "Rent instead: {gpus} at {rent}/h runs {model}{speed}",
-                gpus=rent.description,
+                gpus=rent.description_said,
                 rent=_money(rent.rent_usd_hour),
                 model=change.name,
                 speed=_tps(rent, workload),
@@ -576,28 +635,36 @@ def _suggestions(report: UpgradeReport, added: list[tuple[GpuSpec, int]], prices
             if report.purchase_usd:
                 hours = report.purchase_usd / rent.rent_usd_hour
                 rent_months = hours / (prices.utilization * prices.hours_per_month)
-                line += "; " + tr(
-                    "the {price} for {gpus} would pay for {hours} hours of that "
-                    "({months} months at {share} use)",
-                    price=_money(report.purchase_usd),
-                    gpus=bought_names,
-                    hours=num(hours),
-                    months=num(rent_months, 1),
-                    share=percent(prices.utilization),
+                line = Joined(
+                    "; ",
+                    (
+                        line,
+                        say(
+                            "the {price} for {gpus} would pay for {hours} hours of that "
+                            "({months} months at {share} use)",
+                            price=_money(report.purchase_usd),
+                            gpus=bought_names,
+                            hours=Num(hours),
+                            months=Num(rent_months, 1),
+                            share=Percent(prices.utilization),
+                        ),
+                    ),
                 )
-            out.append(line + ".")
+            out.append(Joined("", (line, ".")))
     return out
 
 
-def _at(option: Option, workload: str) -> str:
+def _at(option: Option, workload: str) -> Text:
     """The format an inference option was sized with, as " at Q4_K_M"; training formats go unsaid."""
-    return " " + tr("at {quant}", quant=option.quant) if option.quant and workload == "inference" else ""
+    if option.quant and workload == "inference":
+        return Joined("", (" ", say("at {quant}", quant=option.quant)))
+    return ""
 
 
-def _tps(option: Option, workload: str) -> str:
+def _tps(option: Option, workload: str) -> Joined:
     if option.tokens_per_s is None:
-        return ", " + tr("speed unknown")
-    return ", " + _speed_phrase(option.tokens_per_s, workload)
+        return Joined("", (", ", say("speed unknown")))
+    return Joined("", (", ", Shown(lambda tps: _speed_phrase(tps, workload), option.tokens_per_s)))
 
 
 # -- cheapest GPUs --------------------------------------------------------------------------------
@@ -688,11 +755,11 @@ def cheapest_gpus_for(
             continue
         if not rent_only and 0 < count <= have:
             continue  # it already runs on the GPUs the machine has: nothing to buy
-        extra: list[str] = []
+        extra: list[Text] = []
         if box is not None and rent_only:
-            extra.append(tr("to rent only: this machine is {why}", why=tr(box.why)))
+            extra.append(say("to rent only: this machine is {why}", why=say(box.why)))
         elif base is not None:
-            extra = [tr("also needs {what}", what=n) for n in needs(base, trial, catalog, count)]
+            extra = [say("also needs {what}", what=n) for n in needs_said(base, trial, catalog, count)]
         option = _gpu_option(
             model, est, spec, count, trial, tps=tps, prices=prices, extra=extra,
             owned=0 if rent_only else have, newest=newest,
@@ -710,7 +777,7 @@ def _gpu_option(
     *,
     tps: float | None,
     prices: Prices,
-    extra: Sequence[str] = (),
+    extra: Sequence[Text] = (),
     verdict: str = "fits",
     owned: int = 0,
     newest: dict[tuple[str, str | None], int] | None = None,
@@ -718,20 +785,20 @@ def _gpu_option(
     cost = _cost(spec, prices)
     rank = standing(spec, cost, newest if newest is not None else {})
     buy = count - owned
-    values = {"quant": est.quant_name, "context": num(est.context), "count": count}
-    notes = [
-        tr("{quant}, {context}-token context, entirely on the GPU", **values)
+    values = {"quant": est.quant_name, "context": Num(est.context), "count": count}
+    notes: list[Text] = [
+        say("{quant}, {context}-token context, entirely on the GPU", **values)
         if count == 1
-        else tr("{quant}, {context}-token context, entirely on the {count} GPUs", **values),
+        else say("{quant}, {context}-token context, entirely on the {count} GPUs", **values),
         *extra,
     ]
     if tps is None:
         notes.append(
-            tr("speed unknown: the catalog has no tensor throughput or bandwidth for {gpu}", gpu=spec.name)
+            say("speed unknown: the catalog has no tensor throughput or bandwidth for {gpu}", gpu=spec.name)
         )
     if count > NODE_GPUS:
         notes.append(
-            tr(
+            say(
                 "{count} GPUs are more than one server's {node}: {machines} machines",
                 count=count,
                 node=NODE_GPUS,
@@ -739,10 +806,10 @@ def _gpu_option(
             )
         )
     if owned:
-        notes.append(tr("you have {owned} already: {buy} more to buy", owned=owned, buy=buy))
+        notes.append(say("you have {owned} already: {buy} more to buy", owned=owned, buy=buy))
     if rank == "superseded" and cost.purchase is not None:
         notes.append(
-            tr(
+            say(
                 "no current price in the catalog: a newer generation has replaced the {gpu} (launched "
                 "{year}), so its launch price of {price} says nothing about what it costs today",
                 gpu=spec.name,
@@ -753,30 +820,30 @@ def _gpu_option(
     else:
         notes.extend(_price_note(cost, buy))
         if rank == "launch":
-            notes.append(tr("no current price in the catalog: ranked by its launch price (MSRP)"))
+            notes.append(say("no current price in the catalog: ranked by its launch price (MSRP)"))
     if cost.breakeven_hours is not None:
         notes.append(
-            tr(
+            say(
                 "buying beats renting after {hours} hours of use ({months} months at {share})",
-                hours=num(cost.breakeven_hours),
-                months=num(cost.breakeven_months or 0, 1, group=False),
-                share=percent(prices.utilization),
+                hours=Num(cost.breakeven_hours),
+                months=Num(cost.breakeven_months or 0, 1, group=False),
+                share=Percent(prices.utilization),
             )
         )
     priced = cost.purchase is not None and rank in ("current", "launch")
-    description = (
-        tr("{buy} more × {gpu} ({count} in all, keeps yours)", buy=buy, gpu=spec.name, count=count)
+    description: Text = (
+        say("{buy} more × {gpu} ({count} in all, keeps yours)", buy=buy, gpu=spec.name, count=count)
         if owned
         else f"{count} × {spec.name}"
     )
     return Option(
-        description=description,
+        description_said=description,
         machine=machine,
         verdict=verdict,
         tokens_per_s=tps,
         purchase_usd=cost.purchase.usd * buy if cost.purchase and priced else None,
         rent_usd_hour=cost.rent_per_hour.usd * count if cost.rent_per_hour else None,
-        notes=tuple(notes),
+        notes_said=tuple(notes),
         kind="gpu",
         model_id=model.id,
         gpu_id=spec.id,
@@ -869,8 +936,8 @@ def _ram_option(model: ModelInfo, machine: Machine, req: Request, catalog: Catal
         gpus = _gpu_names(machine)
         more = size - have
         grow = f"+{more:g} GiB, " if more > 0 else "already installed, "
-        notes = [
-            result.reasons[0],
+        notes: list[Text] = [
+            result.reasons_said[0],
             "MegaTrain keeps the bf16 weights, their gradients at the step and fp32 Adam states in RAM: "
             f"{MEGATRAIN_HOST_BYTES} bytes per parameter "
             f"({MEGATRAIN_HOST_BYTES * model.arch.params_total / GIB:,.0f} GiB for this model)",
@@ -882,13 +949,13 @@ def _ram_option(model: ModelInfo, machine: Machine, req: Request, catalog: Catal
                 f"take up to {DESKTOP_RAM_LIMIT_GIB} GiB)"
             )
         return Option(
-            description=f"{size:,.0f} GiB RAM ({grow}{style}, keeps your {gpus})",
+            description_said=f"{size:,.0f} GiB RAM ({grow}{style}, keeps your {gpus})",
             machine=trial,
             verdict=result.verdict,
             tokens_per_s=result.speed.train_tokens_per_s,
             purchase_usd=None,
             rent_usd_hour=None,
-            notes=tuple(notes),
+            notes_said=tuple(notes),
             kind="ram",
             model_id=model.id,
             ram_gib=float(size),
