@@ -32,6 +32,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rigcheck.core import verdict_words as _vocabulary
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.exllamav3 import EXL3_FORMATS
@@ -47,7 +48,9 @@ from rigcheck.core.estimate.mlx import MLX_FORMATS
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.said import Bytes, Joined, Num, Shown, Sig, Text, render, render_all, say
-from rigcheck.core.verdict_words import verdict_words
+
+#: the verdict in words: it lives with the other words (core/verdict_words.py); callers import it from here
+verdict_words = _vocabulary.verdict_words
 
 Prefer = Literal["quality", "speed"]
 Where = Literal["gpu", "gpu+ram", "cpu"]
