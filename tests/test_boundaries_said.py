@@ -34,6 +34,8 @@ CONVERTED = (
     "soldered.py",
     "solvers.py",
     "upgrade.py",
+    "upgrade_options.py",
+    "upgrade_records.py",
     "memory.py",
     "memory_cache.py",
     "memory_runtime.py",
