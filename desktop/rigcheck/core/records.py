@@ -17,7 +17,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
 from functools import cache
-from typing import Any, Literal, NoReturn, TypeVar, get_args, get_origin
+from typing import Any, Literal, NoReturn, TypeVar, cast, get_args, get_origin
 
 from rigcheck.core.errors import InputError
 
@@ -117,7 +117,7 @@ def _decoder(tp: Any) -> _Decoder:
 
         def record(value: object, where: str, source: str, strict: bool) -> Any:
             # compiled on first use, not here: a record's fields may name records not yet defined
-            return _compiled(tp)(value, where, source, strict)
+            return _compiled(cast(Any, tp))(value, where, source, strict)
 
         return record
     scalar = _SCALARS.get(tp)
@@ -296,14 +296,14 @@ def _compile_field(tp: Any, name: str, refs: dict[str, Any]) -> tuple[str, str]:
         if len(inner) == 1 and type(None) in get_args(tp):
             nullable, tp, origin = "v is not None and ", inner[0], get_origin(inner[0])
     if is_dataclass(tp):
-        refs[f"record_{name}"] = _decoder(tp)
+        refs[f"record_{name}"] = _decoder(cast(Any, tp))
         return f"{nullable}v.__class__ is dict", f"record_{name}(v, at(where, {name!r}), source, strict)"
     if origin is tuple and get_args(tp)[1:] == (Ellipsis,):
         item = get_args(tp)[0]
         if item is str:
             return f"{nullable}v.__class__ is list and all(x.__class__ is str for x in v)", "tuple(v)"
         if is_dataclass(item):
-            refs[f"item_{name}"] = _decoder(item)
+            refs[f"item_{name}"] = _decoder(cast(Any, item))
             return (
                 f"{nullable}v.__class__ is list",
                 f"tuple([item_{name}(x, f'{{at(where, \"{name}\")}}[{{i}}]', source, strict) "
@@ -318,7 +318,7 @@ def _compile_field(tp: Any, name: str, refs: dict[str, Any]) -> tuple[str, str]:
                 "dict(v)",
             )
         if is_dataclass(item):
-            refs[f"item_{name}"] = _decoder(item)
+            refs[f"item_{name}"] = _decoder(cast(Any, item))
             return (
                 f"{nullable}v.__class__ is dict",
                 f"{{str(k): item_{name}(x, f'{{at(where, \"{name}\")}}.{{k}}', source, strict) "
