@@ -43,7 +43,7 @@ from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import esc, heading, muted, warn
-from rigcheck.gui.workers import Job, report_exception, submit
+from rigcheck.gui.workers import Job, held_starts, report_exception, submit
 
 if TYPE_CHECKING:
     from rigcheck.gui.retranslate import Translator
@@ -371,7 +371,8 @@ class MainWindow(QMainWindow):
         if i18n.language() != old:
             from rigcheck.gui.retranslate import Translator  # only when switching
 
-            self.retranslate(Translator(old, i18n.language()))
+            with held_starts():  # the pages' new work starts once every page has its new texts
+                self.retranslate(Translator(old, i18n.language()))
 
     def retranslate(self, translate: Translator) -> None:
         """The window's own strings, then every built page: fixed strings in place, then the page's

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
 
+from rigcheck.gui.workers import held_starts
+
 if TYPE_CHECKING:  # the catalog module costs ~40-70 ms to import: not before the window is up
     from rigcheck.core.catalog import Backend, Catalog
     from rigcheck.core.machine import Machine
@@ -80,7 +82,8 @@ class AppState(QObject):
 
     def set_machine(self, machine: Machine, label: str, is_live: bool) -> None:
         self.machine, self.machine_label, self.is_live = machine, label, is_live
-        self.machine_changed.emit(machine, label, is_live)
+        with held_starts():  # every page's work for the new machine starts once all have taken it
+            self.machine_changed.emit(machine, label, is_live)
 
     def choose_model(self, model: ModelInfo, *, quant: str | None = None, context: int | None = None) -> None:
         """Show ``model`` in Fit; with ``quant``/``context``, Fit opens with those settings."""
@@ -103,7 +106,8 @@ class AppState(QObject):
         if (backend or None) == self.backend:
             return
         self.settings.setValue("estimate/backend", backend or "")
-        self.backend_changed.emit(backend or "")
+        with held_starts():
+            self.backend_changed.emit(backend or "")
 
     def psu_watts(self) -> float | None:
         if self.settings.value("machine/psu_watts", None) in (None, ""):
