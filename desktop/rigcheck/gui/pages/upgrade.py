@@ -14,7 +14,7 @@ import html
 import re
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -335,7 +335,14 @@ class UpgradePage(QWidget):
         # the GPU table and the first comparison come one event after the page is built, so that its
         # first show stays short (the table takes ~30 ms to fill); whatever needs them fills them first
         self._filled = False
+        #: a comparison asked for while another page was on screen: made when this one is shown
+        self._stale = False
         QTimer.singleShot(0, self._first_fill)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale:
+            self.recompute()
 
     def _first_fill(self) -> None:
         if self._filled:
@@ -667,8 +674,16 @@ class UpgradePage(QWidget):
 
     @Slot()
     def recompute(self) -> None:
-        """Compare the machine and the candidate on the pool; a newer request wins over an older one."""
+        """Compare the machine and the candidate on the pool; a newer request wins over an older one. On a
+        page in a shown window but not on screen, when it is next shown: a new machine opened on another
+        page does not run ~0.2 s of comparisons on the pool behind that page's handlers."""
         self._timer.stop()
+        self._stale = self.window().isVisible() and not self.isVisible()
+        if self._stale:
+            self._generation += 1  # a comparison still on the pool is of the machine before
+            self._job = None
+            self._show_progress()
+            return
         machine, after = self.state.machine, self.candidate()
         if machine is None or after is None:
             return
