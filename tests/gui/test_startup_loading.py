@@ -153,3 +153,15 @@ def test_a_catalog_that_cannot_load_is_said_on_the_page(qtbot: QtBot, tmp_path: 
     assert shown.objectName() == "page-overview-failed"
     assert "not valid TOML" in window.page_errors["overview"]
     assert any("could not be opened" in text and "gpus.toml" in text for text in texts(shown))
+
+
+def test_languages_read_ahead_on_a_worker_switch_the_window(qtbot: QtBot, tmp_path: Path) -> None:
+    worker = threading.Thread(target=i18n.preload)  # as the app's start-up preload does, off the GUI thread
+    worker.start()
+    worker.join(30)
+    window = window_with(qtbot, tmp_path, lambda: load_catalog(use_overlay=False))
+    window.show()
+    assert settle(window)
+    window.set_language("it")
+    assert window.nav.item(0).text() == "Panoramica"
+    assert i18n.num(1234.5, 1) == "1.234,5"  # Italian decimals from Babel's data read ahead

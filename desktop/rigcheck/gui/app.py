@@ -36,7 +36,8 @@ SETTLE_TIMEOUT_S = 30.0
 #: how long a pool thread may hold the interpreter while the GUI thread waits for it (see create_window)
 GUI_SWITCH_INTERVAL_S = 0.0005
 #: after the first page is up, the modules the Monitor page needs (numpy, psutil, the sampler) are
-#: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold)
+#: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold), and every
+#: language's strings are read (gui.i18n.preload), so that a language switch does not parse them
 PRELOAD_DELAY_MS = 400
 PRELOAD = ("numpy", "psutil", "rigcheck.core.monitor", "rigcheck.core.replay")
 
@@ -46,6 +47,7 @@ def _preload() -> None:
 
     for name in PRELOAD:
         import_module(name)
+    i18n.preload()
 
 
 def _app_icon() -> QIcon:
