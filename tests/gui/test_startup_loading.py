@@ -120,8 +120,12 @@ def test_a_language_switch_while_loading_shows_the_pages_in_the_new_language(
 
 def test_a_page_asked_for_before_the_catalog_is_in_is_built_complete(qtbot: QtBot, tmp_path: Path) -> None:
     window = window_with(qtbot, tmp_path, lambda: load_catalog(use_overlay=False))
+    window.show()
+    window.show_page("fit")
+    assert window.stack.currentWidget().objectName() == "page-fit-loading"
     fit = window.pages["fit"]  # waits for the catalog instead of handing out a placeholder
     assert fit.objectName() == "page-fit"
+    assert window.stack.currentWidget() is fit and fit.isVisible()  # in its placeholder's place
     assert fit.quant.count() > 0  # type: ignore[attr-defined]
     assert "fit" in window.pages and "nowhere" not in window.pages
 

@@ -212,7 +212,10 @@ class MainWindow(QMainWindow):
                 built.setObjectName(f"page-{key}")
             row = list(self._factories).index(key)
             placeholder = self.stack.widget(row)
+            shown = self.stack.currentWidget() is placeholder
             self.stack.insertWidget(row, built)
+            if shown:  # asked for while its placeholder was on screen: the page takes its place there
+                self.stack.setCurrentWidget(built)
             self.stack.removeWidget(placeholder)
             placeholder.deleteLater()
             self._built[key] = built
