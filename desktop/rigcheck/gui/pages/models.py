@@ -637,6 +637,11 @@ class ModelsPage(QWidget):
         if self.state.machine is not None:
             self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale and self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
         if self.state.machine is not None:
@@ -675,11 +680,6 @@ class ModelsPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit_columns()
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
-        if self._stale and self.state.machine is not None:
-            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
 
     def _fit_columns(self) -> None:
         """Hide the least needed columns while the rest would not fit the table's width. Column widths
