@@ -83,8 +83,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     spec_model = catalog.model(row.model_id) if row.model_id else None
     # Several GPUs in llama.cpp's default layer split run one after another: per token, the same bytes at the
     # same bandwidth and the same FLOPs at the same peak as one of them (the estimator's "layers" split).
-    if spec_model is None or row.offloaded:
-        return None
+    if spec_model is None or row.offloaded or row.split == "blind":
+        return None  # a blind row (benchmarks/data/blind.csv) is never a fit point, whoever passes it
     model = from_catalog(spec_model)
     try:
         est = estimate_memory(model, Request(quant=row.format.lower(), context=4096), catalog)
@@ -93,6 +93,11 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     per_layer, _experts, head = _active_bytes(est)
     flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
+        if row.engine.lower().startswith("ik_llama"):
+            # a fork with CPU kernels of its own (ik_llama.cpp, Measurement.llama_cpp; its README describes
+            # its own CPU quantisation and matrix kernels, https://github.com/ikawrakow/ik_llama.cpp) says
+            # nothing about llama.cpp's CPU share, the only CPU engine the estimator models
+            return None
         machine = Machine(
             cpu=CPU(logical_cores=8, model=row.host), memory=host_memory(row.host, 64 * GIB), gpus=()
         )
@@ -199,6 +204,8 @@ def main() -> None:
     }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
     fitted: dict[str, tuple[float, float]] = {}
+    #: every fitted class × backend row as printed, for a class that borrows its vendor's backend row
+    printed: dict[tuple[str, str], list[str]] = {}
     print(HEADER)
     pools: dict[tuple[str, str], list[Point]] = defaultdict(list)
     for (cls, backend), points in decode.items():
@@ -237,22 +244,25 @@ def main() -> None:
         print(f'backend = "{key[1]}"')
         if key[1] == DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"):
             print("default = true")
-        print(f"decode_bandwidth_efficiency = {eff:.2f}")
+        factor_lines = [f"decode_bandwidth_efficiency = {eff:.2f}", f"per_layer_us = {tau:g}"]
         fitted[key[0]] = (eff, tau)
-        print(f"per_layer_us = {tau:g}")
         if key in hop_fits and hop_fits[key].us:
-            print(f"per_gpu_us = {hop_fits[key].us:g}")
+            factor_lines.append(f"per_gpu_us = {hop_fits[key].us:g}")
         if prefill_fit is not None:
-            print(f"prefill_compute_efficiency = {min(prefill_fit.efficiency, 2.0):.2f}")
+            factor_lines.append(f"prefill_compute_efficiency = {min(prefill_fit.efficiency, 2.0):.2f}")
             if prefill_fit.float_factor != 1.0:
-                print(f"prefill_float_factor = {min(prefill_fit.float_factor, 2.0):.2f}")
+                factor_lines.append(f"prefill_float_factor = {min(prefill_fit.float_factor, 2.0):.2f}")
             if prefill_fit.moe_factor != 1.0:
-                print(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
-                print(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
+                factor_lines.append(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
+                factor_lines.append(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
             if prefill_fit.float_moe_factor != 1.0:
-                print(f"prefill_float_moe_factor = {min(prefill_fit.float_moe_factor, 2.0):.2f}")
+                factor_lines.append(
+                    f"prefill_float_moe_factor = {min(prefill_fit.float_moe_factor, 2.0):.2f}"
+                )
             if prefill_fit.tflops_per_watt is not None:
-                print(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+                factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+        print("\n".join(factor_lines))
+        printed[key] = [line for line in factor_lines if not line.startswith("per_gpu_us")]
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
@@ -267,6 +277,7 @@ def main() -> None:
         print()
     print_ktransformers(rows, catalog)
     print_borrowed(fitted)
+    print_borrowed_backend(printed)
 
 
 @dataclass(frozen=True)
@@ -307,7 +318,7 @@ def fit_ktransformers(rows: list[Measurement], catalog: Catalog) -> EngineCpuFit
     prefill: list[tuple[float, float, float]] = []  # (share, floor seconds at e=1, CPU seconds needed)
     urls: set[str] = set()
     for row in rows:
-        if not row.engine.lower().startswith("ktransformers") or not row.model_id:
+        if not row.engine.lower().startswith("ktransformers") or not row.model_id or row.split == "blind":
             continue
         spec = catalog.model(row.model_id)
         if spec is None:
@@ -716,7 +727,12 @@ def fit_cpu(
     shares = [p.bytes_per_token * p.row.value / p.bandwidth for p in cpu_points]
     used_urls = [p.row.source_url for p in cpu_points]
     for row in rows:
-        if not row.offloaded or row.metric != "decode_tokens_per_s" or not row.llama_cpp:
+        if (
+            not row.offloaded
+            or row.metric != "decode_tokens_per_s"
+            or not row.llama_cpp
+            or row.split == "blind"
+        ):
             continue
         spec = catalog.model(row.model_id) if row.model_id else None
         gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None
@@ -822,6 +838,47 @@ BORROWED = (
         "No measured Instinct llama.cpp row yet: the Radeon ROCm factors.",
     ),
 )
+
+
+#: a class × backend with no rows of its own that runs the same backend's kernels as a fitted class of its
+#: vendor: that row's decode factors (the share of the bandwidth the backend's weight reads reach, and its
+#: per-layer launch cost), not the class's default backend's (speed.speed_factor falls back to the default
+#: backend, so a Radeon on Vulkan otherwise got the ROCm ones). RDNA dGPUs and the RDNA APUs run llama.cpp's
+#: one Vulkan backend (ggml/src/ggml-vulkan) through the same RADV/AMDVLK drivers. Prefill is compute-bound
+#: and rides the chip's own matrix path (RDNA 4's WMMA is not RDNA 3.5's), so its shares stay the class's
+#: default backend's, as before.
+BORROWED_BACKEND = (
+    (
+        "amd-consumer",
+        "vulkan",
+        "amd-apu",
+        "No fitted Radeon Vulkan row: decode from the Radeon APUs' Vulkan factors (the same ggml-vulkan kernels and drivers), not the Radeon ROCm ones; prefill stays the class's ROCm shares.",
+    ),
+)
+
+
+DECODE_FIELDS = ("decode_bandwidth_efficiency", "per_layer_us")
+
+
+def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
+    for cls, backend, neighbour, why in BORROWED_BACKEND:
+        decode = printed.get((neighbour, backend))
+        own = printed.get((cls, DEFAULT_BACKEND.get(cls.split("-")[0], "cpu")), [])
+        if (cls, backend) in printed or decode is None:
+            continue
+        lines = [line for line in decode if line.startswith(DECODE_FIELDS)]
+        lines += [line for line in own if line.startswith("prefill_")]
+        print("[[speed_factor]]")
+        print(f'id = "{cls}-{backend}"')
+        print(f'hw_class = "{cls}"')
+        print(f'backend = "{backend}"')
+        print("\n".join(lines))
+        print(
+            f'source = "benchmarks/data/measurements.csv (no rows of this class and backend): the {neighbour}-{backend} factors"'
+        )
+        print('confidence = "uncertain"')
+        print(f'notes = "{why}"')
+        print()
 
 
 def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:

@@ -8,6 +8,10 @@ where in it the number is, and the text as read. Nothing here is estimated: a ro
 problem. ``Measurement.split`` keeps a deterministic quarter of the rows out of any fitting: a row is
 ``holdout`` when the SHA-256 of its id, read as an integer, is divisible by 4. It depends only on the
 id, so adding rows never moves an existing row between the halves.
+
+``benchmarks/data/blind.csv`` (``load_blind()``) holds rows from sources no fitted number was ever taken from
+(issue 28): same columns, split ``blind`` for every row, so no fitter (each takes ``split == "fit"`` rows of
+``load()`` only) can see them; ``estimate_accuracy.py`` scores them beside the fit and held-out rows.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -25,6 +29,7 @@ R = TypeVar("R")
 E = TypeVar("E", bound=ValueError)
 
 DATA = Path(__file__).resolve().parent / "data" / "measurements.csv"
+BLIND = DATA.parent / "blind.csv"
 
 DEVICE_CLASSES = frozenset(
     {"nvidia-discrete", "amd-discrete", "intel-discrete", "apple", "strix-halo", "gb10", "cpu"}
@@ -47,7 +52,7 @@ REQUIRED = (
     "verbatim",
 )
 
-Split = Literal["fit", "holdout"]
+Split = Literal["fit", "holdout", "blind"]
 
 
 class MeasurementError(ValueError):
@@ -88,10 +93,12 @@ class Measurement:
     locator: str
     verbatim: str
     notes: str
+    #: from ``blind.csv``: a source never used for fitting (not a CSV column; set by ``load_blind``)
+    blind: bool = False
 
     @property
     def split(self) -> Split:
-        return split_of(self.id)
+        return "blind" if self.blind else split_of(self.id)
 
     @property
     def unified(self) -> bool:
@@ -235,7 +242,7 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
     )
 
 
-COLUMNS = tuple(f.name for f in fields(Measurement))
+COLUMNS = tuple(f.name for f in fields(Measurement) if f.name != "blind")
 
 
 def read_rows(
@@ -273,6 +280,19 @@ def read_rows(
 def load(path: Path = DATA) -> list[Measurement]:
     """Every row of ``path``, validated; raises ``MeasurementError`` at the first bad row."""
     return read_rows(path, COLUMNS, _parse, MeasurementError, lambda row: row.id)
+
+
+def load_blind(path: Path = BLIND) -> list[Measurement]:
+    """Every row of the blind set, validated as ``load`` does, each with split ``blind``."""
+    return [replace(row, blind=True) for row in load(path)]
+
+
+def source_of(row: Measurement) -> str:
+    """The source a row was read from, as a reader would name it: the page without its anchor, and for a
+    GitHub file the repository and path without the commit (two commits of one README are one source)."""
+    page = row.source_url.split("#")[0].rstrip("/")
+    found = re.match(r"https://github\.com/([^/]+/[^/]+)/(?:blob|raw|tree)/[^/]+/(.+)", page)
+    return f"https://github.com/{found.group(1)}/{found.group(2)}" if found else page
 
 
 def count_by(rows: Iterable[Measurement], subset: str) -> int:

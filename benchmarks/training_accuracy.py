@@ -13,7 +13,7 @@ A max-context row is solved for the largest context whose process total fits the
 
 A model the catalog lacks is counted from its own config.json (benchmarks/data/configs/, through the
 open-world reader). Rows the estimator cannot express are listed as not estimable with the reason,
-never dropped: an encoder-decoder model, MegaTrain on several GPUs, DeepSpeed's ZeRO-3 offload of LoRA.
+never dropped: an encoder-decoder model, DeepSpeed's ZeRO-3 offload of LoRA.
 
 The held-out quarter (``TrainingMeasurement.split``) is reported apart: no constant was fitted on it.
 Targets (issue 27): per method a median absolute error ≤ 12% and ≥ 75% of rows within ±20%; verdicts
@@ -36,10 +36,10 @@ from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory, training_setup
 from rigcheck.core.estimate.placement import megatrain
-from rigcheck.core.estimate.training_memory import training_memory
+from rigcheck.core.estimate.training_memory import layer_token_bytes, training_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
-from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.whatif import simulate
 from training_configs import model_for
 from training_measurements import TrainingMeasurement, load
@@ -67,13 +67,16 @@ class Outcome:
     reason: str = ""
     #: bytes of the model states alone (weights, gradients, optimizer states) for the row's stated settings
     states: float | None = None
+    #: MegaTrain rows: the least its code holds at the row's settings (megatrain_floor)
+    floor: float | None = None
 
     @property
     def below_states(self) -> bool:
         """The published figure is smaller than its own model states: the settings stated cannot be
         the settings run (or the figure is not the peak)."""
         measured = self.row.base_value
-        return self.states is not None and measured is not None and measured < self.states
+        least = self.states if self.states is not None else self.floor
+        return least is not None and measured is not None and measured < least
 
     @property
     def error(self) -> float | None:
@@ -184,13 +187,15 @@ def _speed(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outc
     if spec is None:
         raise NotEstimableError("GPU not in the catalog")
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=HOST_RAM), gpus=())
-    machine = simulate(bare, [spec], HOST_RAM / GIB)
+    machine = simulate(bare, [spec] * row.gpu_count, HOST_RAM / GIB)
     req = replace(request(row), gpus=row.gpu_count)
     result = fit(model, machine, req, catalog, live=False, advise=False)
     tps = result.speed.train_tokens_per_s
-    if tps is None:
+    if tps is None or result.placement is None:
         return Outcome(row, None, False, reason=f"no speed: {result.verdict}")
-    return Outcome(row, tps * row.gpu_count, None)
+    # a sharded run's tokens/s are every GPU's already; a run placed on one GPU is one replica of the row's
+    used = sum(1 for b in result.placement.gpu_bytes if b)
+    return Outcome(row, tps * row.gpu_count / used, None)
 
 
 def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> Outcome:
@@ -201,10 +206,8 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     spec = catalog.gpu(row.gpu_id) if row.gpu_id else None
     if spec is None:
         raise NotEstimableError("MegaTrain row without its GPU")
-    if row.gpu_count > 1:
-        raise NotEstimableError("MegaTrain on several GPUs is not part of this estimate")
     bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=2048 * GIB), gpus=())
-    machine = simulate(bare, [spec], 2048)
+    machine = simulate(bare, [spec] * row.gpu_count, 2048)
     arch = model.arch
     context = row.seq_len or 1
     batch = row.batch
@@ -219,16 +222,31 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     p, tps = result.placement, result.speed.train_tokens_per_s
     fits = p is not None and sum(p.gpu_bytes) > 0
     if row.metric == "host_memory":
-        return Outcome(row, float(megatrain.host_resident_bytes(arch)), None)
+        return Outcome(row, float(megatrain.host_resident_bytes(arch, row.gpu_count)), None)
     if row.metric == "gpu_memory":
         shown = megatrain.gpu_peak_bytes(arch, context, batch)
         if row.memory_kind == "device capacity":
             shown = megatrain.gpu_bytes(arch, context, batch)
-        return Outcome(row, float(shown) if row.memory_kind != "device capacity" else None, fits)
+        value = float(shown) if row.memory_kind != "device capacity" else None
+        return Outcome(
+            row, value, fits, floor=float(megatrain_floor(arch, context, batch)) if value else None
+        )
     if row.metric == "tflops" and tps is not None:
+        if p is None or sum(1 for b in p.gpu_bytes if b) != row.gpu_count:
+            raise NotEstimableError(f"MegaTrain does not place on the row's {row.gpu_count} GPUs")
         flops = megatrain.REPORTED_FLOPS_PER_PARAM * model.arch.params_total
-        return Outcome(row, tps * row.gpu_count * flops / 1e12, None)
+        return Outcome(row, tps * flops / 1e12, None)  # tps is the whole run's, every worker's tokens
     raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU")
+
+
+def megatrain_floor(arch: ArchConfig, context: int, batch: int) -> int:
+    """The least MegaTrain's code can hold at its GPU peak, whatever its kernels save: the GPU weights,
+    the checkpoints, and the larger of every loss chunk's bf16 logits (flash-attn's cross entropy saves
+    its input) and one recomputed layer's saved tensors with fused kernels (inputs of its norms and
+    linears only, training_memory.layer_token_bytes(fused=True)). No gradients, no temporaries."""
+    layer = layer_token_bytes(arch, True, "flash", context) * context
+    per_sample = megatrain.checkpoint_bytes(arch, context) + max(megatrain.logits_bytes(arch, context), layer)
+    return megatrain.weight_bytes(arch) + batch * per_sample
 
 
 def _group(row: TrainingMeasurement) -> str:
@@ -275,7 +293,7 @@ def report(outcomes: Iterable[Outcome]) -> list[str]:
             lines.append(
                 f"| fits / does not fit | {split} | {len(part)} | | | {agree / len(part):.0%} agree |"
             )
-    below = [o for o in done if o.below_states]
+    below = [o for o in done if o.below_states and o.states is not None]
     counted = sum(1 for o in done if o.states is not None)
     named = ": " + ", ".join(o.row.id for o in below) if below else ""
     lines.append("")
@@ -283,6 +301,19 @@ def report(outcomes: Iterable[Outcome]) -> list[str]:
         "Measured below their own model states (weights + gradients + optimizer states for the settings "
         f"stated): {len(below)} of {counted} memory rows{named}"
     )
+    floors = [o for o in done if o.floor is not None]
+    under = [o for o in floors if o.below_states]
+    if floors:
+        shown = "; ".join(
+            f"{o.row.id} {o.row.base_value / 1e9:.1f} GB published, floor {o.floor / 1e9:.1f} GB"
+            for o in under
+        )
+        lines.append("")
+        lines.append(
+            "MegaTrain GPU rows measured below what its code must hold at the row's batch (GPU weights + "
+            "checkpoints + the larger of the saved logits and one layer's saved tensors, no gradients): "
+            f"{len(under)} of {len(floors)}" + (f" ({shown})" if shown else "")
+        )
     missing = [o for o in done if o.reason]
     lines.append("")
     lines.append(f"Not estimable: {len(missing)} of {len(done)} rows.")

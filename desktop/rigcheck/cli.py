@@ -246,8 +246,9 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         "--gpus",
         metavar="N",
         type=_positive_int,
-        default=1,
-        help="data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3; default 1)",
+        default=None,
+        help="data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3); default: fit takes the "
+        "machine's GPUs for frameworks that shard by default (litgpt, torchtune), else 1",
     )
     train.add_argument(
         "--grad-accum",
@@ -844,7 +845,7 @@ def _request(args: argparse.Namespace) -> Request:
         lora_targets=parse_targets(args.lora_targets) if args.lora_targets else None,
         checkpointing=args.checkpointing,
         lora_alpha=args.lora_alpha,
-        gpus=getattr(args, "gpus", 1),
+        gpus=getattr(args, "gpus", None) or 1,
         grad_accumulation=getattr(args, "grad_accum", 1),
     )
 
@@ -898,6 +899,11 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError("--context max is for --workload lora, qlora or full")
         args.context = None
     req = replace(_request(args), backend=args.backend, threads=args.threads)
+    if req.workload != "inference" and getattr(args, "gpus", None) is None:
+        from rigcheck.core.estimate.training_profiles import default_framework, default_gpus
+
+        framework = req.framework or default_framework(req.workload)
+        req = replace(req, gpus=default_gpus(framework, len(machine.gpus)))
     if solve:  # the longest context whose training step fits this machine's GPU, this framework's way
         from rigcheck.core.estimate.solvers import max_context
 
@@ -1016,6 +1022,13 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.report.fleet import paused_gc
+
+    with paused_gc():  # thousands of reports' records: no full collection walking them all, again and again
+        return _fleet(args, out)
+
+
+def _fleet(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.report.fleet import (
         ModelColumn,
         load_fleet,

@@ -245,9 +245,12 @@ def test_quantization_config_names_the_released_format(quant: dict[str, Any], ex
     assert released_format({"text_config": {"quantization_config": quant}}) == expected
 
 
-def test_deepseek_v4_fp8_with_fp4_experts_is_sized_by_its_experts() -> None:
+def test_deepseek_v4_fp8_with_fp4_experts_is_its_own_format() -> None:
     config = {"quantization_config": {"quant_method": "fp8"}, "expert_dtype": "fp4"}
-    assert released_format(config) == "mxfp4"
+    assert released_format(config) == "fp8-fp4-experts"
+    inside = {"quantization_config": {"quant_method": "fp8", "expert_dtype": "fp4"}}  # V4.1 moves it in
+    assert released_format(inside) == "fp8-fp4-experts"
+    assert released_format({"quantization_config": {"quant_method": "fp8"}}) == "fp8-e4m3"
 
 
 def test_gpt_oss_from_its_own_config_json_is_mxfp4(tmp_path: Path, catalog: Catalog) -> None:

@@ -89,6 +89,28 @@ def test_deepseek_v4_fp4_experts_count_from_the_tensor_table(tmp_path: Path, cat
     )
 
 
+def test_deepseek_v41_expert_dtype_inside_quantization_config(tmp_path: Path, catalog: Catalog) -> None:
+    """V4.1 moves expert_dtype into quantization_config (infervisor/plow
+    docs/amd/deepseek-v41-flash-mi300x.md@00a8d31, section 1 item 6): the I8 experts are still FP4,
+    and the folder's released format is fp8-fp4-experts, sized from the files."""
+    config = {k: v for k, v in V4.items() if k != "expert_dtype"}
+    config["quantization_config"] = {
+        "quant_method": "fp8",
+        "weight_block_size": [32, 32],
+        "expert_dtype": "fp4",
+    }
+    write_checkpoint(tmp_path, config, v4_tensors())
+    model = read_model_folder(tmp_path, catalog=catalog)
+    layer = 2 * H + Q_LORA * H + 4 * HEAD * Q_LORA + EXPERTS * 3 * INNER * H
+    assert model.arch.params_total == V * H + 2 * layer + H + V * H
+    assert model.params_source == "tensor_table"
+    assert model.weights is not None and model.weights.quant_id == "fp8-fp4-experts"
+    weights = next(
+        t for t in estimate_memory(model, Request(context=1024), catalog).terms if t.category == "weights"
+    )
+    assert weights.bytes == model.weights.total_bytes
+
+
 def test_config_and_catalog_counts_say_so(tmp_path: Path, catalog: Catalog) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(V4))

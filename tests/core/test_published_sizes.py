@@ -4,7 +4,7 @@ at least one published file, named with where its size was read.
 Sizes are llama-bench's size column (tensor bytes, in GiB to two decimals) from the logs named, or the
 publisher's own table. Where a format's rate was derived from one file, the test says so: such a check
 holds the derivation, and only a second file makes it a prediction. Formats with no published size
-found (NVFP4, INT4 W4A16, MLX, EXL3 checkpoints) are listed in docs/architectures.md, not tested here.
+found (INT4 W4A16, MLX, EXL3 checkpoints) are listed in docs/architectures.md, not tested here.
 """
 
 from __future__ import annotations
@@ -91,3 +91,31 @@ def test_qat_q4_0_is_not_plain_q4_0(catalog: Catalog) -> None:
 def test_ud_names_are_accepted_by_quant(name: str, catalog: Catalog) -> None:
     quant = resolve_quant(catalog, name)
     assert quant.id == name.lower() and quant.kind == "gguf" and quant.layer_bpw is not None
+
+
+# -- Hugging Face checkpoints (safetensors), sized as vLLM loads them ------------------------------
+
+#: (format, catalog model, the checkpoint's weight-shard bytes, where they were read)
+CHECKPOINTS = [
+    # ModelOpt NVFP4: the two model-*.safetensors shards of nvidia/Qwen3-8B-NVFP4@ccd10a89, their
+    # safetensors headers (~134 KB) included; lm_head and the embedding stay BF16 in it
+    (
+        "nvfp4",
+        "qwen3-8b",
+        6_397_066_384,
+        "meyowu/nvfp4-doctor experiments/E004-qwen3-layer-capture/full-model-acquisition.json@96cfaed "
+        "(weight_bytes of nvidia/Qwen3-8B-NVFP4@ccd10a893cbca613259517c3efe08e151ddf2b8e)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("quant", "model_id", "published", "where"), CHECKPOINTS)
+def test_checkpoint_format_lands_within_3_percent_of_a_published_checkpoint(
+    quant: str, model_id: str, published: int, where: str, catalog: Catalog
+) -> None:
+    model = from_catalog(BY_ID[model_id])
+    est = estimate_memory(model, Request(quant=quant, context=4096, engine="vllm"), catalog)
+    ours = next(t.bytes for t in est.terms if t.category == "weights")
+    assert abs(ours - published) <= 0.03 * published, (
+        f"{quant} {model_id}: {ours:,} B against {published:,} ({where})"
+    )

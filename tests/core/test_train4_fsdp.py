@@ -107,3 +107,54 @@ def test_fsdp_root_unit_keeps_embedding_and_head_whole() -> None:
     assert named(training_memory(a, litgpt(), 512, 1), "root unit") == 0
     four = training_memory(a, litgpt(gpus=4), 512, 1)
     assert named(four, "root unit") == 2 * outer - 2 * outer // 4
+
+
+def test_fit_shards_over_the_machines_gpus_when_the_framework_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --gpus, fit takes the machine's GPUs for a framework that shards on several GPUs by its own
+    default (LitGPT: FSDPStrategy when devices > 1): every A10G holds the same sharded step, smaller than
+    one GPU's share with --gpus 1. A data-parallel stack (transformers' Trainer: DDP) keeps the
+    single-GPU figure on one GPU."""
+    four = [a for _ in range(4) for a in ("--gpu", "nvidia-a10g")]
+    base = ["fit", "llama-3.2-1b", *four, "--ram-gb", "128", "--workload", "full", "--context", "512",
+            "--batch", "1", "--json"]  # fmt: skip
+
+    def placed(*extra: str) -> list[int]:
+        assert main([*base, *extra]) == 0
+        return json.loads(capsys.readouterr().out)["placement"]["gpu_bytes"]
+
+    sharded = placed("--framework", "litgpt")
+    assert len(sharded) == 4 and len(set(sharded)) == 1 and sharded[0] > 0
+    one = placed("--framework", "litgpt", "--gpus", "1")
+    assert sum(1 for b in one if b) == 1 and max(one) > sharded[0]
+    replica = placed("--framework", "transformers")
+    assert sum(1 for b in replica if b) == 1
+    assert placed("--framework", "litgpt", "--gpus", "2").count(0) == 2
+
+
+def test_a_run_sharded_over_more_gpus_than_the_machine_has_does_not_fit_on_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--gpus 4 on a one-GPU machine: the sharded step is a quarter's, but there is one GPU to hold it, so
+    it is not placed on that one as if the other three existed, and the answer says why."""
+    args = ["fit", "llama-3.2-1b", "--gpu", "nvidia-a10g", "--ram-gb", "64", "--workload", "full",
+            "--framework", "litgpt", "--gpus", "4", "--context", "512", "--offload", "none", "--json"]  # fmt: skip
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "does_not_fit"
+    assert "sharded over 4 GPUs" in data["reasons"][0] and "1 of this machine's GPUs" in data["reasons"][0]
+
+
+def test_torchtune_sharded_full_runs_its_distributed_recipe() -> None:
+    """torchtune@0031bfb: the single-device full recipe steps PagedAdamW8bit inside the backward
+    (8B_full_single_device.yaml optimizer_in_bwd: True); the distributed one (8B_full.yaml) runs torch AdamW
+    after a whole backward, so sharded gradients and bf16 AdamW states are counted, not one tensor's."""
+    one = training_setup(Request(workload="full", framework="torchtune", context=2048))
+    four = training_setup(Request(workload="full", framework="torchtune", context=2048, gpus=4))
+    assert one.optimizer.name == "paged-adamw-8bit" and four.optimizer.name == "adamw"
+    a = LLAMA_31_8B
+    assert grads(training_memory(a, one, 2048, 1)) < a.params_total // 4
+    assert grads(training_memory(a, four, 2048, 1)) == 2 * a.params_total // 4
+    asked = training_setup(Request(workload="full", framework="torchtune", gpus=4, optimizer="sgd"))
+    assert asked.optimizer.name == "sgd"

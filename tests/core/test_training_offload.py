@@ -202,3 +202,65 @@ def test_a_streamed_run_is_named_megatrain_unless_a_framework_is_asked_for(catal
     assert asked.estimate.framework == "deepspeed"
     on_gpu = fit(qwen, box(catalog), req, catalog, offload="none", live=False, advise=False)
     assert on_gpu.estimate.framework == "transformers"
+
+
+def test_megatrain_on_four_gpus_runs_one_worker_each_over_one_shared_host_copy(catalog: Catalog) -> None:
+    """MegaTrain@5cf47ac (mp_state.py, mp_worker.py): a worker per GPU, each at its share of the batch with
+    the single-GPU state on its GPU; host RAM holds one shared copy (bf16 parameters, layer flats and
+    gradients, fp32 m and v) and each worker's pinned slabs; one CPU optimizer step for all of them, so four
+    workers move four times the tokens of one in the same step (README 4/17: 1290 vs 272 TFLOPS)."""
+    qwen = from_catalog(catalog.model("qwen2.5-7b"))  # type: ignore[arg-type]
+    arch = qwen.arch
+    spec = catalog.gpu("nvidia-h100-sxm5")
+    assert spec is not None
+    bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=1024 * GIB), gpus=())
+    four = simulate(bare, [spec] * 4, 1024)
+    req = Request(workload="full", context=1024, batch=158)
+    many = fit(qwen, four, req, catalog, offload="full", live=False, advise=False)
+    one = fit(qwen, box(catalog), req, catalog, offload="full", live=False, advise=False)
+    assert many.placement.gpu_bytes == (megatrain.gpu_bytes(arch, 1024, 158),) * 4
+    outside = arch.embed_params + arch.head_params
+    shared = 14 * (arch.params_total - outside) + 12 * outside
+    assert many.placement.cpu_bytes == shared + 4 * megatrain.worker_staging_bytes(arch)
+    assert megatrain.host_resident_bytes(arch, 4) - megatrain.host_resident_bytes(arch, 2) == (
+        2 * megatrain.worker_staging_bytes(arch)
+    )
+    assert many.speed.train_tokens_per_s is not None and one.speed.train_tokens_per_s is not None
+    assert many.speed.train_tokens_per_s == pytest.approx(4 * one.speed.train_tokens_per_s, rel=1e-9)
+    assert "on 4 GPUs" in many.reasons[0] and "on 4 GPUs" not in one.reasons[0]
+
+
+def test_megatrain_keeps_every_recomputed_state_of_the_block_at_its_first_backward(catalog: Catalog) -> None:
+    """cpu_master.py@2a9f977 backward: recompute_cache holds the outputs of all K layers of the block when
+    its last layer is differentiated; a sample's backward phase grows by K·h·2 bytes per token, not K-1."""
+    from rigcheck.core.estimate.training_memory import backward_token_bytes, layer_token_bytes
+
+    arch = from_catalog(catalog.model("qwen2.5-32b")).arch  # type: ignore[arg-type]
+    h = arch.hidden_size
+    assert megatrain.CHECKPOINT_INTERVAL == 4
+    assert megatrain.logits_bytes(arch, 1024) == 1023 * arch.vocab_size * 2
+    assert megatrain.checkpoint_bytes(arch, 1024) == (64 // 4 + 1) * 1024 * h * 2
+    layer = layer_token_bytes(arch, False, "flash", 1024) + backward_token_bytes(arch)
+    backward = 1024 * (4 * h * 2 + layer)
+    loss = megatrain.logits_bytes(arch, 1024) + 1024 * h * 6
+    assert backward > loss  # the 32B at 1024 tokens: one layer's backward is the larger phase
+    assert megatrain.sample_bytes(arch, 1024) == megatrain.checkpoint_bytes(arch, 1024) + backward
+
+
+def test_megatrains_estimate_is_the_figure_its_placement_uses(catalog: Catalog) -> None:
+    """`estimate --framework megatrain` and `fit` count the same step: the GPU parts add up to the streamed
+    placement's GPU total and the host parts to its RAM at the step; asked for by name, MegaTrain is
+    placed streamed (it has no on-the-GPU mode)."""
+    from rigcheck.core.estimate.memory import estimate_memory
+
+    qwen = from_catalog(catalog.model("qwen3.5-27b"))  # type: ignore[arg-type]
+    arch = qwen.arch
+    req = Request(workload="full", context=1024, batch=64, framework="megatrain")
+    est = estimate_memory(qwen, req, catalog)
+    assert est.training_gpu_bytes == est.total_bytes == megatrain.gpu_bytes(arch, 1024, 64)
+    assert est.gpu_peak_bytes == megatrain.gpu_peak_bytes(arch, 1024, 64)
+    assert est.training_host_bytes == megatrain.host_step_bytes(arch)
+    result = fit(qwen, box(catalog, ram_gib=2048), req, catalog, live=False, advise=False)
+    assert result.placement.offload == "full"
+    assert result.placement.gpu_bytes[0] == est.training_gpu_bytes
+    assert result.placement.cpu_bytes == est.training_host_bytes

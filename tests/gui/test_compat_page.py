@@ -53,11 +53,12 @@ def test_reason_and_fix_are_read_whole_at_1024x700(qtbot: QtBot, tmp_path: Path)
     """Every finding's Reason and Fix wrap within their column (no "…"), and a Copy button does not make
     its row taller than its text."""
     from PySide6.QtCore import QRect
-    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtGui import QFont, QFontMetrics
     from PySide6.QtWidgets import QToolButton
 
     from rigcheck.core.machine import load_machine
     from rigcheck.gui.app import create_window, settle
+    from rigcheck.gui.pages.compat import FIX_ROLE, TITLE_ROLE
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
@@ -80,12 +81,23 @@ def test_reason_and_fix_are_read_whole_at_1024x700(qtbot: QtBot, tmp_path: Path)
         for r in range(group.childCount()):
             item = group.child(r)
             height = tree.visualItemRect(item).height()
-            for column in (3, 4):
-                width = tree.header().sectionSize(column) - 8
-                need = metrics.boundingRect(
-                    QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, item.text(column)
+            # one Finding cell: the subject in bold, the reason, then "Fix: …", all wrapped to its width
+            width = tree.header().sectionSize(3) - 8
+            bold = QFont(tree.font())
+            bold.setBold(True)
+            need = sum(
+                QFontMetrics(font)
+                .boundingRect(QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, text)
+                .height()
+                for font, text in (
+                    (bold, item.data(3, TITLE_ROLE)),
+                    (tree.font(), item.text(3)),
+                    (tree.font(), item.data(3, FIX_ROLE) or ""),
                 )
-                assert height >= need.height(), f"{item.text(1)} column {column} is cut"
+                if text
+            )
+            assert height >= need, f"{item.text(1)} is cut"
+            assert item.text(4)[:40] in (item.data(3, FIX_ROLE) or "")  # the fix is shown, not only kept
             holder = tree.itemWidget(item, 5)
             if holder is None:
                 without += 1
@@ -103,6 +115,8 @@ def test_reason_and_fix_are_read_whole_at_1024x700(qtbot: QtBot, tmp_path: Path)
     for item in (plain_row, button_row):
         for column in range(5):
             item.setText(column, "short")
+        item.setData(3, TITLE_ROLE, None)
+        item.setData(3, FIX_ROLE, None)
     tree.doItemsLayout()
     one_line = tree.visualItemRect(plain_row).height()
     assert one_line < 2 * metrics.lineSpacing()

@@ -78,7 +78,7 @@ def test_folder_opens_with_drift_and_the_bad_file_reported(page: FleetPage) -> N
 def test_which_machines_can_run_a_70b(qtbot: QtBot, page: FleetPage) -> None:
     page.model.setCurrentIndex(page.model.findData("llama-3.1-70b"))
     page.check_model()
-    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=10000)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=10000)
     assert page.verdicts["node-big"][0] == "fits"  # a 3090 and a 4090 hold a 70B Q4_K_M at 8k
     assert page.verdicts["node-0"][0] != "fits"
     assert "1 of 6" in page.status.text()

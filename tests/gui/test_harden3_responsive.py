@@ -151,12 +151,13 @@ def test_fleet_reads_and_checks_off_the_gui_thread(
     page = fleet_of(window)
     page.open_folder(tmp_path / "lab")
     assert page.busy() and page.progress.isVisible() and page.cancel_button.isVisible()
-    qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
+    # the verdicts of the model shown are checked as soon as the folder is read (issue 26): both done
+    qtbot.waitUntil(lambda: page.fleet is not None and not page.busy(), timeout=20000)
     assert page.table.model().rowCount() == 6 and not page.progress.isVisible()
     page.model.setCurrentIndex(page.model.findData("llama-3.1-70b"))
     page.check_model()
     assert not page.check_button.isEnabled()  # one check at a time
-    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
     assert set(page.verdicts) == {f"node-{i}" for i in range(6)}
     verdict_column = page.table.model().columnCount() - 1
     assert all(page.table.model().index(r, verdict_column).data() for r in range(6))
@@ -171,7 +172,8 @@ def test_cancel_stops_a_fleet_check_and_keeps_what_was_shown(
     write_fleet(tmp_path / "lab", 4)
     page = fleet_of(window)
     page.open_folder(tmp_path / "lab")
-    qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
+    qtbot.waitUntil(lambda: page.fleet is not None and not page.busy(), timeout=20000)
+    shown = dict(page.verdicts)  # the model shown, checked as soon as the folder was read
     started = threading.Event()
     stopped: list[bool] = []
     real_column = fleet_module.Fleet.column
@@ -189,6 +191,9 @@ def test_cancel_stops_a_fleet_check_and_keeps_what_was_shown(
         return real_column(self, *args, steps=slow, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(fleet_module.Fleet, "column", slow_column)
+    page.model.blockSignals(True)  # another model, checked by the click below (not by the change itself)
+    page.model.setCurrentIndex(page.model.findData("llama-3.2-3b"))
+    page.model.blockSignals(False)
     page.check_model()
     assert started.wait(10)
     page.cancel()
@@ -196,7 +201,7 @@ def test_cancel_stops_a_fleet_check_and_keeps_what_was_shown(
     assert window.state.pool.waitForDone(10000)
     qtbot.wait(50)
     assert stopped == [True]  # the worker stopped at its next step, not after every node
-    assert page.verdicts == {}  # nothing from the cancelled check was applied
+    assert page.verdicts == shown  # nothing from the cancelled check was applied
     assert page.table.model().rowCount() == 4
 
 
@@ -379,7 +384,7 @@ def test_the_checked_fleet_table_never_scrolls_sideways_at_1024_px(
     page.open_folder(tmp_path / "lab")
     qtbot.waitUntil(lambda: page.fleet is not None, timeout=20000)
     page.check_model()
-    qtbot.waitUntil(lambda: bool(page.verdicts), timeout=20000)
+    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
     qtbot.wait(50)
     assert page.table.horizontalScrollBar().maximum() == 0
     model = page.table.model()

@@ -531,7 +531,10 @@ def test_the_fleet_page_in_italian_shows_no_english_sentence(qtbot: QtBot, tmp_p
         qtbot.waitUntil(lambda: page.fleet is not None, timeout=10000)  # type: ignore[attr-defined]
         page.model.setCurrentIndex(page.model.findData("llama-3.1-70b"))  # type: ignore[attr-defined]
         page.check_model()  # type: ignore[attr-defined]
-        qtbot.waitUntil(lambda: bool(page.verdicts), timeout=10000)  # type: ignore[attr-defined]
+        qtbot.waitUntil(
+            lambda: bool(page.verdicts) and not page.busy(),  # type: ignore[attr-defined]
+            timeout=10000,
+        )
         english = sorted({text.strip()[:160] for text in visible_texts(page) if is_english(text)})
         window.close()
     finally:

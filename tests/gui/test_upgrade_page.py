@@ -95,7 +95,9 @@ def test_candidate_gpus_sort_by_price_memory_and_price_per_gib(page: UpgradePage
     table = page.catalog_list
     header = table.horizontalHeader()
     assert [table.horizontalHeaderItem(c).text() for c in range(4)] == ["GPU", "Memory", "Price", "$/GiB"]
-    assert header.sortIndicatorSection() == 2 and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+    # by default upgrades first (test_guilook26_picker); a click on Price sorts cheapest first
+    assert header.sortIndicatorSection() == table.columnCount() - 1 and table.isColumnHidden(4)
+    table.sortItems(2, Qt.SortOrder.AscendingOrder)
 
     def column(c: int) -> list[str]:
         return [table.item(r, c).text() for r in range(table.rowCount()) if not table.isRowHidden(r)]

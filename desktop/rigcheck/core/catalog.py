@@ -192,6 +192,9 @@ class QuantFormat:
     layer_bpw: float | None = None
     layer_bpw_source: str | None = None
     outside_bpw: float | None = None
+    #: a mixed checkpoint (kind "mx"): bits per weight of the non-expert layer weights and of lookup
+    #: tables beyond the token embedding (DeepSeek-V4's FP8 blocks); None: they stay 16-bit
+    dense_bpw: float | None = None
     #: ggml_type enum value, for reading GGUF tensor types
     ggml_type: int | None = None
     block_size: int | None = None

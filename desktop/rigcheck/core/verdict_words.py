@@ -21,9 +21,12 @@ A speed that cannot be estimated reads "speed unknown: <why>", never a blank or 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rigcheck.core.i18n import num, sig, tr
+
+if TYPE_CHECKING:
+    from rigcheck.core.estimate.verdict import FitResult
 
 Where = Literal["gpu", "gpu+ram", "cpu"]
 Tier = Literal["gpu", "gpu+ram", "cpu", "slow", "does_not_fit"]
@@ -102,6 +105,16 @@ def speed_text(tokens_per_s: float | None, *, training: bool = False, unknown_wh
     return tr("~{speed} token/s", speed=shown) if value == 1 else tr("~{speed} tokens/s", speed=shown)
 
 
+def result_words(result: FitResult) -> str:
+    """A fit in words, its verdict and its speed: "runs on the GPU + RAM (37 of 80 layers in RAM), ~4.1
+    tokens/s" (what advice quotes of a trial fit)."""
+    from rigcheck.core.estimate.recommend import verdict_words
+
+    training = result.estimate.workload != "inference"
+    tps = result.speed.train_tokens_per_s if training else result.speed.decode_tokens_per_s
+    return f"{verdict_words(result)}, {speed_text(tps, training=training)}"
+
+
 def where_words(where: Where | None, *, gpus: int = 1, detail: str | None = None) -> str:
     """ "runs on the GPU", "runs on the GPUs + RAM (37 of 80 layers in RAM)", "runs on the CPU"."""
     if where is None:
@@ -116,6 +129,14 @@ def where_words(where: Where | None, *, gpus: int = 1, detail: str | None = None
     return tr("runs on the GPUs + RAM") if gpus > 1 else tr("runs on the GPU + RAM")
 
 
+def tier_of(where: Where | None, tokens_per_s: float | None, *, workload: str = "inference") -> Tier:
+    """The tier alone, without its words: where it runs, or ``slow`` for inference below chat speed."""
+    if where is None:
+        return "does_not_fit"
+    slow = tokens_per_s is not None and rounded_speed(tokens_per_s) < CHAT_TOKENS_PER_S
+    return "slow" if workload == "inference" and slow else where
+
+
 def placement_words(
     where: Where | None,
     tokens_per_s: float | None,
@@ -127,11 +148,9 @@ def placement_words(
 ) -> Words:
     """The one description of a placement: tier, glyph, words, colour role and speed text."""
     training = workload != "inference"
-    tier: Tier = "does_not_fit" if where is None else where
+    tier = tier_of(where, tokens_per_s, workload=workload)
     words = where_words(where, gpus=gpus, detail=detail)
-    slow = tokens_per_s is not None and rounded_speed(tokens_per_s) < CHAT_TOKENS_PER_S
-    if where is not None and not training and slow:
-        tier = "slow"
+    if tier == "slow" and where is not None:
         on = {"gpu": tr("on the GPU"), "gpu+ram": tr("on the GPU + RAM"), "cpu": tr("on the CPU")}[where]
         words = tr("runs, too slow to chat ({where})", where=on)
     glyph, colour, rank = TIERS[tier]

@@ -129,6 +129,55 @@ class TimeChart(QWidget):
         bottom = metrics.height() + 4
         return QRectF(left, 6, max(10.0, self.width() - left - 8), max(10.0, self.height() - bottom - 8))
 
+    def reference_label_boxes(self) -> list[QRectF]:
+        """Where the reference lines' labels are drawn (for tests: none overlaps another or a line)."""
+        boxes = self._reference_labels(self._plot_rect(), QFontMetrics(self.font()))
+        return [box for _line, _y, box in boxes if box is not None]
+
+    def _reference_labels(
+        self, rect: QRectF, metrics: QFontMetrics
+    ) -> list[tuple[RefLine, float, QRectF | None]]:
+        """Each shown reference line, its y and its label's box: above the line where that crosses no other
+        line and no label placed before, else below it, else further right, else beside the others above the
+        top line or below the bottom one (two limits 5 °C apart get one label above and one below, never one
+        on top of the other); None when no place is free."""
+        lo, hi = self.y_range
+        shown = [
+            (line, rect.bottom() - (line.value - lo) / (hi - lo) * rect.height())
+            for line in self.lines
+            if lo <= line.value <= hi
+        ]
+        ys = [y for _line, y in shown]
+        height = metrics.height()
+        placed: list[QRectF] = []
+        result: list[tuple[RefLine, float, QRectF | None]] = []
+        for n, (line, y) in enumerate(sorted(shown, key=lambda pair: pair[1])):
+            if not line.label:
+                result.append((line, y, None))
+                continue
+            width = metrics.horizontalAdvance(line.label) + 2
+            others = [other for m, other in enumerate(sorted(ys)) if m != n]
+            box = None
+            # its own line first; lines too close together (three limits within 5 °C) take the row above
+            # the top line or below the bottom one, in their own colour
+            for top in (y - height - 1, y + 1, min(ys) - height - 1, max(ys) + 1):
+                if top < rect.top() - 4 or top + height > rect.bottom() + 2:
+                    continue
+                if any(top < other < top + height for other in others):
+                    continue  # it would sit on another line
+                left = rect.left() + 4
+                candidate = QRectF(left, top, width, height)
+                while any(candidate.intersects(p) for p in placed) and candidate.right() < rect.right():
+                    left = max(p.right() for p in placed if candidate.intersects(p)) + 12
+                    candidate = QRectF(left, top, width, height)
+                if candidate.right() <= rect.right() and not any(candidate.intersects(p) for p in placed):
+                    box = candidate
+                    break
+            if box is not None:
+                placed.append(box)
+            result.append((line, y, box))
+        return result
+
     def _y_text(self, value: float) -> str:
         return f"{value:.0f}" if abs(value) >= 10 or value == int(value) else f"{value:.1f}"
 
@@ -186,20 +235,12 @@ class TimeChart(QWidget):
                 free_right = left
             t -= tick
 
-        # reference lines (dashed), each labelled above the line, the labels side by side
-        label_x = rect.left() + 4
-        for line in self.lines:
-            if not lo <= line.value <= hi:
-                continue
-            y = rect.bottom() - (line.value - lo) / (hi - lo) * rect.height()
+        # reference lines (dashed), each labelled where its label crosses no other line or label
+        references = self._reference_labels(rect, metrics)
+        for line, y, _box in references:
             pen = QPen(QColor(line.colour), 1.3, Qt.PenStyle.DashLine)
             painter.setPen(pen)
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-            if line.label:
-                painter.setPen(QColor(line.colour))
-                top = y - metrics.height() - 1 if y - metrics.height() > rect.top() else y + 1
-                painter.drawText(QPointF(label_x, top + metrics.ascent()), line.label)
-                label_x += metrics.horizontalAdvance(line.label) + 12
 
         painter.setClipRect(rect.adjusted(-1, -3, 1, 3))
         for series in self.series:
@@ -214,6 +255,17 @@ class TimeChart(QWidget):
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, path.elementCount() <= DENSE_POINTS)
                 painter.drawPath(path)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setClipping(False)
+
+        # the reference lines' labels over the curves, on a backing of the chart's colour: readable where a
+        # curve passes under them
+        backing = QColor(palette.color(QPalette.ColorRole.Base))
+        backing.setAlpha(215)
+        for line, _y, box in references:
+            if box is not None:
+                painter.fillRect(box.adjusted(-2, 0, 2, 0), backing)
+                painter.setPen(QColor(line.colour))
+                painter.drawText(QPointF(box.left(), box.top() + metrics.ascent()), line.label)
 
         if self.cursor_x is not None and -self.window_s <= self.cursor_x <= 0:
             x = rect.right() + self.cursor_x / self.window_s * rect.width()

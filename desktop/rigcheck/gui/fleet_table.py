@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from rigcheck.core.report.fleet import MISSING, Fleet, version_key
 from rigcheck.core.verdict_words import speed_text
@@ -31,6 +31,8 @@ DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "tor
 NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
 #: the widest a column other than the GPUs' (which takes what is left) is made, in pixels
 MAX_COLUMN_PX = 280
+#: the verdict, the answer asked for, may be wider ("◔ Funziona, troppo lento per chattare · ~1,6 token/s")
+MAX_VERDICT_PX = 440
 _PARTS = re.compile(r"\d+|\D+")
 _VERDICT_ORDER = {"fits": 0, "fits_with_offload": 1, "does_not_fit": 2}
 
@@ -46,6 +48,8 @@ class Row:
     keys: tuple[tuple[Any, ...], ...]
     tips: tuple[str, ...]
     flagged: tuple[bool, ...]
+    #: the verdict's colour (the shared tier colour), "" before a model is checked
+    verdict_colour: str = ""
 
 
 def _sort_key(column: str, text: str) -> tuple[Any, ...]:
@@ -115,7 +119,8 @@ def build_rows(fleet: Fleet, verdicts: Verdicts) -> tuple[Row, ...]:
         tips.append(tooltip(texts[-1]))
         keys.append((_VERDICT_ORDER.get(verdict[0], 3), -(verdict[1] or 0)) if verdict else (4, 0))
         flagged.append(False)
-        rows.append(Row(node.name, tuple(texts), tuple(keys), tuple(tips), tuple(flagged)))
+        colour = verdict_view(verdict[0], None, verdict[1])[2] if verdict else ""
+        rows.append(Row(node.name, tuple(texts), tuple(keys), tuple(tips), tuple(flagged), colour))
     return tuple(rows)
 
 
@@ -170,6 +175,8 @@ class FleetTableModel(QAbstractTableModel):
             return row.node
         if role == Qt.ItemDataRole.FontRole and row.flagged[column]:
             return self._bold
+        if role == Qt.ItemDataRole.ForegroundRole and column == len(COLUMNS) and row.verdict_colour:
+            return QColor(row.verdict_colour)  # the verdict in its tier's colour, as on every other page
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -196,7 +203,8 @@ class FleetTableModel(QAbstractTableModel):
             title = str(self.headerData(column, Qt.Orientation.Horizontal))
             longest = self._longest[column] if column < len(self._longest) else ()
             text = max((wide.horizontalAdvance(t[:200]) for t in longest), default=0)
-            widths.append(min(max(text, header.horizontalAdvance(title) + 12) + 12, MAX_COLUMN_PX))
+            cap = MAX_COLUMN_PX if column < len(COLUMNS) else MAX_VERDICT_PX
+            widths.append(min(max(text, header.horizontalAdvance(title) + 12) + 12, cap))
         return widths
 
 

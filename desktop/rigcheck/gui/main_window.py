@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 import rigcheck
 from rigcheck.core.errors import InputError
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
@@ -490,7 +491,7 @@ class MainWindow(QMainWindow):
         try:
             machine = load_machine(path)
         except InputError as exc:
-            warn(self, tr("Cannot open snapshot"), str(exc))
+            warn(self, tr("Cannot open snapshot"), in_language(str(exc)))
             return False
         self._remember(path)
         self.state.set_machine(machine, f"{tr('Snapshot')} {path.name}", False)

@@ -13,39 +13,38 @@ from rigcheck.core.estimate.placement.types import Offload, Placement
 from rigcheck.core.estimate.solvers import best_quant, fewest_gpus, max_context
 from rigcheck.core.estimate.training_advice import training_steps
 from rigcheck.core.estimate.verdict import FitResult, Verdict
-from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Shown, Text, say
 
 
 def advice_for(
     model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, est: MemoryEstimate,
     *, verdict: Verdict, placement: Placement, live: bool,
-) -> list[str]:  # fmt: skip
-    advice: list[str] = []
+) -> list[Text]:  # fmt: skip
+    advice: list[Text] = []
     if verdict == "fits":
         spare = sum(b for b in budgets(machine, live, req.engine).gpu_bytes) - sum(placement.gpu_bytes)
-        advice.append(tr("{quant} fits with {spare} to spare", quant=est.quant_name, spare=fmt_bytes(spare)))
+        advice.append(say("{quant} fits with {spare} to spare", quant=est.quant_name, spare=Bytes(spare)))
         return advice
     if est.workload == "inference" and machine.gpus and req.engine != "ktransformers":
         # (ktransformers always keeps the routed experts in RAM: "entirely on the GPU" is not its choice)
         longest = max_context(model, machine, req, catalog, live=live)
         if longest is not None and longest < est.context:
-            advice.append(tr("reduce context to {k}k to fit entirely on the GPU", k=longest // 1024))
+            advice.append(say("reduce context to {k}k to fit entirely on the GPU", k=longest // 1024))
         if model.weights is None or req.quant:
             best = best_quant(model, machine, req, catalog, live=live)
             if best is not None and best[0] != est.quant_name:
                 advice.append(
-                    tr(
+                    say(
                         "{quant} fits on the GPU with {spare} to spare",
                         quant=best[0],
-                        spare=fmt_bytes(best[1]),
+                        spare=Bytes(best[1]),
                     )
                 )
         if verdict == "fits_with_offload" and placement.gpu_layers < placement.total_layers:
             advice.append(
-                tr(
+                say(
                     "{count} layers run from RAM: expect decode bound by RAM bandwidth",
                     count=placement.total_layers - placement.gpu_layers,
                 )
@@ -56,7 +55,7 @@ def advice_for(
             count = fewest_gpus(model, machine, spec, req, catalog, limit=8)
             if count is not None and count > len(machine.gpus):
                 advice.append(
-                    tr("{count} × {gpu} would hold it entirely in GPU memory", count=count, gpu=spec.name)
+                    say("{count} × {gpu} would hold it entirely in GPU memory", count=count, gpu=spec.name)
                 )
     if est.workload == "full" and verdict == "does_not_fit":
         host_need = MEGATRAIN_HOST_BYTES * model.arch.params_total
@@ -64,7 +63,7 @@ def advice_for(
         if host_need > have:
             extra = (host_need - have + GIB - 1) // GIB
             advice.append(
-                tr(
+                say(
                     "add {extra} GiB RAM for MegaTrain-style training (about {bytes} bytes per "
                     "parameter in RAM)",
                     extra=extra,
@@ -72,14 +71,14 @@ def advice_for(
                 )
             )
     if est.workload in ("lora", "full") and verdict == "does_not_fit":
-        advice.append(tr("QLoRA (4-bit base) needs about a quarter of the weight memory"))
+        advice.append(say("QLoRA (4-bit base) needs about a quarter of the weight memory"))
     if verdict == "does_not_fit":
         steps = next_steps(model, machine, req, catalog, est, live=live)
         steps += training_steps(model, machine, req, catalog, est, live=live)
         advice += steps
         if not steps and est.workload == "inference":
             advice.append(
-                tr("a smaller quantization, a shorter context, or a GPU with more memory would help")
+                say("a smaller quantization, a shorter context, or a GPU with more memory would help")
             )
     return advice
 
@@ -92,27 +91,23 @@ SIBLINGS_TRIED = 6
 
 def next_steps(
     model: ModelInfo, machine: Machine, req: Request, catalog: Catalog, est: MemoryEstimate, *, live: bool
-) -> list[str]:
+) -> list[Text]:
     """For a model that does not fit: the next step, computed, each with its verdict and speed: the
     offload mode that would run it (training), the RAM that would, the largest smaller sibling in the
     catalog that runs here."""
     from rigcheck.core.estimate.fit import fit
-    from rigcheck.core.estimate.recommend import verdict_words
+    from rigcheck.core.verdict_words import result_words
     from rigcheck.core.whatif import simulate
 
-    def said(result: FitResult) -> str:
-        from rigcheck.core.verdict_words import speed_text
+    def said(result: FitResult) -> Shown:
+        return Shown(result_words, result)  # its verdict and speed, in words when shown
 
-        training = result.estimate.workload != "inference"
-        tps = result.speed.train_tokens_per_s if training else result.speed.decode_tokens_per_s
-        return f"{verdict_words(result)}, {speed_text(tps, training=training)}"
-
-    steps: list[str] = []
+    steps: list[Text] = []
     modes: tuple[Offload, ...] = ("optimizer", "params", "full") if est.workload != "inference" else ()
     for mode in modes:
         trial = fit(model, machine, req, catalog, offload=mode, live=live, advise=False)
         if trial.verdict != "does_not_fit":
-            steps.append(tr("--offload {mode} would run it: {words}", mode=mode, words=said(trial)))
+            steps.append(say("--offload {mode} would run it: {words}", mode=mode, words=said(trial)))
             break
     have_gib = machine.memory.total_bytes / GIB
     for ram in RAM_STEPS_GIB:
@@ -120,13 +115,13 @@ def next_steps(
             continue
         trial = fit(model, simulate(machine, None, ram), req, catalog, live=False, advise=False)
         if trial.verdict != "does_not_fit":
-            steps.append(tr("with {ram} GiB of RAM it would run: {words}", ram=ram, words=said(trial)))
+            steps.append(say("with {ram} GiB of RAM it would run: {words}", ram=ram, words=said(trial)))
             break
     sibling = _smaller_sibling(model, machine, req, catalog, live=live)
     if sibling is not None:
         name, quant, result = sibling
         steps.append(
-            tr(
+            say(
                 "the smaller {name} runs here at {quant}: {words} (rigcheck fit {id})",
                 name=name,
                 quant=quant,
@@ -147,7 +142,7 @@ def _smaller_sibling(
     from rigcheck.core.estimate.fit import fit
     from rigcheck.core.estimate.recommend import display_quant, where_of
     from rigcheck.core.models.resolve import from_catalog
-    from rigcheck.core.verdict_words import placement_words
+    from rigcheck.core.verdict_words import TIERS, tier_of
 
     spec = catalog.model(model.id)
     if spec is None or spec.params_b is None:
@@ -172,7 +167,7 @@ def _smaller_sibling(
             if req.workload == "inference"
             else result.speed.train_tokens_per_s
         )
-        rank = placement_words(where_of(result), tps, workload=req.workload).rank
+        rank = TIERS[tier_of(where_of(result), tps, workload=req.workload)][2]
         found.append((rank, candidate.name, display_quant(result.estimate.quant_name), result))
         if rank == 0:
             break  # runs entirely on the GPUs: the largest such is the answer

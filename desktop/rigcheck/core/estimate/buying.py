@@ -94,4 +94,67 @@ def owned_count(machine: Machine, catalog: Catalog, gpu_id: str) -> int:
     return sum(1 for spec in owned_specs(machine, catalog) if spec.id == gpu_id)
 
 
-__all__ = ["Standing", "best_owned", "is_step_down", "newest_years", "owned_count", "owned_specs", "standing"]
+#: picker_rank's groups, first to last
+UPGRADES, OTHERS, STEP_DOWNS = 0, 1, 2
+#: more memory or bandwidth than the owned card by at least this share is "better" (not a sidegrade)
+_BETTER = 1.03
+
+
+def generation_years(catalog: Catalog) -> tuple[dict[str, int], dict[tuple[str, str | None], int]]:
+    """Each GPU's year (its own ``release_year``, else the earliest one the catalog gives for its vendor's
+    architecture: an A100 without a year is Ampere, 2020) and the latest such year per (vendor, segment)."""
+    first: dict[tuple[str, str | None], int] = {}
+    for spec in catalog.gpus:
+        if spec.release_year is not None and spec.architecture:
+            key = (spec.vendor, spec.architecture)
+            first[key] = min(first.get(key, spec.release_year), spec.release_year)
+    years: dict[str, int] = {}
+    newest: dict[tuple[str, str | None], int] = {}
+    for spec in catalog.gpus:
+        year = spec.release_year or first.get((spec.vendor, spec.architecture or ""))
+        if year is not None:
+            years[spec.id] = year
+            segment = (spec.vendor, spec.segment)
+            newest[segment] = max(newest.get(segment, 0), year)
+    return years, newest
+
+
+def picker_rank(
+    spec: GpuSpec,
+    owned: tuple[float | None, float | None],
+    generations: tuple[dict[str, int], dict[tuple[str, str | None], int]],
+    price_usd: float | None,
+) -> tuple[int, bool, float, str]:
+    """Where ``spec`` goes in a GPU picker for a machine whose best GPU is ``owned`` (best_owned), with
+    ``generations`` from generation_years: UPGRADES first (more memory or bandwidth than the owned card,
+    never less of either, of its vendor's newest generation in its segment or of no known year), then
+    OTHERS (older generations, and cards no better than the owned one: another of the same), then
+    STEP_DOWNS (less memory or bandwidth); cheapest first within a group, unpriced last, then by name.
+    A GTX 1650 never heads the list for an RTX 4090 owner; with no GPU owned every card is an upgrade."""
+    memory, bandwidth = owned
+    if is_step_down(spec, owned):
+        group = STEP_DOWNS
+    else:
+        more_memory = memory is None or (bool(spec.memory_gb) and max(spec.memory_gb) > memory * _BETTER)
+        faster = bandwidth is None or (spec.bandwidth_gbs or 0.0) > bandwidth * _BETTER
+        years, newest = generations
+        year, latest = years.get(spec.id), newest.get((spec.vendor, spec.segment))
+        older = year is not None and latest is not None and year < latest
+        group = UPGRADES if (more_memory or faster) and not older else OTHERS
+    return (group, price_usd is None, price_usd or 0.0, spec.name.casefold())
+
+
+__all__ = [
+    "OTHERS",
+    "STEP_DOWNS",
+    "UPGRADES",
+    "Standing",
+    "best_owned",
+    "generation_years",
+    "is_step_down",
+    "newest_years",
+    "owned_count",
+    "owned_specs",
+    "picker_rank",
+    "standing",
+]

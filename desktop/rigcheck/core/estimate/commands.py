@@ -359,7 +359,7 @@ def commands_for(
                 "MegaTrain-style offload streams layers from RAM: not a transformers option"
             )
         return Commands(out, None, notes)
-    gguf = est.quant is None or est.quant.kind == "gguf" or est.quant.id in ("bf16", "fp16", "mxfp4")
+    gguf = est.quant is None or est.quant.kind in ("gguf", "mx") or est.quant.id in ("bf16", "fp16")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)
     if rec.engine in ("llama.cpp", "ollama") and gguf and not has_gguf_source(best, catalog):
@@ -368,11 +368,11 @@ def commands_for(
         tag = ollama_library_tag(catalog.model(est.model.id))
         if tag:
             # Ollama's library has its own build of the model: a command that downloads and runs it
-            out["ollama"] = (
-                f"ollama run {_q(tag)}  # Ollama's library build: its format and context are Ollama's"
+            out["ollama"] = f"ollama run {_q(tag)}  # " + tr(
+                "Ollama's library build: its format and context are Ollama's"
             )
         else:
-            notes["ollama"] = "Ollama runs GGUF files: the same as for llama.cpp"
+            notes["ollama"] = tr("Ollama runs GGUF files: the same as for llama.cpp")
     elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)

@@ -18,9 +18,9 @@ explanation says so.
 from __future__ import annotations
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
+from rigcheck.core.said import Num, Said, say
 
 EXL3_SOURCE = (
     "turboderp-org/exllamav3 exllamav3/model/model.py@41544ae (load_gen), exllamav3/cache/fp16.py@350713a"
@@ -39,10 +39,10 @@ def check_exllamav3(machine: Machine) -> None:
     """ExLlamaV3 runs on NVIDIA GPUs (CUDA): anything else is refused in one line naming why."""
     if machine.gpus and all(g.vendor == "nvidia" for g in machine.gpus):
         return
-    found = ", ".join(g.name for g in machine.gpus) or tr("no GPU")
+    found = ", ".join(g.name for g in machine.gpus) or say("no GPU")
     raise InputError(
         "--engine exllamav3",
-        tr("ExLlamaV3 runs only on NVIDIA GPUs (CUDA); this machine has {gpus}", gpus=found),
+        say("ExLlamaV3 runs only on NVIDIA GPUs (CUDA); this machine has {gpus}", gpus=found),
     )
 
 
@@ -52,12 +52,12 @@ def cache_tokens(context: int, batch: int = 1) -> int:
     return -(-tokens // PAGE_SIZE) * PAGE_SIZE
 
 
-def chunk_activation_bytes(arch: ArchConfig) -> tuple[int, str]:
+def chunk_activation_bytes(arch: ArchConfig) -> tuple[int, Said]:
     """One 2,048-token forward pass's largest live activations (the MLP's gate, up and product in 16 bits)."""
     width = arch.intermediate_size or 4 * arch.hidden_size
-    formula = tr(
+    formula = say(
         "forward chunk {step} tokens × {width} MLP width × 3 tensors (gate, up, product) × 2 B",
-        step=num(CHUNK),
-        width=num(width),
+        step=Num(CHUNK),
+        width=Num(width),
     )
     return CHUNK * width * 3 * 2, formula

@@ -73,10 +73,9 @@ from rigcheck.core.estimate.speed.reads import PCIE_GBS, prefill_flops_per_token
 from rigcheck.core.estimate.speed.reads import active_bytes as _active_bytes
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.estimate.verdict import FitResult, Verdict, placement_sentence, why_not
-from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Num, Text, say
 
 
 def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload, layers: int | None) -> None:
@@ -84,7 +83,7 @@ def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload
     if not any(est.layer_expert_bytes):
         raise InputError(
             "--engine ktransformers",
-            tr(
+            say(
                 "ktransformers runs mixture-of-experts models (their routed experts on the CPU); "
                 "{model} is dense",
                 model=est.model.id,
@@ -93,12 +92,12 @@ def _check_ktransformers(est: MemoryEstimate, machine: Machine, offload: Offload
     if not machine.gpus:
         raise InputError(
             "--engine ktransformers",
-            tr("ktransformers needs a GPU for attention and the KV cache; this machine has none"),
+            say("ktransformers needs a GPU for attention and the KV cache; this machine has none"),
         )
     if offload not in ("auto", "experts") or layers is not None:
         raise InputError(
             "--engine ktransformers",
-            tr("ktransformers keeps every layer's routed experts in RAM: use --offload auto or experts"),
+            say("ktransformers keeps every layer's routed experts in RAM: use --offload auto or experts"),
         )
 
 
@@ -173,7 +172,7 @@ def fit(
             est, placement, budget=budget, machine=machine, catalog=catalog, req=req
         )
     # 5. verdict, reasons and advice
-    reasons = list(budget.reasons)
+    reasons: list[Text] = list(budget.reasons_said)
     if placement is None:
         verdict: Verdict = "does_not_fit"
         reasons.insert(0, why_not(est, budget, offload))
@@ -183,7 +182,7 @@ def fit(
         verdict = "fits" if placement.cpu_bytes == 0 and placement.offload == "none" else "fits_with_offload"
         reasons.insert(0, placement_sentence(est, placement))
         speed = chosen or estimate_speed(est, placement, machine, catalog)
-    advice: tuple[str, ...] = ()
+    advice: tuple[Text, ...] = ()
     if advise:
         advice = tuple(
             advice_for(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
@@ -253,13 +252,13 @@ def _ollama_fit(
         result = fit(model, machine, replace(req, context=context), catalog, **options)
         smaller = ollama.smaller_context(context)
     total = sum(gpu.memory_total_bytes or 0 for gpu in machine.gpus)
-    why = tr(
+    why = say(
         "Ollama's default context on {vram} of GPU memory: {context} tokens ({source})",
-        vram=fmt_bytes(total),
-        context=num(context),
+        vram=Bytes(total),
+        context=Num(context),
         source=ollama.OLLAMA_SOURCE,
     )
-    return replace(result, reasons=(result.reasons[0], why, *result.reasons[1:]))
+    return replace(result, reasons_said=(result.reasons_said[0], why, *result.reasons_said[1:]))
 
 
 __all__ = [

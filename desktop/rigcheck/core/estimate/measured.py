@@ -188,8 +188,8 @@ def apply_measured(result: FitResult, rows: tuple[BenchRow, ...], machine: Machi
     if not decode and not prefill:
         return replace(
             result,
-            reasons=(
-                *result.reasons,
+            reasons_said=(
+                *result.reasons_said,
                 f"{source}: no llama-bench test there covers this model, format and machine",
             ),
         )
@@ -210,6 +210,6 @@ def apply_measured(result: FitResult, rows: tuple[BenchRow, ...], machine: Machi
         estimated_decode_tokens_per_s=s.decode_tokens_per_s,
         estimated_prefill_tokens_per_s=s.prefill_tokens_per_s,
         measured_from=source,
-        explanation=(*lines, *s.explanation),
+        explanation_said=(*lines, *s.explanation_said),
     )
     return replace(result, speed=speed)

@@ -24,8 +24,8 @@ from rigcheck.core.estimate.training_memory import (
     with_paged,
 )
 from rigcheck.core.estimate.training_profiles import OPTIMIZERS, PROFILES, default_framework, stack_name
-from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
+from rigcheck.core.said import Joined, Num, Sig, Text, render, render_all, say
 
 Provenance = Literal["file", "config", "catalog", "estimate"]
 Workload = Literal["inference", "lora", "qlora", "full"]
@@ -65,11 +65,20 @@ class Term:
     """One part of the memory: how many bytes, what it is, and why we think so."""
 
     category: Category
-    name: str
+    #: what it is and how it was counted, as said (core/said.py): :attr:`name` and :attr:`formula` in words
+    name_said: Text
     bytes: int
     provenance: Provenance
-    formula: str
+    formula_said: Text
     source: str = ""
+
+    @property
+    def name(self) -> str:
+        return render(self.name_said)
+
+    @property
+    def formula(self) -> str:
+        return render(self.formula_said)
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,8 @@ class MemoryEstimate:
     backend: Backend | None = None
     #: CPU threads (llama.cpp -t), as requested; None = the physical cores
     threads: int | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    #: what the estimate assumed, as said: :attr:`notes` in words
+    notes_said: tuple[Text, ...] = field(default_factory=tuple)
     #: training with a framework profile: the PyTorch allocator's peak on one GPU
     #: (torch.cuda.max_memory_allocated), the process total with the CUDA context (nvidia-smi), the host
     #: RAM the run keeps, and the trained parameters
@@ -149,6 +159,8 @@ class MemoryEstimate:
     training_gpu_bytes: int = 0
     training_host_bytes: int = 0
     trainable_params: int = 0
+    #: training: the GPUs the model states are sharded over (Request.gpus), each holding the figures above
+    training_gpus: int = 1
     framework: str | None = None
     #: LoRA/QLoRA: the rank and targets the estimate used (the framework's or the request's), and alpha
     lora_rank: int | None = None
@@ -161,6 +173,10 @@ class MemoryEstimate:
     @property
     def total_bytes(self) -> int:
         return self.total()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return render_all(self.notes_said)
 
     def summary(self) -> dict[str, int]:
         """The CLI contract: bytes per category, integers."""
@@ -271,10 +287,10 @@ def _weights(
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
         term = Term(
             "weights",
-            tr("weights"),
+            say("weights"),
             weights.total_bytes,
             "file",
-            tr("sum of tensor sizes in {files}", files=files),
+            say("sum of tensor sizes in {files}", files=files),
         )
         return term, layers, other, int(other * embed_share)
     if quant is None:
@@ -299,13 +315,13 @@ def _weights(
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = tr(
+        formula = say(
             "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
             "× {embed} bits, / 8",
-            body=num(body_bpw, 3, group=False),
+            body=Num(body_bpw, 3, group=False),
             quant=quant.name,
-            out=sig(out_bpw, 6),
-            embed=sig(quant.bits_per_weight, 6),
+            out=Sig(out_bpw, 6),
+            embed=Sig(quant.bits_per_weight, 6),
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
@@ -320,7 +336,7 @@ def _weights(
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
-        formula = tr(
+        formula = say(
             "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
             bpw=bpw,
             rest=rest,
@@ -329,35 +345,51 @@ def _weights(
     elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
         # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
         bpw = quant.bits_per_weight
-        if quant.kind == "mx" and arch.is_moe:
+        other = embed_head * 2
+        embed = arch.embed_params * 2
+        if quant.kind == "mx" and arch.is_moe and quant.dense_bpw is not None:
+            # DeepSeek-V4: FP4 experts, FP8 block-scaled layers and lookup tables, BF16 token embedding
+            dense = quant.dense_bpw
+            per_layer = tuple(
+                int(expert * bpw / 8 + (p - expert) * dense / 8)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            )
+            tables = max(arch.embed_params - arch.vocab_size * arch.hidden_size, 0)
+            embed = int((arch.embed_params - tables) * 2 + tables * dense / 8)
+            other = embed + arch.head_params * 2
+            formula = say(
+                "routed experts × {bpw} bits / 8 + other layer weights and lookup tables × {dense} bits / 8 "
+                "+ token embedding and head × 2 bytes",
+                bpw=bpw,
+                dense=Sig(dense, 6),
+            )
+        elif quant.kind == "mx" and arch.is_moe:
             per_layer = tuple(
                 int(expert * bpw / 8 + (p - expert) * 2)
                 for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
             )
-            formula = tr(
+            formula = say(
                 "routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes",
                 bpw=bpw,
             )
         else:
             per_layer = tuple(int(p * bpw / 8) for p in layer_params)
-            formula = tr(
+            formula = say(
                 "layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)", bpw=bpw
             )
-        other = embed_head * 2
-        embed = arch.embed_params * 2
         source = quant.source
     else:
         bpw = quant.bits_per_weight
         per_layer = tuple(int(p * bpw / 8) for p in layer_params)
         other = int(embed_head * bpw / 8)
         embed = int(arch.embed_params * bpw / 8)
-        formula = tr("{params} parameters × {bpw} bits / 8", params=num(arch.params_total), bpw=sig(bpw, 6))
+        formula = say("{params} parameters × {bpw} bits / 8", params=Num(arch.params_total), bpw=Sig(bpw, 6))
         source = quant.source
     provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
     if quant.kind == "gguf" and quant.file_bpw is not None:
         provenance = "estimate"
     total = sum(per_layer) + other
-    term = Term("weights", tr("weights ({quant})", quant=quant.name), total, provenance, formula, source)
+    term = Term("weights", say("weights ({quant})", quant=quant.name), total, provenance, formula, source)
     return term, per_layer, other, embed
 
 
@@ -374,18 +406,18 @@ def _derived_mix(
     per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
     embed = int(arch.embed_params * in_bpw / 8)
     other = embed + int(arch.head_params * out_bpw / 8)
-    formula = tr(
+    formula = say(
         "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
         "× {embed} bits, / 8",
-        body=sig(body_bpw, 6),
+        body=Sig(body_bpw, 6),
         quant=quant.name,
-        out=sig(out_bpw, 6),
-        embed=sig(in_bpw, 6),
+        out=Sig(out_bpw, 6),
+        embed=Sig(in_bpw, 6),
     )
     source = quant.layer_bpw_source or quant.source
     term = Term(
         "weights",
-        tr("weights ({quant})", quant=quant.name),
+        say("weights ({quant})", quant=quant.name),
         sum(per_layer) + other,
         "estimate",
         formula,
@@ -488,39 +520,44 @@ def _kv_cache(
     terms = []
     attention = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k != "linear")
     kinds = sorted({k for k in arch.layer_kinds if k not in ("linear", "none")})
-    formula = tr(
-        "{context} tokens × {batch} sequence(s) × {kv_type} ({elem} B/element) over {kinds} layers",
-        context=num(context),
-        batch=batch,
-        kv_type=kv_type,
-        elem=sig(elem, 6),
-        kinds=", ".join(kinds),
-    )
+    clauses: list[Text] = [
+        say(
+            "{context} tokens × {batch} sequence(s) × {kv_type} ({elem} B/element) over {kinds} layers",
+            context=Num(context),
+            batch=batch,
+            kv_type=kv_type,
+            elem=Sig(elem, 6),
+            kinds=", ".join(kinds),
+        )
+    ]
     if capped:
-        formula += "; " + tr(
-            "{capped} sliding-window layers capped at {window} tokens",
-            capped=capped,
-            window=num(arch.sliding_window or 0),
+        clauses.append(
+            say(
+                "{capped} sliding-window layers capped at {window} tokens",
+                capped=capped,
+                window=Num(arch.sliding_window or 0),
+            )
         )
     if "mla" in kinds:
-        formula += (
-            f"; MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
+        clauses.append(
+            f"MLA caches kv_lora_rank + qk_rope_head_dim = {_kv_elements_per_token(arch, 'mla')} per layer"
         )
+    formula = Joined("; ", tuple(clauses))
     source = "2·n_kv_heads·head_dim per token per layer (memory-formulas §4.1); MLA §4.2; sliding §4.3"
-    terms.append(Term("kv_cache", tr("KV cache"), attention, "estimate", formula, source))
+    terms.append(Term("kv_cache", say("KV cache"), attention, "estimate", formula, source))
     linear = sum(b for b, k in zip(per_layer, arch.layer_kinds, strict=True) if k == "linear")
     if linear:
         n_linear = sum(1 for k in arch.layer_kinds if k == "linear")
         terms.append(
             Term(
                 "kv_cache",
-                tr("recurrent state"),
+                say("recurrent state"),
                 linear,
                 "estimate",
-                tr(
+                say(
                     "{layers} linear-attention layers × {elements} fp32 elements per sequence",
                     layers=n_linear,
-                    elements=num(arch.linear_state_elements or 0),
+                    elements=Num(arch.linear_state_elements or 0),
                 ),
                 "Gated DeltaNet state, memory-formulas §4.3 (engine layout not verified)",
             )
@@ -549,12 +586,14 @@ def _device_context(backend: Backend | None) -> Term | None:
     name = _CONTEXT_NAMES.get(backend or "")
     return Term(
         "overhead",
-        tr("{backend} context and buffers", backend=name) if name else tr("GPU backend context and buffers"),
+        say("{backend} context and buffers", backend=name)
+        if name
+        else say("GPU backend context and buffers"),
         300 * MIB,
         "estimate",
-        tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes")
+        say("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes")
         if name in (None, "CUDA")
-        else tr(
+        else say(
             "300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes, assumed alike for {backend}",
             backend=name,
         ),
@@ -574,13 +613,13 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    tr("compute buffer"),
+                    say("compute buffer"),
                     buffer,
                     "estimate",
-                    tr(
+                    say(
                         "n_ctx {context} × n_ubatch {ubatch} × {heads} heads × 4 B "
                         "(one layer's f32 attention scores; much smaller with -fa)",
-                        context=num(context),
+                        context=Num(context),
                         ubatch=LLAMA_CPP_UBATCH,
                         heads=arch.num_heads,
                     ),
@@ -592,15 +631,15 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             terms.append(
                 Term(
                     "activations",
-                    tr("compute buffer"),
+                    say("compute buffer"),
                     logits + mask,
                     "estimate",
-                    tr(
+                    say(
                         "f32 logits of one micro-batch, n_ubatch {ubatch} × {vocab} tokens × 4 B, "
                         "+ the flash-attention KQ mask n_ctx {context} × n_ubatch × 2 B",
                         ubatch=LLAMA_CPP_UBATCH,
-                        vocab=num(arch.vocab_size),
-                        context=num(context),
+                        vocab=Num(arch.vocab_size),
+                        context=Num(context),
                     ),
                     LLAMA_CPP_FA_BUFFER,
                 )
@@ -611,17 +650,19 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         return terms
     if req.engine == "mlx":
         peak, formula = prefill_activation_bytes(arch)
-        return [Term("activations", tr("prefill step activations"), peak, "estimate", formula, MLX_LM_SOURCE)]
+        return [
+            Term("activations", say("prefill step activations"), peak, "estimate", formula, MLX_LM_SOURCE)
+        ]
     if req.engine == "exllamav3":
         peak, formula = chunk_activation_bytes(arch)
         return [
-            Term("activations", tr("forward chunk activations"), peak, "estimate", formula, EXL3_SOURCE),
+            Term("activations", say("forward chunk activations"), peak, "estimate", formula, EXL3_SOURCE),
             Term(
                 "overhead",
-                tr("CUDA context and buffers"),
+                say("CUDA context and buffers"),
                 300 * MIB,
                 "estimate",
-                tr("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
+                say("300 MiB: the low end of the 300 MiB–2 GiB a CUDA context takes"),
                 "vram.asmirnov.xyz calculator notes (memory-formulas §5)",
             ),
         ]
@@ -633,7 +674,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
         return [
             Term(
                 "activations",
-                tr("activation peak"),
+                say("activation peak"),
                 int(1.26 * GIB),
                 "estimate",
                 "1.26 GiB peak activations measured for an 8B model at default settings",
@@ -641,7 +682,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
             ),
             Term(
                 "overhead",
-                tr("non-torch memory (CUDA context, NCCL)"),
+                say("non-torch memory (CUDA context, NCCL)"),
                 int(1.79 * GIB),
                 "estimate",
                 "1.79 GiB measured outside PyTorch's allocator",
@@ -651,7 +692,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     return [
         Term(
             "overhead",
-            tr("runtime overhead"),
+            say("runtime overhead"),
             int(weights * 0.2),
             "estimate",
             "20% of the weights for activations, CUDA context and allocator slack",
@@ -676,6 +717,8 @@ def training_setup(req: Request) -> Setup:
         raise InputError("--framework", f"unknown framework {framework!r} (known: {', '.join(PROFILES)})")
     prof = PROFILES[framework]
     default = prof.optimizer_full if req.workload == "full" else prof.optimizer_lora
+    if req.workload == "full" and req.gpus > 1 and prof.optimizer_full_sharded:
+        default = prof.optimizer_full_sharded  # the framework's distributed recipe
     name = req.optimizer or default
     if name not in OPTIMIZERS:
         raise InputError("--optimizer", f"unknown optimizer {name!r} (known: {', '.join(OPTIMIZERS)})")
@@ -741,13 +784,13 @@ def estimate_memory(
     if context < 1:
         raise InputError("--context", f"must be at least 1, got {context}")
     kv_type, elem = kv_bytes_per_element(catalog, req.kv_type)
-    notes: list[str] = []
+    notes: list[Text] = []
     if arch.max_context and context > arch.max_context:
         notes.append(
-            tr(
+            say(
                 "context {context} is beyond the model's maximum of {limit}",
-                context=num(context),
-                limit=num(arch.max_context),
+                context=Num(context),
+                limit=Num(arch.max_context),
             )
         )
 
@@ -759,12 +802,12 @@ def estimate_memory(
         if quant is None and model.weights is None:
             quant = resolve_quant(catalog, model.native_quant or "bf16")
             notes.append(
-                tr(
+                say(
                     "no weight format asked for: sized as {quant}, the format it is released in",
                     quant=quant.name,
                 )
                 if model.native_quant
-                else tr(
+                else say(
                     "no weight format asked for: sized as {quant}, bf16, its format being unknown",
                     quant=quant.name,
                 )
@@ -784,7 +827,7 @@ def estimate_memory(
     else:
         if req.framework is None:
             notes.append(
-                tr(
+                say(
                     "no training framework asked for: sized as {stack}, the usual stack for {workload}",
                     stack=stack_name(default_framework(req.workload)),
                     workload=req.workload,
@@ -823,11 +866,12 @@ def estimate_memory(
         else (),
         backend=req.backend,
         threads=req.threads,
-        notes=tuple(notes),
+        notes_said=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,
         training_gpu_bytes=training.gpu_bytes if training else 0,
         training_host_bytes=training.host_bytes if training else 0,
         trainable_params=training.trainable_params if training else 0,
+        training_gpus=req.gpus if training else 1,
         framework=training_framework(req) if training else None,
         lora_rank=_lora_shape(req)[0] if req.workload in ("lora", "qlora") else None,
         lora_targets=_lora_shape(req)[1] if req.workload in ("lora", "qlora") else (),

@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.i18n import num, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
+from rigcheck.core.said import Num, Said, say
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -42,10 +42,10 @@ def check_mlx(machine: Machine) -> None:
     """MLX runs on Apple silicon's GPU (Metal): anything else is refused in one line naming why."""
     if machine.gpus and all(g.vendor == "apple" for g in machine.gpus):
         return
-    found = ", ".join(g.name for g in machine.gpus) or tr("no GPU")
+    found = ", ".join(g.name for g in machine.gpus) or say("no GPU")
     raise InputError(
         "--engine mlx",
-        tr("MLX runs only on Apple silicon (Metal); this machine has {gpus}", gpus=found),
+        say("MLX runs only on Apple silicon (Metal); this machine has {gpus}", gpus=found),
     )
 
 
@@ -59,19 +59,19 @@ def check_mlx_weights(est: MemoryEstimate) -> None:
     if gguf:
         raise InputError(
             "--engine mlx",
-            tr("MLX runs safetensors, not GGUF: use --quant mlx-4bit, mlx-6bit, mlx-8bit or bf16"),
+            say("MLX runs safetensors, not GGUF: use --quant mlx-4bit, mlx-6bit, mlx-8bit or bf16"),
         )
 
 
-def prefill_activation_bytes(arch: ArchConfig) -> tuple[int, str]:
+def prefill_activation_bytes(arch: ArchConfig) -> tuple[int, Said]:
     """One prompt step's largest live activations: the MLP's gate, up and their product for 2,048 tokens
     in 16 bits, and the formula in words."""
     width = arch.intermediate_size or 4 * arch.hidden_size
     bytes_ = PREFILL_STEP * width * 3 * 2
-    formula = tr(
+    formula = say(
         "prefill step {step} tokens × {width} MLP width × 3 tensors (gate, up, product) × 2 B",
-        step=num(PREFILL_STEP),
-        width=num(width),
+        step=Num(PREFILL_STEP),
+        width=Num(width),
     )
     return bytes_, formula
 
@@ -84,11 +84,11 @@ def mlx_repo(repos: tuple[str, ...], quant_id: str | None) -> str | None:
     return next((r for r in repos if bits in r.lower().rsplit("/", 1)[-1]), None)
 
 
-def mlx_factor_line(factors: Iterable[SpeedFactor | None]) -> str:
+def mlx_factor_line(factors: Iterable[SpeedFactor | None]) -> Said:
     """Whose decode factors an MLX estimate used: MLX's own for the chip's class, or llama.cpp's Metal."""
     own = next((f for f in factors if f is not None and f.backend == "mlx"), None)
     if own is None:
-        return tr("MLX: no mlx-lm measurements for this chip class, so llama.cpp's Metal factors stand in")
-    return tr(
+        return say("MLX: no mlx-lm measurements for this chip class, so llama.cpp's Metal factors stand in")
+    return say(
         "MLX: mlx-lm's own factors for {hw_class} ({measured})", hw_class=own.hw_class, measured=own.measured
     )

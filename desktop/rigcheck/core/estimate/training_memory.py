@@ -336,9 +336,79 @@ def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label:
     return parts
 
 
+def _megatrain_memory(arch: ArchConfig, context: int, batch: int) -> TrainingMemory:
+    """MegaTrain's own accounting (placement/megatrain.py): the step's state in host RAM, on the GPU the
+    layer buffers and templates, one layer's (or the head's) gradients, the checkpoints and the larger of
+    the loss and one layer's backward -- the figures its placement uses, so estimate and fit agree."""
+    from rigcheck.core.estimate.placement import megatrain as mt
+
+    params = arch.params_total
+    weights = mt.weight_bytes(arch)
+    checkpoints = batch * mt.checkpoint_bytes(arch, context)
+    phase = batch * (mt.sample_bytes(arch, context) - mt.checkpoint_bytes(arch, context))
+    src = mt.SOURCE
+    tokens = f"{batch * context:,} tokens"
+    bf16 = "bf16"
+
+    def part(category: str, name: str, size: int, where: Where, formula: str) -> Part:
+        return Part(category, name, size, where, formula, src)  # type: ignore[arg-type]
+
+    parts = (
+        part("weights", tr("weights ({precision})", precision=bf16), 2 * params, "host", f"{params:,} × 2 B"),
+        part("optimizer", tr("fp32 Adam m and v"), 8 * params, "host", f"{params:,} × 8 B"),
+        part(
+            "gradients",
+            tr("gradients ({precision})", precision=bf16),
+            2 * params,
+            "host",
+            f"{params:,} × 2 B, at the step",
+        ),
+        part(
+            "overhead",
+            tr("pinned buffers"),
+            mt.staging_bytes(arch),
+            "host",
+            f"2 flat layer buffers, {mt.GRAD_SLABS} gradient slabs, head and embedding slabs, bf16",
+        ),
+        part(
+            "weights",
+            tr("layer buffers, templates, embedding and head"),
+            weights,
+            "gpu",
+            "2 flat buffers of the largest layer, 2 templates per layer structure, embedding and head, bf16",
+        ),
+        part(
+            "gradients",
+            tr("one layer's gradients"),
+            mt.fixed_bytes(arch) - weights,
+            "gpu",
+            "the largest layer's or the head's bf16 gradients",
+        ),
+        part(
+            "activations",
+            tr("checkpointed hidden states"),
+            checkpoints,
+            "gpu",
+            f"every {mt.CHECKPOINT_INTERVAL} layers and after the last, 2·h B × {tokens}",
+        ),
+        part(
+            "activations",
+            tr("the larger of the loss and one layer's backward"),
+            phase,
+            "gpu",
+            f"every loss chunk's bf16 logits, or {mt.CHECKPOINT_INTERVAL} recomputed states and one layer's "
+            f"saved tensors and gradients, × {tokens}",
+        ),
+        part("overhead", tr("CUDA context"), mt.CUDA_CONTEXT, "gpu", "2 GB (MegaTrain's calc_resource.py)"),
+    )
+    return TrainingMemory(tuple(p for p in parts if p.bytes > 0), params)
+
+
 def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) -> TrainingMemory:
     """The memory of one training step of ``arch`` at ``context`` × ``batch`` tokens per GPU."""
     prof = setup.profile
+    if prof.framework == "megatrain" and setup.method == "full":
+        return _megatrain_memory(arch, context, batch)
     if prof.unties_embeddings and arch.tie_word_embeddings:  # the head becomes its own V × h matrix
         arch = replace(arch, tie_word_embeddings=False, head_params=arch.head_params + arch.embed_params)
     params = arch.params_total
@@ -359,7 +429,8 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 prof.source,
             )
         )
-        if prof.optimizer_in_backward and not setup.offload_states:
+        in_backward = prof.optimizer_in_backward and (shard == 1 or prof.in_backward_sharded)
+        if in_backward and not setup.offload_states:
             biggest = max(arch.embed_params, arch.head_params, largest // 4)
             parts.append(
                 Part(

@@ -130,6 +130,13 @@ class Profile:
     unties_embeddings: bool = False
     #: the checkpointing the framework turns on when it shards over several GPUs (None: ``checkpointing``)
     checkpointing_sharded: TrainCheckpointing | None = None
+    #: launched on several GPUs, the framework shards the model states over them by its own default
+    #: (FSDP); otherwise each GPU is a data-parallel replica holding the whole step (DDP)
+    shards_over_gpus: bool = False
+    #: full fine-tuning sharded over several GPUs: the optimizer the distributed recipe uses (None: the
+    #: single-GPU ``optimizer_full``), and whether it still steps inside the backward
+    optimizer_full_sharded: OptimizerName | None = None
+    in_backward_sharded: bool = True
 
 
 _HF_LOSS = (
@@ -165,7 +172,13 @@ PROFILES: dict[str, Profile] = {
         "pytorch/torchtune recipes/configs/llama3_1/*.yaml@0031bfb: CEWithChunkedOutputLoss (8 chunks), "
         "enable_activation_checkpointing True, 8B full: PagedAdamW8bit with optimizer_in_bwd, "
         "LoRA r=8 alpha=16 "
-        "on q,v in bf16; torchao NF4 (block 64, double-quantised scales)",
+        "on q,v in bf16; torchao NF4 (block 64, double-quantised scales); on several GPUs the distributed "
+        "recipes (full_finetune_distributed.py, lora_finetune_distributed.py) shard with "
+        "training.shard_model (FSDP); the distributed full recipe (8B_full.yaml: torch.optim.AdamW, "
+        "fused) has no optimizer_in_bwd (recipes/full_finetune_distributed.py@0031bfb)",
+        shards_over_gpus=True,
+        optimizer_full_sharded="adamw",
+        in_backward_sharded=False,
     ),
     "axolotl": Profile(
         "axolotl", "Axolotl (transformers)", "full", 1, "full", False, "adamw", "adamw",
@@ -195,6 +208,7 @@ PROFILES: dict[str, Profile] = {
         True,
         True,
         "full",
+        True,
     ),
     "deepspeed": Profile(
         "deepspeed", "DeepSpeed (transformers Trainer)", "full", 1, "full", False, "adamw", "adamw",
@@ -224,6 +238,21 @@ DEFAULT_FRAMEWORK: dict[str, Framework] = {
 def default_framework(workload: str) -> Framework:
     """The framework a ``workload`` (full, lora, qlora) trains with when none is asked for."""
     return DEFAULT_FRAMEWORK.get(workload, "transformers")
+
+
+#: where the frameworks that shard by default say so
+SHARDING_SOURCE = (
+    "Lightning-AI/litgpt litgpt/finetune/full.py@00af8b0, lora.py: 'if devices * num_nodes > 1: strategy = "
+    "FSDPStrategy(...)'; pytorch/torchtune recipes/*_distributed.py: training.shard_model"
+)
+
+
+def default_gpus(framework: str, machine_gpus: int) -> int:
+    """The GPUs a training run shards over when the user does not say: all of the machine's for a
+    framework that shards by default on several GPUs (LitGPT, torchtune), else 1 (each GPU of a
+    data-parallel run holds the whole step, so the estimate per GPU is the single-GPU one)."""
+    prof = PROFILES.get(framework)
+    return max(machine_gpus, 1) if prof is not None and prof.shards_over_gpus else 1
 
 
 def stack_name(framework: str | None) -> str:

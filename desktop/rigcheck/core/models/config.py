@@ -875,9 +875,54 @@ def _deepseek_v4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     ):
         k.fail("compress_ratios", f"must list a whole number of 0 or more for each of the {d.layers} layers")
     index = k.size("index_head_dim") if k.present("index_head_dim") else 0
-    cached = tuple((head_dim // r + (index // r if r == 4 else 0)) if r else 0 for r in ratios[: d.layers])
+    ratios = ratios[: d.layers]
+    if k.present("kv_source_layer_ids"):
+        cached = _shared_compressed_kv(k, d.layers, ratios, head_dim + index)
+    else:
+        cached = tuple((head_dim // r + (index // r if r == 4 else 0)) if r else 0 for r in ratios)
     k.assume("DeepSeek-V4: compressor, indexer and hyper-connection weights not counted (small)")
-    return _Body(mixers=(attn,) * d.layers, mlps=(moe,) * d.layers, kv_elements=cached)
+    return _Body(
+        mixers=(attn,) * d.layers,
+        mlps=(moe,) * d.layers,
+        kv_elements=cached,
+        extra_embed=_engram_tables(k, d),
+    )
+
+
+def _shared_compressed_kv(k: _Keys, layers: int, ratios: list[int], row: int) -> tuple[int, ...]:
+    """DeepSeek-V4.1's shared compressed cache: only the ``kv_source_layer_ids`` layers own a
+    compressor (and the indexer keys beside it); every other layer reads a source's cache, so caches
+    nothing of its own. A source at ratio r keeps its head_dim + index_head_dim row once per r tokens
+    (infervisor/plow docs/amd/deepseek-v41-flash-mi300x.md: 4 ``compressor.wkv`` and 4 ``indexer.wk``
+    tensors in the released checkpoint's index, for 40 layers)."""
+    sources = k.layer_set("kv_source_layer_ids", layers)
+    if not sources:
+        k.fail("kv_source_layer_ids", "must name at least one layer")
+    for layer in sources:
+        if not ratios[layer]:
+            k.fail("kv_source_layer_ids", f"layer {layer} has compress_ratios 0: it compresses nothing")
+    return tuple(row // ratios[layer] if layer in sources else 0 for layer in range(layers))
+
+
+def _engram_tables(k: _Keys, d: _Dims) -> int:
+    """Engram n-gram memory (DeepSeek-V4.1): one lookup table of ``engram_num_embeddings[i]`` rows of
+    ``engram_head_dim`` per ``engram_layer_ids`` layer. Tables, like an embedding, are read a few rows a
+    token, so they are counted with the embedding; their gating projections are not counted (small)."""
+    rows = k.config.get("engram_num_embeddings")
+    if rows is None:
+        return 0
+    layers = k.layer_set("engram_layer_ids", d.layers)
+    if (
+        not isinstance(rows, list)
+        or len(rows) != len(layers)
+        or any(isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= MAX_PARAMS for n in rows)
+    ):
+        k.fail(
+            "engram_num_embeddings",
+            f"must list a row count above 0 for each of the {len(layers)} engram_layer_ids",
+        )
+    k.assume("Engram: the lookup tables counted with the embedding, their gating projections not counted")
+    return sum(rows) * k.size("engram_head_dim")
 
 
 def _kda_keys(k: _Keys) -> _Keys:
@@ -1373,6 +1418,14 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_olmo2_attn),
         defaults={"tie_word_embeddings": False, "attention_bias": False},
     ),
+    # OLMo 3 / 3.1: OLMo 2's layers (post-norms, q_norm/k_norm over the whole projection) with a
+    # sliding window on three of every four layers (Olmo3Config: layer_types default, window 4096)
+    "olmo3": _Family(
+        "models/olmo3/modular_olmo3.py",
+        _dense_body(_olmo2_attn),
+        _every_nth(None, 4, "sliding"),
+        {"tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096},
+    ),
     # Qwen3.5 / Qwen3.6 MoE text models (text_config of qwen3_5_moe checkpoints)
     "qwen3_5_moe_text": _Family(
         "models/qwen3_5_moe/modular_qwen3_5_moe.py",
@@ -1666,6 +1719,9 @@ def _family(config: Mapping[str, Any], source: str) -> tuple[str, _Family, tuple
     if config.get("o_lora_rank") is not None and config.get("compress_ratios") is not None:
         note = f"model_type {shown}: counted as deepseek_v4 (it has o_lora_rank and compress_ratios)"
         return model_type, FAMILIES["deepseek_v4"], (note,)
+    if config.get("global_head_dim") is not None:  # Gemma 4's global layers (gemma4_unified_text)
+        note = f"model_type {shown}: counted as gemma4_text (it has global_head_dim)"
+        return model_type, FAMILIES["gemma4_text"], (note,)
     if config.get("hybrid_override_pattern") is not None or config.get("layers_block_type") is not None:
         note = f"model_type {shown}: counted as nemotron_h (it has a hybrid_override_pattern)"
         return model_type, FAMILIES["nemotron_h"], (note,)

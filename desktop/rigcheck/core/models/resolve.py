@@ -65,7 +65,7 @@ def released_format(config: Mapping[str, Any]) -> str | None:
 def _quant_id(quant: Mapping[str, Any]) -> str | None:
     method = str(quant.get("quant_method", "")).lower()
     if method == "fp8" and str(quant.get("expert_dtype", "")).lower() == "fp4":
-        return "mxfp4"  # DeepSeek-V4: FP8 block-scaled weights, FP4 (E8M0-scaled) routed experts
+        return "fp8-fp4-experts"  # DeepSeek-V4: FP8 block-scaled weights, FP4 (E8M0-scaled) routed experts
     if method in _QUANT_METHODS:
         return _QUANT_METHODS[method]
     if method in ("gptq", "awq") and quant.get("bits") == 4:

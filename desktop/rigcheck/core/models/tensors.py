@@ -79,8 +79,8 @@ def weight_bits(config: Mapping[str, Any]) -> int | None:
                 return int(next(iter(widths)))
             return None  # mixed widths: which module has which is in the config, not the header
         text = " ".join(str(qc.get(k, "")) for k in ("quant_method", "quant_algo", "format")).lower()
-        if "fp4" in text or config.get("expert_dtype") == "fp4":
-            return 4  # DeepSeek-V4: FP8 linears, experts FP4 two to an I8 byte (expert_dtype)
+        if "fp4" in text or "fp4" in (config.get("expert_dtype"), qc.get("expert_dtype")):
+            return 4  # DeepSeek-V4: FP8 linears, experts FP4 two to an I8 byte (V4.1: expert_dtype inside)
     text_config = config.get("text_config")
     if isinstance(text_config, dict) and text_config is not config:
         return weight_bits(text_config)

@@ -71,6 +71,11 @@ from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, 
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
+#: the column that shows a finding: its subject in bold, the reason beneath, then the fix (Framework, What
+#: and Fix are hidden columns, kept for the details line and the tooltips): one wide column reads in two
+#: to four lines where five narrow ones took eight to twelve at 900-1024 px
+FINDING = 3
+FIX = 4
 #: root causes listed above the tree (the rest are in the tree)
 SHOWN_CAUSES = 3
 #: findings added to the tree per event-loop turn (each with its Copy button: ~1 ms a row), so applying
@@ -141,6 +146,9 @@ class CompatPage(QWidget):
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels([tr(c) if c else "" for c in COLUMNS])
+        self.tree.headerItem().setText(FINDING, tr("Finding"))
+        for hidden in (1, 2, FIX):  # drawn in the Finding cell, which gets their width (shorter rows)
+            self.tree.setColumnHidden(hidden, True)
         self.tree.setAccessibleName(tr("Compatibility findings"))
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(True)
@@ -152,7 +160,7 @@ class CompatPage(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(False)
         self.tree.setIndentation(14)
@@ -207,36 +215,17 @@ class CompatPage(QWidget):
         self._step()
 
     def _fit_columns(self) -> Iterator[None]:
-        """Status and What take 15% each (within bounds); Reason and Fix split the rest where the rows,
-        wrapped, are shortest in all (no blank Fix column beside a Reason squeezed into four lines).
-        A generator: it yields between candidate widths, so _show can spread the search over turns."""
+        """Status as wide as its longest words on one line ("○ Would work, not installed"), within 26% of
+        the tree; the finding (subject, reason and fix, one beneath the other) takes the rest. A generator,
+        as _show spreads the build over event-loop turns."""
         width, header = self.tree.width(), self.tree.header()
-        header.resizeSection(0, max(140, min(220, width * 15 // 100)))
-        header.resizeSection(2, max(120, min(260, width * 15 // 100)))
-        rest = width - sum(header.sectionSize(c) for c in (0, 1, 2, 5)) - 24
-        if rest <= 160:
-            return
-        margin = 10  # the cell's text margins, as WrappingDelegate.text_width
-
-        font = self.tree.font()
-
-        def lines(text: str, room: int) -> int:
-            return text_height(text, font, room - margin) if text else 0
-
-        def total(fix_width: int) -> int:
-            return sum(
-                max(lines(f.reason, rest - fix_width), lines(f.fix or "", fix_width)) for f in self.findings
-            )
-
-        candidates = [max(80, rest * share // 100) for share in range(15, 70, 5)]
-        if not self.findings:
-            header.resizeSection(4, rest // 3)
-            return
-        totals = {}
-        for candidate in candidates:
-            totals[candidate] = total(candidate)
-            yield
-        header.resizeSection(4, min(candidates, key=totals.__getitem__))
+        metrics = self.tree.fontMetrics()
+        words = [f"{glyph} {tr(word)}" for glyph, word, _colour in STATUS.values()]
+        words += [f"○ {tr(w)}" for w in ("Would work, with limits", "Would work, not installed")]
+        words.append(f"– {tr('Would not work here')}")
+        status = max(metrics.horizontalAdvance(w) for w in words) + 2 * self.tree.indentation() + 24
+        header.resizeSection(0, max(120, min(status, width * 26 // 100)))
+        yield
 
     def retranslate(self) -> None:
         """After a language switch: the findings again, in the new language."""
@@ -390,6 +379,10 @@ class CompatPage(QWidget):
         item.setData(0, Qt.ItemDataRole.UserRole, where)
         for column in range(len(COLUMNS) - 1):  # a finding's first lines side by side, however tall
             item.setTextAlignment(column, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        item.setData(FINDING, TITLE_ROLE, finding_title(finding.framework, finding.subject))
+        if finding.fix:
+            item.setData(FINDING, FIX_ROLE, f"{tr('Fix')}: {first_sentences(finding.fix)}")
+            item.setToolTip(FINDING, item.toolTip(4))
         item.setToolTip(3, tooltip(finding.reason))
         source = f"{tr('Source')}: {finding.source}" if finding.source else ""
         parts = (finding.fix or "", finding.side_effect or "", source)
@@ -427,6 +420,57 @@ class CompatPage(QWidget):
     def copy(self, text: str) -> None:
         QGuiApplication.clipboard().setText(text)
         self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
+
+
+#: the bold line over a finding's reason (its framework and subject)
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
+#: the line under a finding's reason: "Fix: …"
+FIX_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def finding_title(framework: str, subject: str) -> str:
+    """ "nvidia-driver · NVIDIA driver 570.124.04"; the subject alone when it names the framework."""
+
+    def words(text: str) -> str:
+        return text.casefold().replace("-", " ").replace("_", " ")
+
+    first = words(subject).split()[0] if subject.split() else ""
+    if not framework or words(framework) in words(subject) or (first and first in words(framework)):
+        return subject
+    return f"{subject} · {framework}"
+
+
+#: a fix longer than this shows its first sentences in the row, whole in the tooltip and the details line
+FIX_SHOWN = 180
+
+
+def first_sentences(text: str, limit: int = FIX_SHOWN) -> str:
+    """``text``'s first sentences up to ``limit`` characters, "…" where more follows (a fix of five
+    sentences made its row twelve lines tall); one long sentence is cut at a word."""
+    if len(text) <= limit:
+        return text
+    shown, rest = "", text
+    while rest:
+        cut = rest.find(". ")
+        sentence, rest = (rest, "") if cut < 0 else (rest[: cut + 1], rest[cut + 2 :])
+        if shown and len(shown) + len(sentence) + 1 > limit:
+            break
+        shown = f"{shown} {sentence}".strip()
+    if len(shown) > limit + 40:  # one long sentence: cut at a word
+        shown, rest = shown[: shown.rfind(" ", 0, limit) if " " in shown[:limit] else limit], "…"
+    return shown + (" …" if rest else "")
+
+
+def accent(palette: QPalette) -> QColor:
+    """The link colour, lightened on a dark palette (Qt's default link blue is unreadable on dark grey)."""
+    link = palette.color(QPalette.ColorRole.Link)
+    if palette.color(QPalette.ColorRole.Base).lightness() < 128 and link.lightness() < 150:
+        return QColor("#6ea8fe")
+    return link
+
+
+#: pixels between a finding's reason and its fix
+FIX_GAP = 2
 
 
 def line_height(tree: QTreeWidget) -> int:
@@ -515,6 +559,11 @@ class WrappingDelegate(QStyledItemDelegate):
         font = index.data(Qt.ItemDataRole.FontRole)
         font = font if isinstance(font, QFont) else tree_font
         height = text_height(str(text), font, self._wrap_width(column, margin))
+        if column == FINDING:
+            room = self._wrap_width(column, margin)
+            title, fix = index.data(TITLE_ROLE), index.data(FIX_ROLE)
+            height += text_height(str(title), self._bold(font), room) if title else 0
+            height += text_height(str(fix), font, room) + FIX_GAP if fix else 0
         # Reason and Fix wrap to their column, so their text has no width of its own to ask Qt for (it
         # costs a style pass per cell); the short columns keep Qt's width (Framework fits its content)
         width = (
@@ -523,6 +572,12 @@ class WrappingDelegate(QStyledItemDelegate):
             else super().sizeHint(option, index).width()
         )
         return QSize(width, max(floor, height + 6))
+
+    @staticmethod
+    def _bold(font: QFont) -> QFont:
+        bold = QFont(font)
+        bold.setBold(True)
+        return bold
 
     def _measures(self) -> tuple[QFont, int, int]:
         """The tree's font, one text line's row height and the cell's text margins, kept until the font
@@ -555,11 +610,26 @@ class WrappingDelegate(QStyledItemDelegate):
         selected = bool(cell.state & QStyle.StateFlag.State_Selected)
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         painter.save()
-        painter.setFont(cell.font)
         painter.setPen(cell.palette.color(role))
-        painter.drawText(
-            QRectF(rect.adjusted(margin, 0, -margin, 0)), text, wrap_option(cell.displayAlignment)
-        )
+        box = QRectF(rect.adjusted(margin, 0, -margin, 0))
+        option = wrap_option(cell.displayAlignment)
+        room = max(int(box.width()), 16)
+        finding = index.column() == FINDING
+        title = index.data(TITLE_ROLE) if finding else None
+        if title:  # the finding's subject in bold, its reason beneath in the row's colour
+            bold = self._bold(cell.font)
+            painter.setFont(bold)
+            painter.drawText(box, str(title), option)
+            box.setTop(box.top() + text_height(str(title), bold, room))
+        painter.setFont(cell.font)
+        painter.drawText(box, text, option)
+        fix = index.data(FIX_ROLE) if finding else None
+        if fix:  # then what to do, in the link colour: the action stands apart from the explanation
+            box.setTop(box.top() + text_height(text, cell.font, room) + FIX_GAP)
+            muted_row = index.siblingAtColumn(0).data(Qt.ItemDataRole.UserRole) in ("not-here", "limited")
+            if not selected and not muted_row:  # a muted row stays muted, its fix too
+                painter.setPen(accent(self.tree.palette()))
+            painter.drawText(box, str(fix), option)
         painter.restore()
 
     def text_width(self, column: int) -> int:

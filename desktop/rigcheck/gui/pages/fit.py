@@ -51,6 +51,7 @@ from rigcheck.core.estimate.recommend import (
 )
 from rigcheck.core.estimate.training_advice import training_steps
 from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
+from rigcheck.core.known_text import in_language
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
@@ -84,6 +85,7 @@ QUANTS = (
     "gptq-4bit",
     "awq-4bit",
     "mxfp4",
+    "fp8-fp4-experts",
 )
 FILE_QUANT = "file"
 KV_TYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
@@ -802,7 +804,7 @@ class FitPage(QWidget):
                 gpu_layers=self._gpu_layers(),
             )
         except InputError as exc:
-            self.verdict.setText(f"✘ {esc(exc)}")
+            self.verdict.setText(f"✘ {esc(in_language(str(exc)))}")
             self.result = None
             self.take_button.setVisible(False)
             self._ladder_generation += 1  # a table still being worked out is for settings no longer asked
@@ -816,7 +818,7 @@ class FitPage(QWidget):
             steps = training_steps(
                 model, machine, self.request(), self.state.catalog, result.estimate, live=self.state.is_live
             )
-            result = replace(result, advice=(*result.advice, *steps))
+            result = replace(result, advice_said=(*result.advice_said, *steps))
         self.result = result
         self._show(result)
         self._fill_ladder(model, result)
@@ -832,7 +834,7 @@ class FitPage(QWidget):
         try:
             rows = load_llama_bench(path)
         except InputError as exc:
-            self.solver_text.setText(str(exc))
+            self.solver_text.setText(in_language(str(exc)))
             return
         self._bench = (rows, Path(path).name)
         self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
@@ -937,7 +939,7 @@ class FitPage(QWidget):
                 live=self.state.is_live,
             )  # fmt: skip
         except InputError as exc:  # an engine that cannot run this model here (ktransformers, a dense model)
-            self.solver_text.setText(str(exc))
+            self.solver_text.setText(in_language(str(exc)))
             return
         if runs is None:
             self.solver_text.setText(tr("Not even 512 tokens run with these settings."))

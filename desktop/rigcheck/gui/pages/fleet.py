@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, load_fleet
+from rigcheck.core.known_text import in_language
+from rigcheck.core.report.fleet import MISSING, VERSION_FIELDS, Fleet, load_fleet
 from rigcheck.core.steps import Steps
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Table, Verdicts, build_table
@@ -41,6 +42,8 @@ from rigcheck.gui.workers import Task, submit_task
 QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
 #: the narrowest the GPU column (which takes what is left) and any other column are made, in pixels
 MIN_GPU_PX, MIN_COLUMN_PX, MIN_VERDICT_PX = 140, 72, 180
+#: versions hidden when no machine of the fleet reports them
+OPTIONAL_COLUMNS = frozenset({"cuda", "rocm", "torch"})
 #: machine names listed in one drift line, and skipped files listed, before "and N more"
 MAX_LISTED = 12
 
@@ -173,6 +176,9 @@ class FleetPage(QWidget):
             self.quant.addItem(quant.upper() if "_" in quant else quant, quant)
         self.check_button = QPushButton(tr("Check"))
         self.check_button.clicked.connect(self.check_model)
+        # another model or format is checked at once: the verdict column always answers what the boxes say
+        self.model.currentIndexChanged.connect(lambda _i: self.check_model())
+        self.quant.currentIndexChanged.connect(lambda _i: self.check_model())
         model_row.addWidget(self.model, 2)
         model_row.addWidget(self.quant)
         model_row.addWidget(self.check_button)
@@ -181,11 +187,12 @@ class FleetPage(QWidget):
         self.model_box.setLayout(model_row)
         model_row.setContentsMargins(0, 0, 0, 0)
         self.model_box.setVisible(False)  # nothing to ask about until a fleet is open
-        page.addWidget(self.model_box)
+        # the question and what differs above the table whose last column answers it
+        page.insertWidget(page.indexOf(self.stack), self.model_box)
         self.drift_text = QLabel()
         self.drift_text.setWordWrap(True)
         self.drift_text.setAccessibleName(tr("Drift"))
-        page.addWidget(self.drift_text)
+        page.insertWidget(page.indexOf(self.stack), self.drift_text)
         self.problems = muted("", rich=True)
         page.addWidget(self.problems)
         self.hint = muted(tr("Double-click a machine to show it on the other pages."))
@@ -303,9 +310,15 @@ class FleetPage(QWidget):
         self.problems.setText(problems)
         self.drift_text.setText(drift)
         self._show_rows(rows)
+        if has_nodes:
+            self.check_model()  # the verdict column answers at once, for the model shown, not after a click
 
     def _show_rows(self, table: Table) -> None:
         self.table_model.set_table(table)
+        # a column no machine reports (ROCm on an NVIDIA fleet) is hidden: its room goes to the verdict
+        for column, key in enumerate(COLUMNS):
+            empty = bool(table.rows) and all(row.texts[column] in ("", MISSING) for row in table.rows)
+            self.table.setColumnHidden(column, empty and key in OPTIONAL_COLUMNS)
         header = self.table.horizontalHeader()
         self._widths = self.table_model.column_widths(self.table.font(), header.font())
         self._fit_columns()
@@ -317,7 +330,10 @@ class FleetPage(QWidget):
         if not widths:
             return
         gpus = COLUMNS.index("gpus")
-        room = self.table.viewport().width() - MIN_GPU_PX
+        # the GPU column keeps MIN_GPU_PX, or less when its names are shorter ("RTX 4090"): the rest is room
+        # for the verdict's words
+        room = self.table.viewport().width() - min(MIN_GPU_PX, widths[gpus])
+        widths = [0 if self.table.isColumnHidden(c) else w for c, w in enumerate(widths)]
         others = [w for c, w in enumerate(widths) if c != gpus]
         # the verdict is the answer asked for: it keeps room for its words
         least = [MIN_COLUMN_PX] * (len(others) - 1) + [MIN_VERDICT_PX]
@@ -331,7 +347,9 @@ class FleetPage(QWidget):
         fitted = iter(others)
         for column in range(len(widths)):
             if column != gpus:
-                header.resizeSection(column, next(fitted))
+                width = next(fitted)
+                if not self.table.isColumnHidden(column):
+                    header.resizeSection(column, width)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -426,7 +444,7 @@ def drift_html(fleet: Fleet) -> str:
 def _problems_html(fleet: Fleet) -> str:
     if not fleet.problems:
         return ""
-    return f"{tr('Skipped')}: <br>" + _listed([_short(p, 200) for p in fleet.problems], "<br>")
+    return f"{tr('Skipped')}: <br>" + _listed([_short(in_language(p), 200) for p in fleet.problems], "<br>")
 
 
 def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, Table, str, str]:

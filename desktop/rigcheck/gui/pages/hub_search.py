@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub import Cancelled
 from rigcheck.core.models.hub_search import HubAnswer, HubHit, answer_hits, search_hub
@@ -211,7 +212,7 @@ class HubSearchPanel(QWidget):
     def _failed(self, message: str) -> None:
         self._set_busy(False)
         line = message.strip().splitlines()[0] if message.strip() else ""
-        self._say(f"⚠ {line}")
+        self._say(f"⚠ {in_language(line)}")  # the hub's and the readers' lines are English
 
     @Slot()
     def _cancelled(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from rigcheck.core.catalog import Backend, Catalog, ModelSpec
@@ -19,6 +19,7 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.commands import Commands, commands_for
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.recommend import Recommendation, recommend
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.units import approx_speed, fmt_bytes
@@ -92,7 +93,24 @@ def badge_html(badge: Badge) -> str:
     text = f"{fmt_bytes(badge.memory_bytes)} ↓ {fmt_bytes(badge.download_bytes)}{speed}"
     name = esc(f"▶ {badge.quant}" if badge.recommended else badge.quant).replace(" ", "&nbsp;")
     glyph = f"<span style='color:{badge.colour}'>{badge.glyph}&nbsp;<b>{name}</b></span>"
-    return f"{glyph}&nbsp;{text.replace(' ', '&nbsp;')}"
+    # no break inside a badge, not even after the "/" of "tok/s" (Qt breaks there): a word joiner holds it
+    return f"{glyph}&nbsp;{esc(text).replace(' ', '&nbsp;').replace('/', '&#8288;/&#8288;')}"
+
+
+#: the width one badge takes in the grid of formats (the longest: "✓ ▶ Q4_K_XL 123.4 GiB ↓ 120.1 GiB ~1,234
+#: tok/s" at the default font)
+BADGE_PX = 300
+
+
+def badges_table(cells: list[str], columns: int) -> str:
+    """The badges in a grid of ``columns``: formats line up in columns instead of wrapping anywhere."""
+    columns = max(1, columns)
+    rows = [cells[i : i + columns] for i in range(0, len(cells), columns)]
+    body = "".join(
+        "<tr>" + "".join(f"<td style='padding-right:18px'>{cell}</td>" for cell in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table cellspacing='0' cellpadding='1'>{body}</table>"
 
 
 def badge_words(badge: Badge) -> str:
@@ -121,6 +139,13 @@ class ModelDetail(Card):
         self.badges.setWordWrap(True)
         self.badges.setAccessibleName(tr("Formats on this machine"))
         self.body.addWidget(self.badges)
+        self.legend = muted(
+            tr("Each format: the memory it needs here · ↓ its download · its speed; ▶ recommended.")
+        )
+        self.legend.setVisible(False)
+        self.body.addWidget(self.legend)
+        self._cells: list[str] = []
+        self._columns = 0
         row = QHBoxLayout()
         self.engine = QComboBox()
         self.engine.setAccessibleName(tr("Engine of the command"))
@@ -180,7 +205,7 @@ class ModelDetail(Card):
             try:
                 return work_out_detail(spec, machine, catalog, live=live, backend=backend)
             except InputError as exc:  # one line naming the problem, as the rest of the page says it
-                return Detail(spec, (), "", None, str(exc))
+                return Detail(spec, (), "", None, in_language(str(exc)))
 
         self._job = submit(self.state.pool, work, done, failed)
 
@@ -196,6 +221,8 @@ class ModelDetail(Card):
         else:
             self.badges.setText(esc(message))
         self.badges.setVisible(self.spec is not None)
+        self.legend.setVisible(False)
+        self._cells = []
         self._fill_engines(None)
 
     def _show(self, detail: Detail) -> None:
@@ -204,11 +231,27 @@ class ModelDetail(Card):
             return
         self.detail = detail
         self.badges.setVisible(True)
-        self.badges.setText(" &nbsp;&nbsp;&nbsp; ".join(badge_html(b) for b in detail.badges))
+        self._cells = [badge_html(b) for b in detail.badges]
+        self._columns = 0
+        self._lay_out_badges()
+        self.legend.setVisible(bool(self._cells))
         words = "\n".join(badge_words(b) for b in detail.badges)
         self.badges.setAccessibleDescription(words)
         self.badges.setToolTip(tooltip("\n".join(t for t in (detail.why, words) if t)))
         self._fill_engines(detail.commands)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._lay_out_badges()
+
+    def _lay_out_badges(self) -> None:
+        """As many badge columns as the pane's width holds (two at 1024 px, five at 1920)."""
+        if not self._cells:
+            return
+        columns = max(1, min(len(self._cells), (self.width() - 24) // BADGE_PX))
+        if columns != self._columns:
+            self._columns = columns
+            self.badges.setText(badges_table(self._cells, columns))
 
     def _fill_engines(self, commands: Commands | None) -> None:
         wanted = self.engine.currentText() or "llama.cpp"  # the one most people run first

@@ -62,10 +62,12 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub import Cancelled, load_hub_model
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.fitview import FitView, recommend_catalog
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.hub_search import HubSearchPanel
@@ -98,6 +100,8 @@ NUMERIC = (PARAMS, ACTIVE, CONTEXT)
 NARROW_HIDES = (LICENCE, ACTIVE, CONTEXT, FAMILY)
 #: the least the hub id column keeps (elided in the middle below its full width)
 HF_ID_MIN = 110
+#: below this page width the Models filters take two rows (the search box keeps its room)
+WRAP_FILTERS_PX = 1000
 #: an item role carrying the row's ModelSpec
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
 #: an item role carrying the row's FitView on this machine (None while it is worked out)
@@ -445,16 +449,28 @@ class ModelsPage(QWidget):
             tr("Only models whose recommended format runs entirely on this machine's GPU")
         )
 
-        filters = QHBoxLayout()
-        filters.addWidget(search_label)
-        filters.addWidget(self.search, 1)
-        filters.addSpacing(12)
-        filters.addWidget(family_label)
-        filters.addWidget(self.family)
-        filters.addSpacing(12)
-        filters.addWidget(self.moe_only)
-        filters.addSpacing(12)
-        filters.addWidget(self.gpu_only)
+        # one row when wide; below WRAP_FILTERS_PX the family and the two check boxes go to a second row,
+        # so that the search box keeps room for its words (at 900 px in Italian it was "No…")
+        filters = QVBoxLayout()
+        filters.setSpacing(6)
+        self._filters_top = QHBoxLayout()
+        self._filters_top.addWidget(search_label)
+        self._filters_top.addWidget(self.search, 1)
+        self._filters_rest = QHBoxLayout()
+        self._filters_rest.setContentsMargins(0, 0, 0, 0)
+        self._filters_rest.addWidget(family_label)
+        self._filters_rest.addWidget(self.family)
+        self._filters_rest.addSpacing(12)
+        self._filters_rest.addWidget(self.moe_only)
+        self._filters_rest.addSpacing(12)
+        self._filters_rest.addWidget(self.gpu_only)
+        self._filters_host = QWidget()
+        self._filters_host.setLayout(self._filters_rest)
+        self._filters_top.addSpacing(12)
+        self._filters_top.addWidget(self._filters_host)
+        filters.addLayout(self._filters_top)
+        self._filters_outer = filters
+        self._filters_wrapped = False
 
         # -- the catalog -----------------------------------------------------------------------
         self.source = CatalogTable(state.catalog.models, self)
@@ -570,7 +586,15 @@ class ModelsPage(QWidget):
         activity.addWidget(self.busy)
         activity.addWidget(self.step, 1)
 
-        hint = QLabel(tr("Drop a .gguf, config.json or model folder anywhere on the window"))
+        # on the heading's line, not a line of its own: at 900×600 the catalog table kept four rows
+        hint = ElidedLabel(tr("Drop a .gguf, config.json or model folder anywhere on the window"))
+        grey = hint.palette()
+        grey.setColor(QPalette.ColorRole.WindowText, grey.color(QPalette.ColorRole.PlaceholderText))
+        hint.setPalette(grey)
+        hub_title = QHBoxLayout()
+        hub_title.addWidget(hub_heading)
+        hub_title.addSpacing(12)
+        hub_title.addWidget(hint, 1)
 
         page = QVBoxLayout(self)
         page.setContentsMargins(PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN)
@@ -586,11 +610,10 @@ class ModelsPage(QWidget):
         page.addWidget(self.detail)
         page.addSpacing(4)
         page.addWidget(rule)
-        page.addWidget(hub_heading)
+        page.addLayout(hub_title)
         page.addLayout(hub)
         page.addWidget(self.activity)
         page.addWidget(self.message)
-        page.addWidget(hint)
         # the hub as a live catalog: search it, each result with its fit here (gui/pages/hub_search.py)
         self.hub_search = HubSearchPanel(state)
         page.addWidget(self.hub_search)
@@ -679,7 +702,21 @@ class ModelsPage(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
+        self._wrap_filters()
         self._fit_columns()
+
+    def _wrap_filters(self) -> None:
+        """The filters on one row when the page is wide, on two when it is narrow."""
+        wrap = self.width() < WRAP_FILTERS_PX
+        if wrap == self._filters_wrapped:
+            return
+        self._filters_wrapped = wrap
+        self._filters_top.removeWidget(self._filters_host)
+        self._filters_outer.removeWidget(self._filters_host)
+        if wrap:
+            self._filters_outer.addWidget(self._filters_host, 0, Qt.AlignmentFlag.AlignLeft)
+        else:
+            self._filters_top.addWidget(self._filters_host)
 
     def _fit_columns(self) -> None:
         """Hide the least needed columns while the rest would not fit the table's width. Column widths
@@ -785,7 +822,7 @@ class ModelsPage(QWidget):
         try:
             model = from_catalog(spec)
         except InputError as exc:
-            self._show_message(str(exc))
+            self._show_message(in_language(str(exc)))
             return
         self._show_message("")
         self.state.choose_model(model)
@@ -838,7 +875,7 @@ class ModelsPage(QWidget):
     @Slot(str)
     def _lookup_failed(self, message: str) -> None:
         self._set_busy(False)
-        self._show_message(message, error=True)
+        self._show_message(in_language(message), error=True)
 
     @Slot()
     def _lookup_cancelled(self) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
+from PySide6.QtCore import QCoreApplication, QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
 from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
 from rigcheck.core.replay import Recording, read_recording
@@ -214,10 +215,15 @@ class MetricCard(Card):
         self.title.setAccessibleName(title)
         top.addWidget(self.title)
         top.addStretch(1)
-        self.detail = muted("")
-        self.detail.setWordWrap(False)
-        self.detail.setTextFormat(Qt.TextFormat.PlainText)
-        top.addWidget(self.detail)
+        # elided where the card is narrow (two cards side by side at 900 px), whole in its tooltip: the
+        # detail never widens the card past the window
+        self.detail = ElidedLabel("")
+        palette = self.detail.palette()
+        palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
+        self.detail.setPalette(palette)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.title.setMinimumWidth(self.title.sizeHint().width())
+        top.addWidget(self.detail, 1)
         self.body.addLayout(top)
         self.value = QLabel("–")
         self.value.setTextFormat(Qt.TextFormat.RichText)
@@ -226,6 +232,7 @@ class MetricCard(Card):
         font.setPointSizeF(font.pointSizeF() * 1.7)
         font.setBold(True)
         self.value.setFont(font)
+        self.value.setWordWrap(True)
         self.body.addWidget(self.value)
         self.chart = TimeChart(y_unit=y_unit)
         self.body.addWidget(self.chart, 1)
@@ -240,9 +247,12 @@ class MetricCard(Card):
             return
         small = len(values) > 2
         size = "font-size:small;" if small else ""
+        # each value held together, the gaps between them free to wrap: a narrow card (two side by side at
+        # 900 px) puts "RAM 41.0 GiB" on a second line instead of widening past the window
         self.value.setText(
-            "&nbsp;&nbsp;".join(
-                f"<span style='color:{colour}'>■</span><span style='{size}'>&nbsp;{text}</span>"
+            "&nbsp; ".join(
+                f"<span style='white-space:nowrap'><span style='color:{colour}'>■</span>"
+                f"<span style='{size}'>&nbsp;{text}</span></span>"
                 for colour, text in values
             )
         )
@@ -266,6 +276,8 @@ class MonitorPage(QWidget):
         self.alerts: tuple[Alert, ...] = ()
         self._thread: QThread | None = None
         self._worker: SamplerWorker | None = None
+        #: sampling threads told to stop and not yet joined (see :meth:`_stop_sampling`)
+        self._ending: list[tuple[QThread, SamplerWorker | None]] = []
         self._csv: tuple[LineFile, list[str]] | None = None
         #: the recording being read on the pool, and its number (a later open or Cancel makes it stale)
         self._reading: Task | None = None
@@ -442,7 +454,7 @@ class MonitorPage(QWidget):
                     "replay the file here or drop it on this window."
                 )
             )
-            self.shutdown()
+            self._quiet()
         elif mode == "live":
             self.scope.setText(tr("Live readings of this computer, sampled off the interface thread."))
             if self.isVisible():
@@ -525,14 +537,14 @@ class MonitorPage(QWidget):
 
     def _show_recording(self, path: Path, recording: Recording | InputError) -> None:
         if isinstance(recording, InputError):
-            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {recording}")
+            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {in_language(str(recording))}")
             self.error_label.setVisible(True)
             self.replay_finished.emit(False)
             return
         self.error_label.setVisible(False)
         self.recording = recording
         self.set_paused(False)
-        self.shutdown()  # live sampling stops while replaying
+        self._quiet()  # live sampling stops while replaying
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(recording) - 1)
         self.slider.setValue(len(recording) - 1)
@@ -589,25 +601,51 @@ class MonitorPage(QWidget):
         self._thread.start()
 
     def shutdown(self) -> None:
-        """Stop sampling and join the thread (the window calls this when it closes); a recording being
-        read stops at its next step."""
+        """Stop sampling and join every sampling thread (the window calls this when it closes); a
+        recording being read stops at its next step."""
+        self._quiet()
+        ending, self._ending = self._ending, []
+        for thread, worker in ending:
+            if not thread.wait(5000):
+                thread.quit()
+                thread.wait(5000)
+            if worker is not None:
+                worker.deleteLater()
+
+    def _quiet(self) -> None:
+        """Stop reading a recording, recording to CSV and sampling, without waiting for the sampler."""
         if self._reading is not None:
             self._reading.cancel()
             self._generation += 1
             self._end_reading()
         self._stop_recording()
-        if self._thread is None:
+        self._stop_sampling()
+
+    def _stop_sampling(self) -> None:
+        """Tell the sampling thread to stop, and go on: its worker closes the sampler (NVML's shutdown
+        and a sample under way can take tens of ms on a GPU machine) and then ends its own loop, off the
+        GUI thread. Opening a replay or another machine's snapshot never waits on it; the thread is
+        joined when it has finished, or by :meth:`shutdown` when the window closes first."""
+        thread, worker = self._thread, self._worker
+        if thread is None:
             return
-        self.stop_requested.emit()  # the worker closes its sampler, then ends its thread's loop
-        if not self._thread.wait(5000):
-            self._thread.quit()
-            self._thread.wait(5000)
+        self._thread = self._worker = None
         for signal in (self.interval_changed, self.pause_changed, self.stop_requested):
             signal.disconnect()
-        if self._worker is not None:
-            self._worker.deleteLater()
-        self._thread = None
-        self._worker = None
+        if worker is not None:
+            worker.sampled.disconnect(self.add_sample)  # a sample already on its way is not shown
+            QMetaObject.invokeMethod(worker, "stop", Qt.ConnectionType.QueuedConnection)
+        self._ending.append((thread, worker))
+        thread.finished.connect(self._reap)
+
+    @Slot()
+    def _reap(self) -> None:
+        """A stopped sampling thread has finished: forget it (its worker is deleted with it)."""
+        for thread, worker in [entry for entry in self._ending if entry[0].isFinished()]:
+            self._ending.remove((thread, worker))
+            thread.wait()  # finished: returns at once, and the thread's resources are released
+            if worker is not None:
+                worker.deleteLater()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -814,7 +852,10 @@ class MonitorPage(QWidget):
         top = max([*limits.values(), observed, 50.0]) * 1.1
         card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
         lines = _reference_lines(
-            limits, "#c8433a", lambda _w: tr("power limit"), lambda i, _w: f"GPU {i} {tr('limit')}"
+            limits,
+            "#c8433a",
+            lambda _w: tr("power limit"),
+            lambda i, w: f"GPU {i} {tr('limit')} {num(w, group=False)} W",
         )
         card.chart.set_data(series, lines, view.window)
         self._card_values(card, parts, len(gpus) > 1)
@@ -853,7 +894,7 @@ class MonitorPage(QWidget):
             slowdowns,
             "#c8433a",
             lambda v: tr("slows down at") + f" {num(v, group=False)} °C",
-            lambda i, v: f"GPU {i} {num(v, group=False)} °C",
+            lambda i, v: f"GPU {i}: " + tr("slows down at") + f" {num(v, group=False)} °C",
         )
         if _shared(slowdowns) is not None:
             card.detail.setText(lines[0].label)

@@ -31,14 +31,17 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import ModelSpec
 from rigcheck.core.estimate.power import PowerBudget, power_budget
 from rigcheck.core.estimate.speed import host_bandwidth
+from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.said import render
 from rigcheck.core.unified import unified_share
 from rigcheck.core.units import fmt_bytes, fmt_watts, index_ranges
 from rigcheck.core.verdict_words import speed_text
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.fitview import CardAnswer, recommend_cards
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.overview_summary import SpeedChart, headline
 from rigcheck.gui.pages.models import billions
 from rigcheck.gui.state import BACKEND_NAMES, AppState
 from rigcheck.gui.what_it_takes import take_button
@@ -188,6 +191,17 @@ class OverviewPage(QWidget):
         self.cards = building
         self.cards_waiting.hide()
         self.cards_host.setUpdatesEnabled(True)
+        self._show_summary(machine, [card.answer for card in building])
+
+    def _show_summary(self, machine: Machine, answers: list[CardAnswer]) -> None:
+        """The answer in words over the cards, and every card's speed in one chart below the page."""
+        first, second = headline(answers, len(machine.gpus))
+        self.answer.setText(first)
+        self.answer_more.setText(second)
+        self.answer.setVisible(bool(answers))
+        self.answer_more.setVisible(bool(answers))
+        self.speeds.set_answers(answers)
+        self.speeds_box.setVisible(bool(answers))
 
     def _drop_building(self) -> None:
         """Cards of an older machine or backend still being built: removed, never shown."""
@@ -259,6 +273,16 @@ class OverviewPage(QWidget):
         self.columns.addWidget(answers_host, 3)
         self.columns.addWidget(facts_column, 2)
         self.layout_.addWidget(columns)
+        # the answer first, in words: how many run where, and the largest on the GPU (filled with the cards)
+        self.answer = heading("", 1.25)
+        self.answer.setWordWrap(True)
+        self.answer.setVisible(False)
+        self.answer_more = plain("")
+        self.answer_more.setWordWrap(True)
+        self.answer_more.setVisible(False)
+        # over both columns, so that the cards and the machine's facts start side by side beneath it
+        self.layout_.insertWidget(self.layout_.indexOf(columns), self.answer)
+        self.layout_.insertWidget(self.layout_.indexOf(columns), self.answer_more)
         answers.addWidget(subheading(tr("What you can run")))
         self.hint = muted(self._hint_text())
         answers.addWidget(self.hint)
@@ -288,11 +312,32 @@ class OverviewPage(QWidget):
         machine_column.addWidget(facts_host)
         machine_column.addStretch(1)
 
+        # every card's speed in one chart, across the page under both columns (at 1920 px the lower 40% of
+        # the page was empty; at 1024 it is one scroll away, after the machine's facts)
+        self.speeds_box = QWidget()
+        speeds_column = QVBoxLayout(self.speeds_box)
+        speeds_column.setContentsMargins(0, 6, 0, 0)
+        speeds_column.setSpacing(4)
+        speeds_column.addWidget(subheading(tr("How fast each one answers")))
+        speeds_column.addWidget(
+            muted(
+                tr(
+                    "Decode speed at 8k context, log scale. Right of the dashed line a reply comes faster "
+                    "than one reads (~5 tokens/s)."
+                )
+            )
+        )
+        self.speeds = SpeedChart()
+        speeds_column.addWidget(self.speeds)
+        self.speeds_box.setVisible(False)
+        self.layout_.addWidget(self.speeds_box)
+
         if machine.notes:
             self.layout_.addWidget(subheading(tr("Notes from the probes")))
             notes = Card()
             for note in machine.notes:
-                line = QLabel(f"<b>{esc(note.probe)}</b> ({tr(note.level)}): {esc(note.message)}")
+                message = in_language(note.message, probe_note=True)  # stored in English in the snapshot
+                line = QLabel(f"<b>{esc(note.probe)}</b> ({tr(note.level)}): {esc(message)}")
                 line.setWordWrap(True)
                 line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 notes.body.addWidget(line)
@@ -366,7 +411,7 @@ class OverviewPage(QWidget):
         card.body.addLayout(form)
         for note in machine.notes:
             if any(f"GPU {g.index} " in note.message or f"GPU {g.index}:" in note.message for g in group):
-                card.body.addWidget(muted(note.message))
+                card.body.addWidget(muted(in_language(note.message, probe_note=True)))
         return card
 
     def _no_gpu_card(self, machine: Machine) -> Card:
@@ -443,7 +488,7 @@ class OverviewPage(QWidget):
             "default": tr("default (CPU not in the catalog)"),
         }[host.source]
         self.bandwidth_source = muted(source)
-        self.bandwidth_source.setToolTip(host.why)
+        self.bandwidth_source.setToolTip(render(host.why))
         layout.addWidget(self.bandwidth, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.bandwidth_source)
         self.bandwidth.editingFinished.connect(lambda: self._bandwidth_changed(machine))
@@ -538,6 +583,7 @@ class ModelCard(Card):
     def __init__(self, state: AppState, answer: CardAnswer, machine: Machine) -> None:
         super().__init__()
         self.state = state
+        self.answer = answer
         spec = self.spec = answer.spec
         self.body.setContentsMargins(12 + VERDICT_STRIP, 8, 10, 8)
         self.body.setSpacing(3)

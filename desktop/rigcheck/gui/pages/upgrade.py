@@ -16,6 +16,7 @@ import re
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.estimate.buying import STEP_DOWNS, best_owned, generation_years, picker_rank
 from rigcheck.core.estimate.chassis import Chassis, chassis
 from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
@@ -93,6 +95,11 @@ ASKED_WORKLOADS = {
 _outcome_text = outcome_text  # the name other modules and tests knew
 
 
+#: the GPU picker's columns; the last, hidden, holds the default order's key (buying.picker_rank)
+PICKER_COLUMNS = ("GPU", "Memory", "Price", "$/GiB", "")
+RELEVANCE = len(PICKER_COLUMNS) - 1
+
+
 class UpgradePage(QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
@@ -136,7 +143,6 @@ class UpgradePage(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setAccessibleName(tr("What the candidate changes"))
-        page.addWidget(self.summary)
         progress_row = QHBoxLayout()
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)  # busy: how long it takes is not known in advance
@@ -160,7 +166,17 @@ class UpgradePage(QWidget):
         self.now_text.setWordWrap(True)
         self.now_card.body.addWidget(self.now_text)
         self.now_card.body.addStretch(1)
-        top.addWidget(self.now_card, 0, 0)
+        # the answer beside the controls that change it: under Now, what the candidate changes (the column
+        # was an empty frame as tall as the candidate's card)
+        self.changes_card = Card()
+        self.changes_card.body.addWidget(subheading(tr("What changes")))
+        self.changes_card.body.addWidget(self.summary)
+        self.left_column = left = QVBoxLayout()
+        left.setSpacing(10)
+        left.addWidget(self.now_card)
+        left.addWidget(self.changes_card)
+        left.addStretch(1)
+        top.addLayout(left, 0, 0)
 
         candidate = Card()
         candidate.body.addWidget(subheading(tr("Candidate")))
@@ -173,8 +189,11 @@ class UpgradePage(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText(tr("Search GPUs"))
         self.search.setAccessibleName(tr("Search GPUs"))
-        self.catalog_list = QTableWidget(0, 4)
-        self.catalog_list.setHorizontalHeaderLabels([tr("GPU"), tr("Memory"), tr("Price"), "$/GiB"])
+        self.catalog_list = QTableWidget(0, len(PICKER_COLUMNS))
+        self.catalog_list.setHorizontalHeaderLabels(
+            [tr(c) if c not in ("", "$/GiB") else c for c in PICKER_COLUMNS]
+        )
+        self.catalog_list.setColumnHidden(RELEVANCE, True)  # the default order's key, never shown
         self.catalog_list.setAccessibleName(tr("GPUs in the catalog"))
         self.catalog_list.setMinimumHeight(190)
         self.catalog_list.setTabKeyNavigation(False)  # one Tab stop; the arrows move between GPUs
@@ -187,10 +206,23 @@ class UpgradePage(QWidget):
         for column in (1, 2, 3):
             gpu_header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         self.catalog_list.setSortingEnabled(True)
-        gpu_header.setSortIndicator(2, Qt.SortOrder.AscendingOrder)  # cheapest first; click to sort otherwise
+        # upgrades first (no step down, newest generation, cheapest first); a header click sorts otherwise
+        gpu_header.setSortIndicator(RELEVANCE, Qt.SortOrder.AscendingOrder)
         self.fits_label = muted("")
+        self.show_weaker = QCheckBox(tr("Show cards smaller or slower than yours"))
+        self.show_weaker.setToolTip(
+            tooltip(
+                tr("Hidden unless ticked: a card with less memory or bandwidth than yours is no upgrade.")
+            )
+        )
+        self.show_weaker.toggled.connect(lambda _on: self._show_takes())
+        self.order_label = muted(
+            tr("Upgrades first: better than yours, newest generation, cheapest first; then older cards.")
+        )
         picker_column.addWidget(self.search)
+        picker_column.addWidget(self.order_label)
         picker_column.addWidget(self.catalog_list)
+        picker_column.addWidget(self.show_weaker)
         picker_column.addWidget(self.fits_label)
         picker = QHBoxLayout()
         buttons = QVBoxLayout()
@@ -252,7 +284,13 @@ class UpgradePage(QWidget):
         self.form.addRow(tr("Workload"), self.workload)
         self.form.addRow(tr("Electricity"), self.kwh)
         self.form.addRow(tr("Utilisation"), self.utilization)
-        candidate.body.addLayout(self.form)
+        # the candidate's RAM, PSU and running costs under Now and What changes: the two columns balance
+        # (the left one was half empty beside the GPU picker at every width)
+        settings = Card()
+        settings.body.addWidget(subheading(tr("Candidate settings")))
+        settings.body.addLayout(self.form)
+        self.left_column.insertWidget(self.left_column.count() - 1, settings)
+        candidate.body.addStretch(1)  # its content at the top when the left column is the taller one
         top.addWidget(candidate, 0, 1)
         top.setColumnStretch(1, 2)
         top.setColumnStretch(0, 1)
@@ -349,7 +387,6 @@ class UpgradePage(QWidget):
             return
         self._filled = True
         self._fill_catalog()
-        self.catalog_list.sortItems(2, Qt.SortOrder.AscendingOrder)
         if self.state.machine is not None:
             self.reset()
 
@@ -465,6 +502,7 @@ class UpgradePage(QWidget):
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.catalog_list.setItem(row, column, cell)
         self.catalog_list.setSortingEnabled(sorting)
+        self._rank()
         for column in (1, 2, 3):  # once per fill: a layout pass no longer measures every cell
             self.catalog_list.resizeColumnToContents(column)
         price_header = self.catalog_list.horizontalHeaderItem(2)
@@ -473,19 +511,50 @@ class UpgradePage(QWidget):
                 tr("A dated market price where the catalog has one, else the launch price (MSRP)")
             )
 
+    def _rank(self) -> None:
+        """Each row's place in the default order for this machine (buying.picker_rank): better cards of the
+        newest generation first, older and no-better ones next, step downs last; re-sorted when that order
+        is shown."""
+        catalog, machine = self.state.catalog, self.state.machine
+        owned = best_owned(machine, catalog) if machine is not None else (None, None)
+        generations = generation_years(catalog)
+        sorting = self.catalog_list.isSortingEnabled()
+        self.catalog_list.setSortingEnabled(False)
+        for row in range(self.catalog_list.rowCount()):
+            spec = catalog.gpu(self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole))
+            if spec is None:
+                continue
+            purchase = gpu_cost(spec).purchase
+            key = picker_rank(spec, owned, generations, purchase.usd if purchase else None)
+            self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
+        self.catalog_list.setSortingEnabled(sorting)
+        header = self.catalog_list.horizontalHeader()
+        if header.sortIndicatorSection() == RELEVANCE:
+            self.catalog_list.sortItems(RELEVANCE, header.sortIndicatorOrder())
+
     def _show_takes(self) -> None:
-        """Only the GPUs this machine can take are listed; the label says what it takes and why. A
-        built-in machine shows what can change instead (no GPU table, Remove or PSU)."""
+        """Only the GPUs this machine can take are listed (step downs from its best GPU only with "Show
+        cards smaller or slower"); the label says what it takes and why. A built-in machine shows what can
+        change instead (no GPU table, Remove or PSU)."""
         machine = self.state.machine
         box = chassis(machine, self.state.catalog) if machine is not None else None
         self.box = box
+        if self._filled:
+            self._rank()
         words = self.search.text().lower().split()
+        weaker_shown = self.show_weaker.isChecked()
+        weaker = 0
         for row in range(self.catalog_list.rowCount()):
             item = self.catalog_list.item(row, 0)
             spec = self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole))
             haystack = f"{item.text()} {item.data(Qt.ItemDataRole.UserRole)}".lower()
             fits = spec is not None and (box is None or box.takes(spec))
-            self.catalog_list.setRowHidden(row, not fits or not all(w in haystack for w in words))
+            rank = self.catalog_list.item(row, RELEVANCE)
+            step_down = isinstance(rank, SortItem) and rank.key[0] == STEP_DOWNS
+            weaker += fits and step_down
+            hidden = not fits or not all(w in haystack for w in words) or (step_down and not weaker_shown)
+            self.catalog_list.setRowHidden(row, hidden)
+        self.show_weaker.setVisible(bool(weaker))
         if box is not None:
             self.fits_label.setText(tr("This machine is") + " " + tr(box.why) + ".")
         can_add = box is None or box.max_gpus > 0
@@ -535,6 +604,8 @@ class UpgradePage(QWidget):
         self._first_fill()
         for row in range(self.catalog_list.rowCount()):
             if self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole) == gpu_id:
+                if self.catalog_list.isRowHidden(row) and not self.show_weaker.isChecked():
+                    self.show_weaker.setChecked(True)  # a step down asked for by name is shown
                 if self.catalog_list.isRowHidden(row):
                     return False
                 self.catalog_list.setCurrentCell(row, 0)
@@ -615,6 +686,10 @@ class UpgradePage(QWidget):
             self.psu.setValue(int(self.state.psu_watts() or machine.psu.watts or 0))
             self.psu.blockSignals(False)
         self._candidate_changed()
+        if machine is not None:
+            # "What would run it" answered for the model shown, on the pool, without a click on Find: the
+            # section below the table (other machines, for a built-in GPU) was empty until then
+            self.find_cheapest()
 
     def _machine_gpus(self) -> list[str]:
         machine = self.state.machine

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from rigcheck.core.estimate.memory import GIB, Engine
 from rigcheck.core.estimate.placement.types import Budget
-from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.said import Bytes, Num, Percent, Text, say
 from rigcheck.core.unified import unified_share
-from rigcheck.core.units import fmt_bytes
 
 #: fraction of each GPU's capacity kept free for fragmentation and other processes (shown to users)
 GPU_MARGIN = 0.05
@@ -24,16 +23,17 @@ def host_reserve(total: int) -> int:
     return min(max(total // 10, 2 * GIB), 16 * GIB)
 
 
-def _minus(total: int, reserve: int) -> tuple[str, str, str]:
+def _minus(total: int, reserve: int) -> tuple[Bytes | Num, Bytes | Num, Bytes | Num]:
     """``total``, ``reserve`` and what is left, each shown to 0.1 GiB with the shown subtraction exact: the
     total and the rest are rounded once and the reserve shown is their difference."""
     if total < GIB or reserve > total:
-        return fmt_bytes(total), fmt_bytes(reserve), fmt_bytes(total - reserve)
+        return Bytes(total), Bytes(reserve), Bytes(total - reserve)
     shown_total = round(total / GIB, 1)
     shown_rest = round((total - reserve) / GIB, 1)
     # one unit for the three, so that the subtraction reads as one (not 1.0 TiB - 16.0 GiB = 1008.0 GiB)
     return tuple(  # type: ignore[return-value]
-        f"{num(value, 1, group=False)} GiB" for value in (shown_total, shown_total - shown_rest, shown_rest)
+        Num(value, 1, group=False, unit=" GiB")
+        for value in (shown_total, shown_total - shown_rest, shown_rest)
     )
 
 
@@ -43,7 +43,7 @@ def gpu_margin(total: int, engine: Engine = "llama.cpp") -> int:
 
 
 def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budget:
-    reasons: list[str] = []
+    reasons: list[Text] = []
     gpu_bytes: list[int] = []
     total_ram = machine.memory.total_bytes
     from_ram = 0  # what unified GPUs take out of the RAM the OS reports
@@ -53,30 +53,30 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         total = share.bytes if share is not None else gpu.memory_total_bytes
         if total is None:
             gpu_bytes.append(0)
-            reasons.append(tr("{label}: memory size unknown, not used", label=label))
+            reasons.append(say("{label}: memory size unknown, not used", label=label))
             continue
         margin = gpu_margin(total, engine)
         if share is not None:
             usable = total - margin
             reasons.append(
-                tr(
+                say(
                     "{reason}; less a {margin} safety margin = {usable}",
                     reason=share.reason,
-                    margin=fmt_bytes(margin),
-                    usable=fmt_bytes(usable),
+                    margin=Bytes(margin),
+                    usable=Bytes(usable),
                 )
             )
             from_ram += max(usable - (share.bytes - share.from_ram), 0)  # a carve-out is not in RAM
         elif live and gpu.memory_free_bytes is not None and not gpu.unified_memory:
             usable = gpu.memory_free_bytes - margin
             reasons.append(
-                tr(
+                say(
                     "{label}: {free} free of {total}, less a {margin} safety margin = {usable}",
                     label=label,
-                    free=fmt_bytes(gpu.memory_free_bytes),
-                    total=fmt_bytes(total),
-                    margin=fmt_bytes(margin),
-                    usable=fmt_bytes(usable),
+                    free=Bytes(gpu.memory_free_bytes),
+                    total=Bytes(total),
+                    margin=Bytes(margin),
+                    usable=Bytes(usable),
                 )
             )
         else:
@@ -87,12 +87,12 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
                 else "{label}: {total} capacity, less a {margin} safety margin = {usable}"
             )
             reasons.append(
-                tr(
+                say(
                     template,
                     label=label,
-                    total=fmt_bytes(total),
-                    margin=fmt_bytes(margin),
-                    usable=fmt_bytes(usable),
+                    total=Bytes(total),
+                    margin=Bytes(margin),
+                    usable=Bytes(usable),
                 )
             )
             if gpu.unified_memory:
@@ -105,10 +105,10 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         available = machine.memory.available_bytes
         if available < ram:
             reasons.append(
-                tr(
+                say(
                     "RAM: {available} available now (less than {total} - {reserve} kept for the system "
                     "= {ram})",
-                    available=fmt_bytes(available),
+                    available=Bytes(available),
                     total=total_s,
                     reserve=reserve_s,
                     ram=ram_s,
@@ -116,9 +116,9 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
             )
         else:
             reasons.append(
-                tr(
+                say(
                     "RAM: {total} - {reserve} kept for the system = {ram} ({available} available now)",
-                    available=fmt_bytes(available),
+                    available=Bytes(available),
                     total=total_s,
                     reserve=reserve_s,
                     ram=ram_s,
@@ -127,7 +127,7 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
         ram = min(ram, available)
     else:
         reasons.append(
-            tr(
+            say(
                 "RAM: {total} - {reserve} kept for the system = {ram}",
                 total=total_s,
                 reserve=reserve_s,
@@ -137,11 +137,11 @@ def budgets(machine: Machine, live: bool, engine: Engine = "llama.cpp") -> Budge
     if from_ram:
         ram = max(ram - from_ram, 0)
         reasons.append(
-            tr(
+            say(
                 "unified memory: the {gpu} the GPU may use comes out of the same RAM, leaving "
                 "{ram} for the CPU side",
-                gpu=fmt_bytes(from_ram),
-                ram=fmt_bytes(ram),
+                gpu=Bytes(from_ram),
+                ram=Bytes(ram),
             )
         )
     return Budget(tuple(gpu_bytes), max(ram, 0), tuple(reasons))
@@ -157,8 +157,8 @@ def vllm_budget(machine: Machine, budget: Budget) -> Budget:
         min(b, int(g.memory_total_bytes * VLLM_GPU_UTILIZATION)) if g.memory_total_bytes else b
         for g, b in zip(machine.gpus, budget.gpu_bytes, strict=True)
     )
-    reason = tr(
+    reason = say(
         "vLLM uses at most {share} of each GPU's memory (--gpu-memory-utilization default)",
-        share=percent(VLLM_GPU_UTILIZATION),
+        share=Percent(VLLM_GPU_UTILIZATION),
     )
-    return Budget(capped, budget.cpu_bytes, (*budget.reasons, reason))
+    return Budget(capped, budget.cpu_bytes, (*budget.reasons_said, reason))

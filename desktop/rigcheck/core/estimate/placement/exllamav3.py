@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from rigcheck.core.estimate.exllamav3 import EXL3_SOURCE, RESERVE_BYTES
 from rigcheck.core.estimate.placement.types import Budget
-from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, say
 
 
 def exllamav3_budget(machine: Machine, budget: Budget) -> Budget:
@@ -16,10 +15,10 @@ def exllamav3_budget(machine: Machine, budget: Budget) -> Budget:
         min(b, max(g.memory_total_bytes - RESERVE_BYTES, 0)) if g.memory_total_bytes else b
         for g, b in zip(machine.gpus, budget.gpu_bytes, strict=True)
     )
-    reason = tr(
+    reason = say(
         "ExLlamaV3 reserves {reserve} on each GPU and loads whole modules in order, none on the CPU "
         "({source})",
-        reserve=fmt_bytes(RESERVE_BYTES),
+        reserve=Bytes(RESERVE_BYTES),
         source=EXL3_SOURCE,
     )
-    return Budget(capped, budget.cpu_bytes, (*budget.reasons, reason))
+    return Budget(capped, budget.cpu_bytes, (*budget.reasons_said, reason))

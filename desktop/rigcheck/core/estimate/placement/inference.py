@@ -57,7 +57,7 @@ def place_inference(
                 one = tuple(b if j == i else 0 for j, b in enumerate(budget.gpu_bytes))
                 alone = place_inference(
                     est,
-                    Budget(one, budget.cpu_bytes, budget.reasons),
+                    Budget(one, budget.cpu_bytes, budget.reasons_said),
                     "none",
                     "layer",
                     cpu_experts=cpu_experts,
@@ -78,7 +78,7 @@ def place_inference(
         first_only = Budget(
             tuple(b if j == first else 0 for j, b in enumerate(budget.gpu_bytes)),
             budget.cpu_bytes,
-            budget.reasons,
+            budget.reasons_said,
         )
         alone = place_inference(est, first_only, "none", "layer")
         sharded = alone or place_inference(est, budget, "none", "tensor")

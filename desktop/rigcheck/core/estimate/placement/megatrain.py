@@ -30,9 +30,21 @@ GPU (train.py logs ``torch.cuda.max_memory_allocated``, the allocator peak):
 - checkpoints: the hidden state every K layers and after the last, B·T·h bf16 each, alive until the
   backward ends;
 - then the larger of two phases: the loss, computed in 128-token chunks but with the graph kept until
-  one ``loss.backward()``, so every chunk's bf16 logits stay (B·(T-1)·V) beside the normed hidden
-  state; or one layer's backward: K-1 recomputed hidden states, that layer's saved activations and
-  its input gradients (the per-token rules of training_memory), and its bf16 weight gradients.
+  one ``loss.backward()``, so every chunk's bf16 logits stay (B·(T-1)·V: flash-attn's CrossEntropyLoss
+  saves its logits input for the backward, ``ctx.save_for_backward(logits, lse, labels)``) beside the
+  normed hidden state; or one layer's backward: the block's K recomputed hidden states
+  (``recompute_cache`` holds all K outputs until the first of them is differentiated), that layer's saved
+  activations and its input gradients (the per-token rules of training_memory), and its bf16 weight
+  gradients. Samples are padded to ``max_seq_len`` (infinity/data/datasets.py ``padding="max_length"``),
+  so T is the configured length whatever the data.
+
+Several GPUs (data parallel since 5cf47ac, 2026-04-17: infinity/model/mp_state.py, mp_worker.py): one
+worker process per GPU, each with the GPU state above for its share of the batch
+(``batch_size // world_size``); host RAM holds one shared copy: the bf16 parameters, a shared flat bf16
+copy of every layer (``layer_shared_flats``), shared bf16 gradients allocated once and zeroed in place
+(``grad = torch.zeros_like(p.data); grad.share_memory_()``), the fp32 Adam m and v, and per worker its
+pinned gradient slabs (12 of the largest layer, one head and one embedding slab). The CPU optimizer
+steps once per step for all workers.
 """
 
 from __future__ import annotations
@@ -48,6 +60,10 @@ GRAD_SLABS = 12
 HOST_RESIDENT_BYTES = 2 + 8
 #: + the bf16 gradients during the step
 HOST_STEP_BYTES = HOST_RESIDENT_BYTES + 2
+#: several GPUs: shared bf16 parameters, shared layer flats, shared bf16 gradients, fp32 m and v (layers);
+#: the embedding and head have no shared flat
+SHARED_LAYER_BYTES = 2 + 2 + 2 + 8
+SHARED_OUTSIDE_BYTES = 2 + 2 + 8
 #: the CUDA context calc_resource.py budgets (CUDA_CONTEXT_GB); outside the allocator peak
 CUDA_CONTEXT = 2 * 10**9
 #: the chunked loss's chunk (cpu_master.py chunk_size)
@@ -74,13 +90,30 @@ def staging_bytes(arch: ArchConfig) -> int:
     return BF16 * ((2 + GRAD_SLABS) * _largest(arch) + outside)
 
 
-def host_resident_bytes(arch: ArchConfig) -> int:
-    """RAM between steps (what MegaTrain's log reads): bf16 parameters, fp32 m and v, the staging."""
+def worker_staging_bytes(arch: ArchConfig) -> int:
+    """Pinned host buffers of one worker on several GPUs: its gradient slabs, head and embedding slabs
+    (the workers read the shared layer flats directly, no flat staging buffers)."""
+    return BF16 * (GRAD_SLABS * _largest(arch) + arch.embed_params + arch.head_params)
+
+
+def _shared_bytes(arch: ArchConfig) -> int:
+    outside = arch.embed_params + arch.head_params
+    return SHARED_LAYER_BYTES * (arch.params_total - outside) + SHARED_OUTSIDE_BYTES * outside
+
+
+def host_resident_bytes(arch: ArchConfig, ranks: int = 1) -> int:
+    """RAM between steps (what MegaTrain's log reads): bf16 parameters, fp32 m and v, the staging; on
+    several GPUs the shared state (gradients included: allocated once) and each worker's slabs."""
+    if ranks > 1:
+        return _shared_bytes(arch) + ranks * worker_staging_bytes(arch)
     return HOST_RESIDENT_BYTES * arch.params_total + staging_bytes(arch)
 
 
-def host_step_bytes(arch: ArchConfig) -> int:
-    """RAM at the optimizer step, the peak a machine must hold: the resident part + bf16 gradients."""
+def host_step_bytes(arch: ArchConfig, ranks: int = 1) -> int:
+    """RAM at the optimizer step, the peak a machine must hold: the resident part + bf16 gradients
+    (on several GPUs the shared gradients are resident already)."""
+    if ranks > 1:
+        return host_resident_bytes(arch, ranks)
     return HOST_STEP_BYTES * arch.params_total + staging_bytes(arch)
 
 
@@ -92,11 +125,11 @@ def weight_bytes(arch: ArchConfig) -> int:
 def sample_bytes(arch: ArchConfig, context: int) -> int:
     """GPU bytes one sample of ``context`` tokens adds at the peak."""
     h = arch.hidden_size
-    checkpoints = (-(-arch.num_layers // CHECKPOINT_INTERVAL) + 1) * context * h * BF16
+    checkpoints = checkpoint_bytes(arch, context)
     # every chunk's logits, the normed hidden state and the RMSNorm's fp32 input copy
-    loss = max(context - 1, 0) * arch.vocab_size * BF16 + context * h * (BF16 + 4)
+    loss = logits_bytes(arch, context) + context * h * (BF16 + 4)
     layer = layer_token_bytes(arch, False, "flash", context) + backward_token_bytes(arch)
-    backward = context * ((CHECKPOINT_INTERVAL - 1) * h * BF16 + layer)
+    backward = context * (CHECKPOINT_INTERVAL * h * BF16 + layer)
     return checkpoints + max(loss, backward)
 
 
@@ -113,6 +146,16 @@ def gpu_peak_bytes(arch: ArchConfig, context: int, batch: int) -> int:
 def gpu_bytes(arch: ArchConfig, context: int, batch: int) -> int:
     """The process total on the GPU: the allocator peak and the CUDA context."""
     return CUDA_CONTEXT + gpu_peak_bytes(arch, context, batch)
+
+
+def logits_bytes(arch: ArchConfig, context: int) -> int:
+    """One sample's bf16 logits of every loss chunk, which the graph keeps until ``loss.backward()``."""
+    return max(context - 1, 0) * arch.vocab_size * BF16
+
+
+def checkpoint_bytes(arch: ArchConfig, context: int) -> int:
+    """One sample's saved hidden states: every K layers and after the last, alive to the backward's end."""
+    return (-(-arch.num_layers // CHECKPOINT_INTERVAL) + 1) * context * arch.hidden_size * BF16
 
 
 def largest_batch(arch: ArchConfig, budget: int, context: int) -> int:

@@ -13,8 +13,8 @@ module takes one GPU per instance (tp = pp = 1) and no speculative decoding.
 from __future__ import annotations
 
 from rigcheck.core.estimate.placement.types import Budget
-from rigcheck.core.i18n import percent, tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.said import Joined, Percent, say
 
 SGLANG_SOURCE = "sgl-project/sglang python/sglang/srt/server_args.py (ServerArgs._handle_gpu_memory_settings)"
 MIB = 1024**2
@@ -43,10 +43,10 @@ def sglang_budget(machine: Machine, budget: Budget) -> Budget:
         for g, b, f in zip(machine.gpus, budget.gpu_bytes, fractions, strict=True)
     )
     shown = sorted({f for f in fractions if f is not None})
-    reason = tr(
+    reason = say(
         "SGLang keeps {share} of each GPU's memory for weights and KV cache (--mem-fraction-static default; "
         "the rest for activations and CUDA graphs: {source})",
-        share=", ".join(percent(f) for f in shown) if shown else "?",
+        share=Joined(", ", tuple(Percent(f) for f in shown)) if shown else "?",
         source=SGLANG_SOURCE,
     )
-    return Budget(capped, budget.cpu_bytes, (*budget.reasons, reason))
+    return Budget(capped, budget.cpu_bytes, (*budget.reasons_said, reason))

@@ -25,7 +25,7 @@ def only_main_gpu(budget: Budget) -> Budget:
     """``--split-mode none``: the main GPU (the first with room) alone."""
     main = next((i for i, b in enumerate(budget.gpu_bytes) if b > 0), None)
     gpus = tuple(b if i == main else 0 for i, b in enumerate(budget.gpu_bytes))
-    return Budget(gpus, budget.cpu_bytes, budget.reasons)
+    return Budget(gpus, budget.cpu_bytes, budget.reasons_said)
 
 
 def layer_devices(n_layers: int, shares: Sequence[float]) -> list[int]:

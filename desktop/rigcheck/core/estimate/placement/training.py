@@ -90,6 +90,16 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
         return Placement(per_gpu, cpu_bytes, layers, n_layers, mode, gpu_peak_bytes=peak)
 
+    if est.framework == "megatrain" and est.workload == "full" and offload != "full":
+        return None  # MegaTrain streams the layers from RAM: its placement is the streamed one
+    if offload == "none" and est.training_gpus > 1:  # sharded (FSDP): every GPU of the run holds its share
+        ranks = [i for i, b in enumerate(budget.gpu_bytes) if b >= est.total_bytes][: est.training_gpus]
+        if len(ranks) < est.training_gpus or est.training_host_bytes > budget.cpu_bytes:
+            return None
+        per_gpu = tuple(est.total_bytes if i in ranks else 0 for i in range(len(budget.gpu_bytes)))
+        cuda = est.total("overhead")
+        peak = tuple(max(b - cuda, 0) if b else 0 for b in per_gpu)
+        return Placement(per_gpu, est.training_host_bytes, n_layers, n_layers, "none", gpu_peak_bytes=peak)
     if offload == "none":  # a framework's offloaded checkpoints (Unsloth's) sit in host RAM
         return on(est.total_bytes, est.training_host_bytes, "none", n_layers)
     runtime = est.total("activations") + est.total("overhead")
@@ -113,6 +123,14 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
         return replicas(gpu + runtime + zero3_buffer_bytes(params), lambda _n: cpu, "params", 0)
     # MegaTrain: RAM holds the bf16 weights, their gradients at the step and fp32 Adam states; the GPU the
     # layer buffers and templates, the embedding and head, the checkpoints and the larger of the loss and
-    # one layer's backward (placement/megatrain.py)
+    # one layer's backward (placement/megatrain.py). With several GPUs that hold it, one data-parallel
+    # worker per GPU (MegaTrain's ``devices``), each at ``est.batch``, over one shared host copy.
     gpu = megatrain.gpu_bytes(arch, est.context, est.batch)
+    ranks = [i for i, b in enumerate(budget.gpu_bytes) if b >= gpu]
+    if len(ranks) > 1:
+        host = megatrain.host_step_bytes(arch, len(ranks))
+        if host <= budget.cpu_bytes:
+            per_gpu = tuple(gpu if i in ranks else 0 for i in range(len(budget.gpu_bytes)))
+            peak = tuple(max(b - MEGATRAIN_CUDA_CONTEXT, 0) if b else 0 for b in per_gpu)
+            return Placement(per_gpu, host, 0, n_layers, "full", gpu_peak_bytes=peak)
     return on(gpu, megatrain.host_step_bytes(arch), "full", 0, MEGATRAIN_CUDA_CONTEXT)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rigcheck.core.said import Text, render_all
+
 Offload = Literal["auto", "none", "layers", "experts", "optimizer", "params", "full"]
 
 
@@ -37,4 +39,9 @@ class Budget:
 
     gpu_bytes: tuple[int, ...]
     cpu_bytes: int
-    reasons: tuple[str, ...]
+    #: why, as said (made into words when shown: :attr:`reasons`)
+    reasons_said: tuple[Text, ...]
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return render_all(self.reasons_said)

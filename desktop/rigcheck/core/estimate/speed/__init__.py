@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
-from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import CPU, GPU, Machine
+from rigcheck.core.said import Joined, Num, Percent, Said, Text, render, say
 
 CPU_CLASS = "cpu"
 _DEFAULT_BACKEND: dict[str, Backend] = {"nvidia": "cuda", "amd": "rocm", "apple": "metal", "intel": "vulkan"}
@@ -136,8 +136,12 @@ def engine_gpu_factor(
 class HostBandwidth:
     bytes_per_s: int
     source: HostSource
-    #: in words, with the platform or the measurement
-    why: str
+    #: in words, with the platform or the measurement, as said: :attr:`why` in words
+    why_said: Text
+
+    @property
+    def why(self) -> str:
+        return render(self.why_said)
 
 
 def cpu_platform(catalog: Catalog, cpu_model: str | None) -> CpuPlatform | None:
@@ -160,8 +164,15 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             memory.bandwidth_bytes_per_s,
             source,
-            f"{num(memory.bandwidth_bytes_per_s / 1e9, group=False)} GB/s "
-            f"({tr(memory.bandwidth_source or 'from the snapshot')})",
+            Joined(
+                "",
+                (
+                    Num(memory.bandwidth_bytes_per_s / 1e9, group=False, unit=" GB/s"),
+                    " (",
+                    say(memory.bandwidth_source or "from the snapshot"),
+                    ")",
+                ),
+            ),
         )
     # A unified-memory machine (Apple, Strix Halo, GB10) has one memory: its RAM is the GPU's memory,
     # whose bandwidth the GPU catalog has (the CPU cores alone reach only part of that peak).
@@ -172,10 +183,10 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
             return HostBandwidth(
                 bw,
                 "catalog",
-                tr(
+                say(
                     "{bw} GB/s: the unified memory of {gpu}, shared by CPU and GPU (peak; the CPU cores "
                     "alone reach less) ({source})",
-                    bw=num(bw / 1e9, group=False),
+                    bw=Num(bw / 1e9, group=False),
                     gpu=spec.name,
                     source=spec.source,
                 ),
@@ -186,16 +197,16 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
         return HostBandwidth(
             bw,
             "catalog",
-            tr(
+            say(
                 "{bw} GB/s: {platform}, {channels} channels × {mts} MT/s ({source})",
-                bw=num(bw / 1e9, group=False),
+                bw=Num(bw / 1e9, group=False),
                 platform=platform.name,
                 channels=platform.channels,
                 mts=platform.mt_per_s,
                 source=platform.source,
             ),
         )
-    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", tr(DEFAULT_HOST_SOURCE))
+    return HostBandwidth(DEFAULT_HOST_BANDWIDTH, "default", say(DEFAULT_HOST_SOURCE))
 
 
 #: llama.cpp's CPU decode reads its weights at this share of a *measured* host bandwidth: on a Raspberry Pi 5
@@ -244,7 +255,12 @@ class PrefillPath:
     dense, quantised-weight prefill efficiency, and why, in words (empty when nothing applies)."""
 
     factor: float
-    why: str
+    #: as said: :attr:`why` in words
+    why_said: Text
+
+    @property
+    def why(self) -> str:
+        return render(self.why_said)
 
 
 #: prompt tokens per expert and micro-batch at which ``prefill_moe_factor`` is stated
@@ -270,7 +286,7 @@ def prefill_path(
     expert, × (tokens per expert / 64) ** ``prefill_moe_exponent``, never above the dense share. Both are
     fitted per hardware class × backend on measured rows (benchmarks/fit_speed.py).
     """
-    value, words = 1.0, []
+    value, words = 1.0, list[Said]()
     if moe and unquantized and factor.prefill_float_moe_factor != 1.0:
         # Unquantized experts leave the quantised MUL_MAT_ID kernels: llama.cpp's CUDA/HIP backend multiplies
         # them expert by expert with a host synchronisation (the fallback loop of ggml_cuda_mul_mat_id), its
@@ -278,26 +294,26 @@ def prefill_path(
         # VK_KHR_shader_bfloat16). One factor, fitted on such rows, stands for the float and MoE factors.
         return PrefillPath(
             factor.prefill_float_moe_factor,
-            tr(
+            say(
                 "unquantized experts (float MUL_MAT_ID kernels) × {factor}",
-                factor=num(factor.prefill_float_moe_factor, 2),
+                factor=Num(factor.prefill_float_moe_factor, 2),
             ),
         )
     if unquantized and factor.prefill_float_factor != 1.0:
         value *= factor.prefill_float_factor
-        words.append(tr("unquantized weights × {factor}", factor=num(factor.prefill_float_factor, 2)))
+        words.append(say("unquantized weights × {factor}", factor=Num(factor.prefill_float_factor, 2)))
     if moe and factor.prefill_moe_factor != 1.0:
         scale = (max(tokens_per_expert, 1.0) / MOE_TOKENS_REF) ** factor.prefill_moe_exponent
         moe_share = min(factor.prefill_moe_factor * scale, 1.0)
         value *= moe_share
         words.append(
-            tr(
+            say(
                 "expert GEMMs over {tokens} tokens each × {share}",
-                tokens=num(tokens_per_expert),
-                share=num(moe_share, 2),
+                tokens=Num(tokens_per_expert),
+                share=Num(moe_share, 2),
             )
         )
-    return PrefillPath(value, ", ".join(words))
+    return PrefillPath(value, Joined(", ", tuple(words)) if words else "")
 
 
 #: Where llama.cpp multiplies one token's routed experts with a tiled matrix-matrix kernel instead of its
@@ -400,8 +416,12 @@ class PrefillCompute:
     peak_tflops: float
     #: the board power limit held it below peak × efficiency
     power_bound: bool
-    #: in words, when the power limit binds (empty otherwise)
-    why: str
+    #: in words, when the power limit binds (empty otherwise), as said: :attr:`why` in words
+    why_said: Text
+
+    @property
+    def why(self) -> str:
+        return render(self.why_said)
 
 
 def prefill_compute(
@@ -427,15 +447,15 @@ def prefill_compute(
     limit = watts or (spec.tdp_watts if spec else None)
     if per_watt and limit and limit * per_watt * 1e12 < rate:
         capped = limit * per_watt * 1e12
-        why = tr(
+        why = say(
             "held to {capped} TFLOPS by its {watts} W power limit ({per_watt} TFLOPS per watt, {hw_class}), "
             "below {peak_why} × {efficiency}",
-            capped=num(capped / 1e12, 1),
-            watts=num(limit),
-            per_watt=num(per_watt, 3),
+            capped=Num(capped / 1e12, 1),
+            watts=Num(limit),
+            per_watt=Num(per_watt, 3),
             hw_class=factor.hw_class,
             peak_why=peak_why,
-            efficiency=percent(factor.prefill_compute_efficiency),
+            efficiency=Percent(factor.prefill_compute_efficiency),
         )
         return PrefillCompute(capped, peak, True, why)
     return PrefillCompute(rate, peak, False, "")

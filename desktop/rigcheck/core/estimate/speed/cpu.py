@@ -11,9 +11,8 @@ from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.speed.prefill import memory_bound_prefill, prefill_streamed_bytes
 from rigcheck.core.estimate.speed.reads import prefill_flops_per_token
 from rigcheck.core.estimate.speed.result import Speed
-from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Num, Percent, Text, say
 
 
 def ram_decode_seconds(
@@ -25,7 +24,7 @@ def ram_decode_seconds(
     cpu_layers: int,
     experts_only: bool,
     gpu_seconds: float,
-    explanation: list[str],
+    explanation: list[Text],
 ) -> float | Speed:
     """Seconds per token reading ``cpu_read`` bytes from RAM (``experts_only``: routed experts, with every
     layer on the GPUs); or, for ktransformers without fitted CPU factors, a :class:`Speed` that says so."""
@@ -34,7 +33,7 @@ def ram_decode_seconds(
     if kt:
         cpu_factor = speed.engine_cpu_factor(catalog, speed.KTRANSFORMERS)
         if cpu_factor is None:
-            return Speed(explanation=(*explanation, tr(
+            return Speed(explanation_said=(*explanation, say(
                 "ktransformers: no fitted CPU factors (catalog/speed.toml); speed not estimated"
             )))  # fmt: skip
     else:
@@ -57,13 +56,13 @@ def ram_decode_seconds(
         template = "RAM: {read} of routed experts read per token at {how} × {efficiency}"
     else:
         template = "RAM: {read} of weights read per token at {how} × {efficiency}"
-    explanation.append(tr(template, read=fmt_bytes(cpu_read), how=host.why, efficiency=percent(efficiency)))
+    explanation.append(say(template, read=Bytes(cpu_read), how=host.why_said, efficiency=Percent(efficiency)))
     if cpu_s > gpu_seconds and kt:
         explanation.append(
-            tr(
+            say(
                 "decode bound by host memory bandwidth: the CPU reads every token's routed experts "
                 "from RAM ({share} of the time per token)",
-                share=percent(cpu_s / (gpu_seconds + cpu_s)),
+                share=Percent(cpu_s / (gpu_seconds + cpu_s)),
             )
         )
     return cpu_s
@@ -74,7 +73,7 @@ def cpu_prefill(
     head: int,
     machine: Machine,
     catalog: Catalog,
-    explanation: list[str],
+    explanation: list[Text],
     *,
     speedup: float = 1.0,
 ) -> float | None:
@@ -87,19 +86,19 @@ def cpu_prefill(
     factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
     if compute is None or factor is None or factor.prefill_compute_efficiency is None:
         explanation.append(
-            tr("prefill: CPU clock not known; not estimated")
+            say("prefill: CPU clock not known; not estimated")
             if compute is None
-            else tr("prefill: no fitted CPU prefill efficiency; not estimated")
+            else say("prefill: no fitted CPU prefill efficiency; not estimated")
         )
         return None
     rate = compute.flops_per_s * factor.prefill_compute_efficiency * speedup
     flops = prefill_flops_per_token(arch)
     explanation.append(
-        tr(
+        say(
             "prefill on the CPU: {gflops} GFLOPs per token at {how} × {efficiency}",
-            gflops=num(flops / 1e9, 1),
+            gflops=Num(flops / 1e9, 1),
             how=compute.why,
-            efficiency=percent(factor.prefill_compute_efficiency),
+            efficiency=Percent(factor.prefill_compute_efficiency),
         )
     )
     compute_s = flops / rate

@@ -21,9 +21,8 @@ from rigcheck.core.estimate.speed.multigpu import (
 )
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, peak_tflops
 from rigcheck.core.estimate.speed.result import Bound, Speed
-from rigcheck.core.i18n import percent, sig, tr
 from rigcheck.core.machine import Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Joined, Percent, Sig, Text, say
 
 
 def gpu_decode_seconds(
@@ -37,7 +36,7 @@ def gpu_decode_seconds(
     gpu_read: float,
     expert_read: Sequence[int],
     flops_per_byte: float,
-    explanation: list[str],
+    explanation: list[Text],
 ) -> tuple[float, Bound] | Speed:
     """Seconds per token on the GPUs and what bounds them; or, where a GPU lacks a bandwidth or factors,
     a :class:`Speed` that says so."""
@@ -56,7 +55,7 @@ def gpu_decode_seconds(
                 if bw is None
                 else "GPU {index} ({name}): no speed factors"
             )
-            return Speed(explanation=(tr(template, index=i, name=gpus[i].name),))
+            return Speed(explanation_said=(say(template, index=i, name=gpus[i].name),))
         if placement.split == "tensor":
             share, layers_here = 1 / len(used), n_gpu_layers
         else:
@@ -85,33 +84,29 @@ def gpu_decode_seconds(
         if compute_s > memory_s or tiled_bound:
             bound = "compute"
         gpu_seconds = max(gpu_seconds, device_s) if placement.split == "tensor" else gpu_seconds + device_s
-        explanation.append(
-            tr(
-                "GPU {index}: {read} read per token at {bw} GB/s × {efficiency} ({hw_class}, {backend}) "
-                "+ {layers} layers × {per_layer} µs fixed per token",
-                index=i,
-                read=fmt_bytes(read),
-                bw=sig(bw, 6),
-                efficiency=percent(factor.decode_bandwidth_efficiency),
-                hw_class=factor.hw_class,
-                backend=factor.backend,
-                layers=layers_here,
-                per_layer=sig(factor.per_layer_us, 6),
-            )
-            + (
-                tr(" + {us} µs per GPU", us=sig(factor.per_gpu_us, 6))
-                if factor.per_gpu_us and position and placement.split != "tensor"
-                else ""
-            )
+        line: Text = say(
+            "GPU {index}: {read} read per token at {bw} GB/s × {efficiency} ({hw_class}, {backend}) "
+            "+ {layers} layers × {per_layer} µs fixed per token",
+            index=i,
+            read=Bytes(read),
+            bw=Sig(bw, 6),
+            efficiency=Percent(factor.decode_bandwidth_efficiency),
+            hw_class=factor.hw_class,
+            backend=factor.backend,
+            layers=layers_here,
+            per_layer=Sig(factor.per_layer_us, 6),
         )
+        if factor.per_gpu_us and position and placement.split != "tensor":
+            line = Joined("", (line, say(" + {us} µs per GPU", us=Sig(factor.per_gpu_us, 6))))
+        explanation.append(line)
         if tiled is not None:
-            explanation.append(tr("GPU {index}: {why}", index=i, why=tiled[2]))
+            explanation.append(say("GPU {index}: {why}", index=i, why=tiled[2]))
     if placement.split == "tensor" and len(used) > 1:
         link = link_between([gpus[i] for i in used], [specs[i] for i in used])
         reduce_s = allreduce_seconds(n_gpu_layers, link, len(used))
         if reduce_s is None:
             explanation.append(
-                tr(
+                say(
                     "tensor parallel over {count} GPUs: no measured all-reduce latency for this link; "
                     "its cost is not counted",
                     count=len(used),
@@ -120,13 +115,13 @@ def gpu_decode_seconds(
         else:
             gpu_seconds += reduce_s
             explanation.append(
-                tr(
+                say(
                     "tensor parallel over {count} GPUs ({link}): {reductions} all-reduces per token at "
                     "{us} µs each ({source})",
                     count=len(used),
                     link=link,
                     reductions=n_gpu_layers * ALLREDUCES_PER_LAYER,
-                    us=sig(reduce_s / (n_gpu_layers * ALLREDUCES_PER_LAYER) * 1e6, 3),
+                    us=Sig(reduce_s / (n_gpu_layers * ALLREDUCES_PER_LAYER) * 1e6, 3),
                     source=ALLREDUCE_SOURCES[link],
                 )
             )

@@ -19,17 +19,15 @@ from rigcheck.core.estimate.speed.prefill import gpu_prefill, prefill_maturity
 from rigcheck.core.estimate.speed.reads import active_bytes, bf16_scalar_path
 from rigcheck.core.estimate.speed.result import Speed
 from rigcheck.core.estimate.speed.training import training_speed
-from rigcheck.core.i18n import percent, tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.said import Percent, Text, say
 
 
 def estimate_speed(est: MemoryEstimate, placement: Placement, machine: Machine, catalog: Catalog) -> Speed:
-    explanation: list[str] = []
-    gpus = machine.gpus
-    specs = [catalog.spec_for(g) for g in gpus]
+    specs = [catalog.spec_for(g) for g in machine.gpus]
     if est.workload != "inference":
-        return training_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
-    return inference_speed(est, placement, machine, catalog, specs=specs, explanation=explanation)
+        return training_speed(est, placement, machine, catalog, specs=specs, explanation=[])
+    return inference_speed(est, placement, machine, catalog, specs=specs, explanation=[])
 
 
 def inference_speed(
@@ -39,7 +37,7 @@ def inference_speed(
     catalog: Catalog,
     *,
     specs: Sequence[GpuSpec | None],
-    explanation: list[str],
+    explanation: list[Text],
 ) -> Speed:
     arch = est.model.arch
     gpus = machine.gpus
@@ -78,7 +76,7 @@ def inference_speed(
         explanation.append(mlx_factor_line(gpu_factors.values()))
     if est.engine == "exllamav3":
         explanation.append(
-            tr(
+            say(
                 "ExLlamaV3: no ExLlamaV3 measurements are fitted yet, so llama.cpp's CUDA factors for this "
                 "GPU stand in"
             )
@@ -102,11 +100,11 @@ def inference_speed(
     if mature is not None and mature.decode_factor != 1.0:
         seconds /= mature.decode_factor
         explanation.append(
-            tr(
+            say(
                 "{engine} runs {model_type} at {share} of its usual speed ({source})",
                 engine=est.engine,
                 model_type=arch.model_type,
-                share=percent(mature.decode_factor),
+                share=Percent(mature.decode_factor),
                 source=mature.source,
             )
         )
@@ -114,9 +112,9 @@ def inference_speed(
     if arch.is_moe:
         active_fraction = arch.params_active / arch.params_total if arch.params_total else 1.0
         explanation.append(
-            tr(
+            say(
                 "mixture of experts: {share} of the weights are read per token",
-                share=percent(active_fraction),
+                share=Percent(active_fraction),
             )
         )
 

@@ -16,9 +16,8 @@ from rigcheck.core.estimate.speed.reads import (
     prefill_flops_per_token,
     read_ratios,
 )
-from rigcheck.core.i18n import num, percent, tr
 from rigcheck.core.machine import GPU, Machine
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Num, Percent, Said, Text, say
 
 #: ktransformers: what runs where (kvcache-ai/ktransformers doc/en/DeepseekR1_V3_tutorial.md@034a116, "Where
 #: Does the Speedup Come From?": "we offload the expert computation to the CPU and MLA/KVCache to GPU"; the
@@ -42,7 +41,7 @@ def tiled_expert_seconds(
     expert_bytes: float,
     *,
     fp32: bool = False,
-) -> tuple[float, float, str] | None:
+) -> tuple[float, float, Said] | None:
     """Routed experts that llama.cpp multiplies at batch 1 with its tiled MUL_MAT_ID GEMM (the kernel a prompt
     micro-batch runs) rather than a matrix-vector kernel: their bytes on this GPU, the seconds per token they
     take, and why, in words; None where the backend has a matrix-vector kernel for them
@@ -77,17 +76,17 @@ def tiled_expert_seconds(
     rate = found[0] * 1e12 * factor.prefill_compute_efficiency * path.factor
     flops = 2 * expert_bytes / (quant.bits_per_weight / 8)
     seconds = max(per_expert * flops / rate, expert_bytes / (bw * 1e9 * factor.decode_bandwidth_efficiency))
-    why = tr(
+    why = say(
         "{read} of {quant} routed experts per token go through llama.cpp's tiled MUL_MAT_ID GEMM on "
         "{backend}, not a matrix-vector kernel ({source}): each costs what it costs in a prompt micro-batch "
         "for {tokens} tokens, {ms} ms per token at {tflops} TFLOPS",
-        read=fmt_bytes(int(expert_bytes)),
+        read=Bytes(int(expert_bytes)),
         quant=quant.name,
         backend=backend,
         source=speed.TILED_EXPERT_DECODE_SOURCE,
-        tokens=num(per_expert),
-        ms=num(seconds * 1e3, 1),
-        tflops=num(rate / 1e12, 2),
+        tokens=Num(per_expert),
+        ms=Num(seconds * 1e3, 1),
+        tflops=Num(rate / 1e12, 2),
     )
     return expert_bytes, seconds, why
 
@@ -158,7 +157,7 @@ def ktransformers_parts(
 
 
 def ktransformers_prefill(
-    parts: KtransformersParts, catalog: Catalog, explanation: list[str]
+    parts: KtransformersParts, catalog: Catalog, explanation: list[Text]
 ) -> float | None:
     """ktransformers' prompt rate: the routed experts' products on the CPU (2 FLOPs per weight × the tokens
     routed to it, at cores × clock × FLOPs per cycle × its fitted efficiency), never faster than reading the
@@ -166,44 +165,44 @@ def ktransformers_prefill(
     factor = speed.engine_cpu_factor(catalog, speed.KTRANSFORMERS)
     compute = parts.cpu_compute
     if factor is None or factor.prefill_compute_efficiency is None:
-        explanation.append(tr("prefill: no fitted ktransformers CPU efficiency; not estimated"))
+        explanation.append(say("prefill: no fitted ktransformers CPU efficiency; not estimated"))
         return None
     if compute is None:
-        explanation.append(tr("prefill: CPU clock not known; not estimated"))
+        explanation.append(say("prefill: CPU clock not known; not estimated"))
         return None
     if parts.gpu_prefill_s is None:
-        explanation.append(tr("prefill: compute throughput of this GPU not known; not estimated"))
+        explanation.append(say("prefill: compute throughput of this GPU not known; not estimated"))
         return None
     compute_s = parts.cpu_flops_per_token / (compute.flops_per_s * factor.prefill_compute_efficiency)
     streamed = parts.cpu_expert_bytes * parts.touched
     memory_s = streamed / (parts.host.bytes_per_s * factor.decode_bandwidth_efficiency) / parts.chunk
     explanation.append(
-        tr(
+        say(
             "prefill: the routed experts' {gflops} GFLOPs per token run on the CPU at {how} × {efficiency} "
             "(ktransformers' CPU kernels); the other {gpu_gflops} GFLOPs on the GPU at {tflops} TFLOPS",
-            gflops=num(parts.cpu_flops_per_token / 1e9, 1),
+            gflops=Num(parts.cpu_flops_per_token / 1e9, 1),
             how=compute.why,
-            efficiency=percent(factor.prefill_compute_efficiency),
-            gpu_gflops=num(parts.gpu_flops_per_token / 1e9, 1),
-            tflops=num(parts.gpu_tflops),
+            efficiency=Percent(factor.prefill_compute_efficiency),
+            gpu_gflops=Num(parts.gpu_flops_per_token / 1e9, 1),
+            tflops=Num(parts.gpu_tflops),
         )
     )
     if memory_s > compute_s:
         explanation.append(
-            tr(
+            say(
                 "prefill bound by host memory: each {chunk}-token chunk reads {size} ({share} of the routed "
                 "experts) from RAM once",
                 chunk=parts.chunk,
-                size=fmt_bytes(int(streamed)),
-                share=percent(parts.touched),
+                size=Bytes(int(streamed)),
+                share=Percent(parts.touched),
             )
         )
     elif compute_s > parts.gpu_prefill_s:
         explanation.append(
-            tr(
+            say(
                 "prefill bound by the CPU's compute: the routed experts' matrix products run on its cores "
                 "({share} of the time per token)",
-                share=percent(compute_s / (compute_s + parts.gpu_prefill_s)),
+                share=Percent(compute_s / (compute_s + parts.gpu_prefill_s)),
             )
         )
     return 1 / (max(compute_s, memory_s) + parts.gpu_prefill_s)

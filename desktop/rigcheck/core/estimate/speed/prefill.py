@@ -12,47 +12,46 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
-from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Joined, Num, Percent, Said, Sig, Text, say
 
 
-def memory_bound_prefill(moe: bool, ubatch: int, streamed: float, touched: float, *, from_ram: bool) -> str:
+def memory_bound_prefill(moe: bool, ubatch: int, streamed: float, touched: float, *, from_ram: bool) -> Said:
     """Why prefill is bound by memory: each micro-batch reads the weights (or the routed experts) once."""
-    size = fmt_bytes(int(streamed))
+    size = Bytes(int(streamed))
     if moe and from_ram:
-        return tr(
+        return say(
             "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
             "({share} of the routed experts) from RAM once",
-            ubatch=ubatch, size=size, share=percent(touched),
+            ubatch=ubatch, size=size, share=Percent(touched),
         )  # fmt: skip
     if moe:
-        return tr(
+        return say(
             "prefill bound by memory: each {ubatch}-token micro-batch reads {size} "
             "({share} of the routed experts) once",
-            ubatch=ubatch, size=size, share=percent(touched),
+            ubatch=ubatch, size=size, share=Percent(touched),
         )  # fmt: skip
     if from_ram:
-        return tr(
+        return say(
             "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the "
             "weights) from RAM once",
             ubatch=ubatch, size=size,
         )  # fmt: skip
-    return tr(
+    return say(
         "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) once",
         ubatch=ubatch, size=size,
     )  # fmt: skip
 
 
-def prefill_maturity(engine: str, model_type: str, mature: Maturity) -> str:
+def prefill_maturity(engine: str, model_type: str, mature: Maturity) -> Said:
     """The engine × architecture maturity's share of the usual prompt speed (catalog/speed.toml [[maturity]],
     fitted by benchmarks/fit_speed.py --maturity), in words."""
-    return tr(
+    return say(
         "{engine} processes {model_type} prompts at {share} of its usual speed ({source})",
         engine=engine,
         model_type=model_type,
-        share=percent(mature.prefill_factor),
+        share=Percent(mature.prefill_factor),
         source=mature.source,
     )
 
@@ -102,7 +101,7 @@ def gpu_prefill(
     mature: Maturity | None,
     head: int,
     cpu_read: float,
-    explanation: list[str],
+    explanation: list[Text],
 ) -> float | None:
     """Prompt tokens per second on the GPUs of ``placement``, or None (and why, in ``explanation``)."""
     arch = est.model.arch
@@ -112,12 +111,12 @@ def gpu_prefill(
     cpu_expert = placement.cpu_expert_layers
     prefill = None
     rates: list[float] = []
-    paths: list[str] = []
+    paths: list[Text] = []
     unquantized = est.quant is not None and est.quant.kind == "float"
     per_expert = speed.moe_tokens_per_expert(
         max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
     )
-    power_bound: dict[str, list[int]] = {}
+    power_bound: dict[Text, list[int]] = {}
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
@@ -128,11 +127,11 @@ def gpu_prefill(
             rates = []
             break
         if scalar_bf16[i] is True:
-            words = tr(
+            words = say(
                 "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
                 "to FP32 ({source}), so the FP32 peak ({peak} TFLOPS) applies",
                 source=speed.VULKAN_BF16_SOURCE,
-                peak=num(compute.peak_tflops, 1),
+                peak=Num(compute.peak_tflops, 1),
             )
             if words not in paths:
                 paths.append(words)
@@ -140,10 +139,10 @@ def gpu_prefill(
             factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
         )
         rates.append(compute.flops_per_s * path.factor)
-        if path.why and path.why not in paths:
-            paths.append(path.why)
+        if path.why_said and path.why_said not in paths:
+            paths.append(path.why_said)
         if compute.power_bound:
-            power_bound.setdefault(compute.why, []).append(i)
+            power_bound.setdefault(compute.why_said, []).append(i)
     if rates:
         flops = prefill_flops_per_token(arch)
         speedup = mature.prefill_factor if mature is not None else 1.0
@@ -169,18 +168,18 @@ def gpu_prefill(
             seconds_per_token.append(max(compute_s, memory_s))
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
         prefill = 1 / total
-        explanation.append(
-            tr(
-                "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
-                "{tflops} TFLOPS effective",
-                gflops=num(flops / 1e9, 1),
-                tflops=num(sum(rates) / 1e12),
-            )
-            + (f" ({'; '.join(paths)})" if paths else "")
+        effective = say(
+            "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
+            "{tflops} TFLOPS effective",
+            gflops=Num(flops / 1e9, 1),
+            tflops=Num(sum(rates) / 1e12),
         )
+        # the kernel paths that set the share of the peak, in brackets after it
+        kernels = Joined("", (effective, " (", Joined("; ", tuple(paths)), ")"))
+        explanation.append(kernels if paths else effective)
         for why, indices in power_bound.items():
             explanation.append(
-                tr(
+                say(
                     "prefill on GPU {indices}: {why}",
                     indices=", ".join(str(i) for i in indices),
                     why=why,
@@ -191,7 +190,7 @@ def gpu_prefill(
         if mature is not None and mature.prefill_factor != 1.0:
             explanation.append(prefill_maturity(est.engine, arch.model_type, mature))
         if any(scalar_bf16[i] is None for i in used):
-            explanation.append(tr(VULKAN_BF16_CAVEAT))
+            explanation.append(say(VULKAN_BF16_CAVEAT))
         if cpu_read:
             # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
             # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
@@ -205,14 +204,14 @@ def gpu_prefill(
             copy_s = moved / (link * 1e9) / ubatch
             prefill = 1 / (1 / prefill + copy_s)
             explanation.append(
-                tr(
+                say(
                     "prefill adds PCIe ({link} GB/s) copying {size} of offloaded weights per "
                     "{ubatch}-token micro-batch",
-                    link=sig(link, 6),
-                    size=fmt_bytes(int(moved)),
+                    link=Sig(link, 6),
+                    size=Bytes(int(moved)),
                     ubatch=ubatch,
                 )
             )
     else:
-        explanation.append(tr("prefill: compute throughput of this GPU not known; not estimated"))
+        explanation.append(say("prefill: compute throughput of this GPU not known; not estimated"))
     return prefill

@@ -258,7 +258,14 @@ def training_speed(
         if t_opt > step:
             bound = "cpu_optimizer"
         step += t_opt
-    ranks = len(used) if placement.offload in ("optimizer", "params") else 1
-    if ranks > 1:  # DeepSpeed data parallel: one rank per GPU, the host's CPU optimizer shared
+    ranks = len(used) if placement.offload in ("optimizer", "params", "full") else 1
+    if placement.offload == "none" and est.training_gpus > 1:  # sharded: the GPUs of the run step together
+        ranks = len(used)
+        explanation.append(tr("× {ranks} GPUs (the model states sharded over them, FSDP)", ranks=ranks))
+    elif ranks > 1 and placement.offload == "full":  # MegaTrain's workers: one per GPU, one CPU step for all
+        explanation.append(
+            tr("× {ranks} GPUs (one MegaTrain worker each, one CPU optimizer step)", ranks=ranks)
+        )
+    elif ranks > 1:  # DeepSpeed data parallel: one rank per GPU, the host's CPU optimizer shared
         explanation.append(tr("× {ranks} GPUs (one DeepSpeed data-parallel rank each)", ranks=ranks))
     return Speed(None, None, ranks * tokens_per_step / step, bound, tuple(explanation))
