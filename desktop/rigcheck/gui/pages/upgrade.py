@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import date
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QFont, QShowEvent
@@ -375,6 +376,9 @@ class UpgradePage(QWidget):
         self._filled = False
         #: a comparison asked for while another page was on screen: made when this one is shown
         self._stale = False
+        #: each GPU's purchase price in dollars (_purchase_usd), for the day they were worked out
+        self._prices: dict[str, float | None] = {}
+        self._prices_day: date | None = None
         QTimer.singleShot(0, self._first_fill)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
@@ -524,13 +528,23 @@ class UpgradePage(QWidget):
             spec = catalog.gpu(self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole))
             if spec is None:
                 continue
-            purchase = gpu_cost(spec).purchase
-            key = picker_rank(spec, owned, generations, purchase.usd if purchase else None)
+            key = picker_rank(spec, owned, generations, self._purchase_usd(spec))
             self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
         self.catalog_list.setSortingEnabled(sorting)
         header = self.catalog_list.horizontalHeader()
         if header.sortIndicatorSection() == RELEVANCE:
             self.catalog_list.sortItems(RELEVANCE, header.sortIndicatorOrder())
+
+    def _purchase_usd(self, spec: GpuSpec) -> float | None:
+        """A GPU's purchase price as gpu_cost gives it, worked out once a day per GPU: ranking the ~120
+        cards again for each machine opened or language switched held the GUI thread ~10-15 ms."""
+        today = date.today()
+        if self._prices_day != today:
+            self._prices, self._prices_day = {}, today
+        if spec.id not in self._prices:
+            purchase = gpu_cost(spec).purchase
+            self._prices[spec.id] = purchase.usd if purchase else None
+        return self._prices[spec.id]
 
     def _show_takes(self) -> None:
         """Only the GPUs this machine can take are listed (step downs from its best GPU only with "Show
