@@ -30,10 +30,10 @@ from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
-from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub_gguf import split_gguf_id
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.said import Text, render, say
 
 #: vLLM's default share of each GPU's memory (--gpu-memory-utilization, placement.budget.VLLM_GPU_UTILIZATION)
 VLLM_UTILIZATION = 0.9
@@ -47,8 +47,12 @@ class Commands:
     commands: dict[str, str]
     #: bytes to download for the recommended format (the weight files)
     download_bytes: int | None
-    #: engine -> why there is no command for it here
-    notes: dict[str, str]
+    #: engine -> why there is no command for it here, as said: :attr:`notes` in words
+    notes_said: dict[str, Text]
+
+    @property
+    def notes(self) -> dict[str, str]:
+        return {engine: render(note) for engine, note in self.notes_said.items()}
 
 
 def _q(text: str) -> str:
@@ -341,7 +345,7 @@ def commands_for(
 ) -> Commands:
     """The command for each engine that can run the recommendation (or ``rung``) on ``machine``."""
     out: dict[str, str] = {}
-    notes: dict[str, str] = {}
+    notes: dict[str, Text] = {}
     best = rung if rung is not None else rec.best
     if best is not None and not best.runs:
         best = None
@@ -391,7 +395,7 @@ def commands_for(
     if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
         notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"
     elif not any(machine.gpus):
-        notes["vllm"] = tr("vLLM needs a GPU")
+        notes["vllm"] = say("vLLM needs a GPU")
     else:
         vllm = _vllm_fit(rec, machine, catalog, live=live, asked=rung)
         if vllm is None:
@@ -402,7 +406,7 @@ def commands_for(
     return Commands(shown, download, why)
 
 
-def _printable(out: dict[str, str], notes: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def _printable(out: dict[str, str], notes: dict[str, Text]) -> tuple[dict[str, str], dict[str, Text]]:
     """A command with a control character in it (a path from disk) is not printed to a terminal."""
     for engine, command in list(out.items()):
         if not command.isprintable():
