@@ -109,7 +109,7 @@ def create_window(
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)
     else:
         window.start_probe()
-    QTimer.singleShot(PRELOAD_DELAY_MS, window, lambda: submit(state.pool, _preload, _ignore, _ignore))
+    window.when_settled(PRELOAD_DELAY_MS, lambda: submit(state.pool, _preload, _ignore, _ignore))
     return window
 
 

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 RECENT_LIMIT = 8
 #: a shown window whose first frame was not painted by then (a platform that never paints) loads anyway
 LOAD_FALLBACK_MS = 250
+#: start-up preloads wait for the first page to have its data, polling this often, for at most this long
+SETTLED_POLL_MS = 50
+SETTLED_LATEST_MS = 700
 
 
 class _lazy:  # noqa: N801 - used like the function it was
@@ -161,7 +164,7 @@ class MainWindow(QMainWindow):
         self._restore()
         # the Upgrade page's core modules take ~45 ms to import: a worker imports them once the window is
         # up, so opening the page does not (pure-Python core modules: no Qt object is made)
-        QTimer.singleShot(
+        self.when_settled(
             500, lambda: submit(self.state.pool, _warm_imports, lambda _r: None, lambda _m: None)
         )
 
@@ -299,6 +302,26 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self.state.catalog_loaded:  # a platform that never paints the window still gets its pages
             QTimer.singleShot(LOAD_FALLBACK_MS, self, self.load_catalog)
+
+    def when_settled(
+        self, after_ms: int, fn: Callable[[], object], latest_ms: int = SETTLED_LATEST_MS
+    ) -> None:
+        """Run ``fn`` ``after_ms`` from now once the first page has its data (catalog in, no page busy),
+        at the latest ``latest_ms`` from now: background preloads then do not share the interpreter with
+        the page the user is waiting for."""
+        deadline = QTimer(self)
+        deadline.setSingleShot(True)
+        deadline.start(latest_ms)
+
+        def attempt() -> None:
+            if deadline.isActive() and not (self.state.catalog_loaded and not self.busy()):
+                QTimer.singleShot(SETTLED_POLL_MS, self, attempt)
+                return
+            deadline.stop()
+            deadline.deleteLater()
+            fn()
+
+        QTimer.singleShot(after_ms, self, attempt)
 
     def _catalog_arrived(self, _result: object) -> None:
         """The catalog is in: the page on screen is built in place of its placeholder."""
