@@ -5,7 +5,9 @@ desktop issue): the first page at most 1.3× a bare window's time in the same ru
 redrawn chart under 16 ms median; the Monitor page, first shown, painted with its first live sample
 within 1.5× a bare window's first render (issue 18); with ``--pages``, every page opened first (the app
 started on it: its imports, building and first paint) within 1.5× the bare window (issue 26 Build 5), and
-whether pyqtgraph was imported by then. Each start is a fresh process, so imports are counted.
+whether pyqtgraph was imported by then, and when it is complete: the window first shows each page's title
+while the catalog loads on a worker, and the page itself once it is in ("complete": every pool job done,
+the page filled in and painted). Each start is a fresh process, so imports are counted.
 """
 
 from __future__ import annotations
@@ -73,7 +75,10 @@ app = application()
 settings = QSettings({str(ROOT / ".bench-gui.ini")!r}, QSettings.Format.IniFormat); settings.clear()
 w = create_window(settings, snapshot=load_machine({str(SNAPSHOT)!r}), snapshot_name="bench")
 w.resize(1280, 800); w.show_page(sys.argv[1]); w.show(); app.processEvents(); w.grab()
-print((time.perf_counter() - t0) * 1000, int("pyqtgraph" in sys.modules))
+first, graph = (time.perf_counter() - t0) * 1000, int("pyqtgraph" in sys.modules)
+from rigcheck.gui.app import settle
+settle(w); w.grab()
+print(first, graph, (time.perf_counter() - t0) * 1000)
 w.close()
 """
 PAGES = ("overview", "models", "fit", "compat", "monitor", "upgrade", "fleet")
@@ -128,11 +133,17 @@ def main() -> None:
           f"pyqtgraph imported: {'yes' if loaded else 'no'})")  # fmt: skip
     if "--pages" in sys.argv:
         for page in PAGES:
-            lines = [run(PAGE, page).split() for _ in range(5)]
+            lines, bares = [], []
+            for _ in range(5):  # a bare window beside each start: the box's load changes from page to page
+                bares.append(float(run(BARE)))
+                lines.append(run(PAGE, page).split())
+            b = statistics.median(bares)
             t = statistics.median(float(line[0]) for line in lines)
             graph = any(line[1] == "1" for line in lines)
+            whole = statistics.median(float(line[2]) for line in lines)
             print(f"first page {page:<9} {t:7.0f} ms median of 5 ({t / b:.2f}× the bare window; target ≤ 1.5×: "
-                  f"{'ok' if t <= 1.5 * b else 'MISSED'}; pyqtgraph imported: {'yes' if graph else 'no'})")  # fmt: skip
+                  f"{'ok' if t <= 1.5 * b else 'MISSED'}; pyqtgraph imported: {'yes' if graph else 'no'}); "
+                  f"complete {whole:5.0f} ms; bare {b:4.0f} ms")  # fmt: skip
     median, worst = map(float, run(SLIDER).split())
     print(f"context slider move → recomputed and repainted: {median:.2f} ms median, {worst:.1f} ms worst "
           f"(target < 16 ms median: {'ok' if median < 16 else 'MISSED'})")  # fmt: skip

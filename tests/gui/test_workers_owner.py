@@ -37,3 +37,20 @@ def test_a_live_owner_gets_its_result(qtbot: QtBot) -> None:
     seen: list[object] = []
     submit(pool, lambda: 42, seen.append, seen.append, owner=label)
     qtbot.waitUntil(lambda: seen == [42])
+
+
+def test_jobs_submitted_while_starts_are_held_start_when_the_block_ends(qtbot: QtBot) -> None:
+    from rigcheck.gui.workers import held_starts
+
+    pool = QThreadPool()
+    ran: list[str] = []
+    seen: list[object] = []
+    with held_starts():
+        submit(pool, lambda: ran.append("first") or 1, seen.append, seen.append)
+        with held_starts():  # nested: still held until the outer block ends
+            submit(pool, lambda: ran.append("second") or 2, seen.append, seen.append)
+        assert pool.waitForDone(5000)
+        assert ran == []  # nothing competes with the handler that is still running
+    assert pool.waitForDone(5000)
+    assert sorted(ran) == ["first", "second"]
+    qtbot.waitUntil(lambda: sorted(seen) == [1, 2])  # type: ignore[type-var]

@@ -9,25 +9,26 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from importlib.resources import as_file, files
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 import rigcheck
-from rigcheck.core.catalog import load_catalog
-from rigcheck.core.machine import Machine, load_machine
+from rigcheck.core.machine import load_machine
 from rigcheck.gui import i18n
-from rigcheck.gui.display import NoDisplayError, choose_platform
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import report_exception, submit
+
+if TYPE_CHECKING:
+    from rigcheck.core.catalog import Catalog
+    from rigcheck.core.machine import Machine
 
 APP_ID = "io.github.rigcheck.RigCheck"
 SCREENSHOT_SIZE = QSize(1280, 800)
@@ -35,7 +36,8 @@ SETTLE_TIMEOUT_S = 30.0
 #: how long a pool thread may hold the interpreter while the GUI thread waits for it (see create_window)
 GUI_SWITCH_INTERVAL_S = 0.0005
 #: after the first page is up, the modules the Monitor page needs (numpy, psutil, the sampler) are
-#: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold)
+#: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold), and every
+#: language's strings are read (gui.i18n.preload), so that a language switch does not parse them
 PRELOAD_DELAY_MS = 400
 PRELOAD = ("numpy", "psutil", "rigcheck.core.monitor", "rigcheck.core.replay")
 
@@ -45,9 +47,12 @@ def _preload() -> None:
 
     for name in PRELOAD:
         import_module(name)
+    i18n.preload()
 
 
 def _app_icon() -> QIcon:
+    from importlib.resources import as_file, files
+
     icon = files("rigcheck.resources").joinpath("icons/rigcheck.svg")
     with as_file(icon) as path:
         return QIcon(str(path))
@@ -60,8 +65,16 @@ def application(argv: Sequence[str] = ()) -> QApplication:
     app.setApplicationVersion(rigcheck.__version__)
     app.setOrganizationName("RigCheck")
     app.setDesktopFileName(APP_ID)
-    app.setWindowIcon(_app_icon())
+    if app.windowIcon().isNull():
+        # on the first event-loop turn: an SVG icon loads Qt's SVG plugin (~10 ms) before the window is up
+        QTimer.singleShot(0, app, lambda: app.setWindowIcon(_app_icon()))
     return app
+
+
+def _load_catalog() -> Catalog:
+    from rigcheck.core.catalog import load_catalog  # on the worker that loads it (MainWindow)
+
+    return load_catalog()
 
 
 def _probe() -> Machine:
@@ -76,7 +89,11 @@ def create_window(
     snapshot: Machine | None = None,
     snapshot_name: str = "",
     debug: bool = False,
+    *,
+    catalog: Callable[[], Catalog] = _load_catalog,
 ) -> MainWindow:
+    """The window, shown by the caller at once: the catalog (``catalog()``) loads on the pool meanwhile,
+    each page showing its title and "Loading the catalog…" until it is in and the page is built."""
     settings = settings or QSettings("RigCheck", "RigCheck")
     # A pool thread parsing a fleet or a recording holds the interpreter for up to the switch interval
     # (5 ms by default) each time the GUI thread wants it back, and one repaint calls into Python dozens
@@ -86,13 +103,13 @@ def create_window(
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
     chosen = str(settings.value("ui/language", "system"))
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)
-    state = AppState(load_catalog(), settings)
+    state = AppState(catalog, settings)
     window = MainWindow(state, probe, debug=debug)
     if snapshot is not None:
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)
     else:
         window.start_probe()
-    QTimer.singleShot(PRELOAD_DELAY_MS, window, lambda: submit(state.pool, _preload, _ignore, _ignore))
+    window.when_settled(PRELOAD_DELAY_MS, lambda: submit(state.pool, _preload, _ignore, _ignore))
     return window
 
 
@@ -125,6 +142,7 @@ def settle(window: MainWindow, timeout_s: float = SETTLE_TIMEOUT_S) -> bool:
     """
     app = QApplication.instance()
     assert app is not None
+    window.load_catalog()  # at once: a window never shown (or not painted yet) has nothing to wait for
     deadline = time.monotonic() + timeout_s
     quiet = 0
     while time.monotonic() < deadline:
@@ -191,6 +209,8 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
          debug: bool = False) -> int:  # fmt: skip
     if QApplication.instance() is None:
         # Qt aborts the process when no platform plugin loads: decide first, and say what is missing
+        from rigcheck.gui.display import NoDisplayError, choose_platform
+
         try:
             forced = choose_platform(screenshot=screenshot is not None)
         except NoDisplayError as exc:
@@ -202,6 +222,8 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
     app = application(argv or ())
     _install_excepthook(debug)
     snapshot = load_machine(machine) if machine else None
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="rigcheck-screenshot-") as scratch:
         settings = None
         if screenshot is not None:

@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+    QPaintEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -33,24 +42,43 @@ from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
-from rigcheck.gui.retranslate import Translator, retranslate_tree
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import esc, warn
-from rigcheck.gui.workers import Job, report_exception, submit
+from rigcheck.gui.widgets import esc, heading, muted, warn
+from rigcheck.gui.workers import Job, held_starts, report_exception, submit
+
+if TYPE_CHECKING:
+    from rigcheck.gui.retranslate import Translator
 
 RECENT_LIMIT = 8
+#: a shown window whose first frame was not painted by then (a platform that never paints) loads anyway
+LOAD_FALLBACK_MS = 250
+#: start-up preloads wait for the first page to have its data, polling this often, for at most this long
+SETTLED_POLL_MS = 50
+SETTLED_LATEST_MS = 700
 
 
-def _lazy(module: str, name: str) -> Callable[[AppState], QWidget]:
+class _lazy:  # noqa: N801 - used like the function it was
     """A page factory that imports its module only when the page is first shown."""
 
-    def build(state: AppState) -> QWidget:
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, state: AppState) -> QWidget:
         from importlib import import_module
 
-        page: QWidget = getattr(import_module(module), name)(state)
+        page: QWidget = getattr(import_module(self.module), self.name)(state)
         return page
 
-    return build
+
+def _load_for_first_page(state: AppState, module: str | None) -> None:
+    """On a worker, while the window shows its placeholders: the catalog, and the first page's module
+    with what it imports (the estimate package, ~0.1-0.3 s together), so that building the page on the
+    GUI thread is only making its widgets. Modules only: no Qt object is made here."""
+    from importlib import import_module
+
+    state.catalog  # noqa: B018 - loads it (AppState.catalog loads once, on the first thread to ask)
+    if module is not None:
+        import_module(module)
 
 
 def _warm_imports() -> None:
@@ -84,6 +112,10 @@ class MainWindow(QMainWindow):
         self._jobs: set[Job] = set()
         self._factories: dict[str, Callable[[AppState], QWidget]] = {}
         self._built: dict[str, QWidget] = {}
+        #: the pool job loading the catalog while the window shows placeholders (None once it is in)
+        self._catalog_job: Job | None = None
+        #: why loading the catalog on the pool failed (the pages are then built, and fail, one by one)
+        self._catalog_error: str | None = None
         self.setAcceptDrops(True)
         self.setWindowTitle("RigCheck")
         self.setMinimumSize(900, 600)
@@ -132,7 +164,7 @@ class MainWindow(QMainWindow):
         self._restore()
         # the Upgrade page's core modules take ~45 ms to import: a worker imports them once the window is
         # up, so opening the page does not (pure-Python core modules: no Qt object is made)
-        QTimer.singleShot(
+        self.when_settled(
             500, lambda: submit(self.state.pool, _warm_imports, lambda _r: None, lambda _m: None)
         )
 
@@ -159,7 +191,9 @@ class MainWindow(QMainWindow):
             item.setToolTip(f"{tr(title)} (Ctrl+{number})")
             item.setData(Qt.ItemDataRole.UserRole, key)
             self.nav.addItem(item)
-            self.stack.addWidget(QWidget())  # a placeholder until the page is first shown
+            placeholder = QWidget()  # until the page is first shown
+            placeholder.setObjectName(f"page-{key}-loading")
+            self.stack.addWidget(placeholder)
         self.nav.blockSignals(False)
         self.nav.setCurrentRow(max(current, 0))
         self._show_row(self.nav.currentRow())
@@ -182,7 +216,10 @@ class MainWindow(QMainWindow):
                 built.setObjectName(f"page-{key}")
             row = list(self._factories).index(key)
             placeholder = self.stack.widget(row)
+            shown = self.stack.currentWidget() is placeholder
             self.stack.insertWidget(row, built)
+            if shown:  # asked for while its placeholder was on screen: the page takes its place there
+                self.stack.setCurrentWidget(built)
             self.stack.removeWidget(placeholder)
             placeholder.deleteLater()
             self._built[key] = built
@@ -216,7 +253,13 @@ class MainWindow(QMainWindow):
             ask(model_id, workload, context if isinstance(context, int) else None)
 
     def busy(self) -> bool:
-        """Whether a built page still has deferred work queued (a debounce timer, a pool job)."""
+        """Whether the catalog is still loading (asking starts it), or a built page still has deferred
+        work queued (a debounce timer, a pool job)."""
+        if self._catalog_job is not None:
+            return True
+        if not self.state.catalog_loaded and self._catalog_error is None:
+            self.load_catalog()  # whoever waits for the window waits for the catalog: it loads now
+            return True
         return bool(self._to_retranslate) or any(
             callable(getattr(page, "busy", None)) and page.busy()  # type: ignore[attr-defined]
             for page in self._built.values()
@@ -224,8 +267,72 @@ class MainWindow(QMainWindow):
 
     @Slot(int)
     def _show_row(self, row: int) -> None:
-        if 0 <= row < len(self._factories):
-            self.stack.setCurrentWidget(self.page(list(self._factories)[row]))
+        if not 0 <= row < len(self._factories):
+            return
+        key = list(self._factories)[row]
+        if self.state.catalog_loaded or key in self._built or self._catalog_error is not None:
+            self.stack.setCurrentWidget(self.page(key))
+        else:  # its placeholder, until the catalog is in (_catalog_arrived builds the page then)
+            placeholder = self.stack.widget(row)
+            if placeholder.layout() is None:
+                _fill_placeholder(placeholder, _page_table()[row][1])
+            self.stack.setCurrentIndex(row)
+
+    def load_catalog(self) -> None:
+        """Load the catalog (and the shown page's module) on the pool, once; the page is built when it is in.
+
+        Started once the window's first frame is painted (see ``paintEvent``), so that the worker's Python
+        does not share the interpreter with the GUI thread's first layout and paint."""
+        if self._catalog_job is not None or self.state.catalog_loaded or self._catalog_error is not None:
+            return
+        factory = self._factories[list(self._factories)[max(self.nav.currentRow(), 0)]]
+        module = factory.module if isinstance(factory, _lazy) else None
+        state = self.state
+        self._catalog_job = submit(
+            state.pool, lambda: _load_for_first_page(state, module), self._catalog_arrived,
+            self._catalog_failed, owner=self,
+        )  # fmt: skip
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if not self.state.catalog_loaded and self._catalog_job is None:
+            QTimer.singleShot(0, self, self.load_catalog)  # after this first frame is on screen
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self.state.catalog_loaded:  # a platform that never paints the window still gets its pages
+            QTimer.singleShot(LOAD_FALLBACK_MS, self, self.load_catalog)
+
+    def when_settled(
+        self, after_ms: int, fn: Callable[[], object], latest_ms: int = SETTLED_LATEST_MS
+    ) -> None:
+        """Run ``fn`` ``after_ms`` from now once the first page has its data (catalog in, no page busy),
+        at the latest ``latest_ms`` from now: background preloads then do not share the interpreter with
+        the page the user is waiting for."""
+        deadline = QTimer(self)
+        deadline.setSingleShot(True)
+        deadline.start(latest_ms)
+
+        def attempt() -> None:
+            if deadline.isActive() and not (self.state.catalog_loaded and not self.busy()):
+                QTimer.singleShot(SETTLED_POLL_MS, self, attempt)
+                return
+            deadline.stop()
+            deadline.deleteLater()
+            fn()
+
+        QTimer.singleShot(after_ms, self, attempt)
+
+    def _catalog_arrived(self, _result: object) -> None:
+        """The catalog is in: the page on screen is built in place of its placeholder."""
+        self._catalog_job = None
+        self._show_row(self.nav.currentRow())
+
+    def _catalog_failed(self, message: str) -> None:
+        """The catalog did not load: each page, when shown, tries again and says why it cannot open."""
+        self._catalog_job = None
+        self._catalog_error = message
+        self._show_row(self.nav.currentRow())
 
     @Slot(str)
     def show_page(self, key: str) -> None:
@@ -289,7 +396,10 @@ class MainWindow(QMainWindow):
         old = i18n.language()
         i18n.set_language(i18n.system_language() if code == "system" else code)
         if i18n.language() != old:
-            self.retranslate(Translator(old, i18n.language()))
+            from rigcheck.gui.retranslate import Translator  # only when switching
+
+            with held_starts():  # the pages' new work starts once every page has its new texts
+                self.retranslate(Translator(old, i18n.language()))
 
     def retranslate(self, translate: Translator) -> None:
         """The window's own strings, then every built page: fixed strings in place, then the page's
@@ -304,8 +414,10 @@ class MainWindow(QMainWindow):
         self.this_computer.setToolTip(tr("Probe this computer again (F5)"))
         self.open_button.setText(tr("Open snapshot…"))
         self.state.machine_label = self._label_in(self.state.machine_label, translate)
-        for page in self._built.values():
-            retranslate_tree(page, translate)
+        from rigcheck.gui.retranslate import retranslate_tree
+
+        for row in range(self.stack.count()):  # the built pages, and the placeholders of the others
+            retranslate_tree(self.stack.widget(row), translate)
         current = self.stack.currentWidget()
         again = getattr(current, "retranslate", None)
         if callable(again):
@@ -527,6 +639,18 @@ class LazyPages(Mapping[str, QWidget]):
 
     def __len__(self) -> int:
         return len(self._window._factories)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._window._factories  # without building the page, as Mapping's would
+
+
+def _fill_placeholder(placeholder: QWidget, title: str) -> None:
+    """What a page's place shows until the page is built: its title, and that it is loading."""
+    column = QVBoxLayout(placeholder)
+    column.setContentsMargins(16, 12, 16, 16)
+    column.addWidget(heading(tr(title)))
+    column.addWidget(muted(tr("Loading the catalog…")))
+    column.addStretch(1)
 
 
 def _looks_like_snapshot(path: Path) -> bool:

@@ -6,14 +6,18 @@ to its signals instead of reaching into each other. Everything it holds is an im
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSettings, QThreadPool, Signal
 
-from rigcheck.core.catalog import Backend, Catalog
-from rigcheck.core.machine import Machine
-from rigcheck.core.models.spec import ModelInfo
+from rigcheck.gui.workers import held_starts
+
+if TYPE_CHECKING:  # the catalog module costs ~40-70 ms to import: not before the window is up
+    from rigcheck.core.catalog import Backend, Catalog
+    from rigcheck.core.machine import Machine
+    from rigcheck.core.models.spec import ModelInfo
 
 #: the llama.cpp GPU backends a user may choose (core.catalog.Backend, less the CPU and engine rows), and
 #: their names as llama.cpp writes them
@@ -34,15 +38,23 @@ class AppState(QObject):
 
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: Catalog | Callable[[], Catalog],
         settings: QSettings,
         pool: QThreadPool | None = None,
         sampler_factory: Callable[[], Any] | None = None,
     ) -> None:
+        """``catalog`` is the catalog, or a function that loads it: then the window can show before it is
+        loaded (on a worker, see MainWindow), and :attr:`catalog` waits for it when asked for earlier."""
         super().__init__()
         #: makes the live sampler (core.monitor.Sampler); tests pass a fake
         self.sampler_factory = sampler_factory or _default_sampler
-        self.catalog = catalog
+        self._catalog: Catalog | None = None
+        self._load_catalog: Callable[[], Catalog] | None = None
+        if callable(catalog):
+            self._load_catalog = catalog
+        else:
+            self._catalog = catalog
+        self._catalog_lock = threading.Lock()
         self.settings = settings
         self.pool = pool or QThreadPool.globalInstance()
         self.machine: Machine | None = None
@@ -53,9 +65,25 @@ class AppState(QObject):
         #: own settings), for Fit to open with; None: Fit keeps its own
         self.requested: tuple[str | None, int | None] | None = None
 
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog; loaded here, on whichever thread asks first, when it was given as a loader (a
+        second thread asking meanwhile waits for that load instead of doing it again)."""
+        if self._catalog is None:
+            with self._catalog_lock:
+                if self._catalog is None:
+                    assert self._load_catalog is not None
+                    self._catalog = self._load_catalog()
+        return self._catalog
+
+    @property
+    def catalog_loaded(self) -> bool:
+        return self._catalog is not None
+
     def set_machine(self, machine: Machine, label: str, is_live: bool) -> None:
         self.machine, self.machine_label, self.is_live = machine, label, is_live
-        self.machine_changed.emit(machine, label, is_live)
+        with held_starts():  # every page's work for the new machine starts once all have taken it
+            self.machine_changed.emit(machine, label, is_live)
 
     def choose_model(self, model: ModelInfo, *, quant: str | None = None, context: int | None = None) -> None:
         """Show ``model`` in Fit; with ``quant``/``context``, Fit opens with those settings."""
@@ -78,7 +106,8 @@ class AppState(QObject):
         if (backend or None) == self.backend:
             return
         self.settings.setValue("estimate/backend", backend or "")
-        self.backend_changed.emit(backend or "")
+        with held_starts():
+            self.backend_changed.emit(backend or "")
 
     def psu_watts(self) -> float | None:
         if self.settings.value("machine/psu_watts", None) in (None, ""):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import shiboken6
@@ -67,8 +68,39 @@ def submit(
 
     signals.finished.connect(release)
     signals.failed.connect(release)
-    pool.start(job)
+    _start(pool, job)
     return job
+
+
+#: the jobs submitted inside :func:`held_starts` on the GUI thread (one list while a block runs)
+_held: list[list[tuple[QThreadPool, QRunnable]]] = []
+
+
+@contextmanager
+def held_starts() -> Iterator[None]:
+    """Jobs submitted on the GUI thread inside this block start together when it ends.
+
+    One user action fans out to every page (a new machine, a backend, a language): the first page's job,
+    started at once, would run Python on a pool thread while the GUI thread still updates the other
+    pages, and each of the GUI thread's hundreds of calls into Qt would then wait to get the interpreter
+    back. Held to the end, the jobs run once the handler is done. Nested blocks start their jobs at the
+    end of the outermost one."""
+    if _held or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _held.append([])
+    try:
+        yield
+    finally:
+        for pool, job in _held.pop():
+            pool.start(job)
+
+
+def _start(pool: QThreadPool, job: QRunnable) -> None:
+    if _held and threading.current_thread() is threading.main_thread():
+        _held[-1].append((pool, job))
+    else:
+        pool.start(job)
 
 
 def _while_alive(owner: QObject, callback: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -154,7 +186,7 @@ def submit_task(
 
     for signal in (signals.finished, signals.failed, signals.cancelled):
         signal.connect(release)
-    pool.start(task)
+    _start(pool, task)
     return task
 
 

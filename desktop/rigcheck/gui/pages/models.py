@@ -40,6 +40,7 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
     QResizeEvent,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -642,6 +643,8 @@ class ModelsPage(QWidget):
         self._fit_job: Job | None = None
         self._fit_generation = 0
         self._column_widths: dict[int, int] = {}
+        #: a machine or backend came while another page was on screen: worked out when this one is shown
+        self._stale = False
         state.machine_changed.connect(self._machine_changed)
         # the fit column assumes the backend chosen on Fit, as the Overview's cards do
         state.backend_changed.connect(self._backend_changed)
@@ -657,6 +660,11 @@ class ModelsPage(QWidget):
         if self.state.machine is not None:
             self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale and self.state.machine is not None:
+            self._machine_changed(self.state.machine, self.state.machine_label, self.state.is_live)
+
     @Slot(str)
     def _backend_changed(self, _backend: str) -> None:
         if self.state.machine is not None:
@@ -664,9 +672,15 @@ class ModelsPage(QWidget):
 
     @Slot(object, str, bool)
     def _machine_changed(self, machine: Machine, _label: str, is_live: bool) -> None:
-        """Work out every model's answer on this machine off the GUI thread (~3 ms a model)."""
+        """Work out every model's answer on this machine off the GUI thread (~3 ms a model, ~0.5 s in all);
+        on a page in a shown window but not on screen, when it is next shown: that much Python on the pool
+        slowed every GUI-thread handler of the page that is on screen."""
         self._fit_generation += 1
         generation = self._fit_generation
+        self._stale = self.window().isVisible() and not self.isVisible()
+        if self._stale:
+            self._fit_job = None
+            return
         specs, catalog, backend = self.state.catalog.models, self.state.catalog, self.state.backend
         self.source.set_fits({})
         self.detail.refresh()  # the selected model on the new machine or backend

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import date
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -373,7 +374,17 @@ class UpgradePage(QWidget):
         # the GPU table and the first comparison come one event after the page is built, so that its
         # first show stays short (the table takes ~30 ms to fill); whatever needs them fills them first
         self._filled = False
+        #: a comparison asked for while another page was on screen: made when this one is shown
+        self._stale = False
+        #: each GPU's purchase price in dollars (_purchase_usd), for the day they were worked out
+        self._prices: dict[str, float | None] = {}
+        self._prices_day: date | None = None
         QTimer.singleShot(0, self._first_fill)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale:
+            self.recompute()
 
     def _first_fill(self) -> None:
         if self._filled:
@@ -517,13 +528,23 @@ class UpgradePage(QWidget):
             spec = catalog.gpu(self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole))
             if spec is None:
                 continue
-            purchase = gpu_cost(spec).purchase
-            key = picker_rank(spec, owned, generations, purchase.usd if purchase else None)
+            key = picker_rank(spec, owned, generations, self._purchase_usd(spec))
             self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
         self.catalog_list.setSortingEnabled(sorting)
         header = self.catalog_list.horizontalHeader()
         if header.sortIndicatorSection() == RELEVANCE:
             self.catalog_list.sortItems(RELEVANCE, header.sortIndicatorOrder())
+
+    def _purchase_usd(self, spec: GpuSpec) -> float | None:
+        """A GPU's purchase price as gpu_cost gives it, worked out once a day per GPU: ranking the ~120
+        cards again for each machine opened or language switched held the GUI thread ~10-15 ms."""
+        today = date.today()
+        if self._prices_day != today:
+            self._prices, self._prices_day = {}, today
+        if spec.id not in self._prices:
+            purchase = gpu_cost(spec).purchase
+            self._prices[spec.id] = purchase.usd if purchase else None
+        return self._prices[spec.id]
 
     def _show_takes(self) -> None:
         """Only the GPUs this machine can take are listed (step downs from its best GPU only with "Show
@@ -742,8 +763,16 @@ class UpgradePage(QWidget):
 
     @Slot()
     def recompute(self) -> None:
-        """Compare the machine and the candidate on the pool; a newer request wins over an older one."""
+        """Compare the machine and the candidate on the pool; a newer request wins over an older one. On a
+        page in a shown window but not on screen, when it is next shown: a new machine opened on another
+        page does not run ~0.2 s of comparisons on the pool behind that page's handlers."""
         self._timer.stop()
+        self._stale = self.window().isVisible() and not self.isVisible()
+        if self._stale:
+            self._generation += 1  # a comparison still on the pool is of the machine before
+            self._job = None
+            self._show_progress()
+            return
         machine, after = self.state.machine, self.candidate()
         if machine is None or after is None:
             return
