@@ -132,8 +132,13 @@ def ud_weights(
     """Bytes per layer, bytes outside the layers, bytes of the input embedding and the formula; None
     when the format has no per-role rule."""
     rule = RULES.get(quant_id)
-    if rule is None:
-        return None
+    return None if rule is None else weights_by_rule(arch, rule, layer_params, experts)
+
+
+def weights_by_rule(
+    arch: ArchConfig, rule: UdRule, layer_params: tuple[int, ...], experts: tuple[int, ...]
+) -> tuple[tuple[int, ...], int, int, Said]:
+    """``ud_weights`` for one rule."""
     roles = layer_roles(arch, layer_params, experts)
     hybrid_or_moe = arch.is_moe or "linear" in arch.layer_kinds
     expert_bpw = _expert_bpw(arch, rule)
