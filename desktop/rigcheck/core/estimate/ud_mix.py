@@ -1,9 +1,9 @@
 """Unsloth Dynamic GGUF mixes sized per tensor role, not at one fitted rate.
 
-A UD file is llama.cpp's mix of its ``general.file_type`` (15, Q4_K_M, for UD-Q4_K_XL; 7, Q8_0, for
-UD-Q8_K_XL: the llama_model_loader dumps of unsloth/Qwen3.6-27B-GGUF and unsloth/granite-4.1-8b-GGUF in
-ROCm/ROCm#6227 and the MTP repo logs) with the tensors Unsloth measured as sensitive kept wider. Each role
-below takes a ggml block type, so nothing here is fitted to a file:
+A UD file is llama.cpp's mix of its ``general.file_type`` (7, Q8_0, for UD-Q8_K_XL: unsloth/granite-4.1-8b-
+GGUF's header dumped in https://github.com/ROCm/ROCm/issues/6227; 15, Q4_K_M, printed for UD-Q4_K_XL files
+in logs whose repository we could not name) with the tensors Unsloth measured as sensitive kept wider.
+Each role below takes a ggml block type, so nothing here is fitted to a file:
 
 - llama.cpp's own layout (ggml-org/llama.cpp src/llama-quant.cpp@007dbbf3, llama_tensor_get_type_impl):
   the output head at Q6_K unless the base is wider, a tied embedding as the head, an untied one at the
