@@ -31,6 +31,8 @@ GIB = 2**30
 
 KYUZ0_MI50 = "kyuz0/mi50-gfx906-toolboxes README.md@8a29e30"
 KYUZ0_STRIX = "kyuz0/amd-strix-halo-toolboxes benchmark/results@d1a34be"
+KYUZ0_STRIX_OLD = "kyuz0/amd-strix-halo-toolboxes benchmark/results@006aaa64"
+KYUZ0_STRIX_KIMI = "kyuz0/amd-strix-halo-toolboxes benchmark/results@a9618d88"
 
 #: (format, catalog model, published GiB, where)
 PUBLISHED = [
@@ -38,6 +40,20 @@ PUBLISHED = [
     ("UD-Q8_K_XL", "qwen3.5-9b", 12.07, f"{KYUZ0_MI50} Qwen3.5-9B-UD-Q8_K_XL"),
     ("UD-Q8_K_XL", "qwen3.6-35b-a3b", 35.80, f"{KYUZ0_STRIX} Qwen3.6-35B-A3B-UD-Q8_K_XL"),
     ("UD-Q8_K_XL", "gemma-4-26b-a4b", 25.94, f"{KYUZ0_STRIX} gemma-4-26B-A4B-it-UD-Q8_K_XL"),
+    ("UD-Q8_K_XL", "gemma-3-12b", 13.40, f"{KYUZ0_STRIX_OLD} gemma-3-12b-it-UD-Q8_K_XL__vulkan_radv.log"),
+    (
+        "UD-Q8_K_XL",
+        "llama-3.3-70b",
+        75.65,
+        f"{KYUZ0_STRIX_OLD} Llama-3.3-70B-Instruct-UD-Q8_K_XL-00001-of-00002__vulkan_radv.log",
+    ),
+    # moonshotai/Kimi-Dev-72B: a Qwen2.5-72B fine-tune, llama-bench's qwen2 70B, 72.71 B parameters
+    (
+        "UD-Q8_K_XL",
+        "qwen2.5-72b",
+        78.21,
+        f"{KYUZ0_STRIX_KIMI} Kimi-Dev-72B-UD-Q8_K_XL-00001-of-00002__vulkan_radv.log",
+    ),
     ("UD-Q4_K_XL", "qwen3.6-27b", 16.39, f"{KYUZ0_MI50} Qwen3.6-27B-UD-Q4_K_XL"),
     ("UD-Q4_K_XL", "qwen3.6-35b-a3b", 20.81, f"{KYUZ0_MI50} Qwen3.6-35B-A3B-UD-Q4_K_XL"),
     ("UD-Q4_K_XL", "gemma-4-26b-a4b", 15.90, f"{KYUZ0_STRIX} gemma-4-26B-A4B-it-UD-Q4_K_XL"),
@@ -115,6 +131,14 @@ def test_q4_dense_ffn_down_follows_use_more_bits() -> None:
     assert sum(use_more_bits(i, 64) for i in range(64)) == 32
     assert [i for i in range(12) if use_more_bits(i, 64)] == [0, 1, 2, 3, 4, 5, 6, 7, 10]
     assert off("gemma-4-31b", replace(Q4, dense_down_more_bits=Q4_K), 17.46) < -0.03
+
+
+def test_q8_plain_dense_models_keep_the_edge_ffn_down_at_bf16() -> None:
+    """Llama-3.3-70B: ffn_down of its first and last 10 layers (6.9% of the weights) at Q8_0, 5% under;
+    a hybrid (Qwen3.6-27B) is not touched by the role."""
+    assert abs(off("llama-3.3-70b", Q8, 75.65)) <= 0.03
+    assert off("llama-3.3-70b", replace(Q8, dense_down_edges=Q8_0), 75.65) < -0.03
+    assert gib_by_rule("qwen3.6-27b", replace(Q8, dense_down_edges=Q8_0)) == gib_by_rule("qwen3.6-27b", Q8)
 
 
 def test_roles_add_up_to_the_layer() -> None:

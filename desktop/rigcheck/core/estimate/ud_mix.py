@@ -17,7 +17,9 @@ Each role below takes a ggml block type, so nothing here is fitted to a file:
 So: a linear-attention / SSM layer's mixer is kept one tier up (Q6_K in UD-Q4_K_XL, BF16 in
 UD-Q8_K_XL, where Q8_0 is already the base); in hybrid or MoE models the other non-FFN layer tensors
 (attention, shared experts) take Q6_K in UD-Q4_K_XL; routed experts' ``ffn_down`` takes Q6_K in every
-layer; UD-Q8_K_XL keeps the token embedding and output head at BF16. docs/architectures.md lists how far
+layer; UD-Q8_K_XL keeps the token embedding and output head at BF16, and in a plain dense model the
+ffn_down of the first and last eighth of the layers (a llama.cpp selector chosen by the published dense
+sizes: no type table names those tensors). docs/architectures.md lists how far
 each published file lands.
 """
 
@@ -66,6 +68,9 @@ class UdRule:
     expert_down: float
     #: a dense FFN's ffn_down in the layers llama.cpp's use_more_bits picks
     dense_down_more_bits: float
+    #: a plain dense model's ffn_down in its first and last eighth of layers (llama.cpp's i < n/8,
+    #: i >= 7n/8 selector; chosen by published sizes, no type table names these tensors)
+    dense_down_edges: float
 
 
 RULES: Final = {
@@ -77,6 +82,7 @@ RULES: Final = {
         mixer_hybrid_or_moe=Q6_K,
         expert_down=Q6_K,
         dense_down_more_bits=Q6_K,
+        dense_down_edges=Q6_K,
     ),
     "ud-q8_k_xl": UdRule(
         base=Q8_0,
@@ -86,6 +92,7 @@ RULES: Final = {
         mixer_hybrid_or_moe=Q8_0,
         expert_down=Q8_0,
         dense_down_more_bits=Q8_0,
+        dense_down_edges=BF16,
     ),
 }
 
@@ -148,7 +155,10 @@ def weights_by_rule(
             mixer_bpw = rule.linear_mixer
         else:
             mixer_bpw = rule.mixer_hybrid_or_moe if hybrid_or_moe else rule.base
-        down = rule.dense_down_more_bits if use_more_bits(i, arch.num_layers) else rule.base
+        n = arch.num_layers
+        down = rule.dense_down_more_bits if use_more_bits(i, n) else rule.base
+        if not hybrid_or_moe and (i < n // 8 or i >= 7 * n // 8):
+            down = max(down, rule.dense_down_edges)
         bits = r.mixer * mixer_bpw + r.dense_ffn * (2 * rule.base + down) / 3 + r.experts * expert_bpw
         per_layer.append(int(bits / 8))
     embed_bpw = rule.head if arch.tie_word_embeddings else (rule.embed or rule.base)
