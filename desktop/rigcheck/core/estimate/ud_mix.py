@@ -1,8 +1,9 @@
 """Unsloth Dynamic GGUF mixes sized per tensor role, not at one fitted rate.
 
 A UD file is llama.cpp's mix of its ``general.file_type`` (7, Q8_0, for UD-Q8_K_XL: unsloth/granite-4.1-8b-
-GGUF's header dumped in https://github.com/ROCm/ROCm/issues/6227; 15, Q4_K_M, printed for UD-Q4_K_XL files
-in logs whose repository we could not name) with the tensors Unsloth measured as sensitive kept wider.
+GGUF's header dumped in https://github.com/ROCm/ROCm/issues/6227; 15, "Q4_K - Medium", in llama-bench's model
+column for UD-Q4_K_XL files: kyuz0/amd-strix-halo-toolboxes benchmark/results/*UD-Q4_K_XL*__vulkan_radv.log
+@006aaa64) with the tensors Unsloth measured as sensitive kept wider.
 Each role below takes a ggml block type, so nothing here is fitted to a file:
 
 - llama.cpp's own layout (ggml-org/llama.cpp src/llama-quant.cpp@007dbbf3, llama_tensor_get_type_impl):
