@@ -93,6 +93,11 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     per_layer, _experts, head = _active_bytes(est)
     flops = prefill_flops_per_token(model.arch)
     if row.gpu_count == 0:
+        if row.engine.lower().startswith("ik_llama"):
+            # a fork with CPU kernels of its own (ik_llama.cpp, Measurement.llama_cpp; its README describes
+            # its own CPU quantisation and matrix kernels, https://github.com/ikawrakow/ik_llama.cpp) says
+            # nothing about llama.cpp's CPU share, the only CPU engine the estimator models
+            return None
         machine = Machine(
             cpu=CPU(logical_cores=8, model=row.host), memory=host_memory(row.host, 64 * GIB), gpus=()
         )

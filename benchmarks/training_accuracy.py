@@ -69,6 +69,9 @@ class Outcome:
     states: float | None = None
     #: MegaTrain rows: the least its code holds at the row's settings (megatrain_floor)
     floor: float | None = None
+    #: MegaTrain GPU rows: the batch at which the estimate equals the published figure (a diagnostic of
+    #: the unstated batch, never fed back into the estimate)
+    implied_batch: float | None = None
 
     @property
     def below_states(self) -> bool:
@@ -228,8 +231,16 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
         if row.memory_kind == "device capacity":
             shown = megatrain.gpu_bytes(arch, context, batch)
         value = float(shown) if row.memory_kind != "device capacity" else None
+        implied = None
+        if value and row.base_value is not None:
+            free = row.base_value - megatrain.fixed_bytes(arch)
+            implied = free / megatrain.sample_bytes(arch, context)
         return Outcome(
-            row, value, fits, floor=float(megatrain_floor(arch, context, batch)) if value else None
+            row,
+            value,
+            fits,
+            floor=float(megatrain_floor(arch, context, batch)) if value else None,
+            implied_batch=implied,
         )
     if row.metric == "tflops" and tps is not None:
         if p is None or sum(1 for b in p.gpu_bytes if b) != row.gpu_count:
@@ -305,7 +316,8 @@ def report(outcomes: Iterable[Outcome]) -> list[str]:
     under = [o for o in floors if o.below_states]
     if floors:
         shown = "; ".join(
-            f"{o.row.id} {o.row.base_value / 1e9:.1f} GB published, floor {o.floor / 1e9:.1f} GB"
+            f"{o.row.id} {o.row.base_value / 1e9:.1f} GB published, floor {o.floor / 1e9:.1f} GB at batch "
+            f"{o.row.batch}; the estimate equals the figure at batch {o.implied_batch:.0f}"
             for o in under
         )
         lines.append("")

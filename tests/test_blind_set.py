@@ -25,8 +25,14 @@ from rigcheck.core.catalog import load_catalog  # noqa: E402
 
 ROWS = load()
 BLIND = load_blind()
-#: a number as printed, thousands separators included ("3,713.75")
-NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+#: a number as printed, thousands separators included ("3,713.75"); a comma followed by one or two digits
+#: is a decimal comma ("132,75"), which no thousands separator can be
+NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,\d{1,2}(?!\d)|\d+(?:\.\d+)?")
+
+
+def printed_value(text: str) -> float:
+    """The value a printed number stands for: thousands separators dropped, a decimal comma read as a point."""
+    return float(text.replace(",", ".") if re.fullmatch(r"\d+,\d{1,2}", text) else text.replace(",", ""))
 
 
 def test_the_blind_set_loads_and_every_row_is_blind() -> None:
@@ -38,7 +44,7 @@ def test_the_blind_set_loads_and_every_row_is_blind() -> None:
 @pytest.mark.parametrize("row", BLIND, ids=lambda r: r.id)
 def test_blind_row_is_cited_and_its_number_is_in_the_quoted_text(row: object) -> None:
     assert row.source_url.startswith("https://") and row.locator.strip()
-    found = {float(n.replace(",", "")) for n in NUMBER.findall(row.verbatim)}
+    found = {printed_value(n) for n in NUMBER.findall(row.verbatim)}
     assert row.value in found, f"{row.id}: {row.value:g} is not in the quoted text: {row.verbatim}"
 
 
@@ -47,6 +53,15 @@ def test_no_blind_source_or_id_is_in_the_fitting_set() -> None:
     shared = sorted({source_of(r) for r in BLIND} & fitted_sources)
     assert not shared, f"blind rows from sources the fit used: {shared}"
     assert not {r.id for r in BLIND} & {r.id for r in ROWS}
+
+
+def test_a_decimal_comma_is_read_as_a_point_and_a_thousands_separator_is_dropped() -> None:
+    assert [printed_value(n) for n in NUMBER.findall("| Vulkan | 1 | 132,75 | 3,713.75 | 4,472 |")] == [
+        1.0,
+        132.75,
+        3713.75,
+        4472.0,
+    ]
 
 
 def test_source_of_names_a_github_file_without_its_commit() -> None:

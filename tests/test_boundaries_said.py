@@ -28,11 +28,24 @@ CONVERTED = (
     "fit.py",
     "verdict.py",
     "advice.py",
+    "chassis.py",
+    "commands.py",
+    "cost.py",
+    "soldered.py",
     "solvers.py",
+    "upgrade.py",
+    "upgrade_options.py",
+    "upgrade_records.py",
     "memory.py",
+    "memory_cache.py",
+    "memory_runtime.py",
+    "memory_types.py",
+    "memory_weights.py",
     "mlx.py",
     "exllamav3.py",
     "ollama.py",
+    "power.py",
+    "recommend.py",
     "placement/__init__.py",
     "placement/budget.py",
     "placement/exllamav3.py",
@@ -139,3 +152,31 @@ def test_a_fit_keeps_its_sentences_as_data_and_says_them_in_the_language_shown()
         set_language("en")
     assert re.match(r"tutto nella GPU: \d+,\d GiB dei \d+,\d GiB necessari; l'embedding di input \(", italian)
     assert result.reasons[0] == english
+
+
+def test_a_power_budget_and_a_gpu_cost_keep_their_numbers_and_say_them_when_read() -> None:
+    """An RTX 4090 desktop: the draw sentence holds the watts as numbers and the price formula the dollars,
+    and the same records read in Italian once the language is Italian (nothing was translated when they
+    were computed)."""
+    from rigcheck.core.estimate.cost import gpu_cost
+    from rigcheck.core.estimate.power import power_budget
+
+    catalog = load_catalog(use_overlay=False)
+    gpu = catalog.gpu("nvidia-geforce-rtx-4090")
+    assert gpu is not None
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * 1024**3), gpus=())
+    budget = power_budget(simulate(bare, [gpu], 64), catalog, psu_watts=1000)
+    draw = budget.reasons_said[0]
+    assert isinstance(draw, Said) and dict(draw.values)["peak"] == Num(budget.peak_watts, group=False)
+    cost = gpu_cost(gpu, today="2026-01-01")
+    per_gib = next(f for f in cost.formulas_said if isinstance(f, Said) and "per GiB" in f.template)
+    english = (budget.reasons[0], render(per_gib))
+    assert english[0].startswith("Estimated draw: ") and english[1].startswith("Price per GiB of VRAM = $")
+    try:
+        set_language("it")
+        italian = (budget.reasons[0], render(per_gib))
+    finally:
+        set_language("en")
+    assert italian[0].startswith("Assorbimento stimato: ")
+    assert italian[1].startswith("Prezzo per GiB di VRAM = $")
+    assert (budget.reasons[0], render(per_gib)) == english

@@ -552,6 +552,62 @@ def test_hostile_command_lines(scratch: Path, argv: list[str]) -> None:
     check(f"{command} (arguments)", [a.replace("{tmp}", str(tmp)) for a in argv])
 
 
+# -- monitor recordings, replayed (issue 30 #7, #14) ---------------------------------------------------
+
+RECORDING_HEADER = "time,wall,cpu_percent,ram_used_bytes,gpu0_util_percent,gpu0_temp_c"
+RECORDING_CELLS = st.sampled_from(
+    ["0", "1.5", "-1", "", "nan", "inf", "-inf", "1e308", "-1e308", "1e400", "9" * 400, "x", '"', '"a,b"',
+     '"line\nbreak"', "\u202e", "\x00", "\ufeff", " 2 ", "0x10", "1_000"]
+)  # fmt: skip
+
+
+@st.composite
+def recordings(draw: st.DrawFn) -> bytes:
+    """A recording as ``monitor --csv`` writes it, with cells, lines and bytes made hostile."""
+    rows = [RECORDING_HEADER]
+    for n in range(draw(st.integers(0, 12))):
+        cells = [f"{n * 0.5}", "1.7e9", "12.5", "8589934592", f"{n % 100}", "60"]
+        if draw(st.integers(0, 5)) == 0:  # a hostile cell in one row of six: both outcomes are seen
+            cells[draw(st.integers(0, len(cells) - 1))] = draw(RECORDING_CELLS)
+        if draw(st.integers(0, 9)) == 0:
+            cells = cells[: draw(st.integers(0, len(cells)))] or [""]
+        rows.append(",".join(cells))
+    if draw(st.integers(0, 5)) == 0:
+        rows[0] = draw(st.sampled_from(["", "time,time", "wall,cpu", "time," + ",".join(["x"] * 3000)]))
+    text = "\n".join(rows) + draw(st.sampled_from(["\n", "", "\n\n", "\r\n"]))
+    raw = text.encode("utf-8")
+    if draw(st.integers(0, 9)) == 0:
+        cut = draw(st.integers(0, len(raw)))
+        raw = (
+            raw[:cut] + draw(st.sampled_from([b"\xff", b"\xc3", b"\x00", b"\r", b"\xef\xbb\xbf"])) + raw[cut:]
+        )
+    return raw
+
+
+@settings(FUZZ, max_examples=examples(150))
+@given(raw=recordings())
+def test_hostile_recordings_replay_or_are_one_problem(scratch: Path, raw: bytes) -> None:
+    """A recording opens (finite times from 0, a value per row in every series) or is one InputError
+    naming the file; never another exception or a hang."""
+    import math
+
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.replay import read_recording
+
+    path = _write(scratch, "run.csv", raw)
+    try:
+        with fuzz.deadline():
+            recording = read_recording(path)
+    except InputError as exc:
+        assert exc.source == str(path) and "\n" not in str(exc)
+        fuzz.TALLY["replay"]["refused (one line)"] += 1
+        return
+    assert len(recording) >= 1 and recording.t[0] == 0.0
+    assert all(math.isfinite(t) for t in recording.t.tolist())
+    assert all(len(values) == len(recording) for values in recording.values.values())
+    fuzz.TALLY["replay"]["opened"] += 1
+
+
 # -- the corpus: the worst cases, replayed with capped memory ---------------------------------------------
 
 

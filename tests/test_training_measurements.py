@@ -47,9 +47,16 @@ def test_at_least_60_rows_with_every_method() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
 def test_row_is_cited_and_its_number_is_in_the_quoted_text(row: object) -> None:
-    assert row.source_url.startswith("https://github.com/") and "/blob/" in row.source_url
-    commit = row.source_url.split("/blob/")[1].split("/")[0]
-    assert re.fullmatch(r"[0-9a-f]{40}", commit), f"{row.id}: cite a full commit, not {commit}"
+    assert row.source_url.startswith("https://github.com/")
+    thread = re.fullmatch(r"https://github\.com/[^/]+/[^/]+/(pull|issues)/\d+", row.source_url)
+    if thread:  # a logged figure in an issue or pull-request thread: the locator names the post and its date
+        assert re.search(r"\(\S+, \d{4}-\d{2}-\d{2}\)", row.locator), (
+            f"{row.id}: name the post: {row.locator}"
+        )
+    else:
+        assert "/blob/" in row.source_url, f"{row.id}: cite a file at a commit or a thread"
+        commit = row.source_url.split("/blob/")[1].split("/")[0]
+        assert re.fullmatch(r"[0-9a-f]{40}", commit), f"{row.id}: cite a full commit, not {commit}"
     assert row.locator and row.verbatim
     if row.outcome == "oom":
         assert "OOM" in row.verbatim

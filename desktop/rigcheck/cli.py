@@ -1022,6 +1022,13 @@ def _cmd_compat(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fleet(args: argparse.Namespace, out: TextIO) -> int:
+    from rigcheck.core.report.fleet import paused_gc
+
+    with paused_gc():  # thousands of reports' records: no full collection walking them all, again and again
+        return _fleet(args, out)
+
+
+def _fleet(args: argparse.Namespace, out: TextIO) -> int:
     from rigcheck.core.report.fleet import (
         ModelColumn,
         load_fleet,

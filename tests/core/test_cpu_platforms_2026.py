@@ -33,6 +33,11 @@ BRAND_STRINGS = [
     ("AMD RYZEN AI MAX+ 395 w/ Radeon 8060S", "amd-ryzen-ai-max-300", 256.0),
     ("AMD Ryzen AI 9 HX 370 w/ Radeon 890M", "amd-ryzen-ai-300", 120.0),
     ("AMD Ryzen AI 7 350 w/ Radeon 860M", "amd-ryzen-ai-300", 120.0),
+    ("AMD Ryzen AI 9 HX PRO 370 w/ Radeon 890M", "amd-ryzen-ai-300", 120.0),
+    ("AMD Ryzen Threadripper PRO 5995WX 64-Cores", "amd-threadripper-pro-3000-5000wx", 204.8),
+    ("AMD Ryzen Threadripper PRO 3995WX 64-Cores", "amd-threadripper-pro-3000-5000wx", 204.8),
+    ("AMD Ryzen Threadripper 3970X 32-Core Processor", "amd-threadripper-3000", 102.4),
+    ("Intel(R) Core(TM) i5-4278U CPU @ 2.60GHz", "intel-core-4th-gen-mobile", 25.6),
     ("AMD EPYC 7763 64-Core Processor", "amd-epyc-7002-7003", 204.8),
     ("AMD EPYC 9654 96-Core Processor", "amd-epyc-9004", 460.8),
     ("AMD EPYC 9755 128-Core Processor", "amd-epyc-9005", 576.0),
@@ -83,6 +88,7 @@ def test_real_model_strings_find_their_platform(
         "AMD Ryzen 7 5800H with Radeon Graphics",
         "AMD Ryzen 9 7945HX with Radeon Graphics",
         "Intel(R) Core(TM) i7-1360P",
+        "Intel(R) Core(TM) i7-4790K CPU @ 4.00GHz",  # Haswell desktop: not the U/Y parts' entry
         "Cortex-A72",  # a Raspberry Pi is not a server
     ],
 )

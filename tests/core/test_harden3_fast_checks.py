@@ -55,10 +55,7 @@ def test_shallow_json_says_true_only_where_the_walk_passes(ascii_only: bool) -> 
             passes = True
         except InputError:
             passes = False
-        if shallow_json(text):
-            assert passes, text
-        elif "\\" not in text:
-            assert not passes, text  # without escapes it decides exactly
+        assert shallow_json(text) is passes, text  # escaped quotes and backslashes too: exactly
 
 
 def test_json_strings_clean_says_true_only_where_every_string_passes() -> None:
@@ -118,3 +115,109 @@ def test_the_fleet_judges_machines_alike_only_when_they_are() -> None:
         replace(box, software=replace(box.software, python_packages={"torch": "2.3.0+cu121"})),
     ):
         assert _machine_key(changed) != _machine_key(box)
+
+
+def test_the_fast_checks_read_utf8_bytes_as_they_read_text() -> None:
+    """The fleet hands the file's bytes (no second encoding); the answers are the text's."""
+    rng = random.Random(31)  # noqa: S311 - a reproducible test input, not a secret
+    for _ in range(1500):
+        data = _deep(rng, rng.randint(1, 40))
+        for ascii_only in (True, False):
+            text = json.dumps(data, ensure_ascii=ascii_only)
+            assert shallow_json(text.encode("utf-8")) == shallow_json(text), text
+    for _ in range(3000):
+        value = "".join(rng.choice(CHARS) for _ in range(rng.randint(0, 6)))
+        text = json.dumps({value: [value, "x"]}, ensure_ascii=False)
+        assert json_strings_clean(text.encode("utf-8"), 4096) == json_strings_clean(text, 4096), repr(value)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2047, 2048, 2049, 3000, 4095])
+def test_a_long_string_is_seen_wherever_it_sits(pad: int) -> None:
+    """Strings are probed by aligned chunks; one just over the limit is found at any offset, one at
+    the limit passes (ASCII: one byte a character, so the answer is exact)."""
+    for length, clean in ((4096, True), (4097, False), (9000, False)):
+        text = json.dumps({"pad": "p" * pad, "items": ["a", "x" * length, "b"]})
+        assert json_strings_clean(text, 4096) is clean, (pad, length)
+        assert json_strings_clean(text.encode(), 4096) is clean, (pad, length)
+    # structure alone (many short strings, long runs of numbers) is never taken for a long string...
+    assert json_strings_clean(json.dumps([["ab"] * 3000, list(range(3000))]), 4096)
+    # ...and a non-ASCII string near the limit in characters is judged by its decoded text instead
+    assert not json_strings_clean(json.dumps(["é" * 3000], ensure_ascii=False).encode(), 4096)
+    assert text_problem("é" * 3000, 4096) is None  # (which then passes it)
+
+
+def test_reading_a_report_reads_it_whole_and_refuses_past_the_cap(tmp_path: Path) -> None:
+    from rigcheck.core.fileio import read_bytes_limited
+
+    path = tmp_path / "r.json"
+    for size in (0, 1, 4096, 100_000):
+        path.write_bytes(b"x" * size)
+        assert read_bytes_limited(path, "report", limit=100_000) == b"x" * size
+    path.write_bytes(b"x" * 100_001)
+    with pytest.raises(InputError, match="larger than"):
+        read_bytes_limited(path, "report", limit=100_000)
+
+
+def test_reading_a_fleet_pauses_garbage_collection_and_restores_it(tmp_path: Path) -> None:
+    import gc
+
+    from rigcheck.core.report.fleet import load_fleet, paused_gc
+
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    seen = []
+    assert gc.isenabled()
+    fleet = load_fleet([tmp_path], steps=lambda done, total: seen.append(gc.isenabled()))
+    assert seen == [False] and fleet.problems and gc.isenabled()
+    with pytest.raises(ZeroDivisionError), paused_gc():
+        1 / 0  # noqa: B018 - an error inside: collection comes back all the same
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_a_large_fleet_is_kept_out_of_later_collections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read with collection paused, a lab's records are then frozen (the next collections would walk
+    them all, holding the GIL for hundreds of ms); a small fleet is left to the collector."""
+    import gc
+
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.report import fleet as fleet_module
+    from rigcheck.core.report.report import build_report, render_json
+
+    catalog = load_catalog(use_overlay=False)
+    box = load_machine(Path(__file__).resolve().parent.parent / "fixtures" / "machines" / "rtx4090-64gb.json")
+    text = render_json(build_report(box, catalog))
+    for n in range(3):
+        (tmp_path / f"n{n}.json").write_text(text, encoding="utf-8")
+    before = gc.get_freeze_count()
+    small = fleet_module.load_fleet([tmp_path], catalog)
+    assert len(small.nodes) == 3 and gc.get_freeze_count() == before
+    monkeypatch.setattr(fleet_module, "FREEZE_NODES", 3)
+    try:
+        large = fleet_module.load_fleet([tmp_path], catalog)
+        assert len(large.nodes) == 3 and gc.get_freeze_count() > before
+        assert not gc.is_tracked(large) or all(large is not o for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+
+
+def test_quotes_and_backslashes_escaped_in_strings_keep_the_fast_path() -> None:
+    """``pip install \"unsloth[amd]\"`` in a finding's command: still judged from the text, exactly."""
+    from rigcheck.core.text import quotes_unescaped
+
+    command = 'pip install "unsloth[amd] @ git+https://x/y" && C:\\Users\\{x}\\'
+    text = json.dumps({"fix": command, "list": [command, "]}\\"]})
+    assert "\\" in text and shallow_json(text) and json_strings_clean(text, 4096)
+    assert quotes_unescaped(b'"a\\"b\\\\"') == b'"axbx"'  # \" is a quote's escape, \\ a backslash's
+    assert not json_strings_clean(json.dumps(["tab\there"]), 4096)  # other escapes: the strings decide
+    # an escaped quote is one character of its string: 4,096 pass, 4,097 do not
+    assert json_strings_clean(json.dumps(["x" * 4094 + '""']), 4096)
+    assert not json_strings_clean(json.dumps(["x" * 4095 + '""']), 4096)

@@ -55,25 +55,73 @@ def text_problem(text: str, max_length: int, *, multiline: bool = False) -> str 
 _RAW_UNSAFE = re.compile(f"[{_OTHER}]")
 
 
-def json_strings_clean(text: str, max_length: int) -> bool:
-    """Whether every string in valid JSON ``text`` would pass :func:`text_problem` (no control, line or
-    bidi character, none longer than ``max_length``), told from the text in C-speed passes. True is
-    certain. Text with a backslash (an escape) is not judged here: False then means "check the decoded
-    strings", which also names the field."""
-    if "\\" in text:
-        return False
-    # no escapes: JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be
-    # unsafe, and a string is exactly the text between two quotes
-    if not (text.isascii() and "\x7f" not in text) and _RAW_UNSAFE.search(text):
-        return False
-    return _long_string(max_length).search(text) is None
+def json_strings_clean(text: str | bytes, max_length: int) -> bool:
+    """Whether every string in valid JSON ``text`` (or its UTF-8 bytes) would pass :func:`text_problem`
+    (no control, line or bidi character, none longer than ``max_length``), told from the text in a few
+    C-speed passes. True is certain. Text with escapes other than ``\\\\``, ``\\"`` and ``\\/`` is not
+    judged here: False then means "check the decoded strings", which also names the field."""
+    if isinstance(text, str):
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate
+            return False
+    else:
+        raw = text
+    if b"\\" in raw:
+        # Escapes of a backslash, a quote or a slash hold nothing unsafe; any other (\n, \u0000, …)
+        # may: the decoded strings are checked instead.
+        plain = raw.replace(b"\\\\", b"x")
+        if plain.count(b"\\") != plain.count(b'\\"') + plain.count(b"\\/"):
+            return False
+        raw = plain.replace(b'\\"', b"x")
+    # Now JSON has no raw C0 controls, so only a raw DEL, C1, line or bidi character can be unsafe,
+    # and a string is exactly the text between two quotes. Those characters are DEL or non-ASCII;
+    # dropping every other ASCII byte leaves them, in order, as valid UTF-8 (UTF-8 never puts an
+    # ASCII byte inside a longer character).
+    if not raw.isascii() or b"\x7f" in raw:
+        try:
+            wide = raw.translate(None, _ASCII_BELOW_DEL).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        if _RAW_UNSAFE.search(wide):
+            return False
+    return not _long_run(raw, max_length)
+
+
+#: every ASCII byte but DEL
+_ASCII_BELOW_DEL = bytes(range(0x7F))
+
+
+def quotes_unescaped(raw: bytes) -> bytes:
+    """JSON's UTF-8 bytes with each escaped backslash and escaped quote made one ``x``: quotes then only
+    open and close strings, and the run between two quotes is at least as long as the string it holds
+    (each escape is one character of it). Left to right, as JSON reads them: ``\\\\"`` is a backslash
+    and then the string's end."""
+    if b"\\" not in raw:
+        return raw
+    return raw.replace(b"\\\\", b"x").replace(b'\\"', b"x")
+
+
+def _long_run(raw: bytes, max_length: int) -> bool:
+    """Whether some quoted run of ``raw`` is longer than ``max_length`` bytes (at least as many as its
+    characters, so False is certain). Such a run holds a whole aligned chunk of half that length with
+    no quote in it, so only chunks are probed (``find`` stops at the first quote), and the regex runs
+    only where a chunk has none."""
+    chunk = (max_length + 2) // 2
+    if chunk >= 64:
+        for start in range(0, len(raw) - chunk + 1, chunk):
+            if raw.find(b'"', start, start + chunk) < 0:
+                break
+        else:
+            return False
+    return _long_string(max_length).search(raw) is not None
 
 
 @functools.lru_cache(maxsize=8)
-def _long_string(max_length: int) -> re.Pattern[str]:
+def _long_string(max_length: int) -> re.Pattern[bytes]:
     """A quoted run longer than ``max_length``: every string that long matches (a match between two
     strings, over more than ``max_length`` characters of structure, only sends the caller the slow way)."""
-    return re.compile(f'"[^"]{{{max_length + 1},}}"')
+    return re.compile(f'"[^"]{{{max_length + 1},}}"'.encode())
 
 
 class SafeStream:

@@ -108,8 +108,6 @@ def speed_text(tokens_per_s: float | None, *, training: bool = False, unknown_wh
 def result_words(result: FitResult) -> str:
     """A fit in words, its verdict and its speed: "runs on the GPU + RAM (37 of 80 layers in RAM), ~4.1
     tokens/s" (what advice quotes of a trial fit)."""
-    from rigcheck.core.estimate.recommend import verdict_words
-
     training = result.estimate.workload != "inference"
     tps = result.speed.train_tokens_per_s if training else result.speed.decode_tokens_per_s
     return f"{verdict_words(result)}, {speed_text(tps, training=training)}"
@@ -159,6 +157,32 @@ def placement_words(
     speed = speed_text(tokens_per_s, training=training, unknown_why=unknown_why)
     shown = rounded_speed(tokens_per_s) if tokens_per_s is not None else None
     return Words(tier, glyph, words, colour, where, speed, shown, rank)
+
+
+def verdict_words(result: FitResult) -> str:
+    """The verdict as it reads: "runs on the GPU", "runs on the GPU + RAM (experts in RAM)", "runs on
+    the CPU", "runs, too slow to chat (on the CPU)"."""
+    from rigcheck.core.estimate.recommend import where_of
+
+    where = where_of(result)
+    p = result.placement
+    several = sum(1 for b in p.gpu_bytes if b) > 1
+    what = {
+        "experts": tr("experts in RAM"),
+        "layers": tr(
+            "{count} of {total} layers in RAM", count=p.total_layers - p.gpu_layers, total=p.total_layers
+        ),
+        "optimizer": tr("optimizer in RAM"),
+        "params": tr("parameters in RAM"),
+        "full": tr("MegaTrain-style, states in RAM"),
+    }.get(p.offload) or tr("part in RAM")
+    inference = result.estimate.workload == "inference"
+    tps = result.speed.decode_tokens_per_s if inference else result.speed.train_tokens_per_s
+    words = placement_words(
+        where, tps, workload=result.estimate.workload, gpus=2 if several else 1,
+        detail=what if where == "gpu+ram" else None,
+    )  # fmt: skip
+    return words.words
 
 
 def verdict_where(verdict: str, where: str | None) -> Where | None:

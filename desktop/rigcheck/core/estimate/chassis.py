@@ -24,8 +24,8 @@ from typing import Literal
 
 from rigcheck.core.catalog import Catalog, FormFactor, GpuSpec
 from rigcheck.core.estimate.power import power_budget
-from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.said import Said, render_all, say
 
 #: GPUs one server baseboard holds (HGX/DGX and OAM boards carry 8)
 NODE_GPUS = 8
@@ -84,22 +84,27 @@ def chassis(machine: Machine, catalog: Catalog) -> Chassis:
 
 
 def needs(before: Machine, after: Machine, catalog: Catalog, cards: int) -> list[str]:
+    """:func:`needs_said` in words."""
+    return list(render_all(tuple(needs_said(before, after, catalog, cards))))
+
+
+def needs_said(before: Machine, after: Machine, catalog: Catalog, cards: int) -> list[Said]:
     """What else turning ``before`` into ``after`` would need, ``cards`` being the GPUs installed."""
-    found: list[str] = []
+    found: list[Said] = []
     if cards > 1 and chassis(before, catalog).kind in ("desktop", "workstation"):
-        found.append(tr("{cards} PCIe x16 slots with room for {cards} cards", cards=cards))
+        found.append(say("{cards} PCIe x16 slots with room for {cards} cards", cards=cards))
         found.append(
-            tr(
+            say(
                 "{cards} sets of GPU power cables from the PSU (one per card, with the connector it takes)",
                 cards=cards,
             )
         )
     budget = power_budget(after, catalog)
     if budget.psu_watts is None:
-        found.append(tr("a PSU rating to check the power against (enter it on the Overview page)"))
+        found.append(say("a PSU rating to check the power against (enter it on the Overview page)"))
     elif budget.verdict in ("insufficient", "tight") and budget.suggested_psu_watts:
         found.append(
-            tr(
+            say(
                 "a PSU of at least {suggested} W (the machine's is {psu} W; it would draw {sustained} W, "
                 "peaks {peak} W)",
                 suggested=f"{budget.suggested_psu_watts:.0f}",
@@ -111,4 +116,4 @@ def needs(before: Machine, after: Machine, catalog: Catalog, cards: int) -> list
     return found
 
 
-__all__ = ["DESKTOP_GPUS", "NODE_GPUS", "Chassis", "chassis", "needs"]
+__all__ = ["DESKTOP_GPUS", "NODE_GPUS", "Chassis", "chassis", "needs", "needs_said"]

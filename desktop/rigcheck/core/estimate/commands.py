@@ -30,10 +30,10 @@ from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
-from rigcheck.core.i18n import tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub_gguf import split_gguf_id
 from rigcheck.core.models.spec import ModelInfo
+from rigcheck.core.said import Joined, Text, render, say
 
 #: vLLM's default share of each GPU's memory (--gpu-memory-utilization, placement.budget.VLLM_GPU_UTILIZATION)
 VLLM_UTILIZATION = 0.9
@@ -43,12 +43,21 @@ ALL_LAYERS = 999
 
 @dataclass(frozen=True)
 class Commands:
-    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "sglang", "mlx", "transformers")
-    commands: dict[str, str]
+    #: engine -> the command line ("llama.cpp", "ollama", "vllm", "sglang", "mlx", "transformers"), a
+    #: comment in it as said: :attr:`commands` in words
+    commands_said: dict[str, Text]
     #: bytes to download for the recommended format (the weight files)
     download_bytes: int | None
-    #: engine -> why there is no command for it here
-    notes: dict[str, str]
+    #: engine -> why there is no command for it here, as said: :attr:`notes` in words
+    notes_said: dict[str, Text]
+
+    @property
+    def commands(self) -> dict[str, str]:
+        return {engine: render(command) for engine, command in self.commands_said.items()}
+
+    @property
+    def notes(self) -> dict[str, str]:
+        return {engine: render(note) for engine, note in self.notes_said.items()}
 
 
 def _q(text: str) -> str:
@@ -340,8 +349,8 @@ def commands_for(
     rec: Recommendation, machine: Machine, catalog: Catalog, *, live: bool = False, rung: Rung | None = None
 ) -> Commands:
     """The command for each engine that can run the recommendation (or ``rung``) on ``machine``."""
-    out: dict[str, str] = {}
-    notes: dict[str, str] = {}
+    out: dict[str, Text] = {}
+    notes: dict[str, Text] = {}
     best = rung if rung is not None else rec.best
     if best is not None and not best.runs:
         best = None
@@ -368,11 +377,12 @@ def commands_for(
         tag = ollama_library_tag(catalog.model(est.model.id))
         if tag:
             # Ollama's library has its own build of the model: a command that downloads and runs it
-            out["ollama"] = f"ollama run {_q(tag)}  # " + tr(
-                "Ollama's library build: its format and context are Ollama's"
+            out["ollama"] = Joined(
+                "  # ",
+                (f"ollama run {_q(tag)}", say("Ollama's library build: its format and context are Ollama's")),
             )
         else:
-            notes["ollama"] = tr("Ollama runs GGUF files: the same as for llama.cpp")
+            notes["ollama"] = say("Ollama runs GGUF files: the same as for llama.cpp")
     elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
         ollama = ollama_command(best, catalog)
@@ -391,7 +401,7 @@ def commands_for(
     if weights is not None and any(f.lower().endswith(".gguf") for f in weights.files):
         notes["vllm"] = "vLLM serves Hugging Face checkpoints; its GGUF loading is experimental"
     elif not any(machine.gpus):
-        notes["vllm"] = tr("vLLM needs a GPU")
+        notes["vllm"] = say("vLLM needs a GPU")
     else:
         vllm = _vllm_fit(rec, machine, catalog, live=live, asked=rung)
         if vllm is None:
@@ -402,10 +412,12 @@ def commands_for(
     return Commands(shown, download, why)
 
 
-def _printable(out: dict[str, str], notes: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """A command with a control character in it (a path from disk) is not printed to a terminal."""
+def _printable(out: dict[str, Text], notes: dict[str, Text]) -> tuple[dict[str, Text], dict[str, Text]]:
+    """A command with a control character in it (a path from disk) is not printed to a terminal (only
+    its command part is checked: a said comment is the program's own words)."""
     for engine, command in list(out.items()):
-        if not command.isprintable():
+        line = command.parts[0] if isinstance(command, Joined) else command
+        if not str(line).isprintable():
             del out[engine]
             notes[engine] = "a path or name holds control characters: not shown as a command"
     return out, notes

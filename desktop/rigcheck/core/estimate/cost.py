@@ -31,7 +31,7 @@ from typing import Literal
 
 from rigcheck.core.catalog import Confidence, GpuSpec
 from rigcheck.core.errors import InputError
-from rigcheck.core.i18n import num, sig, tr
+from rigcheck.core.said import Joined, Num, Said, Sig, Text, render_all, say
 
 SEED_002 = "shared/seeds/002_ab477cb36c5a1177.txt"
 SEED_000 = "shared/seeds/000_15906b73c227beb0.txt"
@@ -122,10 +122,11 @@ class GpuCost:
     breakeven_hours: float | None
     #: breakeven_hours / (utilization × hours_per_month)
     breakeven_months: float | None
-    #: each figure's formula in words with its numbers
-    formulas: tuple[str, ...]
-    #: missing prices, old prices ("price from 2024-03, 20 months old"), used or ranged prices
-    notes: tuple[str, ...]
+    #: each figure's formula with its numbers, as said: :attr:`formulas` in words
+    formulas_said: tuple[Text, ...]
+    #: missing prices, old prices ("price from 2024-03, 20 months old"), used or ranged prices, as said:
+    #: :attr:`notes` in words
+    notes_said: tuple[Text, ...]
     #: what one used hour costs the owner in electricity (and cooling): power × price × (1 + cooling) / 1000
     electricity_usd_per_hour: float | None = None
     #: the seed's own break-even, electricity left out: purchase / rent
@@ -133,6 +134,14 @@ class GpuCost:
     breakeven_months_simple: float | None = None
     #: the assumptions used
     prices: Prices = DEFAULT_PRICES
+
+    @property
+    def formulas(self) -> tuple[str, ...]:
+        return render_all(self.formulas_said)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return render_all(self.notes_said)
 
 
 # -- prices ---------------------------------------------------------------------------------------
@@ -215,37 +224,37 @@ def _rent(spec: GpuSpec, override: float | None, today: str) -> PriceFact | None
 # -- formatting -----------------------------------------------------------------------------------
 
 
-def _usd(value: float) -> str:
+def _usd(value: float) -> Joined:
     if abs(value) >= 1000:
-        return f"${num(value)}"
+        return Joined("", ("$", Num(value)))
     if abs(value) >= 1 or round(value, 2) == value:
-        return f"${num(value, 2)}"
-    return f"${sig(value, 3)}"
+        return Joined("", ("$", Num(value, 2)))
+    return Joined("", ("$", Sig(value, 3)))
 
 
-def _num(value: float) -> str:
-    return num(value) if value == int(value) else sig(value, 4)
+def _num(value: float) -> Num | Sig:
+    return Num(value) if value == int(value) else Sig(value, 4)
 
 
-def _pct(value: float) -> str:
-    return f"{sig(value * 100, 4)}%"
+def _pct(value: float) -> Joined:
+    return Joined("", (Sig(value * 100, 4), "%"))
 
 
-def _price_notes(label: str, fact: PriceFact | None, spec: GpuSpec) -> list[str]:
-    label = tr(label)
+def _price_notes(name: str, fact: PriceFact | None, spec: GpuSpec) -> list[Said]:
+    label = say(name)
     if fact is None:
         return [
-            tr(
+            say(
                 "No {label} in the catalog for {gpu}: enter one to see the figures that need it.",
                 label=label,
                 gpu=spec.name,
             )
         ]
-    notes = []
+    notes: list[Said] = []
     if fact.kind == "launch":
         year = f", {spec.release_year}" if spec.release_year else ""
         notes.append(
-            tr(
+            say(
                 "The {label} is the launch price (MSRP{year}), {price}; today's price may differ.",
                 label=label,
                 year=year,
@@ -255,7 +264,7 @@ def _price_notes(label: str, fact: PriceFact | None, spec: GpuSpec) -> list[str]
     if fact.range_usd is not None:
         low, high = fact.range_usd
         notes.append(
-            tr(
+            say(
                 "The source gives {low}–{high} for the {label}; the midpoint is used.",
                 low=_usd(low),
                 high=_usd(high),
@@ -263,15 +272,15 @@ def _price_notes(label: str, fact: PriceFact | None, spec: GpuSpec) -> list[str]
             )
         )
     if fact.used:
-        notes.append(tr("The {label} is for a used card.", label=label))
+        notes.append(say("The {label} is for a used card.", label=label))
     if fact.confidence == "uncertain":
-        notes.append(tr("The {label} is uncertain: see the catalog entry's notes.", label=label))
+        notes.append(say("The {label} is uncertain: see the catalog entry's notes.", label=label))
     if not fact.overridden:
         if fact.date is None and fact.kind != "launch":
-            notes.append(tr("The {label} has no date.", label=label))
+            notes.append(say("The {label} has no date.", label=label))
         elif fact.age_months is not None and fact.age_months >= STALE_AFTER_MONTHS:
             notes.append(
-                tr(
+                say(
                     "The {label} is from {date}, {months} months old.",
                     label=label,
                     date=fact.date,
@@ -309,15 +318,15 @@ def gpu_cost(
     memory = max(spec.memory_gb) if spec.memory_gb else None
     u, e, c, years = prices.utilization, prices.electricity_usd_per_kwh, prices.cooling_factor, prices.years
     hours_used_per_month = u * prices.hours_per_month
-    cooling = " " + tr("× (1 + {share} cooling)", share=_pct(c)) if c else ""
-    formulas: list[str] = []
+    cooling: Text = Joined("", (" ", say("× (1 + {share} cooling)", share=_pct(c)))) if c else ""
+    formulas: list[Said] = []
     notes = _price_notes("purchase price", purchase, spec) + _price_notes("cloud price", rent, spec)
 
     per_tflop = None
     if rent is not None and tflops:
         per_tflop = rent.usd / tflops
         formulas.append(
-            tr(
+            say(
                 "Cost per FP16 TFLOP-hour = {rent}/h ÷ {tflops} TFLOPS (dense FP16) = {cost}",
                 rent=_usd(rent.usd),
                 tflops=_num(tflops),
@@ -325,13 +334,13 @@ def gpu_cost(
             )
         )
     elif rent is not None:
-        notes.append(tr("{gpu}'s dense FP16 TFLOPS are unknown: no cost per TFLOP-hour.", gpu=spec.name))
+        notes.append(say("{gpu}'s dense FP16 TFLOPS are unknown: no cost per TFLOP-hour.", gpu=spec.name))
 
     per_gb = None
     if purchase is not None and memory:
         per_gb = purchase.usd / memory
         formulas.append(
-            tr(
+            say(
                 "Price per GiB of VRAM = {price} ÷ {memory} GiB = {cost}/GiB",
                 price=_usd(purchase.usd),
                 memory=_num(memory),
@@ -344,12 +353,12 @@ def gpu_cost(
         per_hour = power * e * (1 + c) / 1000
         per_year = per_hour * u * HOURS_PER_YEAR
         formulas.append(
-            tr(
+            say(
                 "Electricity per year = {power} W × {share} × {hours} h × {price}/kWh{cooling} ÷ "
                 "1000 = {cost}",
                 power=_num(power),
                 share=_pct(u),
-                hours=num(HOURS_PER_YEAR),
+                hours=Num(HOURS_PER_YEAR),
                 price=_usd(e),
                 cooling=cooling,
                 cost=_usd(per_year),
@@ -357,7 +366,7 @@ def gpu_cost(
         )
     else:
         notes.append(
-            tr(
+            say(
                 "{gpu}'s power is unknown: no electricity, ownership or full break-even figures.",
                 gpu=spec.name,
             )
@@ -368,13 +377,13 @@ def gpu_cost(
         hours = years * HOURS_PER_YEAR * u
         ownership = (purchase.usd + per_year * years) / hours
         formulas.append(
-            tr(
+            say(
                 "Ownership per hour of use over {years} years = ({price} + {years} × {per_year}) "
                 "÷ ({years} × {hours} h × {share}) = {cost}/h",
                 years=_num(years),
                 price=_usd(purchase.usd),
                 per_year=_usd(per_year),
-                hours=num(HOURS_PER_YEAR),
+                hours=Num(HOURS_PER_YEAR),
                 share=_pct(u),
                 cost=_usd(ownership),
             )
@@ -386,13 +395,13 @@ def gpu_cost(
         simple_hours = purchase.usd / rent.usd
         simple_months = simple_hours / hours_used_per_month
         formulas.append(
-            tr(
+            say(
                 "Break-even, rent only = {price} ÷ {rent}/h = {hours} h of use = {months} months at {share} "
                 "({per_month} h a month)",
                 price=_usd(purchase.usd),
                 rent=_usd(rent.usd),
                 hours=_num(round(simple_hours)),
-                months=num(simple_months, 1, group=False),
+                months=Num(simple_months, 1, group=False),
                 share=_pct(u),
                 per_month=_num(hours_used_per_month),
             )
@@ -401,7 +410,7 @@ def gpu_cost(
             breakeven_hours = purchase.usd / (rent.usd - per_hour)
             breakeven_months = breakeven_hours / hours_used_per_month
             formulas.append(
-                tr(
+                say(
                     "Break-even with electricity = {price} ÷ ({rent}/h - {per_hour}/h electricity "
                     "and cooling) "
                     "= {hours} h of use = {months} months at {share}"
@@ -412,13 +421,13 @@ def gpu_cost(
                     rent=_usd(rent.usd),
                     per_hour=_usd(per_hour),
                     hours=_num(round(breakeven_hours)),
-                    months=num(breakeven_months, 1, group=False),
+                    months=Num(breakeven_months, 1, group=False),
                     share=_pct(u),
                 )
             )
         elif per_hour is not None:
             notes.append(
-                tr(
+                say(
                     "Renting at {rent}/h costs no more than the electricity of an owned {gpu} "
                     "({per_hour}/h): "
                     "buying never breaks even.",
@@ -441,8 +450,8 @@ def gpu_cost(
         ownership_usd_per_hour=ownership,
         breakeven_hours=breakeven_hours,
         breakeven_months=breakeven_months,
-        formulas=tuple(formulas),
-        notes=tuple(notes),
+        formulas_said=tuple(formulas),
+        notes_said=tuple(notes),
         electricity_usd_per_hour=per_hour,
         breakeven_hours_simple=simple_hours,
         breakeven_months_simple=simple_months,

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rigcheck.core.catalog import Catalog
-from rigcheck.core.i18n import num, percent, sig, tr
 from rigcheck.core.machine import GPU, Machine
+from rigcheck.core.said import Joined, Num, Percent, Said, Shown, Sig, Text, render, render_all, say
 
 Provenance = Literal["nvml", "catalog", "estimate"]
 PowerVerdict = Literal["ok", "tight", "insufficient", "unknown"]
@@ -74,24 +74,37 @@ _HEDT_SERVER = re.compile(r"\b(?:xeon|epyc|threadripper)\b", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class PowerItem:
-    #: "GPU 0 GeForce RTX 4090", "CPU", "platform (board, RAM, drives, fans)"
-    name: str
+    #: "GPU 0 GeForce RTX 4090", "CPU", "platform (board, RAM, drives, fans)", as said: :attr:`name` in words
+    name_said: Text
     #: what it may draw continuously (a GPU's power limit); 0 when unknown (``sustained_known``)
     sustained_watts: float
     #: with transient spikes (sustained × factor); when the factor is unknown, the sustained figure, as a
     #: lower bound (``peak_known`` is then False)
     peak_watts: float
     provenance: Provenance
-    #: in words, e.g. "450 W limit × 1.2 transient factor (Ada Lovelace: …)"
-    formula: str
-    #: where the factor/figure comes from (URLs, with the confidence where it is not the vendor's own)
-    source: str
+    #: e.g. "450 W limit × 1.2 transient factor (Ada Lovelace: …)", as said: :attr:`formula` in words
+    formula_said: Text
+    #: where the factor/figure comes from (URLs, with the confidence where it is not the vendor's own), as
+    #: said: :attr:`source` in words
+    source_said: Text
     #: the transient factor applied, for GPUs
     factor: float | None = None
     #: the transient factor's confidence ("primary", "secondary", "uncertain"), for GPUs
     factor_confidence: str | None = None
     sustained_known: bool = True
     peak_known: bool = True
+
+    @property
+    def name(self) -> str:
+        return render(self.name_said)
+
+    @property
+    def formula(self) -> str:
+        return render(self.formula_said)
+
+    @property
+    def source(self) -> str:
+        return render(self.source_said)
 
 
 @dataclass(frozen=True)
@@ -107,13 +120,21 @@ class PowerBudget:
     verdict: PowerVerdict
     #: psu minus peak (negative when the peak exceeds the rating)
     headroom_watts: float | None
-    #: plain sentences with numbers
-    reasons: tuple[str, ...]
-    advice: tuple[str, ...]
+    #: plain sentences with numbers, as said: :attr:`reasons` and :attr:`advice` in words
+    reasons_said: tuple[Text, ...]
+    advice_said: tuple[Text, ...]
     #: the PSU size this budget calls "ok" (peak covered, 20% sustained headroom, vendor recommendation met)
     suggested_psu_watts: float | None = None
     #: every part's power is known
     complete: bool = True
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return render_all(self.reasons_said)
+
+    @property
+    def advice(self) -> tuple[str, ...]:
+        return render_all(self.advice_said)
 
 
 # -- items ----------------------------------------------------------------------------------------
@@ -124,7 +145,7 @@ def _from_catalog(gpu: GPU) -> bool:
     return (gpu.source or "").startswith("catalog")
 
 
-def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str | None, float | None]:
+def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, Text | None, float | None]:
     """The GPU's item, a reason when something is unknown, and its vendor-recommended PSU."""
     index = gpu.index if gpu.index is not None else position
     name = f"GPU {index} {gpu.name}"
@@ -132,9 +153,10 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
     recommended = spec.psu_recommended_watts if spec else None
     limit: float | None
     provenance: Provenance
+    where: Text
     if gpu.power_limit_watts is not None and not _from_catalog(gpu):
         limit, provenance = gpu.power_limit_watts, "nvml"
-        where = tr("power limit read from the driver ({source})", source=gpu.source or "probe")
+        where = say("power limit read from the driver ({source})", source=gpu.source or "probe")
     elif gpu.power_limit_watts is not None or (spec is not None and spec.tdp_watts is not None):
         limit = (
             gpu.power_limit_watts if gpu.power_limit_watts is not None else spec.tdp_watts if spec else None
@@ -142,67 +164,67 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
         provenance = "catalog"
         if spec is not None:
             conf = spec.field_confidence.get("tdp_watts", spec.confidence)
-            where = tr(
+            where = say(
                 "catalog board power of {id} ({source}; {confidence})",
                 id=spec.id,
                 source=spec.source,
                 confidence=conf,
             )
         else:
-            where = tr("catalog board power ({source})", source=gpu.source)
+            where = say("catalog board power ({source})", source=gpu.source)
     else:
         limit, provenance, where = None, "catalog", ""
     if limit is None:
         why = (
-            tr(
+            say(
                 "{name}: its power limit is unknown (the driver did not report one and the catalog entry "
                 "{id} has no board power)",
                 name=name,
                 id=spec.id,
             )
             if spec
-            else tr(
+            else say(
                 "{name}: its power limit is unknown (the driver did not report one and it matches "
                 "no catalog entry)",
                 name=name,
             )
         )
         item = PowerItem(
-            name, 0.0, 0.0, "catalog", tr("power unknown"), "—", sustained_known=False, peak_known=False
+            name, 0.0, 0.0, "catalog", say("power unknown"), "—", sustained_known=False, peak_known=False
         )
         return item, why, recommended
     factor = catalog.power_factor(spec) if spec else None
     if factor is None:
-        arch = spec.architecture if spec and spec.architecture else tr("its architecture")
+        arch: Text = spec.architecture if spec and spec.architecture else say("its architecture")
         segment = f" {spec.segment}" if spec and spec.segment else ""
-        why = tr(
+        why = say(
             "{name}: no measured transient factor for {kind} GPUs, so its spikes above the {limit} "
             "W limit are unknown",
             name=name,
-            kind=f"{arch}{segment}",
-            limit=sig(limit, 6),
+            kind=Joined("", (arch, segment)),
+            limit=Sig(limit, 6),
         )
-        formula = tr("{limit} W limit; transient factor unknown, spikes not counted", limit=sig(limit, 6))
+        formula = say("{limit} W limit; transient factor unknown, spikes not counted", limit=Sig(limit, 6))
         item = PowerItem(name, limit, limit, provenance, formula, where, peak_known=False)
         return item, why, recommended
     peak = limit * factor.factor
     formula = (
-        tr(
+        say(
             "{limit} W limit × {factor} transient factor ({architecture}: {measured})",
-            limit=sig(limit, 6),
-            factor=sig(factor.factor, 6),
+            limit=Sig(limit, 6),
+            factor=Sig(factor.factor, 6),
             architecture=factor.architecture,
             measured=factor.measured,
         )
         if factor.measured
-        else tr(
+        else say(
             "{limit} W limit × {factor} transient factor ({architecture})",
-            limit=sig(limit, 6),
-            factor=sig(factor.factor, 6),
+            limit=Sig(limit, 6),
+            factor=Sig(factor.factor, 6),
             architecture=factor.architecture,
         )
     )
-    source = tr(
+    source = say(
         "{where}; factor: {source} ({confidence})",
         where=where,
         source=factor.source,
@@ -212,74 +234,88 @@ def _gpu_item(position: int, gpu: GPU, catalog: Catalog) -> tuple[PowerItem, str
     return item, None, recommended
 
 
-def cpu_item(model: str | None) -> tuple[PowerItem, str | None]:
+def cpu_item(model: str | None) -> tuple[PowerItem, Text | None]:
     """The CPU's class estimate by its model string, and a reason when its power is unknown."""
-    label = model or tr("model unknown")
+    label: Text = model or say("model unknown")
     if model and _APPLE.search(model):
-        why = tr(
+        why = say(
             "CPU: Apple silicon is one chip with the GPU behind a built-in power supply; no per-part power "
             "figure is catalogued, so no budget can be drawn"
         )
-        formula = tr("{cpu}: Apple silicon, power unknown", cpu=label)
+        formula = say("{cpu}: Apple silicon, power unknown", cpu=label)
         return PowerItem(
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
         ), why
     if model and _LAPTOP.search(model):
-        why = tr(
+        why = say(
             "CPU: a laptop processor runs from its power adapter, not a desktop PSU; no class figure applies"
         )
-        formula = tr("{cpu}: laptop class, power unknown", cpu=label)
+        formula = say("{cpu}: laptop class, power unknown", cpu=label)
         return PowerItem(
             "CPU", 0.0, 0.0, "estimate", formula, "—", sustained_known=False, peak_known=False
         ), why
     if model and _DESKTOP.search(model) and not _HEDT_SERVER.search(model):
-        formula = tr(
+        formula = say(
             "{cpu}: desktop class, {sustained} W sustained (base power) and {peak} W peak (max turbo power) "
             "of a Core i9-13900K, the top mainstream part",
             cpu=label,
-            sustained=sig(DESKTOP_CPU_SUSTAINED, 6),
-            peak=sig(DESKTOP_CPU_PEAK, 6),
+            sustained=Sig(DESKTOP_CPU_SUSTAINED, 6),
+            peak=Sig(DESKTOP_CPU_PEAK, 6),
         )
-        source = tr("{source} (secondary; estimate)", source=DESKTOP_CPU_SOURCE)
+        source = say("{source} (secondary; estimate)", source=DESKTOP_CPU_SOURCE)
         return PowerItem("CPU", DESKTOP_CPU_SUSTAINED, DESKTOP_CPU_PEAK, "estimate", formula, source), None
     formula = (
-        tr(
+        say(
             "{cpu}: workstation/server class, {watts} W as in Intel's PSU sizing example; "
             "high-core-count parts may draw more",
             cpu=label,
-            watts=sig(GENERIC_CPU_WATTS, 6),
+            watts=Sig(GENERIC_CPU_WATTS, 6),
         )
         if model and _HEDT_SERVER.search(model)
-        else tr(
+        else say(
             "{cpu}: class not recognised, {watts} W as in Intel's PSU sizing example",
             cpu=label,
-            watts=sig(GENERIC_CPU_WATTS, 6),
+            watts=Sig(GENERIC_CPU_WATTS, 6),
         )
     )
-    source = tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE)
+    source = say("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE)
     return PowerItem("CPU", GENERIC_CPU_WATTS, GENERIC_CPU_WATTS, "estimate", formula, source), None
 
 
 def platform_item() -> PowerItem:
     return PowerItem(
-        tr("platform (board, RAM, drives, fans)"),
+        say("platform (board, RAM, drives, fans)"),
         PLATFORM_WATTS,
         PLATFORM_WATTS,
         "estimate",
-        tr(
+        say(
             "{watts} W for the rest of the hardware, as in Intel's PSU sizing example",
-            watts=sig(PLATFORM_WATTS, 6),
+            watts=Sig(PLATFORM_WATTS, 6),
         ),
-        tr("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE),
+        say("{source} (secondary; estimate)", source=INTEL_SIZING_SOURCE),
     )
 
 
 # -- the budget -----------------------------------------------------------------------------------
 
 
-def _w(watts: float) -> str:
-    """Whole watts in the current language, ungrouped as the sentences always printed them."""
-    return num(watts, group=False)
+def _w(watts: float) -> Num:
+    """Whole watts, ungrouped as the sentences always printed them."""
+    return Num(watts, group=False)
+
+
+def _bracket_key(item: PowerItem) -> str:
+    """The parenthesis of a GPU item's formula in English, "(Ada Lovelace: …)": its factor's words."""
+    formula = item.formula_said
+    values = dict(formula.values) if isinstance(formula, Said) else {}
+    architecture, measured = values.get("architecture", ""), values.get("measured")
+    return f"({architecture}: {measured})" if measured else f"({architecture})"
+
+
+def _bracketed(formula: Text) -> str:
+    """What the parenthesis of ``formula`` says, in words: "Ada Lovelace: …"."""
+    text = render(formula)
+    return text[text.index(" (") + 1 :].strip("()") if " (" in text else text
 
 
 def _round_up(watts: float) -> float:
@@ -293,12 +329,14 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
     """
     psu = psu_watts if psu_watts is not None else machine.psu.watts
     items: list[PowerItem] = []
-    unknown: list[str] = []
+    unknown: list[Text] = []
     recommended: float | None = None
     recommended_by = ""
+    gpus: list[PowerItem] = []
     for position, gpu in enumerate(machine.gpus):
         item, why, rec = _gpu_item(position, gpu, catalog)
         items.append(item)
+        gpus.append(item)
         if why:
             unknown.append(why)
         if rec is not None and (recommended is None or rec > recommended):
@@ -312,74 +350,73 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
     sustained = sum(i.sustained_watts for i in items)
     peak = sum(i.peak_watts for i in items)
     complete = not unknown
-    reasons: list[str] = []
-    advice: list[str] = []
+    reasons: list[Text] = []
+    advice: list[Text] = []
     suggested = None
     if complete:
         suggested = _round_up(max(peak, sustained * SUSTAINED_HEADROOM, recommended or 0.0))
-    gpus = [i for i in items if i.name.startswith("GPU ")]
     if complete:
         reasons.append(
-            tr(
+            say(
                 "Estimated draw: {sustained} W sustained, {peak} W in transient spikes "
                 "({gpus}; CPU and platform are estimates).",
                 sustained=_w(sustained),
                 peak=_w(peak),
-                gpus=", ".join(f"{i.name} {_w(i.peak_watts)} W" for i in gpus) or tr("no GPU"),
+                gpus=Joined(", ", tuple(Joined("", (i.name_said, " ", _w(i.peak_watts), " W")) for i in gpus))
+                if gpus
+                else say("no GPU"),
             )
         )
     else:
         reasons.append(
-            tr(
+            say(
                 "Known parts alone: {sustained} W sustained, {peak} W with spikes (lower bounds).",
                 sustained=_w(sustained),
                 peak=_w(peak),
             )
         )
     reasons.extend(unknown)
-    # the factor's parenthesis in the formula: "450 W limit × 1.2 transient factor (Ada Lovelace: …)"
-    shaky = {
-        i.formula[i.formula.index(" (") + 1 :]
-        for i in gpus
-        if i.factor_confidence == "uncertain" and " (" in i.formula
-    }
+    # the factor's parenthesis in the formula, "450 W limit × 1.2 transient factor (Ada Lovelace: …)",
+    # once per factor, in the order of its English words
+    shaky = {_bracket_key(i): i.formula_said for i in gpus if i.factor_confidence == "uncertain"}
     reasons.extend(
-        tr("An uncertain transient factor is used: {what}.", what=what.strip("()")) for what in sorted(shaky)
+        say("An uncertain transient factor is used: {what}.", what=Shown(_bracketed, shaky[key]))
+        for key in sorted(shaky)
     )
 
     verdict: PowerVerdict
     if psu is None:
         verdict = "unknown"
-        reasons.append(tr("No PSU wattage entered."))
+        reasons.append(say("No PSU wattage entered."))
         advice.append(
-            tr(
+            say(
                 "Enter your PSU's rated wattage (printed on its label) to check it against the "
                 "estimated {peak} W peak.",
                 peak=_w(peak),
             )
             if complete
-            else tr(
+            else say(
                 "Enter your PSU's rated wattage (printed on its label) to check it against the "
                 "estimated load."
             )
         )
         if suggested is not None:
-            advice.append(tr("For this machine a {watts} W PSU or larger would be ok.", watts=_w(suggested)))
+            advice.append(say("For this machine a {watts} W PSU or larger would be ok.", watts=_w(suggested)))
     elif sustained > psu:
         verdict = "insufficient"
         reasons.append(
-            tr(
+            say(
                 "The sustained load of {sustained} W exceeds the {psu} W PSU: a PSU's rating is what it "
                 "delivers continuously.",
                 sustained=_w(sustained),
-                psu=sig(psu, 6),
+                psu=Sig(psu, 6),
             )
             if complete
-            else tr(
+            else say(
                 "The sustained load of {sustained} W (known parts alone) exceeds the {psu} W PSU: a PSU's "
                 "rating is what it delivers continuously.",
                 sustained=_w(sustained),
-                psu=sig(psu, 6),
+                psu=Sig(psu, 6),
             )
         )
     elif not complete:
@@ -387,13 +424,13 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
     elif peak > psu * ATX3_EXCURSION_1MS:
         verdict = "insufficient"
         reasons.append(
-            tr(
+            say(
                 "Spikes of {peak} W are {share} of the {psu} W PSU, beyond even the ATX 3.0 tolerance of "
                 "{tolerance} for 1 ms ({source}).",
                 peak=_w(peak),
-                share=percent(peak / psu),
-                psu=sig(psu, 6),
-                tolerance=percent(ATX3_EXCURSION_1MS),
+                share=Percent(peak / psu),
+                psu=Sig(psu, 6),
+                tolerance=Percent(ATX3_EXCURSION_1MS),
                 source=ATX3_SOURCE,
             )
         )
@@ -402,26 +439,26 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
         if peak > psu:
             verdict = "tight"
             reasons.append(
-                tr(
+                say(
                     "Spikes of {peak} W exceed the {psu} W rating ({share}): a PSU built to ATX "
                     "3.x must carry "
                     "180% for 1 ms and 200% for 100 µs ({source}), an older ATX 2.x unit has no such "
                     "requirement and may shut down.",
                     peak=_w(peak),
-                    psu=sig(psu, 6),
-                    share=percent(peak / psu),
+                    psu=Sig(psu, 6),
+                    share=Percent(peak / psu),
                     source=ATX3_SOURCE,
                 )
             )
         if sustained * SUSTAINED_HEADROOM > psu:
             verdict = "tight"
             reasons.append(
-                tr(
+                say(
                     "The sustained {sustained} W is {share} of the {psu} W PSU, less than the ~20% headroom "
                     "PSUs are sized with ({source}).",
                     sustained=_w(sustained),
-                    share=percent(sustained / psu),
-                    psu=sig(psu, 6),
+                    share=Percent(sustained / psu),
+                    psu=Sig(psu, 6),
                     source=HEADROOM_SOURCE,
                 )
             )
@@ -429,32 +466,32 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             verdict = "tight"
         if verdict == "ok":
             reasons.append(
-                tr(
+                say(
                     "The {psu} W PSU covers the {peak} W peak with {spare} W to spare and keeps "
                     "the sustained "
                     "{sustained} W at {share} of its rating.",
-                    psu=sig(psu, 6),
+                    psu=Sig(psu, 6),
                     peak=_w(peak),
                     spare=_w(psu - peak),
                     sustained=_w(sustained),
-                    share=percent(sustained / psu),
+                    share=Percent(sustained / psu),
                 )
             )
     if psu is not None and recommended is not None:
         if psu < recommended:
             reasons.append(
-                tr(
+                say(
                     "The {psu} W PSU is below the {recommended} W the GPU vendor recommends for {gpu}.",
-                    psu=sig(psu, 6),
-                    recommended=sig(recommended, 6),
+                    psu=Sig(psu, 6),
+                    recommended=Sig(recommended, 6),
                     gpu=recommended_by,
                 )
             )
         else:
             reasons.append(
-                tr(
+                say(
                     "The GPU vendor recommends at least {recommended} W for {gpu}: met.",
-                    recommended=sig(recommended, 6),
+                    recommended=Sig(recommended, 6),
                     gpu=recommended_by,
                 )
             )
@@ -462,7 +499,7 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
     if psu is not None and verdict in ("tight", "insufficient"):
         if suggested is not None:
             advice.append(
-                tr(
+                say(
                     "A {suggested} W PSU would cover the {peak} W peak and leave 20% headroom over the "
                     "{sustained} W sustained load.",
                     suggested=_w(suggested),
@@ -472,14 +509,16 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
             )
         if peak > psu and verdict == "tight":
             advice.append(
-                tr("If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so).")
+                say("If you keep this PSU, make sure it is built to ATX 3.0 or 3.1 (its label says so).")
             )
         if gpus:
             advice.append(
-                tr("Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures.")
+                say(
+                    "Lowering the GPU power limit (nvidia-smi -pl, or the vendor's tool) lowers both figures."
+                )
             )
     if not complete and psu is not None:
-        advice.append(tr("The verdict needs every part's power; the reasons say what is missing."))
+        advice.append(say("The verdict needs every part's power; the reasons say what is missing."))
 
     headroom = psu - peak if psu is not None and complete else None
     return PowerBudget(
@@ -490,8 +529,8 @@ def power_budget(machine: Machine, catalog: Catalog, *, psu_watts: float | None 
         recommended_psu_watts=recommended,
         verdict=verdict,
         headroom_watts=headroom,
-        reasons=tuple(reasons),
-        advice=tuple(advice),
+        reasons_said=tuple(reasons),
+        advice_said=tuple(advice),
         suggested_psu_watts=suggested,
         complete=complete,
     )

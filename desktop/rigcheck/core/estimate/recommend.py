@@ -32,6 +32,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from rigcheck.core import verdict_words as _vocabulary
 from rigcheck.core.catalog import Catalog, QualityMeasurement
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.exllamav3 import EXL3_FORMATS
@@ -44,10 +45,12 @@ from rigcheck.core.estimate.memory import (
     resolve_quant,
 )
 from rigcheck.core.estimate.mlx import MLX_FORMATS
-from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import fmt_bytes
+from rigcheck.core.said import Bytes, Joined, Num, Shown, Sig, Text, render, render_all, say
+
+#: the verdict in words: it lives with the other words (core/verdict_words.py); callers import it from here
+verdict_words = _vocabulary.verdict_words
 
 Prefer = Literal["quality", "speed"]
 Where = Literal["gpu", "gpu+ram", "cpu"]
@@ -119,7 +122,7 @@ class Rung:
         q = self.quality
         if q is None:
             return ""
-        return tr("{delta} perplexity on {model}", delta=f"{q.ppl_delta:+.4f}", model=q.measured_on)
+        return render(say("{delta} perplexity on {model}", delta=f"{q.ppl_delta:+.4f}", model=q.measured_on))
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,14 @@ class Recommendation:
     ladder: tuple[Rung, ...]
     #: the recommended rung; None when nothing runs on this machine
     best: Rung | None
-    #: why this one and not the next candidate, in sentences
-    why: tuple[str, ...]
+    #: why this one and not the next candidate, as said: :attr:`why` in sentences
+    why_said: tuple[Text, ...]
     #: the settings every rung was sized with (``quant`` None: each rung has its own)
     request: Request = field(default_factory=Request)
+
+    @property
+    def why(self) -> tuple[str, ...]:
+        return render_all(self.why_said)
 
     @property
     def result(self) -> FitResult:
@@ -159,32 +166,6 @@ def where_of(result: FitResult) -> Where | None:
     if not any(p.gpu_bytes):
         return "cpu"
     return "gpu+ram" if p.cpu_bytes or p.offload != "none" else "gpu"
-
-
-def verdict_words(result: FitResult) -> str:
-    """The verdict as it reads: "runs on the GPU", "runs on the GPU + RAM (experts in RAM)", "runs on
-    the CPU", "runs, too slow to chat (on the CPU)" (:mod:`rigcheck.core.verdict_words`)."""
-    from rigcheck.core.verdict_words import placement_words
-
-    where = where_of(result)
-    p = result.placement
-    several = sum(1 for b in p.gpu_bytes if b) > 1
-    what = {
-        "experts": tr("experts in RAM"),
-        "layers": tr(
-            "{count} of {total} layers in RAM", count=p.total_layers - p.gpu_layers, total=p.total_layers
-        ),
-        "optimizer": tr("optimizer in RAM"),
-        "params": tr("parameters in RAM"),
-        "full": tr("MegaTrain-style, states in RAM"),
-    }.get(p.offload) or tr("part in RAM")
-    inference = result.estimate.workload == "inference"
-    tps = result.speed.decode_tokens_per_s if inference else result.speed.train_tokens_per_s
-    words = placement_words(
-        where, tps, workload=result.estimate.workload, gpus=2 if several else 1,
-        detail=what if where == "gpu+ram" else None,
-    )  # fmt: skip
-    return words.words
 
 
 def _rung_name(result: FitResult, catalog: Catalog) -> str:
@@ -298,10 +279,12 @@ def candidates(model: ModelInfo, engine: Engine, catalog: Catalog) -> list[tuple
     if not out:  # only ExLlamaV3 empties the list: a quantized release is not requantized to EXL3 here
         raise InputError(
             "--engine exllamav3",
-            tr(
-                "ExLlamaV3 runs EXL3 made from a 16-bit checkpoint; {model} is released as {quant}",
-                model=model.id,
-                quant=native_id or "?",
+            render(
+                say(
+                    "ExLlamaV3 runs EXL3 made from a 16-bit checkpoint; {model} is released as {quant}",
+                    model=model.id,
+                    quant=native_id or "?",
+                )
             ),
         )
     return out
@@ -357,26 +340,31 @@ def choose(rungs: Sequence[Rung], prefer: Prefer, catalog: Catalog) -> Rung | No
     return fastest(pool)
 
 
-def _speed_text(rung: Rung) -> str:
+def _speed_text(rung: Rung) -> Text:
     tps = rung.tokens_per_s
-    return tr("~{speed} tokens/s", speed=num(tps, 1)) if tps is not None else tr("speed unknown")
+    return say("~{speed} tokens/s", speed=Num(tps, 1)) if tps is not None else say("speed unknown")
 
 
-def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Catalog) -> list[str]:
-    floor = tr("{speed} tokens/s", speed=sig(USABLE_DECODE_TOKENS_PER_S, 6))
+def _words(rung: Rung) -> Shown:
+    """The rung's verdict, put into words when shown (:func:`rigcheck.core.verdict_words.verdict_words`)."""
+    return Shown(verdict_words, rung.result)
+
+
+def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Catalog) -> list[Text]:
+    floor = say("{speed} tokens/s", speed=Sig(USABLE_DECODE_TOKENS_PER_S, 6))
     if best is None:
         smallest = rungs[-1]
-        first = smallest.result.reasons[0] if smallest.result.reasons else ""
+        first = smallest.result.reasons_said[0] if smallest.result.reasons_said else ""
         return [
-            tr("no format runs on this machine; even {quant}: {reason}", quant=smallest.quant, reason=first)
+            say("no format runs on this machine; even {quant}: {reason}", quant=smallest.quant, reason=first)
         ]
-    out: list[str] = []
+    out: list[Text] = []
     index = rungs.index(best)
     if best.result.estimate.workload != "inference":
-        return [f"{best.quant}: {best.words}, {_speed_text(best)}"]
+        return [Joined("", (best.quant, ": ", _words(best), ", ", _speed_text(best)))]
     if prefer == "speed":
         out.append(
-            tr(
+            say(
                 "{quant} is the fastest format that runs here at ≥ {floor}, Q4_K_M or better where one does",
                 quant=best.quant,
                 floor=floor,
@@ -384,7 +372,7 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
         )
     elif best.where == "gpu" and _usable(best):
         out.append(
-            tr(
+            say(
                 "{quant} is the highest-quality format that runs entirely on the GPU at ≥ {floor}",
                 quant=best.quant,
                 floor=floor,
@@ -392,16 +380,16 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
         )
     elif _usable(best):
         out.append(
-            tr(
+            say(
                 "{quant} is the highest-quality format that runs at ≥ {floor}: it {words}",
                 quant=best.quant,
                 floor=floor,
-                words=best.words,
+                words=_words(best),
             )
         )
     else:
         out.append(
-            tr(
+            say(
                 "no format of Q4_K_M quality or better reaches {floor} here: {quant} is the fastest of them",
                 quant=best.quant,
                 floor=floor,
@@ -411,44 +399,44 @@ def _why(rungs: Sequence[Rung], best: Rung | None, prefer: Prefer, catalog: Cata
     if better:
         nxt = better[-1]
         if not nxt.runs:
-            reason = nxt.result.reasons[0] if nxt.result.reasons else tr("does not fit")
-            out.append(tr("not {quant}: it does not fit ({reason})", quant=nxt.quant, reason=reason))
+            reason = nxt.result.reasons_said[0] if nxt.result.reasons_said else say("does not fit")
+            out.append(say("not {quant}: it does not fit ({reason})", quant=nxt.quant, reason=reason))
         elif prefer == "speed":
             out.append(
-                tr(
+                say(
                     "not {quant}: slower ({speed}, {words})",
                     quant=nxt.quant,
                     speed=_speed_text(nxt),
-                    words=nxt.words,
+                    words=_words(nxt),
                 )
             )
         elif nxt.where != "gpu" and best.where == "gpu":
             out.append(
-                tr(
+                say(
                     "not {quant}: it {words}, at {speed}",
                     quant=nxt.quant,
-                    words=nxt.words,
+                    words=_words(nxt),
                     speed=_speed_text(nxt),
                 )
             )
         else:
             out.append(
-                tr(
+                say(
                     "not {quant}: {speed} is below {floor} (it {words})",
                     quant=nxt.quant,
                     speed=_speed_text(nxt),
                     floor=floor,
-                    words=nxt.words,
+                    words=_words(nxt),
                 )
             )
     quick = choose(rungs, "speed", catalog) if prefer == "quality" else None
     if quick is not None and quick is not best and (quick.tokens_per_s or 0.0) > (best.tokens_per_s or 0.0):
         out.append(
-            tr(
+            say(
                 "--prefer speed would pick {quant} ({speed}, {words})",
                 quant=quick.quant,
                 speed=_speed_text(quick),
-                words=quick.words,
+                words=_words(quick),
             )
         )
     return out
@@ -509,7 +497,7 @@ def recommend(
         context=_shown_context(context, model, rungs),
         ladder=tuple(rungs),
         best=best,
-        why=tuple(_why(rungs, best, prefer, catalog)),
+        why_said=tuple(_why(rungs, best, prefer, catalog)),
         request=base,
     )
 
@@ -561,8 +549,8 @@ def summary_line(rec: Recommendation) -> str:
     best = rec.best
     if best is None:
         return "does not fit"
-    return (
-        f"{best.quant} · {best.words} · {_speed_text(best)} · {fmt_bytes(best.result.estimate.total_bytes)}"
+    return render(
+        Joined(" · ", (best.quant, best.words, _speed_text(best), Bytes(best.result.estimate.total_bytes)))
     )
 
 

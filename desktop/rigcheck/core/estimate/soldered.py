@@ -14,8 +14,8 @@ from typing import Literal
 from rigcheck.core.catalog import Catalog, GpuSpec
 from rigcheck.core.estimate.chassis import chassis
 from rigcheck.core.estimate.memory import Request
-from rigcheck.core.i18n import num, sig, tr
 from rigcheck.core.machine import Machine
+from rigcheck.core.said import Num, Said, Sig, render, say
 from rigcheck.core.whatif import gpu_from_spec, upgrade
 
 GIB = 1024**3
@@ -45,15 +45,20 @@ def is_built_in(machine: Machine, catalog: Catalog) -> bool:
 
 
 def why_built_in(machine: Machine, catalog: Catalog) -> str:
+    """:func:`why_built_in_said` in words."""
+    return render(why_built_in_said(machine, catalog))
+
+
+def why_built_in_said(machine: Machine, catalog: Catalog) -> Said:
     """One sentence: why GPUs, RAM and PSU cannot change on this machine, and what can."""
     unified = any(g.unified_memory for g in machine.gpus)
     if unified:
-        return tr(
+        return say(
             "The GPU and its memory are built into the chip and share the machine's RAM: nothing can be "
             "added or swapped. What can change is the machine: the same chip family with more memory, or "
             "another machine."
         )
-    return tr(
+    return say(
         "A laptop's GPU and its memory are soldered to the board: nothing can be added or swapped. What "
         "can change is the machine: the same GPU family with more memory, or another machine."
     )
@@ -175,14 +180,28 @@ def _rank(choice: MachineChoice) -> int:
 
 def choice_label(choice: MachineChoice) -> str:
     """ "M4 Max with 128 GiB (546 GB/s)" in the current language."""
+    return render(choice_label_said(choice))
+
+
+def choice_label_said(choice: MachineChoice) -> Said:
+    """ "M4 Max with 128 GiB (546 GB/s)", as said."""
     if choice.bandwidth_gbs:
-        return tr(
+        return say(
             "{name} with {memory} GiB ({bandwidth} GB/s)",
             name=choice.name,
-            memory=sig(choice.memory_gib, 6),
-            bandwidth=num(choice.bandwidth_gbs, group=False),
+            memory=Sig(choice.memory_gib, 6),
+            bandwidth=Num(choice.bandwidth_gbs, group=False),
         )
-    return tr("{name} with {memory} GiB", name=choice.name, memory=sig(choice.memory_gib, 6))
+    return say("{name} with {memory} GiB", name=choice.name, memory=Sig(choice.memory_gib, 6))
 
 
-__all__ = ["MAX_CHOICES", "MachineChoice", "choice_label", "is_built_in", "machine_choices", "why_built_in"]
+__all__ = [
+    "MAX_CHOICES",
+    "MachineChoice",
+    "choice_label",
+    "choice_label_said",
+    "is_built_in",
+    "machine_choices",
+    "why_built_in",
+    "why_built_in_said",
+]

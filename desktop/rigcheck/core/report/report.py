@@ -165,7 +165,10 @@ def _records(
         raise InputError(source, f"{key}: expected a list")
     if failing_only:
         for i, item in enumerate(items):
-            if not isinstance(item, Mapping) or not isinstance(item.get("status"), str):
+            # (a dict's class first: isinstance against the Mapping ABC is slow, ~80 findings a report)
+            if not (item.__class__ is dict or isinstance(item, Mapping)) or not isinstance(
+                item.get("status"), str
+            ):
                 raise InputError(source, f"{key}[{i}]: expected an object with a status")
         items = [(i, item) for i, item in enumerate(items) if item["status"] == "fail"]
         return [decode(cls, item, source, where=f"{key}[{i}]") for i, item in items]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import copy
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from rigcheck.core.estimate.cost import GpuCost, PriceFact
@@ -20,8 +21,24 @@ _SHORT = {"fits": "fits", "fits_with_offload": "offload", "does_not_fit": "does 
 # -- JSON -----------------------------------------------------------------------------------------
 
 
+def _record(value: Any) -> Any:
+    """``value`` as ``dataclasses.asdict`` gives it, with each said field (``notes_said``) in its place as
+    its words under the plain name (``notes``), in the records nested in it too."""
+    if is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in fields(value):
+            name = f.name.removesuffix("_said")
+            out[name] = getattr(value, name) if name != f.name else _record(getattr(value, name))
+        return out
+    if isinstance(value, list | tuple):
+        return type(value)(_record(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _record(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 def option_json(option: Option) -> dict[str, Any]:
-    data = asdict(option)
+    data: dict[str, Any] = _record(option)
     data["machine"] = option.machine.to_dict()
     return data
 
@@ -33,10 +50,10 @@ def upgrade_json(report: UpgradeReport) -> dict[str, Any]:
         "after": report.after.to_dict(),
         "workload": report.workload,
         "context": report.context,
-        "models": [asdict(m) for m in report.models],
-        "power_before": asdict(report.power_before),
-        "power_after": asdict(report.power_after),
-        "costs": [asdict(c) for c in report.costs],
+        "models": [_record(m) for m in report.models],
+        "power_before": _record(report.power_before),
+        "power_after": _record(report.power_after),
+        "costs": [_record(c) for c in report.costs],
         "purchase_usd": report.purchase_usd,
         "suggestions": list(report.suggestions),
         "alternatives": [option_json(o) for o in report.alternatives],

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -276,6 +276,8 @@ class MonitorPage(QWidget):
         self.alerts: tuple[Alert, ...] = ()
         self._thread: QThread | None = None
         self._worker: SamplerWorker | None = None
+        #: sampling threads told to stop and not yet joined (see :meth:`_stop_sampling`)
+        self._ending: list[tuple[QThread, SamplerWorker | None]] = []
         self._csv: tuple[LineFile, list[str]] | None = None
         #: the recording being read on the pool, and its number (a later open or Cancel makes it stale)
         self._reading: Task | None = None
@@ -452,7 +454,7 @@ class MonitorPage(QWidget):
                     "replay the file here or drop it on this window."
                 )
             )
-            self.shutdown()
+            self._quiet()
         elif mode == "live":
             self.scope.setText(tr("Live readings of this computer, sampled off the interface thread."))
             if self.isVisible():
@@ -542,7 +544,7 @@ class MonitorPage(QWidget):
         self.error_label.setVisible(False)
         self.recording = recording
         self.set_paused(False)
-        self.shutdown()  # live sampling stops while replaying
+        self._quiet()  # live sampling stops while replaying
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(recording) - 1)
         self.slider.setValue(len(recording) - 1)
@@ -599,25 +601,51 @@ class MonitorPage(QWidget):
         self._thread.start()
 
     def shutdown(self) -> None:
-        """Stop sampling and join the thread (the window calls this when it closes); a recording being
-        read stops at its next step."""
+        """Stop sampling and join every sampling thread (the window calls this when it closes); a
+        recording being read stops at its next step."""
+        self._quiet()
+        ending, self._ending = self._ending, []
+        for thread, worker in ending:
+            if not thread.wait(5000):
+                thread.quit()
+                thread.wait(5000)
+            if worker is not None:
+                worker.deleteLater()
+
+    def _quiet(self) -> None:
+        """Stop reading a recording, recording to CSV and sampling, without waiting for the sampler."""
         if self._reading is not None:
             self._reading.cancel()
             self._generation += 1
             self._end_reading()
         self._stop_recording()
-        if self._thread is None:
+        self._stop_sampling()
+
+    def _stop_sampling(self) -> None:
+        """Tell the sampling thread to stop, and go on: its worker closes the sampler (NVML's shutdown
+        and a sample under way can take tens of ms on a GPU machine) and then ends its own loop, off the
+        GUI thread. Opening a replay or another machine's snapshot never waits on it; the thread is
+        joined when it has finished, or by :meth:`shutdown` when the window closes first."""
+        thread, worker = self._thread, self._worker
+        if thread is None:
             return
-        self.stop_requested.emit()  # the worker closes its sampler, then ends its thread's loop
-        if not self._thread.wait(5000):
-            self._thread.quit()
-            self._thread.wait(5000)
+        self._thread = self._worker = None
         for signal in (self.interval_changed, self.pause_changed, self.stop_requested):
             signal.disconnect()
-        if self._worker is not None:
-            self._worker.deleteLater()
-        self._thread = None
-        self._worker = None
+        if worker is not None:
+            worker.sampled.disconnect(self.add_sample)  # a sample already on its way is not shown
+            QMetaObject.invokeMethod(worker, "stop", Qt.ConnectionType.QueuedConnection)
+        self._ending.append((thread, worker))
+        thread.finished.connect(self._reap)
+
+    @Slot()
+    def _reap(self) -> None:
+        """A stopped sampling thread has finished: forget it (its worker is deleted with it)."""
+        for thread, worker in [entry for entry in self._ending if entry[0].isFinished()]:
+            self._ending.remove((thread, worker))
+            thread.wait()  # finished: returns at once, and the thread's resources are released
+            if worker is not None:
+                worker.deleteLater()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

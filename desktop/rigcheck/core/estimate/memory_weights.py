@@ -1,0 +1,240 @@
+"""The weights' terms of a memory estimate: bytes in total, per layer, outside the layers and of the input
+embedding, read from the files or worked out from the format (llama.cpp's mixes, MXFP4 experts, 16-bit
+embeddings beside quantized linear layers), and the routed experts' share of each layer."""
+
+from __future__ import annotations
+
+from rigcheck.core.catalog import QuantFormat
+from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
+from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
+from rigcheck.core.estimate.ud_mix import ud_weights
+from rigcheck.core.models.spec import ArchConfig, ModelInfo
+from rigcheck.core.said import Num, Sig, say
+
+#: llama.cpp's MXFP4 GGUFs of gpt-oss (ggml-org/gpt-oss-*-GGUF) keep the routed experts in MXFP4 and
+#: the other 2-D weights in Q8_0 (34 bytes per 32 weights): experts × 4.25 + the rest × 8.5 bits gives
+#: 11.24 GiB and 58.9 GiB against llama-bench's 11.27 GiB and 59.02 GiB ("gpt-oss 20B/120B MXFP4 MoE")
+LLAMA_CPP_MX_OTHER_BPW = 8.5
+#: Q6_K's bits per weight: llama.cpp's quantize gives the output head this type in its K and I mixes
+#: unless the base type is wider (llama-quant.cpp: "else if (new_type != GGML_TYPE_Q8_0) new_type = Q6_K")
+Q6_K_BPW = 6.5625
+#: Llama-3.1-8B, the model tools/quantize/README.md measured the mixes on: parameters, and the input
+#: embedding and the output head (128,256 × 4,096 each, untied)
+_CALIBRATION_PARAMS = 8_030_261_248
+_CALIBRATION_EMBED = 128_256 * 4_096
+
+
+def _gguf_body_bpw(file_bpw: float, embed_bpw: float, out_bpw: float) -> float:
+    """Bits per weight of the layers that make the calibration model's whole file ``file_bpw``."""
+    body = _CALIBRATION_PARAMS - 2 * _CALIBRATION_EMBED
+    return (file_bpw * _CALIBRATION_PARAMS - (embed_bpw + out_bpw) * _CALIBRATION_EMBED) / body
+
+
+LLAMA_CPP_MX_SOURCE = (
+    "llama-bench size column of ggml-org/gpt-oss-20b-GGUF (11.27 GiB) and -120b (59.02 GiB), "
+    "e.g. ggml-org/llama.cpp PR #16894; non-expert tensors at Q8_0 derived from those sizes"
+)
+#: llama.cpp never offloads the input embedding (a row lookup): "there is very little benefit to
+#: offloading the input layer, so always keep it on the CPU" (src/llama-model.cpp, load_tensors)
+LLAMA_CPP_INPUT_ON_CPU = "llama.cpp src/llama-model.cpp: the input layer is always kept on the CPU"
+
+
+def _weights(
+    model: ModelInfo, quant: QuantFormat | None, engine: Engine = "llama.cpp"
+) -> tuple[Term, tuple[int, ...], int, int]:
+    """Weight bytes in total, per layer, outside the layers, and of the input embedding alone."""
+    arch = model.arch
+    weights = model.weights
+    embed_share = arch.embed_params / max(arch.embed_params + arch.head_params, 1)
+    if weights is not None and (quant is None or quant.id == weights.quant_id):
+        layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
+        other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
+        files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
+        term = Term(
+            "weights",
+            say("weights"),
+            weights.total_bytes,
+            "file",
+            say("sum of tensor sizes in {files}", files=files),
+        )
+        return term, layers, other, int(other * embed_share)
+    if quant is None:
+        raise InputError(model.source, "no weight format known: pass --quant (e.g. Q4_K_M or bf16)")
+
+    embed_head = arch.embed_params + arch.head_params
+    layer_params = arch.layer_params or _spread_params(arch)
+    if quant.kind == "gguf" and quant.layer_bpw is not None:
+        term, per_layer, other, embed = _derived_mix(model, quant, layer_params)
+        return term, per_layer, other, embed
+    if quant.kind == "gguf" and quant.file_bpw is not None:
+        # llama.cpp's mixes: the output head at Q6_K (unless the base type is wider), the input embedding
+        # at the base block type, and the layers at whatever bits per weight makes the mix's whole-file
+        # figure measured on Llama-3.1-8B come out (so the split carries to other shapes: a 70B has a
+        # far smaller share of embedding than an 8B).
+        out_bpw = max(quant.bits_per_weight, Q6_K_BPW)
+        body_bpw = _gguf_body_bpw(quant.file_bpw, quant.bits_per_weight, out_bpw)
+        per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+        if arch.tie_word_embeddings:  # one tensor, quantized as the output
+            embed = int(arch.embed_params * out_bpw / 8)
+            other = embed + int(arch.head_params * out_bpw / 8)
+        else:
+            embed = int(arch.embed_params * quant.bits_per_weight / 8)
+            other = embed + int(arch.head_params * out_bpw / 8)
+        formula = say(
+            "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+            "× {embed} bits, / 8",
+            body=Num(body_bpw, 3, group=False),
+            quant=quant.name,
+            out=Sig(out_bpw, 6),
+            embed=Sig(quant.bits_per_weight, 6),
+        )
+        source = (
+            f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
+            "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
+        )
+    elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
+        # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
+        bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
+        per_layer = tuple(
+            int(expert * bpw / 8 + (p - expert) * rest / 8)
+            for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+        )
+        other = int(embed_head * rest / 8)
+        embed = int(arch.embed_params * rest / 8)
+        formula = say(
+            "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
+            bpw=bpw,
+            rest=rest,
+        )
+        source = LLAMA_CPP_MX_SOURCE
+    elif quant.kind in ("bitsandbytes", "gptq", "awq", "mx", "linear"):
+        # Only the linear layers are quantized; embeddings and the output head stay 16-bit.
+        bpw = quant.bits_per_weight
+        other = embed_head * 2
+        embed = arch.embed_params * 2
+        if quant.kind == "mx" and arch.is_moe and quant.dense_bpw is not None:
+            # DeepSeek-V4: FP4 experts, FP8 block-scaled layers and lookup tables, BF16 token embedding
+            dense = quant.dense_bpw
+            per_layer = tuple(
+                int(expert * bpw / 8 + (p - expert) * dense / 8)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            )
+            tables = max(arch.embed_params - arch.vocab_size * arch.hidden_size, 0)
+            embed = int((arch.embed_params - tables) * 2 + tables * dense / 8)
+            other = embed + arch.head_params * 2
+            formula = say(
+                "routed experts × {bpw} bits / 8 + other layer weights and lookup tables × {dense} bits / 8 "
+                "+ token embedding and head × 2 bytes",
+                bpw=bpw,
+                dense=Sig(dense, 6),
+            )
+        elif quant.kind == "mx" and arch.is_moe:
+            per_layer = tuple(
+                int(expert * bpw / 8 + (p - expert) * 2)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            )
+            formula = say(
+                "routed experts × {bpw} bits / 8 + other layer weights × 2 bytes + embeddings × 2 bytes",
+                bpw=bpw,
+            )
+        else:
+            per_layer = tuple(int(p * bpw / 8) for p in layer_params)
+            formula = say(
+                "layer parameters × {bpw} bits / 8 + embedding and head × 2 bytes (kept 16-bit)", bpw=bpw
+            )
+        source = quant.source
+    else:
+        bpw = quant.bits_per_weight
+        per_layer = tuple(int(p * bpw / 8) for p in layer_params)
+        other = int(embed_head * bpw / 8)
+        embed = int(arch.embed_params * bpw / 8)
+        formula = say("{params} parameters × {bpw} bits / 8", params=Num(arch.params_total), bpw=Sig(bpw, 6))
+        source = quant.source
+    provenance: Provenance = "catalog" if model.source_kind == "catalog" else "config"
+    if quant.kind == "gguf" and quant.file_bpw is not None:
+        provenance = "estimate"
+    total = sum(per_layer) + other
+    term = Term("weights", say("weights ({quant})", quant=quant.name), total, provenance, formula, source)
+    return term, per_layer, other, embed
+
+
+def _derived_mix(
+    model: ModelInfo, quant: QuantFormat, layer_params: tuple[int, ...]
+) -> tuple[Term, tuple[int, ...], int, int]:
+    """A GGUF mix sized from a published file (Unsloth UD, QAT Q4_0): the layers at ``layer_bpw``, the
+    embedding and head at ``outside_bpw``, or else as llama.cpp's mixes (head at Q6_K unless the base is
+    wider, an untied input embedding at the base block, a tied one as the head)."""
+    arch = model.arch
+    by_role = ud_weights(arch, quant.id, layer_params, expert_params_per_layer(arch))
+    if by_role is not None:  # Unsloth UD: each tensor role at its block type (core/estimate/ud_mix.py)
+        per_layer, other, embed, formula = by_role
+        label = say("weights ({quant})", quant=quant.name)
+        return (
+            Term("weights", label, sum(per_layer) + other, "estimate", formula, UD_SOURCE),
+            per_layer,
+            other,
+            embed,
+        )
+    body_bpw = quant.layer_bpw or quant.bits_per_weight
+    out_bpw = quant.outside_bpw or max(quant.bits_per_weight, Q6_K_BPW)
+    in_bpw = quant.outside_bpw or (out_bpw if arch.tie_word_embeddings else quant.bits_per_weight)
+    per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+    embed = int(arch.embed_params * in_bpw / 8)
+    other = embed + int(arch.head_params * out_bpw / 8)
+    formula = say(
+        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+        "× {embed} bits, / 8",
+        body=Sig(body_bpw, 6),
+        quant=quant.name,
+        out=Sig(out_bpw, 6),
+        embed=Sig(in_bpw, 6),
+    )
+    source = quant.layer_bpw_source or quant.source
+    term = Term(
+        "weights",
+        say("weights ({quant})", quant=quant.name),
+        sum(per_layer) + other,
+        "estimate",
+        formula,
+        source,
+    )
+    return term, per_layer, other, embed
+
+
+def _expert_bytes(
+    model: ModelInfo, quant: QuantFormat | None, layer_weights: tuple[int, ...], req: Request
+) -> tuple[int, ...]:
+    """Routed-expert bytes per layer: exact where the format stores experts apart (MXFP4), else pro rata."""
+    arch = model.arch
+    if not arch.is_moe:
+        return ()
+    experts = expert_params_per_layer(arch)
+    params = arch.layer_params or _spread_params(arch)
+    from_file = model.weights is not None and quant is not None and quant.id == model.weights.quant_id
+    if quant is not None and quant.kind == "mx" and not from_file:
+        return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
+    return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))
+
+
+def _spread_params(arch: ArchConfig) -> tuple[int, ...]:
+    body = arch.params_total - arch.embed_params - arch.head_params
+    return tuple(body // arch.num_layers for _ in range(arch.num_layers))
+
+
+def _spread(total: int, arch: ArchConfig) -> tuple[int, ...]:
+    return tuple(total // arch.num_layers for _ in range(arch.num_layers))
+
+
+def expert_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
+    per_layer_moe = (arch.num_experts or 0) * arch.expert_params
+    moe = arch.moe_layers or tuple(arch.is_moe for _ in range(arch.num_layers))
+    return tuple(per_layer_moe if is_moe else 0 for is_moe in moe)
+
+
+def _tied_head_copy(arch: ArchConfig, embed_bytes: int) -> int:
+    """The GPU copy of a tied output head: the vocabulary × hidden token table only. A model with per-layer
+    embeddings (Gemma 3n/4 E-series: a second table of vocabulary × layers × hidden_size_per_layer_input,
+    counted with the embedding) keeps that table in host memory with the input embedding, uncopied."""
+    table = arch.vocab_size * arch.hidden_size
+    return embed_bytes if arch.embed_params <= table else embed_bytes * table // arch.embed_params
