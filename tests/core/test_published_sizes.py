@@ -38,10 +38,11 @@ def weights_gib(model_id: str, quant: str, catalog: Catalog) -> float:
 
 #: (format as a user types it, catalog model, published GiB, where, predicted: not the file it came from)
 PUBLISHED = [
+    # UD-Q4_K_XL and UD-Q8_K_XL are sized per tensor role, nothing fitted (tests/core/test_ud_mix.py)
     ("UD-Q4_K_XL", "qwen3.6-35b-a3b", 20.81, f"{KYUZ0_MI50} Qwen3.6-35B-A3B-UD-Q4_K_XL", True),
-    ("UD-Q4_K_XL", "qwen3.6-27b", 16.39, f"{KYUZ0_MI50} Qwen3.6-27B-UD-Q4_K_XL", False),
+    ("UD-Q4_K_XL", "qwen3.6-27b", 16.39, f"{KYUZ0_MI50} Qwen3.6-27B-UD-Q4_K_XL", True),
     ("UD-Q8_K_XL", "qwen3.6-35b-a3b", 35.80, f"{KYUZ0_STRIX} Qwen3.6-35B-A3B-UD-Q8_K_XL", True),
-    ("UD-Q8_K_XL", "gemma-4-26b-a4b", 25.94, f"{KYUZ0_STRIX} gemma-4-26B-A4B-it-UD-Q8_K_XL", False),
+    ("UD-Q8_K_XL", "gemma-4-26b-a4b", 25.94, f"{KYUZ0_STRIX} gemma-4-26B-A4B-it-UD-Q8_K_XL", True),
     ("UD-Q5_K_XL", "qwen3.5-122b-a10b", 85.60, f"{KYUZ0_STRIX} Qwen3.5-122B-A10B-UD-Q5_K_XL", False),
     (
         "UD-Q3_K_XL",

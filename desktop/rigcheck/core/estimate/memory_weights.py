@@ -7,6 +7,8 @@ from __future__ import annotations
 from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
+from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
+from rigcheck.core.estimate.ud_mix import ud_weights
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.said import Num, Sig, say
 
@@ -164,6 +166,16 @@ def _derived_mix(
     embedding and head at ``outside_bpw``, or else as llama.cpp's mixes (head at Q6_K unless the base is
     wider, an untied input embedding at the base block, a tied one as the head)."""
     arch = model.arch
+    by_role = ud_weights(arch, quant.id, layer_params, expert_params_per_layer(arch))
+    if by_role is not None:  # Unsloth UD: each tensor role at its block type (core/estimate/ud_mix.py)
+        per_layer, other, embed, formula = by_role
+        label = say("weights ({quant})", quant=quant.name)
+        return (
+            Term("weights", label, sum(per_layer) + other, "estimate", formula, UD_SOURCE),
+            per_layer,
+            other,
+            embed,
+        )
     body_bpw = quant.layer_bpw or quant.bits_per_weight
     out_bpw = quant.outside_bpw or max(quant.bits_per_weight, Q6_K_BPW)
     in_bpw = quant.outside_bpw or (out_bpw if arch.tie_word_embeddings else quant.bits_per_weight)
