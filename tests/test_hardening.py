@@ -788,7 +788,7 @@ def test_gguf_array_items_are_capped_across_split_parts(
     from rigcheck.core.errors import InputError
     from rigcheck.core.models import files
 
-    monkeypatch.setattr(files, "_MAX_ARRAY_STRINGS", 1000)
+    monkeypatch.setattr(files.gguf_header, "_MAX_ARRAY_STRINGS", 1000)
     for n in (1, 2):
         part = tmp_path / f"evil-0000{n}-of-00002.gguf"
         part.write_bytes(_raw_gguf(b"tokens", 8, struct.pack("<Q", 0) * 600, 600))

@@ -110,7 +110,7 @@ def test_models_have_what_the_estimator_needs(catalog: Catalog) -> None:
         assert model.params_b and model.params_source, f"{model.id}: no published parameter count"
         if model.is_moe:
             assert model.active_params_b, f"{model.id}: MoE without active parameters"
-            # Gemma 4 names it top_k_experts (models/config.py tries each of these)
+            # Gemma 4 names it top_k_experts (models/config/ tries each of these)
             per_token = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k")
             assert any(isinstance(config.get(key), int) for key in per_token), model.id
         assert "/" in model.hf_id, model.id

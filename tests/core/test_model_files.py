@@ -886,12 +886,12 @@ def test_json_reads_the_file_not_the_cap(tmp_path: Path, monkeypatch: pytest.Mon
     with config.open("rb") as handle:
         assert files_module._read_at_most(handle, 10**9) == config.read_bytes()
     # no size to go by (a pipe): chunk by chunk, still capped
-    monkeypatch.setattr(files_module, "_READ_CHUNK", 7)
+    monkeypatch.setattr(files_module.helpers, "_READ_CHUNK", 7)
     stream = io.BytesIO(b"y" * 100)
     assert files_module._read_at_most(stream, 50) == b"y" * 50
     assert files_module._read_at_most(io.BytesIO(b"z" * 20), 50) == b"z" * 20
     # over the cap: one line naming the file
-    monkeypatch.setattr(files_module, "MAX_JSON_BYTES", 1000)
+    monkeypatch.setattr(files_module.helpers, "MAX_JSON_BYTES", 1000)
     with pytest.raises(InputError, match="over 0 MiB"):
         files_module._read_json_object(config)
 

@@ -1050,7 +1050,7 @@ def _check_config(config: dict[str, Any]) -> str | None:
     for key in _CONFIG_INTS:
         value = config.get(key)
         if key == "num_hidden_layers" and value is None and isinstance(config.get("layers_block_type"), list):
-            continue  # Nemotron 3 Ultra: the block list gives the layers (models/config.py counts them)
+            continue  # Nemotron 3 Ultra: the block list gives the layers (models/config/ counts them)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             return f"config.{key}: required, a whole number above 0"
     return None
