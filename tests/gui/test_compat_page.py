@@ -148,7 +148,7 @@ def test_identical_gpus_share_one_list(qtbot: QtBot, tmp_path: Path) -> None:
     assert titles[1].startswith("GPUs 0–7: 8 × H100 SXM5 80GB")
     assert compat.summary.text().endswith("(identical GPUs counted once)")
     shown = sum(
-        max(1, (row := compat.tree.topLevelItem(g).child(r)).childCount())  # a folded line: its rows
+        max(1, compat.tree.topLevelItem(g).child(r).childCount())  # a folded line: its rows
         for g in (0, 1)
         for r in range(compat.tree.topLevelItem(g).childCount())
     )

@@ -62,9 +62,7 @@ def test_not_here_rows_live_only_in_the_collapsed_line(page: CompatPage) -> None
                 folded_total += row.childCount()
             else:
                 assert row.data(0, Qt.ItemDataRole.UserRole) != "not-here"
-    assert folded_total == sum(
-        1 for group in _shown_groups(page) for f in group if bucket(f) == "not-here"
-    )
+    assert folded_total == sum(1 for group in _shown_groups(page) for f in group if bucket(f) == "not-here")
 
 
 def _shown_groups(page: CompatPage) -> list[list]:

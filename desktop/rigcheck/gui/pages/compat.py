@@ -386,7 +386,8 @@ class CompatPage(QWidget):
                 fold = QTreeWidgetItem([f"– {words}"])
                 fold.setData(0, Qt.ItemDataRole.UserRole, FOLDED)
                 fold.setForeground(0, grey)
-                fold.setToolTip(0, tooltip(tr("Not installed, and would not work on this hardware: click to show.")))
+                hint = tr("Not installed, and would not work on this hardware: click to show.")
+                fold.setToolTip(0, tooltip(hint))
                 group.addChild(fold)
                 fold.setFirstColumnSpanned(True)
                 for n, finding in enumerate(folded, 1):
