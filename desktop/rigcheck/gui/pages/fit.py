@@ -55,6 +55,7 @@ from rigcheck.core.known_text import in_language
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.gui.cited import split_sources
 from rigcheck.gui.fitchoices import (
     ENGINES,
     VENDOR_BACKENDS,
@@ -876,9 +877,13 @@ class FitPage(QWidget):
             + tr("Each bar is one device's own capacity; the filled part is what is placed there.")
             + "</span>"
         )
-        items = "".join(f"<li>{esc(r)}</li>" for r in result.reasons)
+        # the core's sentences read without their bracketed English URLs; the sources go to the tooltip
+        cited = [split_sources(r) for r in result.reasons]
+        items = "".join(f"<li>{esc(r)}</li>" for r, _sources in cited)
         items += "".join(f"<li>→ {esc(a)}</li>" for a in result.advice)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
+        sources = list(dict.fromkeys(s for _r, found in cited for s in found))
+        self.reasons.setToolTip(tooltip(tr("Sources") + ":\n" + "\n".join(sources)) if sources else "")
         speed = result.speed
         lines = []
         if speed.decode_tokens_per_s is not None:
@@ -898,7 +903,7 @@ class FitPage(QWidget):
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
             lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [f"<span style='color:gray'>{esc(e)}</span>" for e in speed.explanation]
+        lines += [f"<span style='color:gray'>{esc(split_sources(e)[0])}</span>" for e in speed.explanation]
         self.speed.setText("<br>".join(lines))
         self._fill_why(result)
 
