@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
+from test_monitor_page import make_sample, monitor, replay, window  # noqa: F401 - the fixture
 
 from rigcheck.core.monitor import columns, row
 from rigcheck.gui.main_window import MainWindow
-from test_monitor_page import make_sample, monitor, replay, window  # noqa: F401 - the fixture
 
 
 def test_unnamed_gpu_is_named_once(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:  # noqa: F811
