@@ -85,3 +85,19 @@ def test_counts_header_names_problems_and_sits_above_the_tree(page: CompatPage) 
     assert page.counts.geometry().bottom() < page.tree.geometry().top()
     # the header is read whole at 1024 px: its wrapped height fits the label
     assert page.counts.height() >= page.counts.heightForWidth(page.counts.width())
+
+
+def test_the_pytorch_row_does_not_repeat_the_cards_reason(qtbot: QtBot, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    compat = CompatPage(AppState(load_catalog(use_overlay=False), settings))
+    qtbot.addWidget(compat)
+    compat.show_machine(load_machine(MACHINES / "m2-ultra-192gb.json"), "m2", False)
+    qtbot.waitUntil(lambda: not compat.busy(), timeout=20000)
+    said = "macOS wheels are CPU/MPS only"
+    assert said in compat.torch_reason.text()
+    machine = compat.tree.topLevelItem(0)
+    rows = [machine.child(r) for r in range(machine.childCount())]
+    torch = [r for r in rows if r.text(1) == "pytorch"]
+    assert torch and said not in torch[0].text(3)
+    assert torch[0].text(3).endswith("(why: see Recommended PyTorch above)")
+    assert said in torch[0].toolTip(3)  # whole where it is asked for

@@ -116,6 +116,8 @@ class CompatPage(QWidget):
         super().__init__()
         self.state = state
         self.findings: tuple[Finding, ...] = ()
+        #: the PyTorch wheel the card above the tree recommends (its reason is not repeated in a row)
+        self._wheel: TorchWheel | None = None
         page = QVBoxLayout(self)
         page.setContentsMargins(16, 12, 16, 16)
         page.setSpacing(10)
@@ -301,6 +303,7 @@ class CompatPage(QWidget):
         summary: Summary,
     ) -> None:
         self.findings = findings
+        self._wheel = wheel
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
             self.torch_reason.setText(f"{glyph} <b>{esc(wheel.label)}</b> — {esc(wheel.reason)}")
@@ -407,8 +410,9 @@ class CompatPage(QWidget):
             glyph, words = "○", "Would work, with limits"
         elif where == "ok" and finding.installed is False:
             glyph, words = "○", "Would work, not installed"  # not "✔ OK" for what is not here yet
+        reason = self._reason(finding)
         item = QTreeWidgetItem(
-            [f"{glyph} {tr(words)}", finding.framework, finding.subject, finding.reason, finding.fix or ""]
+            [f"{glyph} {tr(words)}", finding.framework, finding.subject, reason, finding.fix or ""]
         )
         if where in ("not-here", "limited"):
             for column in range(len(COLUMNS) - 1):
@@ -443,6 +447,16 @@ class CompatPage(QWidget):
             box.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
             box.addStretch(1)
             self.tree.setItemWidget(item, 5, holder)
+
+    def _reason(self, finding: Finding) -> str:
+        """The finding's reason, less the recommended wheel's reason that the PyTorch card already says
+        ("… torch 2.15.0 would fit: macOS wheels are CPU/MPS only …" once, not twice)."""
+        wheel = self._wheel
+        said = wheel.reason if wheel is not None else ""
+        if not said or said not in finding.reason:
+            return finding.reason
+        short = finding.reason.replace(said, "").rstrip(" :;,")
+        return f"{short} ({tr('why: see Recommended PyTorch above')})"
 
     @Slot(object, object)
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
