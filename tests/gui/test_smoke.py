@@ -423,7 +423,8 @@ def test_compat_page_groups_by_gpu_and_copies(qtbot: QtBot, window: MainWindow) 
     assert isinstance(button, QToolButton)
     button.click()
     assert QApplication.clipboard().text() == commands[with_button[0].text(2)]
-    page.tree.setCurrentItem(first_gpu.child(0))
+    with_fix = next(r for r in rows if r.text(4))  # the details of a finding with a fix name it
+    page.tree.setCurrentItem(with_fix)
     assert "Fix" in page.details.text()
 
 
