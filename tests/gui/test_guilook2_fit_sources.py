@@ -56,3 +56,34 @@ def test_italian_verdict_card_has_no_source_text(
         window.close()
     finally:
         set_language("en")
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_format_table_columns_hold_their_text_with_room(
+    qtbot: QtBot, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from fakes.windows import answered, snapshot_window
+
+    window = snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json")
+    window.setMinimumSize(0, 0)
+    window.resize(*size)
+    window.show()
+    window.show_page("fit")
+    answered(qtbot, window)
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+    ladder = page.ladder
+    assert ladder.rowCount() > 0
+    metrics = ladder.fontMetrics()
+    for column in range(ladder.columnCount() - 1):  # the last stretches
+        widest = max(
+            metrics.horizontalAdvance(ladder.item(r, column).text()) for r in range(ladder.rowCount())
+        )
+        assert ladder.columnWidth(column) >= widest + 12, (column, ladder.columnWidth(column), widest)
+    for column in (2, 3, 4):
+        assert ladder.item(0, column).textAlignment() & Qt.AlignmentFlag.AlignRight
+    # the generation speed, the card's answer, is set larger than its explanation
+    assert "font-size:x-large" in page.speed.text()
+    window.close()

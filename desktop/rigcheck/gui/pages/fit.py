@@ -411,6 +411,10 @@ class FitPage(QWidget):
         self.ladder.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.ladder.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.ladder.horizontalHeader().setStretchLastSection(True)
+        # room between the columns ("15,0 GiB" and "~51" no longer touch); the sizes follow the padding
+        self.ladder.setStyleSheet("QTableWidget::item { padding-left: 6px; padding-right: 12px; }")
+        left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        self.ladder.horizontalHeader().setDefaultAlignment(left)  # "Quality" over its text, not mid-table
         self.ladder.setMinimumHeight(200)
         self.ladder.setTabKeyNavigation(False)  # one Tab stop; the arrows move between formats
         self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
@@ -887,8 +891,9 @@ class FitPage(QWidget):
         speed = result.speed
         lines = []
         if speed.decode_tokens_per_s is not None:
-            lines.append(
-                f"<b>{tr('Generation')}</b>: ~{approx_speed(speed.decode_tokens_per_s)} {tr('tokens/s')}"
+            lines.append(  # the number asked for, large: the card's answer before its explanation
+                f"<b>{tr('Generation')}</b>: <span style='font-size:x-large; font-weight:600'>"
+                f"~{approx_speed(speed.decode_tokens_per_s)}</span> {tr('tokens/s')}"
             )
         if speed.prefill_tokens_per_s is not None:
             lines.append(
@@ -1031,6 +1036,8 @@ class FitPage(QWidget):
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                if column in (2, 3, 4):  # sizes and speeds line up on their digits
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if column == 1:
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)
