@@ -87,3 +87,22 @@ def test_format_table_columns_hold_their_text_with_room(
     # the generation speed, the card's answer, is set larger than its explanation
     assert "font-size:x-large" in page.speed.text()
     window.close()
+
+
+def test_settings_are_grouped_what_is_loaded_then_how_it_runs(qtbot: QtBot, tmp_path: Path) -> None:
+    from fakes.windows import answered, snapshot_window
+
+    window = snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json")
+    window.resize(1024, 700)
+    window.show()
+    window.show_page("fit")
+    answered(qtbot, window)
+    page = window.pages["fit"]
+    assert isinstance(page, FitPage)
+
+    def top(widget: object) -> int:
+        return widget.mapTo(page, widget.rect().topLeft()).y()  # type: ignore[attr-defined]
+
+    assert top(page.load_group) < top(page.quant) < top(page.kv) < top(page.run_group) < top(page.workload)
+    assert top(page.workload) < top(page.offload) < top(page.engine)
+    window.close()

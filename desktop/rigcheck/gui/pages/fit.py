@@ -334,7 +334,12 @@ class FitPage(QWidget):
             (tr("Multi-GPU"), self.split),
             (tr("GPU layers"), self.gpu_layers),
         ):
+            if widget is self.workload:  # two groups: what is loaded, then how it runs
+                self.run_group = muted(tr("How it runs"))
+                form.addRow(self.run_group)
             form.addRow(text, widget)
+        self.load_group = muted(tr("What is loaded"))
+        form.insertRow(0, self.load_group)
         buttons = QHBoxLayout()
         self.max_context_button = QPushButton(tr("Max context that fits"))
         self.max_context_button.setToolTip(
