@@ -63,3 +63,21 @@ def test_picker_rows_are_one_line(qtbot: QtBot, tmp_path: Path) -> None:
     long = [r for r in shown if "Workstation Edition" in picker.item(r, 0).text()]
     assert long and all("Workstation Edition" in picker.item(r, 0).toolTip() for r in long)
     window.close()
+
+
+def test_a_built_in_machine_gets_a_table_as_tall_as_its_rows(qtbot: QtBot, tmp_path: Path) -> None:
+    window = snapshot_window(qtbot, tmp_path, "m2-ultra-192gb.json")
+    window.setMinimumSize(0, 0)
+    window.resize(1024, 700)
+    window.show()
+    window.show_page("upgrade")
+    page = window.pages["upgrade"]
+    assert isinstance(page, UpgradePage)
+    page.what_would_it_take("llama-3.3-70b")
+    qtbot.waitUntil(lambda: not page.busy() and not page.options.isHidden(), timeout=30000)
+    answered(qtbot, window)
+    table = page.options
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    assert table.height() <= rows + table.horizontalHeader().height() + 12  # no empty box under one row
+    assert table.columnWidth(3) >= table.viewport().width() // 8  # Notes are read, not "…"
+    window.close()

@@ -725,7 +725,7 @@ class UpgradePage(QWidget):
             self.swap_text.setText(
                 "<b>" + esc(choice_label(self.swap)) + "</b>"
                 if self.swap is not None
-                else esc(tr("The same machine: pick one below and press Try this."))
+                else esc(tr("The same machine: pick one above and press Try this."))
             )
         self._timer.start()
 
@@ -814,7 +814,7 @@ class UpgradePage(QWidget):
         if not newly and not changed:
             self.summary.setText(
                 esc(
-                    tr("The candidate changes nothing yet: pick another machine below.")
+                    tr("The candidate changes nothing yet: pick another machine above.")
                     if self.built_in
                     else tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
                 )
@@ -990,7 +990,9 @@ class UpgradePage(QWidget):
             self.suggestions.setText(options_summary(options))
         self.options.setVisible(True)
         rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
-        self.options.setMinimumHeight(min(420, rows + self.options.horizontalHeader().height() + 8))
+        height = min(420, rows + self.options.horizontalHeader().height() + 8)
+        self.options.setMinimumHeight(height)
+        self.options.setMaximumHeight(height)  # as tall as its rows: one machine is no empty box
         if self.question and self.target.currentData() == self.asked_model:
             self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
 

@@ -122,6 +122,10 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
     return item
 
 
+#: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
+CAPS = {0: 33, 1: 24, 2: 24}
+
+
 class OptionsTable(QTableWidget):
     """Ways to run a model: GPUs to buy or rent, or (for a built-in machine) machines to switch to."""
 
@@ -136,7 +140,7 @@ class OptionsTable(QTableWidget):
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.setWordWrap(False)  # one line a row: the whole text is in each cell's tooltip
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # its names whole, within 35%
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # its names whole, within a third
         for column in (1, 2, 4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
@@ -151,13 +155,13 @@ class OptionsTable(QTableWidget):
         self.setHorizontalHeaderLabels([first, tr("Price"), tr("Speed"), tr("Notes"), ""])
 
     def _size_columns(self) -> None:
-        """The GPUs' names whole where they fit in 35% of the table ("2 × GeForce RTX 5090", not
+        """The GPUs' names whole where they fit in a third of the table ("2 × GeForce RTX 5090", not
         "2 × GeForce RTX…"); Price, Speed and the button as wide as their text; Notes take the rest."""
         for column in (0, 1, 2, 4):
             self.resizeColumnToContents(column)
         room = max(self.viewport().width(), 600)
-        self.setColumnWidth(0, min(self.columnWidth(0), room * 35 // 100))
-        self.setColumnWidth(1, min(self.columnWidth(1), room * 28 // 100))
+        for column, share in CAPS.items():
+            self.setColumnWidth(column, min(self.columnWidth(column), room * share // 100))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
