@@ -81,3 +81,18 @@ def test_a_built_in_machine_gets_a_table_as_tall_as_its_rows(qtbot: QtBot, tmp_p
     assert table.height() <= rows + table.horizontalHeader().height() + 12  # no empty box under one row
     assert table.columnWidth(3) >= table.viewport().width() // 8  # Notes are read, not "…"
     window.close()
+
+
+def test_machines_without_prices_get_no_price_column(qtbot: QtBot, tmp_path: Path) -> None:
+    window = snapshot_window(qtbot, tmp_path, "m2-ultra-192gb.json")
+    window.resize(1024, 700)
+    window.show()
+    window.show_page("upgrade")
+    page = window.pages["upgrade"]
+    assert isinstance(page, UpgradePage)
+    page.what_would_it_take("llama-3.3-70b")
+    qtbot.waitUntil(lambda: not page.busy() and not page.options.isHidden(), timeout=30000)
+    assert page.options.isColumnHidden(1)
+    speed = page.options.columnWidth(2)
+    assert speed >= min(page.options.sizeHintForColumn(2), page.options.viewport().width() // 4)
+    window.close()

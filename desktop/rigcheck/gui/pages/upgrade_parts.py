@@ -123,7 +123,7 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
 
 
 #: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
-CAPS = {0: 33, 1: 24, 2: 24}
+CAPS = {0: 33, 1: 24, 2: 24}  # the speed's is a floor once Notes have room (see _size_columns)
 
 
 class OptionsTable(QTableWidget):
@@ -162,6 +162,10 @@ class OptionsTable(QTableWidget):
         room = max(self.viewport().width(), 600)
         for column, share in CAPS.items():
             self.setColumnWidth(column, min(self.columnWidth(column), room * share // 100))
+        # the speed (the answer) whole where Notes keep an eighth of the width; else down to its cap
+        others = sum(0 if self.isColumnHidden(c) else self.columnWidth(c) for c in (0, 1, 4))
+        speed = self.sizeHintForColumn(2)
+        self.setColumnWidth(2, max(min(speed, room - others - room // 8), room * CAPS[2] // 100))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -183,6 +187,7 @@ class OptionsTable(QTableWidget):
 
     def show_options(self, options: Sequence[Option]) -> None:
         self.set_headers(built_in=False)
+        self.setColumnHidden(1, False)
         self.rows = list(options)
         self.setRowCount(len(options))
         for row, option in enumerate(options):
@@ -207,6 +212,8 @@ class OptionsTable(QTableWidget):
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
+        # no machine has a price in the catalog (the line above the table says so): no column of "—"
+        self.setColumnHidden(1, True)
         self.rows = list(choices)
         self.setRowCount(len(choices))
         for row, choice in enumerate(choices):
