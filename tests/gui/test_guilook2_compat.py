@@ -101,3 +101,14 @@ def test_the_pytorch_row_does_not_repeat_the_cards_reason(qtbot: QtBot, tmp_path
     assert torch and said not in torch[0].text(3)
     assert torch[0].text(3).endswith("(why: see Recommended PyTorch above)")
     assert said in torch[0].toolTip(3)  # whole where it is asked for
+
+
+def test_counts_header_colours_warnings_amber_and_failures_red() -> None:
+    from rigcheck.gui.pages.compat import counts_header
+
+    warn = counts_header({"problem": 1, "ok": 3}, failing=False)
+    fail = counts_header({"problem": 2, "ok": 3}, failing=True)
+    assert '<span style="color:#c98a12">1 problem</span>' in warn
+    assert '<span style="color:#c8433a">2 problems</span>' in fail
+    assert '<span style="color:#2e9d57">0 problems</span>' in counts_header({"ok": 1})
+    assert "not applicable" not in warn  # a zero count other than problems is left out

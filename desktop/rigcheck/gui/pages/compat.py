@@ -321,7 +321,8 @@ class CompatPage(QWidget):
         if any(len(indices) > 1 for indices, _findings in groups):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
-        self.counts.setText(counts_header(counts))
+        failing = any(f.status == "fail" and bucket(f) == "problem" for f in shown)
+        self.counts.setText(counts_header(counts, failing=failing))
         self._show_summary(summary)
         self.tree.clear()
         self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
@@ -489,15 +490,18 @@ def ordered(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     return rows, [f for f in findings if bucket(f) == "not-here"]
 
 
-def counts_header(counts: dict[str, int]) -> str:
+def counts_header(counts: dict[str, int], *, failing: bool = True) -> str:
     """ "2 problems · 5 OK · 8 not applicable", each count in its colour ("0 problems" in green: the
-    answer to "is anything wrong?" is always there)."""
+    answer to "is anything wrong?" is always there; problems that are all warnings in the warning's
+    amber, as their rows)."""
     parts = []
     for buckets, words, colour in HEADER_COUNTS:
         n = sum(counts.get(b, 0) for b in buckets)
         if n == 0 and buckets != ("problem",):
             continue
         shown = colour if n or buckets != ("problem",) else STATUS["ok"][2]
+        if buckets == ("problem",) and n and not failing:
+            shown = STATUS["warn"][2]
         text = tr(words[0]) if n == 1 else tr(words[1], n=n)
         parts.append(f'<span style="color:{shown}">{esc(text)}</span>')
     return " · ".join(parts)
