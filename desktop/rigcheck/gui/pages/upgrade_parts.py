@@ -123,7 +123,7 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
 
 
 #: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
-CAPS = {0: 33, 1: 24, 2: 24}  # the speed's is a floor once Notes have room (see _size_columns)
+CAPS = {0: 30, 1: 20, 2: 20}  # the speed's is a floor once Notes have room (see _size_columns)
 
 
 class OptionsTable(QTableWidget):
