@@ -165,7 +165,7 @@ class OptionsTable(QTableWidget):
         # the speed (the answer) whole where Notes keep an eighth of the width; else down to its cap
         others = sum(0 if self.isColumnHidden(c) else self.columnWidth(c) for c in (0, 1, 4))
         speed = self.sizeHintForColumn(2)
-        self.setColumnWidth(2, max(min(speed, room - others - room // 8), room * CAPS[2] // 100))
+        self.setColumnWidth(2, max(min(speed, room - others - room // 8), min(speed, room * CAPS[2] // 100)))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
