@@ -32,14 +32,20 @@ def test_summary_and_root_causes_come_first(page: CompatPage) -> None:
 
 
 def test_not_installed_software_is_muted_not_failed(page: CompatPage) -> None:
+    from rigcheck.gui.pages.compat import FOLDED
+
     gpu = page.tree.topLevelItem(1)
     rows = [gpu.child(i) for i in range(gpu.childCount())]
-    muted = [r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == "not-here"]
+    # the "would not work here" rows are folded into one collapsed line after the rest
+    fold = rows[-1]
+    assert fold.data(0, Qt.ItemDataRole.UserRole) == FOLDED and not fold.isExpanded()
+    muted = [fold.child(i) for i in range(fold.childCount())]
+    assert fold.text(0) == f"– {len(muted)} would not work here"
     assert muted and all(r.text(0) == "– Would not work here" for r in muted)
     grey = page.palette().color(QPalette.ColorRole.PlaceholderText)
     assert all(r.foreground(1).color() == grey for r in muted)
     buckets = [r.data(0, Qt.ItemDataRole.UserRole) for r in rows]
-    assert buckets.index("problem") < buckets.index("not-here") < buckets.index("ok")  # broken first
+    assert buckets.index("problem") < buckets.index("ok") < buckets.index(FOLDED)  # broken first
 
 
 def test_details_are_plain_text(page: CompatPage) -> None:
@@ -141,7 +147,11 @@ def test_identical_gpus_share_one_list(qtbot: QtBot, tmp_path: Path) -> None:
     assert len(titles) == 2 and titles[0].startswith("This machine")
     assert titles[1].startswith("GPUs 0–7: 8 × H100 SXM5 80GB")
     assert compat.summary.text().endswith("(identical GPUs counted once)")
-    shown = compat.tree.topLevelItem(0).childCount() + compat.tree.topLevelItem(1).childCount()
+    shown = sum(
+        max(1, compat.tree.topLevelItem(g).child(r).childCount())  # a folded line: its rows
+        for g in (0, 1)
+        for r in range(compat.tree.topLevelItem(g).childCount())
+    )
     counted = sum(int(part.split()[0]) for part in compat.summary.text().split(": ", 1)[1].split(", "))
     assert counted == shown  # the counts are the rows on screen, not eight times as many
     compat.show_machine(load_machine(machines / "two-gpus-128gb.json"), "two", False)

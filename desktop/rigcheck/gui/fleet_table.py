@@ -29,6 +29,8 @@ HEADERS = ("Machine", "GPUs", "VRAM", "Driver", "CUDA", "ROCm", "PyTorch", "Fail
 DRIFT_COLUMNS = {"driver": "driver", "cuda_driver": "cuda", "rocm": "rocm", "torch": "torch", "gpu": "gpus"}
 #: columns sorted by the numbers in them (24 GiB before 128 GiB, 550.54 before 570.124)
 NUMERIC_COLUMNS = frozenset({"vram", "driver", "cuda", "rocm", "torch", "failing"})
+#: columns whose title is set on two lines (a count under two words)
+TWO_LINE_HEADERS = frozenset({COLUMNS.index("failing")})
 #: the widest a column other than the GPUs' (which takes what is left) is made, in pixels
 MAX_COLUMN_PX = 280
 #: the verdict, the answer asked for, may be wider ("◔ Funziona, troppo lento per chattare · ~1,6 token/s")
@@ -157,7 +159,10 @@ class FleetTableModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return tr(HEADERS[section]) if section < len(HEADERS) else tr("Model verdict")
+            title = tr(HEADERS[section]) if section < len(HEADERS) else tr("Model verdict")
+            # a count under a two-word title ("Verifiche fallite" over "0"): the title on two lines, so
+            # the column is as narrow as its words and the verdict keeps the room (Italian at 900 px)
+            return title.replace(" ", "\n", 1) if section in TWO_LINE_HEADERS else title
         return None
 
     def data(
@@ -204,7 +209,8 @@ class FleetTableModel(QAbstractTableModel):
             longest = self._longest[column] if column < len(self._longest) else ()
             text = max((wide.horizontalAdvance(t[:200]) for t in longest), default=0)
             cap = MAX_COLUMN_PX if column < len(COLUMNS) else MAX_VERDICT_PX
-            widths.append(min(max(text, header.horizontalAdvance(title) + 12) + 12, cap))
+            title_px = max(header.horizontalAdvance(line) for line in title.split("\n"))
+            widths.append(min(max(text, title_px + 12) + 12, cap))
         return widths
 
 

@@ -1,8 +1,10 @@
 """Compatibility: root causes first, then the findings for the selected machine, grouped by GPU.
 
-The summary names the one change that fixes the most; the root-cause list groups the findings that share a
-cause. In the tree, installed-and-broken comes first, then unknowns, then software that is not installed and
-would not work here (muted grey, never a red "Fails"), then what works. The recommended PyTorch wheel sits
+A coloured counts header (problems / OK / not applicable, as Mission Center sums a device up) opens the
+page; the summary names the one change that fixes the most; the root-cause list groups the findings that
+share a cause. In the tree, installed-and-broken comes first, then unknowns, then what works; software that
+is not installed and would not work here (muted grey, never a red "Fails") is folded into one collapsed
+line per GPU ("– 8 would not work here"), opened with a click. The recommended PyTorch wheel sits
 on top with its pip command; every finding's fix (or command) is copied with one click on its Copy button.
 """
 
@@ -81,6 +83,17 @@ SHOWN_CAUSES = 3
 #: findings added to the tree per event-loop turn (each with its Copy button: ~1 ms a row), so applying
 #: a big machine's list never holds the GUI thread past ~50 ms (issue 26 #5)
 ROWS_PER_TURN = 12
+#: the order of a GPU's rows: what needs doing first, what works next; "not-here" is folded away below them
+ROW_ORDER = ("problem", "unknown", "limited", "ok")
+#: the marker (column 0, UserRole) of the collapsed line that holds a GPU's "would not work here" rows
+FOLDED = "not-here-group"
+#: the counts header: (buckets counted, words, colour); not-applicable is muted, never red
+HEADER_COUNTS = (
+    (("problem",), ("1 problem", "{n} problems"), "#c8433a"),
+    (("unknown",), ("1 unknown", "{n} unknown"), "#c98a12"),
+    (("ok", "limited"), ("1 OK", "{n} OK"), "#2e9d57"),
+    (("not-here",), ("1 not applicable", "{n} not applicable"), "#7a7f87"),
+)
 #: what the counts line calls each display bucket
 BUCKET_WORDS = {
     "problem": "need attention",
@@ -103,10 +116,22 @@ class CompatPage(QWidget):
         super().__init__()
         self.state = state
         self.findings: tuple[Finding, ...] = ()
+        #: the PyTorch wheel the card above the tree recommends (its reason is not repeated in a row)
+        self._wheel: TorchWheel | None = None
         page = QVBoxLayout(self)
         page.setContentsMargins(16, 12, 16, 16)
         page.setSpacing(10)
         page.addWidget(heading(tr("Compatibility")))
+        #: the counts header, big and coloured: "2 problems · 5 OK · 8 not applicable"
+        self.counts = QLabel()
+        self.counts.setTextFormat(Qt.TextFormat.RichText)
+        self.counts.setWordWrap(True)
+        self.counts.setAccessibleName(tr("Compatibility counts"))
+        counts_font = QFont(self.counts.font())
+        counts_font.setPointSizeF(counts_font.pointSizeF() * 1.35)
+        counts_font.setBold(True)
+        self.counts.setFont(counts_font)
+        page.addWidget(self.counts)
         self.summary = muted("")
         page.addWidget(self.summary)
         causes = Card()
@@ -278,6 +303,7 @@ class CompatPage(QWidget):
         summary: Summary,
     ) -> None:
         self.findings = findings
+        self._wheel = wheel
         if wheel is not None:
             glyph, _words, _colour = STATUS[wheel.status]
             self.torch_reason.setText(f"{glyph} <b>{esc(wheel.label)}</b> — {esc(wheel.reason)}")
@@ -295,6 +321,8 @@ class CompatPage(QWidget):
         if any(len(indices) > 1 for indices, _findings in groups):
             text += " " + tr("(identical GPUs counted once)")
         self.summary.setText(text)
+        failing = any(f.status == "fail" and bucket(f) == "problem" for f in shown)
+        self.counts.setText(counts_header(counts, failing=failing))
         self._show_summary(summary)
         self.tree.clear()
         self.tree.setUpdatesEnabled(False)  # the rows laid out once, when all are in
@@ -345,17 +373,32 @@ class CompatPage(QWidget):
                 which = f"GPU {indices[0]}" if len(indices) == 1 else f"{tr('GPUs')} {index_ranges(indices)}"
                 name = (gpu.name if len(indices) == 1 else f"{len(indices)} × {gpu.name}") if gpu else ""
                 title = f"{which}: {name}" if name else which
-            findings = sorted(shown, key=lambda f: (BUCKETS.index(bucket(f)), DISPLAY_RANK.get(f.status, 9)))
-            bad = sum(1 for f in findings if bucket(f) == "problem")
+            rows, folded = ordered(shown)
+            bad = sum(1 for f in rows if bucket(f) == "problem")
             group = QTreeWidgetItem([f"{title} ({bad} {tr('need attention')})" if bad else title])
             group.setFirstColumnSpanned(True)
             group.setFont(0, bold)
             self.tree.addTopLevelItem(group)
             group.setFirstColumnSpanned(True)
-            for n, finding in enumerate(findings, 1):
+            for n, finding in enumerate(rows, 1):
                 self._add(group, finding, grey)
                 if n % ROWS_PER_TURN == 0:
                     yield
+            if folded:  # one muted line, collapsed: "– 8 would not work here", the rows inside
+                n = len(folded)
+                words = tr("1 would not work here") if n == 1 else tr("{n} would not work here", n=n)
+                fold = QTreeWidgetItem([f"– {words}"])
+                fold.setData(0, Qt.ItemDataRole.UserRole, FOLDED)
+                fold.setForeground(0, grey)
+                hint = tr("Not installed, and would not work on this hardware: click to show.")
+                fold.setToolTip(0, tooltip(hint))
+                group.addChild(fold)
+                fold.setFirstColumnSpanned(True)
+                for n, finding in enumerate(folded, 1):
+                    self._add(fold, finding, grey)
+                    if n % ROWS_PER_TURN == 0:
+                        yield
+                fold.setExpanded(False)
             group.setExpanded(True)
             yield
 
@@ -368,8 +411,9 @@ class CompatPage(QWidget):
             glyph, words = "○", "Would work, with limits"
         elif where == "ok" and finding.installed is False:
             glyph, words = "○", "Would work, not installed"  # not "✔ OK" for what is not here yet
+        reason = self._reason(finding)
         item = QTreeWidgetItem(
-            [f"{glyph} {tr(words)}", finding.framework, finding.subject, finding.reason, finding.fix or ""]
+            [f"{glyph} {tr(words)}", finding.framework, finding.subject, reason, finding.fix or ""]
         )
         if where in ("not-here", "limited"):
             for column in range(len(COLUMNS) - 1):
@@ -405,6 +449,16 @@ class CompatPage(QWidget):
             box.addStretch(1)
             self.tree.setItemWidget(item, 5, holder)
 
+    def _reason(self, finding: Finding) -> str:
+        """The finding's reason, less the recommended wheel's reason that the PyTorch card already says
+        ("… torch 2.15.0 would fit: macOS wheels are CPU/MPS only …" once, not twice)."""
+        wheel = self._wheel
+        said = wheel.reason if wheel is not None else ""
+        if not said or said not in finding.reason:
+            return finding.reason
+        short = finding.reason.replace(said, "").rstrip(" :;,")
+        return f"{short} ({tr('why: see Recommended PyTorch above')})"
+
     @Slot(object, object)
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
         if item is None or item.parent() is None:
@@ -426,6 +480,31 @@ class CompatPage(QWidget):
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
 #: the line under a finding's reason: "Fix: …"
 FIX_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def ordered(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """A GPU's rows in ROW_ORDER (problems, unknowns, limited, OK; the worst status first within each),
+    and apart from them the "would not work here" ones, which the page folds into one collapsed line."""
+    rank = lambda f: (ROW_ORDER.index(bucket(f)), DISPLAY_RANK.get(f.status, 9))  # noqa: E731
+    rows = sorted((f for f in findings if bucket(f) != "not-here"), key=rank)
+    return rows, [f for f in findings if bucket(f) == "not-here"]
+
+
+def counts_header(counts: dict[str, int], *, failing: bool = True) -> str:
+    """ "2 problems · 5 OK · 8 not applicable", each count in its colour ("0 problems" in green: the
+    answer to "is anything wrong?" is always there; problems that are all warnings in the warning's
+    amber, as their rows)."""
+    parts = []
+    for buckets, words, colour in HEADER_COUNTS:
+        n = sum(counts.get(b, 0) for b in buckets)
+        if n == 0 and buckets != ("problem",):
+            continue
+        shown = colour if n or buckets != ("problem",) else STATUS["ok"][2]
+        if buckets == ("problem",) and n and not failing:
+            shown = STATUS["warn"][2]
+        text = tr(words[0]) if n == 1 else tr(words[1], n=n)
+        parts.append(f'<span style="color:{shown}">{esc(text)}</span>')
+    return " · ".join(parts)
 
 
 def finding_title(framework: str, subject: str) -> str:
@@ -537,6 +616,10 @@ def _layout_height(text: str, font: QFont, width: int) -> int:
     return math.ceil(height)
 
 
+def _folded(index: QModelIndex | QPersistentModelIndex) -> bool:
+    return index.siblingAtColumn(0).data(Qt.ItemDataRole.UserRole) == FOLDED
+
+
 class WrappingDelegate(QStyledItemDelegate):
     """Rows as tall as their wrapped text at the column's current width, so Reason and Fix are read
     whole at 1024 px instead of ending in "…"; a finding's first line lines up across the columns."""
@@ -553,7 +636,7 @@ class WrappingDelegate(QStyledItemDelegate):
         tree_font, floor, margin = self._measures()
         text = index.data(Qt.ItemDataRole.DisplayRole)
         column = index.column()
-        if not text or not index.parent().isValid():  # a group's title spans the row, one line
+        if not text or not index.parent().isValid() or _folded(index):  # a group's title: one line
             hint = super().sizeHint(option, index)
             return QSize(hint.width(), max(hint.height(), floor))
         font = index.data(Qt.ItemDataRole.FontRole)
@@ -597,7 +680,7 @@ class WrappingDelegate(QStyledItemDelegate):
     ) -> None:
         """As Qt paints a cell, but the text wraps at word boundaries or, for a token longer than the
         column (a pip command, "attn_implementation='sdpa'"), anywhere: never past the cell's edge."""
-        if not index.parent().isValid() or not index.data(Qt.ItemDataRole.DisplayRole):
+        if not index.parent().isValid() or not index.data(Qt.ItemDataRole.DisplayRole) or _folded(index):
             super().paint(painter, option, index)
             return
         cell = QStyleOptionViewItem(option)

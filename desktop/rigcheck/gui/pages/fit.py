@@ -55,6 +55,7 @@ from rigcheck.core.known_text import in_language
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.units import approx_speed, fmt_bytes
+from rigcheck.gui.cited import split_sources
 from rigcheck.gui.fitchoices import (
     ENGINES,
     VENDOR_BACKENDS,
@@ -333,7 +334,12 @@ class FitPage(QWidget):
             (tr("Multi-GPU"), self.split),
             (tr("GPU layers"), self.gpu_layers),
         ):
+            if widget is self.workload:  # two groups: what is loaded, then how it runs
+                self.run_group = muted(tr("How it runs"))
+                form.addRow(self.run_group)
             form.addRow(text, widget)
+        self.load_group = muted(tr("What is loaded"))
+        form.insertRow(0, self.load_group)
         buttons = QHBoxLayout()
         self.max_context_button = QPushButton(tr("Max context that fits"))
         self.max_context_button.setToolTip(
@@ -410,6 +416,10 @@ class FitPage(QWidget):
         self.ladder.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.ladder.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.ladder.horizontalHeader().setStretchLastSection(True)
+        # room between the columns ("15,0 GiB" and "~51" no longer touch); the sizes follow the padding
+        self.ladder.setStyleSheet("QTableWidget::item { padding-left: 6px; padding-right: 12px; }")
+        left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        self.ladder.horizontalHeader().setDefaultAlignment(left)  # "Quality" over its text, not mid-table
         self.ladder.setMinimumHeight(200)
         self.ladder.setTabKeyNavigation(False)  # one Tab stop; the arrows move between formats
         self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
@@ -876,14 +886,19 @@ class FitPage(QWidget):
             + tr("Each bar is one device's own capacity; the filled part is what is placed there.")
             + "</span>"
         )
-        items = "".join(f"<li>{esc(r)}</li>" for r in result.reasons)
+        # the core's sentences read without their bracketed English URLs; the sources go to the tooltip
+        cited = [split_sources(r) for r in result.reasons]
+        items = "".join(f"<li>{esc(r)}</li>" for r, _sources in cited)
         items += "".join(f"<li>→ {esc(a)}</li>" for a in result.advice)
         self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
+        sources = list(dict.fromkeys(s for _r, found in cited for s in found))
+        self.reasons.setToolTip(tooltip(tr("Sources") + ":\n" + "\n".join(sources)) if sources else "")
         speed = result.speed
         lines = []
         if speed.decode_tokens_per_s is not None:
-            lines.append(
-                f"<b>{tr('Generation')}</b>: ~{approx_speed(speed.decode_tokens_per_s)} {tr('tokens/s')}"
+            lines.append(  # the number asked for, large: the card's answer before its explanation
+                f"<b>{tr('Generation')}</b>: <span style='font-size:x-large; font-weight:600'>"
+                f"~{approx_speed(speed.decode_tokens_per_s)}</span> {tr('tokens/s')}"
             )
         if speed.prefill_tokens_per_s is not None:
             lines.append(
@@ -898,7 +913,7 @@ class FitPage(QWidget):
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
             lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [f"<span style='color:gray'>{esc(e)}</span>" for e in speed.explanation]
+        lines += [f"<span style='color:gray'>{esc(split_sources(e)[0])}</span>" for e in speed.explanation]
         self.speed.setText("<br>".join(lines))
         self._fill_why(result)
 
@@ -1026,6 +1041,8 @@ class FitPage(QWidget):
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                if column in (2, 3, 4):  # sizes and speeds line up on their digits
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if column == 1:
                     item.setForeground(QColor(view.colour))
                     item.setToolTip(rung.words)

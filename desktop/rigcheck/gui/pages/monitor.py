@@ -722,7 +722,11 @@ class MonitorPage(QWidget):
             # the name is the recording's (anyone's text): escaped inside our own markup
             # a 4096-character name is cut (whole in the tooltip), or the chip would widen the window
             short = name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 1] + "…"
-            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> GPU {index} · {esc(short)}")
+            # a recording without GPU names calls them "GPU 0": said once, not "GPU 0 · GPU 0"
+            named = f"GPU {index}"
+            if short.strip() and short != named:
+                named += f" · {esc(short)}"
+            chip = QLabel(f"<span style='color:{gpu_pen(index)}'>■</span> {named}")
             chip.setTextFormat(Qt.TextFormat.RichText)
             chip.setAccessibleName(f"GPU {index} {short}")
             if short != name:

@@ -158,6 +158,39 @@ class UpgradePage(QWidget):
         self.progress_text.setVisible(False)
         page.addLayout(progress_row)
 
+        # "What would it take?" first: the cheapest ways to run a model, and their table, above the
+        # candidate's controls, so the first screen at 1024×700 holds the question and its answer
+        takes = Card()
+        self.options_heading = subheading(tr("Cheapest GPUs that run a model"))
+        takes.body.addWidget(self.options_heading)
+        row = QHBoxLayout()
+        self.target = QComboBox()
+        self.target.setAccessibleName(tr("Model to run"))
+        for spec in state.catalog.models:
+            self.target.addItem(spec.name, spec.id)
+        self.target.setCurrentIndex(max(self.target.findData("llama-3.3-70b"), 0))
+        self.min_speed = QSpinBox()
+        self.min_speed.setRange(1, 1000)
+        self.min_speed.setValue(10)
+        self.min_speed.setSuffix(" " + tr("tokens/s"))
+        self.min_speed.setAccessibleName(tr("Minimum tokens per second"))
+        self.at_least = QLabel(tr("at least"))
+        self.find_button = QPushButton(tr("Find"))
+        row.addWidget(self.target, 2)
+        row.addWidget(self.at_least)
+        row.addWidget(self.min_speed)
+        row.addWidget(self.find_button)
+        row.addStretch(1)
+        takes.body.addLayout(row)
+        self.suggestions = QLabel()
+        self.suggestions.setWordWrap(True)
+        self.suggestions.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        takes.body.addWidget(self.suggestions)
+        self.options = OptionsTable(self.try_option)
+        self.options.setVisible(False)
+        takes.body.addWidget(self.options)
+        page.addWidget(takes)
+
         top = QGridLayout()
         top.setHorizontalSpacing(12)
         page.addLayout(top)
@@ -206,6 +239,12 @@ class UpgradePage(QWidget):
         gpu_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 3):
             gpu_header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
+        # one line a GPU: a long name ("RTX PRO 6000 Blackwell Workstation Edition") ends in "…", whole in
+        # its tooltip, so the rows line up and twice as many fit the table's height
+        self.catalog_list.setWordWrap(False)
+        self.catalog_list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.catalog_list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.catalog_list.verticalHeader().setDefaultSectionSize(self.catalog_list.fontMetrics().height() + 8)
         self.catalog_list.setSortingEnabled(True)
         # upgrades first (no step down, newest generation, cheapest first); a header click sorts otherwise
         gpu_header.setSortIndicator(RELEVANCE, Qt.SortOrder.AscendingOrder)
@@ -331,34 +370,6 @@ class UpgradePage(QWidget):
         bottom.addWidget(costs, 2)
         page.addWidget(self.money)
 
-        self.options_heading = subheading(tr("Cheapest GPUs that run a model"))
-        page.addWidget(self.options_heading)
-        row = QHBoxLayout()
-        self.target = QComboBox()
-        self.target.setAccessibleName(tr("Model to run"))
-        for spec in state.catalog.models:
-            self.target.addItem(spec.name, spec.id)
-        self.target.setCurrentIndex(max(self.target.findData("llama-3.3-70b"), 0))
-        self.min_speed = QSpinBox()
-        self.min_speed.setRange(1, 1000)
-        self.min_speed.setValue(10)
-        self.min_speed.setSuffix(" " + tr("tokens/s"))
-        self.min_speed.setAccessibleName(tr("Minimum tokens per second"))
-        self.at_least = QLabel(tr("at least"))
-        self.find_button = QPushButton(tr("Find"))
-        row.addWidget(self.target, 2)
-        row.addWidget(self.at_least)
-        row.addWidget(self.min_speed)
-        row.addWidget(self.find_button)
-        row.addStretch(1)
-        page.addLayout(row)
-        self.suggestions = QLabel()
-        self.suggestions.setWordWrap(True)
-        self.suggestions.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        page.addWidget(self.suggestions)
-        self.options = OptionsTable(self.try_option)
-        self.options.setVisible(False)
-        page.addWidget(self.options)
         page.addStretch(1)
 
         self.search.textChanged.connect(self._filter)
@@ -486,6 +497,7 @@ class UpgradePage(QWidget):
             price = purchase.usd if purchase else None
             per_gib = price / memory if price and memory else None
             name = SortItem(spec.name, (spec.name.casefold(),))
+            name.setToolTip(tooltip(spec.name))
             name.setData(Qt.ItemDataRole.UserRole, spec.id)
             label = f"${num(price)}" if price else "—"
             cells = (
@@ -734,7 +746,7 @@ class UpgradePage(QWidget):
             self.swap_text.setText(
                 "<b>" + esc(choice_label(self.swap)) + "</b>"
                 if self.swap is not None
-                else esc(tr("The same machine: pick one below and press Try this."))
+                else esc(tr("The same machine: pick one above and press Try this."))
             )
         self._timer.start()
 
@@ -831,7 +843,7 @@ class UpgradePage(QWidget):
         if not newly and not changed:
             self.summary.setText(
                 esc(
-                    tr("The candidate changes nothing yet: pick another machine below.")
+                    tr("The candidate changes nothing yet: pick another machine above.")
                     if self.built_in
                     else tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
                 )
@@ -1007,7 +1019,9 @@ class UpgradePage(QWidget):
             self.suggestions.setText(options_summary(options))
         self.options.setVisible(True)
         rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
-        self.options.setMinimumHeight(min(420, rows + self.options.horizontalHeader().height() + 8))
+        height = min(420, rows + self.options.horizontalHeader().height() + 8)
+        self.options.setMinimumHeight(height)
+        self.options.setMaximumHeight(height)  # as tall as its rows: one machine is no empty box
         if self.question and self.target.currentData() == self.asked_model:
             self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
 

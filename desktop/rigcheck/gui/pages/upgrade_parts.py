@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QPushButton,
@@ -121,6 +122,10 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
     return item
 
 
+#: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
+CAPS = {0: 30, 1: 20, 2: 20}  # the speed's is a floor once Notes have room (see _size_columns)
+
+
 class OptionsTable(QTableWidget):
     """Ways to run a model: GPUs to buy or rent, or (for a built-in machine) machines to switch to."""
 
@@ -135,11 +140,13 @@ class OptionsTable(QTableWidget):
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.setWordWrap(False)  # one line a row: the whole text is in each cell's tooltip
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # its names whole, within a third
         for column in (1, 2, 4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.setMinimumHeight(120)
+        # never sideways: what does not fit a cell ends in "…" and is whole in its tooltip
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.doubleClicked.connect(lambda index: self._try(index.row()))
         self.set_headers(built_in=False)
 
@@ -148,8 +155,22 @@ class OptionsTable(QTableWidget):
         self.setHorizontalHeaderLabels([first, tr("Price"), tr("Speed"), tr("Notes"), ""])
 
     def _size_columns(self) -> None:
-        for column in (1, 2, 4):
+        """The GPUs' names whole where they fit in a third of the table ("2 × GeForce RTX 5090", not
+        "2 × GeForce RTX…"); Price, Speed and the button as wide as their text; Notes take the rest."""
+        for column in (0, 1, 2, 4):
             self.resizeColumnToContents(column)
+        room = max(self.viewport().width(), 600)
+        for column, share in CAPS.items():
+            self.setColumnWidth(column, min(self.columnWidth(column), room * share // 100))
+        # the speed (the answer) whole where Notes keep an eighth of the width; else down to its cap
+        others = sum(0 if self.isColumnHidden(c) else self.columnWidth(c) for c in (0, 1, 4))
+        speed = self.sizeHintForColumn(2)
+        self.setColumnWidth(2, max(min(speed, room - others - room // 8), min(speed, room * CAPS[2] // 100)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.rowCount():
+            self._size_columns()
 
     def _try(self, row: int) -> None:
         if 0 <= row < len(self.rows):
@@ -166,11 +187,12 @@ class OptionsTable(QTableWidget):
 
     def show_options(self, options: Sequence[Option]) -> None:
         self.set_headers(built_in=False)
+        self.setColumnHidden(1, False)
         self.rows = list(options)
         self.setRowCount(len(options))
         for row, option in enumerate(options):
-            if option.rent_only:
-                price = tr("to rent only (does not fit this machine)")
+            if option.rent_only:  # why, in the tooltip and the greyed button's
+                price = tr("rent only")
             elif option.purchase_usd is not None:
                 price = f"${num(option.purchase_usd)}"
                 if option.price_standing == "launch":
@@ -181,7 +203,8 @@ class OptionsTable(QTableWidget):
                 price += f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
             speed = speed_text(option.tokens_per_s) if option.tokens_per_s else tr("speed unknown")
             self.setItem(row, 0, _cell(option.description, option.notes[0] if option.notes else ""))
-            self.setItem(row, 1, _cell(price, "\n".join(option.notes)))
+            why = [tr("to rent only (does not fit this machine)")] if option.rent_only else []
+            self.setItem(row, 1, _cell(price, "\n".join([*why, *option.notes])))
             self.setItem(row, 2, _cell(speed))
             self.setItem(row, 3, _cell(_short_notes(option), "\n".join(option.notes)))
             self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
@@ -189,6 +212,8 @@ class OptionsTable(QTableWidget):
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
+        # no machine has a price in the catalog (the line above the table says so): no column of "—"
+        self.setColumnHidden(1, True)
         self.rows = list(choices)
         self.setRowCount(len(choices))
         for row, choice in enumerate(choices):
