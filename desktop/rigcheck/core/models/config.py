@@ -31,6 +31,7 @@ from typing import Any, Final, Literal, NoReturn
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ArchConfig, LayerKind
+from rigcheck.core.models.towers import with_outside
 
 MAX_LAYERS: Final = 10_000
 #: no published model comes near 1e13 parameters; a config past it is a typo or an attack
@@ -1590,6 +1591,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     """
     if not isinstance(config, Mapping):
         raise InputError(source, f"config: must be a JSON object, got {type(config).__name__}")
+    outer = config
     config, notes = _text_model(config, source)
     model_type, family, note = _family(config, source)
     notes += note
@@ -1622,7 +1624,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     moes = [mlp for mlp in body.mlps if isinstance(mlp, _Moe)]
     first = moes[0] if moes else None
     mla = body.mla
-    return ArchConfig(
+    arch = ArchConfig(
         model_type=model_type,
         hidden_size=d.hidden,
         num_layers=d.layers,
@@ -1650,6 +1652,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         expert_params=first.expert if first else 0,
         assumed=(*notes, *k.assumed),
     )
+    return with_outside(arch, outer, config, source)  # towers and MTP layers, counted apart
 
 
 def _aliased(config: Mapping[str, Any], aliases: Mapping[str, tuple[str, ...]]) -> Mapping[str, Any]:
@@ -1692,7 +1695,8 @@ def _text_model(config: Mapping[str, Any], source: str) -> tuple[Mapping[str, An
         merged["model_type"] = f"{outer[:60]}_text"  # named for the notes; the generic rule counts it
     inner = merged.get("model_type")
     note = (
-        f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; vision tower not counted"
+        f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; "
+        "towers, if any, counted apart"
     )
     return merged, (note,)
 
