@@ -16,7 +16,8 @@ DeepSeek-V4.1 DSpark draft block (``dspark_n_routed_experts``) is counted as a t
 draft's expert count and nothing else, an assumption stated in the notes.
 
 **Towers** (``vision_config``, ``audio_config`` of a multimodal checkpoint): counted from config by the
-ViT block rule — per block q/k/v/o projections with biases, a two-matrix MLP (three when the activation
+ViT block rule — per block q/k/v/o projections with biases (unless ``attn_bias`` / ``linear_bias``
+is false), a two-matrix MLP (three when the activation
 is SiLU, as Qwen2.5-VL's gated one), two norms — plus the patch embedding, a learned position table
 where the config sizes one, and one projection into the text model's width. It is an estimate, said so
 in the notes: the tensor table (core/models/tensors.py) counts a tower exactly when headers are at hand.
@@ -147,8 +148,12 @@ def _tower_params(config: object, key: str, text_hidden: int, source: str, notes
     act = str(config.get("hidden_act") or config.get("activation_func") or "").lower()
     matrices = 3 if act in ("silu", "swiglu", "swish") else 2
     rms = str(config.get("norm_type") or "").lower().startswith("rms")
-    attention = 3 * width * qkv + qkv * width + 3 * qkv + width
-    mlp = matrices * width * inner + (matrices - 1) * inner + width
+    # biases on every projection (SigLIP, Qwen-VL) unless the config turns them off (MoonViT's attn_bias,
+    # linear_bias); the projector follows the MLP's
+    attn_bias = not any(config.get(k) is False for k in ("attn_bias", "qkv_bias", "linear_bias", "use_bias"))
+    mlp_bias = not any(config.get(k) is False for k in ("linear_bias", "mlp_bias", "use_bias"))
+    attention = 3 * width * qkv + qkv * width + (3 * qkv + width if attn_bias else 0)
+    mlp = matrices * width * inner + ((matrices - 1) * inner + width if mlp_bias else 0)
     norms = 2 * width * (1 if rms else 2)
     blocks = depth * (attention + mlp + norms)
     patch = _first(config, ("patch_size",), source, prefix) or 14
@@ -168,7 +173,7 @@ def _tower_params(config: object, key: str, text_hidden: int, source: str, notes
     embed += (positions or 0) * width
     merge = _merge_factor(config)
     out = _first(config, ("out_hidden_size", "text_hidden_size", "output_proj_dims"), source, prefix)
-    projector = width * merge * (out or text_hidden) + (out or text_hidden)
+    projector = width * merge * (out or text_hidden) + ((out or text_hidden) if mlp_bias else 0)
     total = blocks + embed + projector
     notes.append(
         f"{key}: tower counted apart by the ViT block rule, {depth} blocks of {width} "
