@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from fakes.gguf_files import write_gguf
 from rigcheck.core.catalog import load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.models.config import parse_config
+from rigcheck.core.models.files import read_gguf
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.core.models.tensors import count_from_tensors
@@ -243,3 +245,21 @@ def test_the_tower_is_loaded_by_the_engines_that_load_it(engine: str, loaded: bo
     est = estimate_memory(info, Request(quant="bf16", engine=engine), CATALOG)  # type: ignore[arg-type]
     tower = 2 * info.arch.tower_params  # kept 16-bit
     assert _outside(est) == ({"multimodal towers (16-bit)": tower} if loaded else {})
+
+
+def test_a_gguf_nextn_block_is_an_mtp_layer_not_a_decoder_layer(tmp_path: Path) -> None:
+    """llama.cpp skips the last nextn_predict_layers blocks (TENSOR_SKIP) unless MTP drafting is on: the
+    decoder, its KV cache and its layer offload are the first block_count - 1 blocks; the file's bytes
+    are unchanged."""
+    path = tmp_path / "m.gguf"
+    write_gguf(path, layers=3, meta=lambda w: w.add_uint32("llama.nextn_predict_layers", 1))
+    plain = tmp_path / "p.gguf"
+    write_gguf(plain, layers=3)
+    info, three = read_gguf(path), read_gguf(plain)
+    assert (info.arch.num_layers, three.arch.num_layers) == (2, 3)
+    assert info.arch.layer_params == three.arch.layer_params[:2]
+    assert (info.arch.mtp_params, info.arch.mtp_source) == (three.arch.layer_params[2], "tensor_table")
+    assert info.weights is not None and three.weights is not None
+    assert info.weights.total_bytes == three.weights.total_bytes
+    assert sum(info.weights.layer_bytes) + info.weights.other_bytes == info.weights.total_bytes
+    assert any("nextn_predict_layers 1" in note for note in info.notes)
