@@ -263,3 +263,25 @@ def test_a_gguf_nextn_block_is_an_mtp_layer_not_a_decoder_layer(tmp_path: Path) 
     assert info.weights.total_bytes == three.weights.total_bytes
     assert sum(info.weights.layer_bytes) + info.weights.other_bytes == info.weights.total_bytes
     assert any("nextn_predict_layers 1" in note for note in info.notes)
+
+
+def test_qwen25_vl_tower_by_the_vit_rule_against_its_module_print() -> None:
+    """Qwen2.5-VL-7B-Instruct's vision_config as the hub publishes it. By hand, from the module print
+    (acproject/duorou docs/qwen2.5vl_graph.md: Conv3d(3, 1280, (2, 14, 14)) without bias, 32 blocks of
+    qkv 1280 -> 3840 and proj with biases, a gated MLP of 3,420 with biases, two RMSNorms; PatchMerger
+    ln_q, 5,120 -> 5,120 -> 3,584 with biases): 676,550,144, which with Qwen2.5-7B's 7,615,616,512 is the
+    hub's numParameters, 8,292,166,656 (https://huggingface.co/api/models/Qwen/Qwen2.5-VL-7B-Instruct).
+    The rule reads no norm type there and counts LayerNorms (weight and bias): +83,200."""
+    vision = {
+        "depth": 32, "hidden_act": "silu", "hidden_size": 1280, "in_chans": 3, "intermediate_size": 3420,
+        "model_type": "qwen2_5_vl", "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14,
+        "spatial_merge_size": 2, "spatial_patch_size": 14, "temporal_patch_size": 2, "window_size": 112,
+    }  # fmt: skip
+    w, i, m = 1280, 3420, 5120
+    block = (w * 3 * w + 3 * w) + (w * w + w) + 3 * w * i + 2 * i + w + 2 * w
+    by_hand = 32 * block + 3 * 2 * 14 * 14 * w + w + (m * m + m) + (m * 3584 + 3584)
+    assert by_hand == 676_550_144 and by_hand + 7_615_616_512 == 8_292_166_656
+    config = {**_config("zai-org--GLM-4.7"), "vision_config": vision}  # any text model: the tower is apart
+    arch = parse_config(config, "qwen2.5-vl")
+    assert arch.tower_params - by_hand == 32 * 2 * w + w  # LayerNorm biases: 64 in blocks, ln_q
+    assert abs(arch.tower_params / by_hand - 1) < 0.0002

@@ -19,7 +19,8 @@ draft's expert count and nothing else, an assumption stated in the notes.
 ViT block rule — per block q/k/v/o projections with biases (unless ``attn_bias`` / ``linear_bias``
 is false), a two-matrix MLP (three when the activation
 is SiLU, as Qwen2.5-VL's gated one), two norms — plus the patch embedding, a learned position table
-where the config sizes one, and one projection into the text model's width. It is an estimate, said so
+where the config sizes one, and one projection into the text model's width (Qwen's PatchMerger, with
+``spatial_merge_size``: a norm and two layers, merged → merged → text width). It is an estimate, said so
 in the notes: the tensor table (core/models/tensors.py) counts a tower exactly when headers are at hand.
 """
 
@@ -173,12 +174,16 @@ def _tower_params(config: object, key: str, text_hidden: int, source: str, notes
     embed += (positions or 0) * width
     merge = _merge_factor(config)
     out = _first(config, ("out_hidden_size", "text_hidden_size", "output_proj_dims"), source, prefix)
-    projector = width * merge * (out or text_hidden) + ((out or text_hidden) if mlp_bias else 0)
+    target, merged = out or text_hidden, width * merge
+    projector = merged * target + (target if mlp_bias else 0)
+    if "spatial_merge_size" in config:
+        # Qwen2-VL/2.5-VL/3-VL's PatchMerger: a norm, then merged -> merged -> target with biases
+        projector += merged * merged + (merged if mlp_bias else 0) + width * (1 if rms else 2)
     total = blocks + embed + projector
     notes.append(
         f"{key}: tower counted apart by the ViT block rule, {depth} blocks of {width} "
         f"(MLP {inner}, {matrices} matrices), patch embedding, {positions or 0:,} learned positions and "
-        f"one projection of {width * merge} → {out or text_hidden}: {total:,} parameters, an estimate"
+        f"a projection of {merged} → {target}: {total:,} parameters, an estimate"
         + (f" ({', '.join(assumed)} assumed)" if assumed else "")
         + "; in memory, not run per token"
     )
