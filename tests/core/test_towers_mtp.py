@@ -17,6 +17,7 @@ from fakes.gguf_files import write_gguf
 from rigcheck.core.catalog import load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.speed.reads import active_bytes
 from rigcheck.core.models.config import parse_config
 from rigcheck.core.models.files import read_gguf
 from rigcheck.core.models.resolve import from_catalog
@@ -285,3 +286,17 @@ def test_qwen25_vl_tower_by_the_vit_rule_against_its_module_print() -> None:
     arch = parse_config(config, "qwen2.5-vl")
     assert arch.tower_params - by_hand == 32 * 2 * w + w  # LayerNorm biases: 64 in blocks, ln_q
     assert abs(arch.tower_params / by_hand - 1) < 0.0002
+
+
+def test_towers_and_mtp_layers_are_not_read_per_generated_token() -> None:
+    """Placed, but decode reads the same bytes with or without them (MTP's own speed effect is out of scope)."""
+    glm = _info(_config("zai-org--GLM-4.7"), "glm-4.7")
+    plain = estimate_memory(glm, Request(quant="fp8", engine="vllm"), CATALOG)
+    drafted = estimate_memory(glm, Request(quant="fp8", engine="vllm", speculative="mtp"), CATALOG)
+    assert drafted.other_weight_bytes > plain.other_weight_bytes
+    assert active_bytes(drafted) == active_bytes(plain)
+    v41 = _info(_config(V41), "v4.1")
+    with_tower = estimate_memory(v41, Request(quant="bf16", engine="vllm"), CATALOG)
+    without = estimate_memory(v41, Request(quant="bf16", engine="mlx"), CATALOG)
+    assert with_tower.outside_weight_bytes == 2 * v41.arch.tower_params and without.outside_weight_bytes == 0
+    assert active_bytes(with_tower)[2] == active_bytes(without)[2]  # the head read, tower left out
