@@ -722,7 +722,10 @@ def test_vision_tower_bytes_are_not_layers(tmp_path: Path, catalog: Catalog) -> 
     assert info.weights.layer_bytes == (layer_bytes(tensors, 0), layer_bytes(tensors, 1))
     assert info.weights.other_bytes == total - sum(info.weights.layer_bytes)
     # the tower and the MTP layer are loaded but not decoded: counted apart from the decoder's parameters
-    assert f"{HIDDEN * HIDDEN + HIDDEN:,} in towers or MTP layers" in " ".join(info.notes)
+    assert f"{HIDDEN * HIDDEN:,} in multimodal towers" in " ".join(info.notes)
+    assert f"{HIDDEN:,} in MTP layers" in " ".join(info.notes)
+    assert (info.arch.tower_params, info.arch.mtp_params) == (HIDDEN * HIDDEN, HIDDEN)
+    assert info.arch.tower_source == info.arch.mtp_source == "tensor_table"
 
 
 def test_safetensors_header_only_is_read(tmp_path: Path) -> None:

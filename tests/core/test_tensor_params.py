@@ -75,7 +75,8 @@ def test_dense_counts_from_the_tensor_table(tmp_path: Path, catalog: Catalog) ->
     assert info.arch.params_total == hand_count() == parse_config(DENSE, "c").params_total
     [note] = [n for n in info.notes if n.startswith("parameters:")]
     assert note.startswith("parameters: from the tensor table")
-    assert f"{H * 48:,} in towers or MTP layers" in note
+    assert f"{H * 48:,} in multimodal towers" in note
+    assert (info.arch.tower_params, info.arch.mtp_params) == (H * 48, 0)
 
 
 def test_packed_int4_counts_eight_weights_per_word_and_no_scales(tmp_path: Path, catalog: Catalog) -> None:
@@ -162,4 +163,5 @@ def test_moe_counts_every_expert_and_leaves_the_mtp_layer_off_the_decoder(
     # one token uses 2 of the 4 experts in each layer
     assert info.arch.layer_active_params == (shared + 2 * expert,) * 2
     [note] = [n for n in info.notes if n.startswith("parameters:")]
-    assert f"{shared + 4 * expert:,} in towers or MTP layers" in note
+    assert f"{shared + 4 * expert:,} in MTP layers" in note
+    assert (info.arch.tower_params, info.arch.mtp_params) == (0, shared + 4 * expert)

@@ -171,6 +171,12 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "its one-GPU-first placement; mlx: mlx-lm on Apple silicon; exllamav3: EXL3 on NVIDIA CUDA)",
     )
     parser.add_argument(
+        "--speculative",
+        choices=("mtp",),
+        help="mtp: speculative decoding with the model's own MTP layers as the draft (vLLM, SGLang, "
+        "llama.cpp), whose weights are then loaded; off by default",
+    )
+    parser.add_argument(
         "--rope-scaling",
         action="store_true",
         help="allow a --context beyond the model's trained maximum (you run it with RoPE scaling)",

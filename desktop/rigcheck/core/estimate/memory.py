@@ -32,6 +32,7 @@ from rigcheck.core.estimate.memory_types import (
 )
 from rigcheck.core.estimate.memory_weights import (
     _expert_bytes,
+    _outside_decoder,
     _tied_head_copy,
     _weights,
     expert_params_per_layer,
@@ -211,7 +212,7 @@ def estimate_memory(
         )
 
     kv_terms, layer_kv, per_token = _kv_cache(arch, context, req.batch, (kv_type, elem), req.engine)
-    host = 0
+    host = outside_bytes = 0
     training: TrainingMemory | None = None
     if req.workload == "inference":
         quant = resolve_quant(catalog, req.quant) if req.quant else None
@@ -235,7 +236,11 @@ def estimate_memory(
             # ktransformers/optimize/optimize_rules/DeepSeek-V3-Chat.yaml@4e1359d).
             host = embed
             other = other - embed + (_tied_head_copy(arch, embed) if arch.tie_word_embeddings else 0)
-        terms = [weights, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]
+        # a multimodal tower, MTP layers for MTP drafting: placed with the embedding and head
+        outside = _outside_decoder(arch, req, weights, layer_weights)
+        outside_bytes = sum(t.bytes for t in outside)
+        other += outside_bytes
+        terms = [weights, *outside, *kv_terms, *_inference_runtime(arch, req, context, weights.bytes)]
         if quant is not None:
             name = quant.name
         else:
@@ -277,6 +282,7 @@ def estimate_memory(
         other_weight_bytes=other,
         layer_kv_bytes=layer_kv,
         host_weight_bytes=host,
+        outside_weight_bytes=outside_bytes,
         layer_expert_bytes=_expert_bytes(model, quant, layer_weights, req)
         if req.workload == "inference"
         else (),

@@ -104,6 +104,9 @@ class Request:
     grad_accumulation: int = 1
     #: CPU threads the engine computes with (llama.cpp -t); None = its default, the physical cores
     threads: int | None = None
+    #: speculative decoding with the model's own MTP layers as the draft (vLLM/SGLang --speculative-config
+    #: method "mtp", llama.cpp --spec-type draft-mtp): their weights are loaded. None = plain decoding
+    speculative: Literal["mtp"] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,9 @@ class MemoryEstimate:
     host_weight_bytes: int = 0
     #: bytes of routed experts in each layer (0 for dense layers), for expert offload and decode reads
     layer_expert_bytes: tuple[int, ...] = ()
+    #: of other_weight_bytes: multimodal towers and MTP layers (memory_weights._outside_decoder), placed
+    #: with the embedding and head but not read per generated token
+    outside_weight_bytes: int = 0
     backend: Backend | None = None
     #: CPU threads (llama.cpp -t), as requested; None = the physical cores
     threads: int | None = None

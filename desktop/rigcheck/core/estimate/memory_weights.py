@@ -238,3 +238,86 @@ def _tied_head_copy(arch: ArchConfig, embed_bytes: int) -> int:
     counted with the embedding) keeps that table in host memory with the input embedding, uncopied."""
     table = arch.vocab_size * arch.hidden_size
     return embed_bytes if arch.embed_params <= table else embed_bytes * table // arch.embed_params
+
+
+#: engines that load a multimodal checkpoint's towers with the language model. vLLM does unless every
+#: modality is limited to 0 (--language-model-only, or --limit-mm-per-prompt at 0 per modality): "a text-only
+#: mode can be enabled by setting all multimodal modalities to 0 using --language-model-only. This prevents
+#: loading multimodal modules, freeing up GPU memory for KV cache" (vLLM's multimodal-models page, as
+#: https://www.mintlify.com/vllm-project/vllm/models/multimodal-models mirrors it; vllm-project/vllm
+#: PR #26767, docs/configuration/conserving_memory.md: unused modalities disabled with a limit of 0).
+#: SGLang and transformers build the whole ...ForConditionalGeneration model. llama.cpp and Ollama load
+#: a tower only from a separate mmproj GGUF (llama-server --mmproj), which the estimate does not add;
+#: mlx-lm, ExLlamaV3 and ktransformers are sized for their language model alone
+TOWER_ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "transformers")
+TOWER_SOURCE = (
+    'vLLM\'s multimodal-models page (--language-model-only "prevents loading multimodal modules"), '
+    "https://www.mintlify.com/vllm-project/vllm/models/multimodal-models; towers assumed 16-bit"
+)
+#: engines that run a model's own MTP layers as a speculative draft, sharing the target's embedding and
+#: output head: vLLM (tests/v1/spec_decode/test_mtp.py@c78eee75 test_mtp_load_model_unified: "MTP shares
+#: lm_head ... embed_tokens with target model"), SGLang (python/sglang/srt/speculative/eagle_worker.py
+#: set_embed_and_head), llama.cpp --spec-type draft-mtp (ggml-org/llama.cpp PR #22673, merged 2026-05-16;
+#: DeepSeek-V3.2 in PR #26457) with a GGUF that keeps the MTP layers
+MTP_ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "llama.cpp")
+MTP_SOURCE = (
+    "vllm-project/vllm tests/v1/spec_decode/test_mtp.py@c78eee75 (the draft shares embed_tokens and "
+    "lm_head); ggml-org/llama.cpp PR #22673 (--spec-type draft-mtp)"
+)
+
+
+def _outside_decoder(
+    arch: ArchConfig, req: Request, weights: Term, layer_weights: tuple[int, ...]
+) -> list[Term]:
+    """Weights the engine loads beside the decoder: a multimodal tower (engines in TOWER_ENGINES) and,
+    when MTP speculative decoding is asked, the MTP layers at the decoder layers' bytes per parameter.
+    Nothing is added to weights read from the files, whose term already holds every tensor in them.
+    Neither is read per generated token; what MTP drafting does to speed is not modelled."""
+    terms = []
+    from_file = weights.provenance == "file"
+    if arch.tower_params and not from_file and req.engine in TOWER_ENGINES:
+        terms.append(
+            Term(
+                "weights",
+                say("multimodal towers (16-bit)"),
+                2 * arch.tower_params,
+                "estimate",
+                say(
+                    "{params} tower parameters × 2 bytes; {engine} loads them with the language model",
+                    params=Num(arch.tower_params),
+                    engine=req.engine,
+                ),
+                TOWER_SOURCE,
+            )
+        )
+    if req.speculative != "mtp":
+        return terms
+    if req.engine not in MTP_ENGINES:
+        engines = ", ".join(MTP_ENGINES)
+        raise InputError("--speculative", f"mtp: RigCheck sizes MTP drafting for {engines}, not {req.engine}")
+    if not arch.mtp_params:
+        raise InputError(
+            "--speculative",
+            "mtp: this model's config names no MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers)",
+        )
+    if from_file:
+        return terms  # the files' weights already hold the MTP layers
+    loaded = arch.mtp_params - arch.mtp_shared_params
+    params = sum(arch.layer_params)
+    per_param = sum(layer_weights) / params if params else 2.0
+    terms.append(
+        Term(
+            "weights",
+            say("MTP layers (speculative draft)"),
+            int(loaded * per_param),
+            "estimate",
+            say(
+                "{params} MTP parameters, less the embedding and head copies the draft shares, × "
+                "{bpp} bytes (the decoder layers' average)",
+                params=Num(loaded),
+                bpp=Num(per_param, 3, group=False),
+            ),
+            MTP_SOURCE,
+        )
+    )
+    return terms

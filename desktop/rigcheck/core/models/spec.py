@@ -72,6 +72,17 @@ class ArchConfig:
     expert_params: int = 0
     #: keys this config had to assume (family defaults applied); shown in explanations
     assumed: tuple[str, ...] = ()
+    # -- outside the decoder: counted apart, never in params_total (core/models/towers.py) ----------
+    #: vision/audio towers and their projectors into the text model: in memory, not run per token
+    tower_params: int = 0
+    #: multi-token-prediction (MTP, NextN) or draft layers the checkpoint carries, all of them
+    mtp_params: int = 0
+    #: of mtp_params, the MTP modules' own copies of the token embedding and output head, which an
+    #: engine running the MTP layers as a draft shares with the target instead of loading
+    mtp_shared_params: int = 0
+    #: how tower_params and mtp_params were counted: "tensor_table", "config" or "" (none)
+    tower_source: str = ""
+    mtp_source: str = ""
 
     @property
     def params_total(self) -> int:

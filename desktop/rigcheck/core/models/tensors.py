@@ -42,8 +42,15 @@ _HEAD: Final = re.compile(
     r"(?:^|\.)(?:lm_head|output|head)\.|(?:^|\.)(?:norm|ln_f|final_layernorm|final_norm)\."
 )
 _LAYER: Final = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
-#: towers and draft heads: loaded with the model, not run per generated token
-_OFF_PATH: Final = re.compile(r"vision|visual|image|audio|speech|mm_projector|(?:^|\.)mtp\b", re.IGNORECASE)
+#: towers and their projectors: loaded with a multimodal model, not run per generated token
+_TOWER: Final = re.compile(
+    r"vision|visual|image|audio|speech|mm_projector|multi_modal_projector", re.IGNORECASE
+)
+#: draft heads (Qwen3-Next/3.5 "mtp."): loaded for MTP speculative decoding only
+_MTP: Final = re.compile(r"(?:^|\.)mtp\b", re.IGNORECASE)
+#: an MTP module's own copy of the embedding or output head (DeepSeek's model.layers.61.embed_tokens,
+#: model.layers.61.shared_head.head), which an engine running it as a draft shares with the target
+_MTP_COPY: Final = re.compile(r"(?:^|\.)(?:embed_tokens|shared_head\.head|lm_head)\.")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,11 @@ class TensorCount:
     skipped: int
     #: why the table cannot be used (None: it can)
     problem: str | None = None
+    #: of off_path: the towers; the MTP layers (named mtp. or past num_layers) and their own
+    #: embedding and head copies
+    tower: int = 0
+    mtp: int = 0
+    mtp_copies: int = 0
 
 
 def weight_bits(config: Mapping[str, Any]) -> int | None:
@@ -101,7 +113,7 @@ def count_tensors(
         isinstance(config.get(key), dict) for key in ("quantization_config", "quantization")
     ) or isinstance(_nested(config), dict)
     bits = weight_bits(config)
-    embed = head = off_path = skipped = 0
+    embed = head = skipped = tower = mtp = mtp_copies = 0
     layers = [0] * num_layers
     problem = None
     for name, entry in entries.items():
@@ -119,21 +131,23 @@ def count_tensors(
                 break
             elements *= storage // bits
         match = _LAYER.search(name)
-        if _OFF_PATH.search(name if match is None else name[: match.start()]):
-            off_path += elements
+        prefix = name if match is None else name[: match.start()]
+        if _TOWER.search(prefix):
+            tower += elements
+        elif _MTP.search(prefix) or (match is not None and int(match[1]) >= num_layers):
+            mtp += elements  # Qwen's mtp.*, or DeepSeek's MTP layer past the decoder's
+            mtp_copies += elements if _MTP_COPY.search(name[match.end() - 1 :] if match else name) else 0
         elif match is not None:
-            layer = int(match[1])
-            if layer < num_layers:
-                layers[layer] += elements
-            else:
-                off_path += elements  # DeepSeek's MTP layer sits past the decoder's
+            layers[int(match[1])] += elements
         elif _HEAD.search(name):
             head += elements
         else:
             embed += elements  # embeddings, per-layer embedding tables and their projections
     if problem is None and not all(layers):
         problem = f"layer {layers.index(0)} of {num_layers} holds no tensor in the headers"
-    return TensorCount(embed, head, tuple(layers), off_path, skipped, problem)
+    return TensorCount(
+        embed, head, tuple(layers), tower + mtp, skipped, problem, tower=tower, mtp=mtp, mtp_copies=mtp_copies
+    )
 
 
 def count_from_tensors(
@@ -157,10 +171,17 @@ def count_from_tensors(
         head_params=count.head,
         layer_params=count.layers,
         layer_active_params=tuple(max(0, t - i) for t, i in zip(count.layers, inactive, strict=True)),
+        tower_params=count.tower,
+        tower_source="tensor_table" if count.tower else "",
+        mtp_params=count.mtp,
+        mtp_shared_params=count.mtp_copies,
+        mtp_source="tensor_table" if count.mtp else "",
     )
     parts = [f"{counted.params_total:,} in the decoder"]
-    if count.off_path:
-        parts.append(f"{count.off_path:,} in towers or MTP layers, loaded but not run per token")
+    if count.tower:
+        parts.append(f"{count.tower:,} in multimodal towers, in memory but not run per token")
+    if count.mtp:
+        parts.append(f"{count.mtp:,} in MTP layers, loaded only for MTP speculative decoding")
     if count.skipped:
         parts.append(f"{count.skipped:,} scale/zero tensors not counted")
     note = f"{TENSOR_TABLE_NOTE} ({'; '.join(parts)})"

@@ -71,10 +71,11 @@ def active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
     else:
         expert_read = [0] * len(est.layer_weight_bytes)
         per_layer = [int(w * d) + k for w, k, d in zip(est.layer_weight_bytes, kv, dense, strict=True)]
+    other = est.other_weight_bytes - est.outside_weight_bytes  # towers and MTP layers are not read
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
-        head = est.other_weight_bytes
+        head = other
     else:  # the input embedding is a row lookup; only the head is read whole
-        head = int(est.other_weight_bytes * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+        head = int(other * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
     return per_layer, expert_read, head
 
 

@@ -49,6 +49,7 @@ from rigcheck.core.models.config.shared import (
 )
 from rigcheck.core.models.config.table import FAMILIES, GENERIC, _Family
 from rigcheck.core.models.spec import ArchConfig, LayerKind
+from rigcheck.core.models.towers import with_outside
 
 __all__ = ["FAMILIES", "GENERIC", "MAX_LAYERS", "MAX_PARAMS", "MAX_SIZE", "QkNorm", "parse_config"]
 
@@ -79,6 +80,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     """
     if not isinstance(config, Mapping):
         raise InputError(source, f"config: must be a JSON object, got {type(config).__name__}")
+    outer = config
     config, notes = _text_model(config, source)
     model_type, family, note = _family(config, source)
     notes += note
@@ -111,7 +113,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     moes = [mlp for mlp in body.mlps if isinstance(mlp, _Moe)]
     first = moes[0] if moes else None
     mla = body.mla
-    return ArchConfig(
+    arch = ArchConfig(
         model_type=model_type,
         hidden_size=d.hidden,
         num_layers=d.layers,
@@ -139,6 +141,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         expert_params=first.expert if first else 0,
         assumed=(*notes, *k.assumed),
     )
+    return with_outside(arch, outer, config, source)  # towers and MTP layers, counted apart
 
 
 def _aliased(config: Mapping[str, Any], aliases: Mapping[str, tuple[str, ...]]) -> Mapping[str, Any]:
@@ -181,7 +184,8 @@ def _text_model(config: Mapping[str, Any], source: str) -> tuple[Mapping[str, An
         merged["model_type"] = f"{outer[:60]}_text"  # named for the notes; the generic rule counts it
     inner = merged.get("model_type")
     note = (
-        f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; vision tower not counted"
+        f"text_config: the text model ({inner}) of a multimodal {outer} checkpoint; "
+        "towers, if any, counted apart"
     )
     return merged, (note,)
 

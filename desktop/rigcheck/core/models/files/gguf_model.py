@@ -187,15 +187,26 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
 
     ffn = meta.per_layer("feed_forward_length", layers)
     intermediate = max(ffn) if ffn else meta.count("expert_feed_forward_length")
+    # NextN/MTP layers are the last block_count entries: llama.cpp creates their tensors with TENSOR_SKIP
+    # and runs n_layer - nextn_predict_layers layers unless MTP drafting is on (ggml-org/llama.cpp
+    # src/models/glm4-moe.cpp, deepseek2.cpp: "skip all tensors in the NextN layers")
+    nextn = meta.count("nextn_predict_layers", limit=layers - 1) or 0
+    decoder = layers - nextn
+    if nextn:
+        notes.append(
+            f"{arch_name}.nextn_predict_layers {nextn}: the last {nextn} block(s) are MTP layers, "
+            f"{sum(counts.layer_params[decoder:]):,} parameters counted apart from the decoder"
+        )
+        counts.other_bytes += sum(counts.layer_bytes[decoder:])  # still in the file's weights
     arch = ArchConfig(
         model_type=arch_name,
         hidden_size=hidden,
-        num_layers=layers,
+        num_layers=decoder,
         num_heads=num_heads,
         num_kv_heads=num_kv,
         head_dim=head_dim,
         vocab_size=vocab,
-        layer_kinds=kinds,
+        layer_kinds=kinds[:decoder],
         tie_word_embeddings=not counts.has_output,
         intermediate_size=intermediate or None,
         max_context=context,
@@ -206,13 +217,15 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         linear_state_elements=linear_state,
         num_experts=n_experts if counts.moe_layers else None,
         experts_per_token=per_token if counts.moe_layers else None,
-        moe_layers=tuple(counts.moe_layers_flags),
+        moe_layers=tuple(counts.moe_layers_flags[:decoder]),
         embed_params=counts.embed,
         head_params=counts.head,
-        layer_params=tuple(counts.layer_params),
-        layer_active_params=layer_active,
+        layer_params=tuple(counts.layer_params[:decoder]),
+        layer_active_params=layer_active[:decoder],
         expert_params=max(counts.per_expert, default=0),
         assumed=tuple(assumed),
+        mtp_params=sum(counts.layer_params[decoder:]),
+        mtp_source="tensor_table" if nextn else "",
     )
     quant_id, quant_note = _gguf_quant_id(metadata, tensors, catalog)
     if quant_note:
@@ -223,7 +236,7 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         tensor_count=len(tensors),
         files=tuple(part.name for part in parts),
         quant_id=quant_id,
-        layer_bytes=tuple(counts.layer_bytes) if counts.in_layers else (),
+        layer_bytes=tuple(counts.layer_bytes[:decoder]) if counts.in_layers else (),
         other_bytes=counts.other_bytes if counts.in_layers else 0,
     )
     # File names and general.name are anyone's text: shown on one line, controls escaped (issue 17 #5)
