@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QSettings, QSize, QTimer
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 import rigcheck
@@ -27,6 +26,8 @@ from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import report_exception, submit
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon
+
     from rigcheck.core.catalog import Catalog
     from rigcheck.core.machine import Machine
 
@@ -62,6 +63,8 @@ def _preloaded(version: object) -> None:
 
 def _app_icon() -> QIcon:
     from importlib.resources import as_file, files
+
+    from PySide6.QtGui import QIcon
 
     icon = files("rigcheck.resources").joinpath("icons/rigcheck.svg")
     with as_file(icon) as path:
