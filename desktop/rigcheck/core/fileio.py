@@ -16,7 +16,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,13 @@ from rigcheck.core.errors import InputError
 MAX_JSON_BYTES = 8 * 1024 * 1024
 #: deeper nesting than any file of ours has (a report is ~6 levels; a catalog entry ~4)
 MAX_DEPTH = 32
+
+
+def _token() -> str:
+    """Eight random hex digits for a scratch file's name."""
+    import secrets  # here: hmac and hashlib (~5 ms) are not on every start-up's import path
+
+    return secrets.token_hex(4)
 
 
 def read_bytes_limited(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> bytes:
@@ -158,7 +164,7 @@ def write_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
     """
     path = Path(path)
     data = text.encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{_token()}.tmp")
     # O_EXCL: never follow or reuse someone else's file; 0o666 lets the umask decide, as open() would.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
@@ -227,7 +233,7 @@ def _rewrite_in_place(target: Path, data: bytes, mode: int | None) -> None:
     A crash never leaves a mix of old and new: the file is empty or a prefix of the new text, and the
     whole new text is in the spare beside it.
     """
-    spare = target.with_name(f".{target.name}.{secrets.token_hex(4)}.new")
+    spare = target.with_name(f".{target.name}.{_token()}.new")
     write_atomic(spare, data.decode("utf-8"), mode)
     with target.open("r+b") as stream:
         stream.truncate(0)

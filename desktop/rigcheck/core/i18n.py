@@ -17,10 +17,8 @@ Numbers in sentences go through :func:`num` and :func:`percent`: Python's own fo
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from functools import cache
-from importlib.resources import files
 from typing import Final
 
 LANGUAGES: Final = {"en": "English", "it": "Italiano"}
@@ -42,6 +40,9 @@ def translations(code: str) -> dict[str, str]:
     change it (the GUI reads it to translate a page in place on a language switch)."""
     if code not in LANGUAGES or code == "en":
         return {}
+    import tomllib  # here: an English start-up never parses a table (tomllib ~5 ms to import)
+    from importlib.resources import files
+
     text = files("rigcheck.resources").joinpath(f"translations/{code}.toml").read_text(encoding="utf-8")
     return {str(k): str(v) for k, v in tomllib.loads(text).items()}
 

@@ -114,9 +114,16 @@ def _decoder(tp: Any) -> _Decoder:
 
         return table
     if is_dataclass(tp):
+        uses = [0]
 
         def record(value: object, where: str, source: str, strict: bool) -> Any:
-            # compiled on first use, not here: a record's fields may name records not yet defined
+            # compiled on its second use, not here (a record's fields may name records not yet defined)
+            # nor on its first: one snapshot decodes each class about once, and compiling (annotations
+            # resolved again, the function written and exec'd) cost the GUI's start-up ~8 ms; the
+            # reference decoder gives the same result and the same error
+            if uses[0] < 1:
+                uses[0] += 1
+                return _record(tp, value, where, source, strict)
             return _compiled(cast(Any, tp))(value, where, source, strict)
 
         return record

@@ -15,8 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEventLoop, QSettings, QSize, Qt, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QEventLoop, QSettings, QSize, QTimer
 from PySide6.QtWidgets import QApplication
 
 import rigcheck
@@ -27,6 +26,8 @@ from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import report_exception, submit
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon
+
     from rigcheck.core.catalog import Catalog
     from rigcheck.core.machine import Machine
 
@@ -42,16 +43,28 @@ PRELOAD_DELAY_MS = 400
 PRELOAD = ("numpy", "psutil", "rigcheck.core.monitor", "rigcheck.core.replay")
 
 
-def _preload() -> None:
+def _preload() -> str:
+    """On a pool thread, once the first page has its data: the modules above, every language's strings,
+    and the version (importlib.metadata and the package's metadata, ~50 ms: kept off the first frame)."""
     from importlib import import_module
 
+    version = str(rigcheck.__version__)
     for name in PRELOAD:
         import_module(name)
     i18n.preload()
+    return version
+
+
+def _preloaded(version: object) -> None:
+    app = QApplication.instance()
+    if app is not None and isinstance(version, str):
+        app.setApplicationVersion(version)
 
 
 def _app_icon() -> QIcon:
     from importlib.resources import as_file, files
+
+    from PySide6.QtGui import QIcon
 
     icon = files("rigcheck.resources").joinpath("icons/rigcheck.svg")
     with as_file(icon) as path:
@@ -62,13 +75,16 @@ def application(argv: Sequence[str] = ()) -> QApplication:
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     assert isinstance(app, QApplication)
     app.setApplicationName("RigCheck")
-    app.setApplicationVersion(rigcheck.__version__)
     app.setOrganizationName("RigCheck")
     app.setDesktopFileName(APP_ID)
-    if app.windowIcon().isNull():
-        # on the first event-loop turn: an SVG icon loads Qt's SVG plugin (~10 ms) before the window is up
-        QTimer.singleShot(0, app, lambda: app.setWindowIcon(_app_icon()))
     return app
+
+
+def _set_app_icon() -> None:
+    """The app's icon, once the first frame is painted: an SVG icon loads Qt's SVG plugin (~5-10 ms)."""
+    app = QApplication.instance()
+    if isinstance(app, QApplication) and app.windowIcon().isNull():
+        app.setWindowIcon(_app_icon())
 
 
 def _load_catalog() -> Catalog:
@@ -105,11 +121,12 @@ def create_window(
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)
     state = AppState(catalog, settings)
     window = MainWindow(state, probe, debug=debug)
+    window.after_first_frame(_set_app_icon)
     if snapshot is not None:
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)
     else:
         window.start_probe()
-    window.when_settled(PRELOAD_DELAY_MS, lambda: submit(state.pool, _preload, _ignore, _ignore))
+    window.when_settled(PRELOAD_DELAY_MS, lambda: submit(state.pool, _preload, _preloaded, _ignore))
     return window
 
 
@@ -218,7 +235,10 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
             return 2
         if forced is not None:
             os.environ["QT_QPA_PLATFORM"] = forced
-    QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    # Fractional scale factors as they are (Qt 6's default; the variable is how Qt reads it): said through
+    # the environment, since Qt.HighDpiScaleFactorRoundingPolicy would create every Qt enum before the
+    # first frame (~15-25 ms, see gui.startup); a user's own setting of the variable is kept
+    os.environ.setdefault("QT_SCALE_FACTOR_ROUNDING_POLICY", "PassThrough")
     app = application(argv or ())
     _install_excepthook(debug)
     snapshot = load_machine(machine) if machine else None

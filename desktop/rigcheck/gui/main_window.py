@@ -7,29 +7,18 @@ place (:mod:`rigcheck.gui.retranslate`): every page keeps its settings, its open
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QDragEnterEvent,
-    QDropEvent,
-    QKeySequence,
-    QPaintEvent,
-    QShowEvent,
-)
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMessageBox,
     QPushButton,
     QStackedWidget,
     QVBoxLayout,
@@ -42,11 +31,19 @@ from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine, load_machine, save_machine
 from rigcheck.gui import i18n
 from rigcheck.gui.i18n import tr
+from rigcheck.gui.markup import esc
+from rigcheck.gui.startup import KEY_ROLE, Lazy, LazyPages
+from rigcheck.gui.startup import fill_placeholder as _fill_placeholder
+from rigcheck.gui.startup import load_for_first_page as _load_for_first_page
+from rigcheck.gui.startup import looks_like_snapshot as _looks_like_snapshot
+from rigcheck.gui.startup import page_table as _page_table
+from rigcheck.gui.startup import warm_imports as _warm_imports
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import esc, heading, muted, warn
 from rigcheck.gui.workers import Job, held_starts, report_exception, submit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the event classes only annotate: each class PySide sets up costs ~0.3 ms at start-up
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent, QShowEvent
+
     from rigcheck.gui.retranslate import Translator
 
 RECENT_LIMIT = 8
@@ -55,49 +52,6 @@ LOAD_FALLBACK_MS = 250
 #: start-up preloads wait for the first page to have its data, polling this often, for at most this long
 SETTLED_POLL_MS = 50
 SETTLED_LATEST_MS = 700
-
-
-class _lazy:  # noqa: N801 - used like the function it was
-    """A page factory that imports its module only when the page is first shown."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module, self.name = module, name
-
-    def __call__(self, state: AppState) -> QWidget:
-        from importlib import import_module
-
-        page: QWidget = getattr(import_module(self.module), self.name)(state)
-        return page
-
-
-def _load_for_first_page(state: AppState, module: str | None) -> None:
-    """On a worker, while the window shows its placeholders: the catalog, and the first page's module
-    with what it imports (the estimate package, ~0.1-0.3 s together), so that building the page on the
-    GUI thread is only making its widgets. Modules only: no Qt object is made here."""
-    from importlib import import_module
-
-    state.catalog  # noqa: B018 - loads it (AppState.catalog loads once, on the first thread to ask)
-    if module is not None:
-        import_module(module)
-
-
-def _warm_imports() -> None:
-    from importlib import import_module
-
-    for module in ("rigcheck.core.estimate.upgrade", "rigcheck.core.estimate.soldered"):
-        import_module(module)
-
-
-def _page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:
-    return [
-        ("overview", "Overview", _lazy("rigcheck.gui.pages.overview", "OverviewPage")),
-        ("models", "Models", _lazy("rigcheck.gui.pages.models", "ModelsPage")),
-        ("fit", "Fit", _lazy("rigcheck.gui.pages.fit", "FitPage")),
-        ("compat", "Compatibility", _lazy("rigcheck.gui.pages.compat", "CompatPage")),
-        ("monitor", "Monitor", _lazy("rigcheck.gui.pages.monitor", "MonitorPage")),
-        ("upgrade", "Upgrade", _lazy("rigcheck.gui.pages.upgrade", "UpgradePage")),
-        ("fleet", "Fleet", _lazy("rigcheck.gui.pages.fleet", "FleetPage")),
-    ]
 
 
 class MainWindow(QMainWindow):
@@ -116,6 +70,9 @@ class MainWindow(QMainWindow):
         self._catalog_job: Job | None = None
         #: why loading the catalog on the pool failed (the pages are then built, and fail, one by one)
         self._catalog_error: str | None = None
+        #: what waits for the first frame (after_first_frame); whether it was painted
+        self._after_first_frame: list[Callable[[], object]] = []
+        self._painted = False
         self.setAcceptDrops(True)
         self.setWindowTitle("RigCheck")
         self.setMinimumSize(900, 600)
@@ -189,7 +146,7 @@ class MainWindow(QMainWindow):
         for number, (key, title, _factory) in enumerate(_page_table(), 1):
             item = QListWidgetItem(tr(title))
             item.setToolTip(f"{tr(title)} (Ctrl+{number})")
-            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setData(KEY_ROLE, key)
             self.nav.addItem(item)
             placeholder = QWidget()  # until the page is first shown
             placeholder.setObjectName(f"page-{key}-loading")
@@ -234,6 +191,8 @@ class MainWindow(QMainWindow):
         message = f"{type(exc).__name__}: {exc}"
         self.page_errors[key] = message
         report_exception(exc, f"the {key} page failed to open", debug=self.debug)
+        from PySide6.QtCore import Qt  # once the first frame is up (see gui.startup)
+
         failed = QWidget()
         failed.setObjectName(f"page-{key}-failed")
         label = QLabel(tr("This page could not be opened:") + f"\n{message}")
@@ -286,7 +245,7 @@ class MainWindow(QMainWindow):
         if self._catalog_job is not None or self.state.catalog_loaded or self._catalog_error is not None:
             return
         factory = self._factories[list(self._factories)[max(self.nav.currentRow(), 0)]]
-        module = factory.module if isinstance(factory, _lazy) else None
+        module = factory.module if isinstance(factory, Lazy) else None
         state = self.state
         self._catalog_job = submit(
             state.pool, lambda: _load_for_first_page(state, module), self._catalog_arrived,
@@ -295,8 +254,20 @@ class MainWindow(QMainWindow):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
+        self._painted = True
         if not self.state.catalog_loaded and self._catalog_job is None:
             QTimer.singleShot(0, self, self.load_catalog)  # after this first frame is on screen
+        if self._after_first_frame:
+            later, self._after_first_frame = self._after_first_frame, []
+            for fn in later:
+                QTimer.singleShot(0, self, fn)
+
+    def after_first_frame(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` once the window's first frame is painted (at once if it already was)."""
+        if self._painted:
+            fn()
+        else:
+            self._after_first_frame.append(fn)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -337,7 +308,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def show_page(self, key: str) -> None:
         for row in range(self.nav.count()):
-            if self.nav.item(row).data(Qt.ItemDataRole.UserRole) == key:
+            if self.nav.item(row).data(KEY_ROLE) == key:
                 self.nav.setCurrentRow(row)
                 return
 
@@ -347,8 +318,13 @@ class MainWindow(QMainWindow):
         self, text: str, slot: Callable[[], Any], shortcut: QKeySequence | str | None = None
     ) -> QAction:
         action = QAction(tr(text), self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
+        # setShortcuts, not setShortcut: PySide's setShortcut (any argument) and QKeySequence(StandardKey)
+        # create every Qt enum before the first frame (see gui.startup); a standard key gets all of the
+        # platform's bindings for it, as Qt recommends
+        if isinstance(shortcut, QKeySequence.StandardKey):
+            action.setShortcuts(shortcut)
+        elif shortcut is not None:
+            action.setShortcuts([QKeySequence(shortcut)])
         action.triggered.connect(slot)
         return action
 
@@ -514,7 +490,7 @@ class MainWindow(QMainWindow):
         try:
             machine = load_machine(path)
         except InputError as exc:
-            warn(self, tr("Cannot open snapshot"), in_language(str(exc)))
+            _warn(self, tr("Cannot open snapshot"), in_language(str(exc)))
             return False
         self._remember(path)
         self.state.set_machine(machine, f"{tr('Snapshot')} {path.name}", False)
@@ -522,6 +498,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _open_snapshot_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         name, _ = QFileDialog.getOpenFileName(
             self, tr("Open snapshot"), "", tr("RigCheck snapshots and reports (*.json)")
         )
@@ -530,6 +508,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _save_audit_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         if self.state.machine is None:
             return
         name, _ = QFileDialog.getSaveFileName(self, tr("Save audit"), "rigcheck-audit.json", "JSON (*.json)")
@@ -537,7 +517,7 @@ class MainWindow(QMainWindow):
             try:
                 save_machine(self.state.machine, Path(name))
             except OSError as exc:
-                warn(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
+                _warn(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
 
     # -- drag and drop ---------------------------------------------------------------------------
 
@@ -582,12 +562,14 @@ class MainWindow(QMainWindow):
     def _model_failed(self, message: str) -> None:
         self._jobs.clear()
         self.statusBar().clearMessage()
-        warn(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
+        _warn(self, tr("Cannot read this model"), message.split(": ", 1)[-1])
 
     # -- settings --------------------------------------------------------------------------------
 
     @Slot()
     def _about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         QMessageBox.about(
             self,
             tr("About RigCheck"),
@@ -623,40 +605,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-class LazyPages(Mapping[str, QWidget]):
-    """The window's pages by key; looking one up builds it."""
+def _warn(parent: QWidget, title: str, text: str) -> None:
+    from rigcheck.gui.widgets import warn  # the widgets module (and Qt's enums) after the first frame
 
-    def __init__(self, window: MainWindow) -> None:
-        self._window = window
-
-    def __getitem__(self, key: str) -> QWidget:
-        if key not in self._window._factories:
-            raise KeyError(key)
-        return self._window.page(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._window._factories)
-
-    def __len__(self) -> int:
-        return len(self._window._factories)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._window._factories  # without building the page, as Mapping's would
-
-
-def _fill_placeholder(placeholder: QWidget, title: str) -> None:
-    """What a page's place shows until the page is built: its title, and that it is loading."""
-    column = QVBoxLayout(placeholder)
-    column.setContentsMargins(16, 12, 16, 16)
-    column.addWidget(heading(tr(title)))
-    column.addWidget(muted(tr("Loading the catalog…")))
-    column.addStretch(1)
-
-
-def _looks_like_snapshot(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return b'"rigcheck.machine/' in head or b'"rigcheck.report/' in head
+    warn(parent, title, text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import re
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
@@ -20,6 +19,10 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.gui.i18n import tr
+
+# re-exported (the explicit form mypy --strict reads): the pages take them from here
+from rigcheck.gui.markup import breakable as breakable  # noqa: PLC0414
+from rigcheck.gui.markup import esc as esc  # noqa: PLC0414
 
 #: verdict -> (glyph, words, colour); the glyph and words carry the meaning, the colour only helps
 VERDICTS = {
@@ -53,29 +56,6 @@ def scroll_page(page: QWidget) -> QWidget:
     content = QWidget()
     scroll.setWidget(content)
     return content
-
-
-def esc(value: object) -> str:
-    """Text that is not ours (a hostname, a GPU or model name, a note) for one of our rich-text labels.
-
-    Snapshots, reports, GGUF files and the hub are anyone's text: inside our own markup it is escaped,
-    so it can neither style text, nor load an image, nor add a link (issue 17 #5).
-    """
-    return html.escape(breakable(str(value)), quote=True)
-
-
-#: a run this long with no space is no word (a 4096-character "name" in a hostile or broken snapshot)
-_UNBROKEN = re.compile(r"\S{200,}")
-_ZERO_WIDTH_SPACE = "\u200b"
-
-
-def breakable(text: str) -> str:
-    """``text`` with a zero-width space every 40 characters inside runs of 200 or more without a space, so a
-    word-wrapped label can wrap them instead of widening its window (issue 30 #14); ordinary words, paths
-    and links (all shorter) are untouched."""
-    return _UNBROKEN.sub(
-        lambda m: _ZERO_WIDTH_SPACE.join(m.group(0)[i : i + 40] for i in range(0, len(m.group(0)), 40)), text
-    )
 
 
 def tooltip(text: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -193,5 +192,7 @@ def submit_task(
 def report_exception(exc: BaseException, what: str, *, debug: bool) -> None:
     """One line on stderr for an unexpected error in the app; the whole traceback only with --debug."""
     if debug:
+        import traceback  # only with --debug: not on every start-up's import path
+
         traceback.print_exception(exc, file=sys.stderr)
     sys.stderr.write(f"rigcheck: error: {what}: {type(exc).__name__}: {exc} (run with --debug for details)\n")
