@@ -45,7 +45,9 @@ def test_verdict_is_whole_at_900_px(qtbot: QtBot, tmp_path: Path, language: str)
     qtbot.waitUntil(lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=30000)
     model = page.table.model()
     verdict = model.columnCount() - 1
-    texts = [str(model.data(model.index(r, verdict), Qt.ItemDataRole.DisplayRole)) for r in range(model.rowCount())]
+    texts = [
+        str(model.data(model.index(r, verdict), Qt.ItemDataRole.DisplayRole)) for r in range(model.rowCount())
+    ]
     # a verdict with its speed, as the review set shows: on one line, or its speed on a second one
     assert texts and all("·" in t or "\n" in t for t in texts)
     assert all("token" in t.split("\n")[-1] for t in texts)
@@ -56,6 +58,8 @@ def test_verdict_is_whole_at_900_px(qtbot: QtBot, tmp_path: Path, language: str)
     assert page.table.columnWidth(verdict) >= needed + 8  # its words whole, the speed included
     lines = max(t.count("\n") + 1 for t in texts)
     assert page.table.rowHeight(0) >= lines * metrics.lineSpacing()  # and every line has its height
-    widths = sum(page.table.columnWidth(c) for c in range(model.columnCount()) if not page.table.isColumnHidden(c))
+    widths = sum(
+        page.table.columnWidth(c) for c in range(model.columnCount()) if not page.table.isColumnHidden(c)
+    )
     assert widths <= page.table.viewport().width() + 2  # and still never sideways
     window.close()

@@ -358,7 +358,6 @@ class FleetPage(QWidget):
         super().resizeEvent(event)
         self._fit_columns()
 
-
     # -- model -----------------------------------------------------------------------------------
 
     @Slot()
