@@ -134,6 +134,14 @@ class UpgradePage(QWidget):
             tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines.")
         )
         page.addWidget(self.intro)
+        # the comparison in one line, on the first screen ("12 → 15 of 16 models run on the GPU"): the
+        # table that says it model by model is further down
+        self.headline = QLabel()
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setAccessibleName(tr("Models before and after, in short"))
+        self.headline.setVisible(False)
+        page.addWidget(self.headline)
         self.asked = QLabel()
         self.asked.setWordWrap(True)
         self.asked.setTextFormat(Qt.TextFormat.RichText)
@@ -819,6 +827,7 @@ class UpgradePage(QWidget):
             self._job = None
             self._show_progress()
             self.report = report
+            self._fill_headline(report)
             self._fill_summary(report)
             self._fill_table(report)
             self._fill_power(report)
@@ -832,6 +841,26 @@ class UpgradePage(QWidget):
 
         self._job = submit(self.state.pool, work, done, failed, owner=self)
         self._show_progress()
+
+    def _fill_headline(self, report: UpgradeReport) -> None:
+        """How many of the compared models run on the GPU (entirely) and at all, now and on the candidate."""
+        total = len(report.models)
+        if not total:
+            self.headline.setVisible(False)
+            return
+        gpu = [sum(_on_gpu(o) for o in outcomes) for outcomes in _sides(report)]
+        runs = [sum(o.verdict != "does_not_fit" for o in outcomes) for outcomes in _sides(report)]
+        words = tr(
+            "Now → candidate: {before} → {after} of {total} models run on the GPU",
+            before=gpu[0],
+            after=gpu[1],
+            total=total,
+        )
+        parts = [f"<b>{esc(words)}</b>"]
+        if runs[0] != runs[1] or runs[1] != gpu[1]:
+            parts.append(esc(tr("{before} → {after} run at all", before=runs[0], after=runs[1])))
+        self.headline.setText(" · ".join(parts))
+        self.headline.setVisible(True)
 
     def _fill_summary(self, report: UpgradeReport) -> None:
         newly = [c.name for c in report.models if c.newly_runnable]
@@ -1017,13 +1046,19 @@ class UpgradePage(QWidget):
         else:
             self.options.show_options(options)
             self.suggestions.setText(options_summary(options))
-        self.options.setVisible(True)
-        rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
-        height = min(420, rows + self.options.horizontalHeader().height() + 8)
-        self.options.setMinimumHeight(height)
-        self.options.setMaximumHeight(height)  # as tall as its rows: one machine is no empty box
+        self.options.setVisible(True)  # as tall as its rows (OptionsTable._fit_rows)
         if self.question and self.target.currentData() == self.asked_model:
             self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
+
+
+def _on_gpu(outcome: Outcome) -> bool:
+    """Runs entirely on the GPUs (the shared vocabulary's "Runs on the GPU")."""
+    return outcome.verdict == "fits" and outcome.where in (None, "gpu")
+
+
+def _sides(report: UpgradeReport) -> tuple[list[Outcome], list[Outcome]]:
+    """Every compared model's outcome now, and on the candidate."""
+    return [c.before for c in report.models], [c.after for c in report.models]
 
 
 def _site(source: str) -> str:
