@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 from fakes.windows import answered, snapshot_window
 from rigcheck.core.i18n import set_language, tr
 from rigcheck.gui.main_window import MainWindow
-from rigcheck.gui.pages.upgrade import UpgradePage
+from rigcheck.gui.pages.upgrade import TIER_ROLE, UpgradePage
 
 pytestmark = pytest.mark.gui
 
@@ -90,6 +90,63 @@ def test_prices_are_whole_at_900_px_in_italian(qtbot: QtBot, tmp_path: Path) -> 
         rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
         assert table.height() >= min(560, rows)
         assert sum(table.columnWidth(c) for c in range(table.columnCount())) <= table.viewport().width() + 2
+    finally:
+        window.close()
+        set_language("en")
+
+
+def _tiers(page: UpgradePage) -> list[tuple[int, str]]:
+    """The shown header rows, top to bottom: (tier, words)."""
+    table = page.catalog_list
+    return [
+        (int(table.item(r, 0).data(TIER_ROLE)), table.item(r, 0).text())
+        for r in range(table.rowCount())
+        if not table.isRowHidden(r) and table.item(r, 0).data(TIER_ROLE) is not None
+    ]
+
+
+def test_the_picker_groups_its_cards_under_tier_headers(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    from rigcheck.core.estimate.buying import OTHERS, STEP_DOWNS, UPGRADES
+
+    window, page = _upgrade(qtbot, tmp_path, "rtx4090-64gb.json", (1024, 700))
+    try:
+        table = page.catalog_list
+        assert [t for t, _w in _tiers(page)] == [UPGRADES, OTHERS]  # step downs hidden until asked for
+        page.show_weaker.setChecked(True)
+        tiers = _tiers(page)
+        assert [t for t, _w in tiers] == [UPGRADES, OTHERS, STEP_DOWNS]
+        assert tiers[0][1].startswith(tr("Upgrades: newest generation, more memory or bandwidth than yours"))
+        # every card sits under its own tier's header, each header counts its cards
+        current, counted = None, {}
+        for row in range(table.rowCount()):
+            if table.isRowHidden(row):
+                continue
+            tier = table.item(row, 0).data(TIER_ROLE)
+            if tier is not None:
+                current = int(tier)
+                assert table.columnSpan(row, 0) >= 4  # across the shown columns
+                assert not table.item(row, 0).flags() & Qt.ItemFlag.ItemIsSelectable
+                continue
+            assert current is not None
+            assert table.item(row, table.columnCount() - 1).key[0] == current
+            counted[current] = counted.get(current, 0) + 1
+        for tier, words in tiers:
+            assert words.endswith(f"({counted[tier]})")
+        # another order has no tiers: their titles are hidden, and come back with the default order
+        table.sortItems(2, Qt.SortOrder.AscendingOrder)
+        assert _tiers(page) == []
+    finally:
+        window.close()
+
+
+def test_a_gpu_less_machine_gets_generation_tiers(qtbot: QtBot, tmp_path: Path) -> None:
+    window, page = _upgrade(qtbot, tmp_path, "cpu-only-32gb.json", (1024, 700), "it")
+    try:
+        words = [w for _t, w in _tiers(page)]
+        assert words and words[0].startswith(tr("Newest generation"))
+        assert all("tua" not in w for w in words)  # no "della tua" ("than yours") without a GPU of one's own
     finally:
         window.close()
         set_language("en")

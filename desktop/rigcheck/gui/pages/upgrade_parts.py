@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -150,6 +150,12 @@ class OptionsTable(QTableWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.setMinimumHeight(120)
+        # the rows' heights follow the columns' widths, once they have settled (Notes stretch last)
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self._fit_rows)
+        header.sectionResized.connect(lambda *_a: self._rows_timer.start())
         # never sideways: what does not fit a cell ends in "…" and is whole in its tooltip
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.doubleClicked.connect(lambda index: self._try(index.row()))
@@ -176,13 +182,21 @@ class OptionsTable(QTableWidget):
         self.setColumnWidth(2, max(min(speed, room - others - room // 8), min(speed, room * CAPS[2] // 100)))
 
     def _fit_rows(self) -> None:
-        """Each row two to four lines tall, as its wrapped texts need (a few rows: measured once per fill
+        """Each row one to four lines tall, as its wrapped texts need (a few rows: measured once per fill
         and width), and the table as tall as its rows, up to 560 px: one machine is no empty box."""
-        line = self.fontMetrics().lineSpacing()
-        least, most = 2 * line + 10, 4 * line + 10
-        self.resizeRowsToContents()
+        metrics = self.fontMetrics()
+        line = metrics.lineSpacing()
+        least, most = line + 14, 4 * line + 10
+        wrap = int(Qt.TextFlag.TextWordWrap)
         for row in range(self.rowCount()):
-            self.setRowHeight(row, max(least, min(most, self.rowHeight(row))))
+            tallest = 0
+            for column in range(4):
+                item = self.item(row, column)
+                if item is None or self.isColumnHidden(column) or not item.text():
+                    continue
+                box = QRect(0, 0, max(20, self.columnWidth(column) - 6), 10_000)  # its margins
+                tallest = max(tallest, metrics.boundingRect(box, wrap, item.text()).height())
+            self.setRowHeight(row, max(least, min(most, tallest + 10)))
         rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
         height = min(560, rows + self.horizontalHeader().height() + 8)
         if height != self.maximumHeight() or height != self.minimumHeight():
@@ -196,7 +210,7 @@ class OptionsTable(QTableWidget):
             if width != getattr(self, "_fitted_width", None):
                 self._fitted_width = width
                 self._size_columns()
-                self._fit_rows()
+                self._rows_timer.start()  # once the stretched Notes have their width
 
     def _try(self, row: int) -> None:
         if 0 <= row < len(self.rows):
@@ -236,6 +250,7 @@ class OptionsTable(QTableWidget):
             self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
         self._size_columns()
         self._fit_rows()
+        self._rows_timer.start()  # again once the widths have settled
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
@@ -253,6 +268,7 @@ class OptionsTable(QTableWidget):
             self._button(row, True)
         self._size_columns()
         self._fit_rows()
+        self._rows_timer.start()  # again once the widths have settled
 
 
 _BRACKETS = re.compile(r"\s*\([^()]*\)")
