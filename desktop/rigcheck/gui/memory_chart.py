@@ -121,7 +121,7 @@ class MemoryChart(QWidget):
                 whole = f"{amounts} ({share})" if share else amounts
             if metrics.horizontalAdvance(whole) <= room:
                 words.append((whole, ""))
-            else:  # a narrow window: the share in the bar, the amounts whole under it
+            else:  # a narrow window: the share in the bar, the amounts whole under it (and its label)
                 words.append((share, amounts))
         return words
 
@@ -198,8 +198,9 @@ class MemoryChart(QWidget):
             )
             y += row_height
             if below:
-                line = QRectF(label_width, y + 1, width, metrics.lineSpacing())
-                painter.drawText(line, Qt.AlignmentFlag.AlignLeft, below)
+                # ending where the bar ends, under the label too when the bar is shorter than the words
+                line = QRectF(0, y + 1, label_width + width, metrics.lineSpacing())
+                painter.drawText(line, Qt.AlignmentFlag.AlignRight, below)
                 y += metrics.lineSpacing()
             y += ROW_GAP
         painter.end()

@@ -393,6 +393,10 @@ class FitPage(QWidget):
     def _combo(self, name: str, items: list[tuple[str, str]]) -> QComboBox:
         combo = QComboBox()
         combo.setAccessibleName(name)
+        # a long choice ("Strati su tutte le GPU (predefinito di llama.cpp)") no longer widens the settings
+        # card at 900 px and squeezes the memory bars beside it: the box shows what fits, the list is whole
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(14)
         for key, text in items:
             combo.addItem(text, key)
         return combo
