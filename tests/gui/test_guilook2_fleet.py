@@ -41,7 +41,9 @@ def test_failing_checks_title_is_two_lines_and_its_column_narrow(
         folder.mkdir()
         write_fleet(folder)
         page.open_folder(folder)
-        qtbot.waitUntil(lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=20000)
+        qtbot.waitUntil(
+            lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=20000
+        )
         column = COLUMNS.index("failing")
         title = page.table.model().headerData(column, Qt.Orientation.Horizontal)
         one_line = tr(HEADERS[column])
