@@ -837,7 +837,7 @@ class UpgradePage(QWidget):
             self.swap_text.setText(
                 "<b>" + esc(choice_label(self.swap)) + "</b>"
                 if self.swap is not None
-                else esc(tr("The same machine: pick one above and press Try this."))
+                else esc(tr("The same machine: pick one above and press Try it."))
             )
         self._timer.start()
 

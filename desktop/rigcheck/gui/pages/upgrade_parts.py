@@ -1,5 +1,5 @@
 """Parts of the Upgrade page: the renting-vs-owning chart (pyqtgraph imported when first drawn) and the
-table of ways to run a model, each row with a "Try this" button."""
+table of ways to run a model, each row with a "Try it" button."""
 
 from __future__ import annotations
 
