@@ -996,6 +996,11 @@ class UpgradePage(QWidget):
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
         self.table.resizeColumnToContents(0)
+        # every model at once where the window has the room (1920 px left 150 px empty under a table that
+        # scrolled); past 600 px the page scrolls, not the table
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        frame = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + 2
+        self.table.setMinimumHeight(max(300, min(600, rows + frame)))
 
     def _fill_power(self, report: UpgradeReport) -> None:
         def line(label: str, budget: PowerBudget) -> str:
