@@ -72,3 +72,10 @@ def test_the_command_is_in_the_settings_card(qtbot: QtBot, tmp_path: Path) -> No
     # under the settings it runs, inside the first screen
     top = page.command.mapTo(page, QPoint(0, page.command.height())).y()
     assert page.bench_button.mapTo(page, QPoint(0, 0)).y() < top < 700
+
+
+def test_a_shared_ram_bar_says_so(qtbot: QtBot, tmp_path: Path) -> None:
+    from rigcheck.core.i18n import tr
+
+    spark = _fit(qtbot, tmp_path, FIXTURES / "platforms" / "dgx-spark.json", (1024, 700), "en")
+    assert spark.chart.rows()[-1][0] == tr("RAM (shared)")

@@ -91,7 +91,12 @@ class MemoryChart(QWidget):
         )
         budgets = [*gpu_budgets, result.budget.cpu_bytes + free_shared]
         placed = [*gpu_placed, ram]
-        return list(zip([*self.device_names, tr("RAM")], budgets, placed, strict=False))
+        return list(zip([*self.device_names, self._ram_name()], budgets, placed, strict=False))
+
+    def _ram_name(self) -> str:
+        """'RAM', or 'RAM (shared)' where its budget counts what the GPU leaves of the same memory (the
+        reasons' "… remain for the CPU" is the part no GPU may take)."""
+        return tr("RAM (shared)") if self.shared else tr("RAM")
 
     # -- words -------------------------------------------------------------------------------------
 
@@ -100,7 +105,7 @@ class MemoryChart(QWidget):
         if self.result is None:
             return 0
         needs = tr("Needs") + f" {fmt_bytes(self.result.estimate.total_bytes)}"
-        texts = [needs, *self.device_names, tr("RAM")]
+        texts = [needs, *self.device_names, self._ram_name()]
         return min(150, max(metrics.horizontalAdvance(t) for t in texts) + 14)
 
     def _bar_width(self, metrics: QFontMetrics) -> int:
@@ -186,7 +191,8 @@ class MemoryChart(QWidget):
             label(y, name)
             outline = QRectF(label_width, y, width, row_height)
             over = budget > 0 and used > budget
-            fill_colour = QColor(OVER_COLOUR if over else "#4f7fd9" if name != tr("RAM") else "#8c8f96")
+            ram = name == self._ram_name()
+            fill_colour = QColor(OVER_COLOUR if over else "#8c8f96" if ram else "#4f7fd9")
             fill_colour.setAlpha(200)
             share = min(used, budget) / budget if budget > 0 else 0.0
             painter.fillRect(QRectF(label_width, y, width * share, row_height), fill_colour)
