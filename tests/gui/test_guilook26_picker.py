@@ -39,7 +39,7 @@ def listed(page: UpgradePage) -> list[str]:
     return [
         table.item(r, 0).data(Qt.ItemDataRole.UserRole)
         for r in range(table.rowCount())
-        if not table.isRowHidden(r)
+        if not table.isRowHidden(r) and table.item(r, 0).data(Qt.ItemDataRole.UserRole)  # not a tier's title
     ]
 
 

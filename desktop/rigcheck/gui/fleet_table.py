@@ -137,6 +137,8 @@ class FleetTableModel(QAbstractTableModel):
         self._sort: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
         self._bold = QFont()
         self._bold.setBold(True)
+        #: the verdict's speed under its words (a narrow window): see :meth:`set_two_line_verdicts`
+        self._two_lines = False
 
     def set_table(self, table: Table) -> None:
         self.beginResetModel()
@@ -173,7 +175,8 @@ class FleetTableModel(QAbstractTableModel):
         row = self._rows[self._order[index.row()]]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return row.texts[column]
+            text = row.texts[column]
+            return text.replace(" · ", "\n", 1) if self._two_lines and column == len(COLUMNS) else text
         if role == Qt.ItemDataRole.ToolTipRole:
             return row.tips[column] or None
         if role == Qt.ItemDataRole.UserRole:
@@ -183,6 +186,27 @@ class FleetTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == len(COLUMNS) and row.verdict_colour:
             return QColor(row.verdict_colour)  # the verdict in its tier's colour, as on every other page
         return None
+
+    def set_two_line_verdicts(self, on: bool) -> None:
+        """Show each verdict on two lines, its words over its speed (the page sets its rows' height)."""
+        if on != self._two_lines:
+            self._two_lines = on
+            column = len(COLUMNS)
+            if self._rows:
+                self.dataChanged.emit(self.index(0, column), self.index(len(self._rows) - 1, column))
+
+    def verdict_width(self, font: QFont, *, two_lines: bool = False) -> int:
+        """The verdict column's width for its longest texts (bold, as flagged rows are), on one line or
+        on two (words over speed), at most :data:`MAX_VERDICT_PX`."""
+        bold = QFont(font)
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
+        column = len(COLUMNS)
+        texts = self._longest[column] if column < len(self._longest) else ()
+        lines = [part for t in texts for part in (t.split(" · ", 1) if two_lines else [t])]
+        title = QFontMetrics(font).horizontalAdvance(tr("Model verdict")) + 12
+        return min(max(max((metrics.horizontalAdvance(t[:200]) for t in lines), default=0), title) + 12,
+                   MAX_VERDICT_PX)  # fmt: skip
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.layoutAboutToBeChanged.emit()

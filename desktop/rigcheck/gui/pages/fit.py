@@ -11,8 +11,8 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
-from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSizePolicy,
     QSlider,
     QSpinBox,
     QTableWidget,
@@ -66,7 +65,8 @@ from rigcheck.gui.fitchoices import (
     training_format,
 )
 from rigcheck.gui.fitview import view_of_result
-from rigcheck.gui.i18n import num, percent, tr
+from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
@@ -115,22 +115,6 @@ AUTO_GPU_LAYERS = -1
 #: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
 #: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
 BACKEND_CHOICES = (("", "Automatic"), *BACKEND_NAMES.items())
-CATEGORY_COLOURS = {
-    "weights": "#4f7fd9",
-    "kv_cache": "#3aa889",
-    "activations": "#d9913c",
-    "overhead": "#8c8f96",
-    "gradients": "#b35cc4",
-    "optimizer": "#d45b6a",
-}
-CATEGORY_NAMES = {
-    "weights": "weights",
-    "kv_cache": "KV cache",
-    "activations": "activations",
-    "overhead": "runtime",
-    "gradients": "gradients",
-    "optimizer": "optimizer",
-}
 SLIDER_STEPS = 1000
 #: how long the context slider rests before the estimate follows it
 SLIDER_DEBOUNCE_MS = 60
@@ -144,115 +128,6 @@ BOUND_WORDS = {
     "ram_bandwidth": "RAM bandwidth",
     "cpu_optimizer": "the CPU optimizer",
 }
-
-
-class MemoryChart(QWidget):
-    """A stacked bar of what the model needs, and one bar per GPU and for RAM: budget vs placed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.result: FitResult | None = None
-        self.device_names: list[str] = []
-        self.setMinimumHeight(160)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setAccessibleName(tr("Memory chart"))
-
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        devices = len(self.device_names) + 1  # and RAM
-        return QSize(600, 6 + 34 + 30 * devices)
-
-    def show_result(self, result: FitResult, device_names: list[str]) -> None:
-        self.result = result
-        self.device_names = device_names
-        self.setFixedHeight(self.sizeHint().height())
-        est = result.estimate
-        parts = ", ".join(
-            f"{tr(CATEGORY_NAMES[c])} {fmt_bytes(est.total(c))}" for c in CATEGORY_COLOURS if est.total(c)
-        )
-        placed = "; ".join(
-            f"{name} {fmt_bytes(used)} / {fmt_bytes(budget)}" for name, budget, used in self.rows()
-        )
-        self.setAccessibleDescription(f"{tr('Needs')} {fmt_bytes(est.total_bytes)}: {parts}; {placed}")
-        self.update()
-
-    def rows(self) -> list[tuple[str, int, int]]:
-        """(device, its budget, bytes placed there) for each GPU and RAM, as the bars draw them. RAM holds
-        what the placement put there and the weights the engine keeps in host memory wherever the layers
-        go (llama.cpp's input embedding): the bar and the verdict's "stays in RAM" agree."""
-        if self.result is None:
-            return []
-        result = self.result
-        ram = result.placement.cpu_bytes + result.estimate.host_weight_bytes
-        budgets = [*result.budget.gpu_bytes, result.budget.cpu_bytes]
-        placed = [*result.placement.gpu_bytes, ram]
-        return list(zip([*self.device_names, tr("RAM")], budgets, placed, strict=False))
-
-    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
-        if self.result is None:
-            return
-        result = self.result
-        est = result.estimate
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        palette = self.palette()
-        text = palette.color(QPalette.ColorRole.WindowText)
-        metrics = QFontMetrics(self.font())
-        # the labels' own width (at most 150 px), so the bars keep room on a narrow window
-        longest = max(
-            metrics.horizontalAdvance(t)
-            for t in [tr("Needs") + f" {fmt_bytes(est.total_bytes)}", *self.device_names, tr("RAM")]
-        )
-        label_width = min(150, longest + 14)
-        width = self.width() - label_width - 12
-        y = 6.0
-        row_height = 24.0
-
-        def label(row_y: float, words: str) -> None:
-            painter.setPen(text)
-            painter.drawText(
-                QRectF(0, row_y, label_width - 8, row_height), Qt.AlignmentFlag.AlignVCenter, words
-            )
-
-        # What the model needs, as a whole: its own scale (the full width is the total).
-        label(y, tr("Needs") + f" {fmt_bytes(est.total_bytes)}")
-        x = float(label_width)
-        total = max(est.total_bytes, 1)
-        for category, colour in CATEGORY_COLOURS.items():
-            part = est.total(category)  # type: ignore[arg-type]
-            if not part:
-                continue
-            w = width * part / total
-            painter.fillRect(QRectF(x, y, w, row_height), QColor(colour))
-            name = tr(CATEGORY_NAMES[category])
-            if metrics.horizontalAdvance(name) + 8 < w:
-                painter.setPen(QColor("white"))
-                painter.drawText(QRectF(x, y, w, row_height), Qt.AlignmentFlag.AlignCenter, name)
-            x += w
-        y += row_height + 10
-
-        # Each device against its own capacity: the full width is what it may use, so a 24 GiB GPU
-        # is not a sliver next to 1.5 TiB of RAM.
-        for name, budget, used in self.rows():
-            label(y, name)
-            outline = QRectF(label_width, y, width, row_height)
-            fill_colour = QColor("#4f7fd9") if name != tr("RAM") else QColor("#8c8f96")
-            fill_colour.setAlpha(200)
-            share = min(used, budget) / budget if budget > 0 else 0.0
-            painter.fillRect(QRectF(label_width, y, width * share, row_height), fill_colour)
-            painter.setPen(QPen(text, 1, Qt.PenStyle.DashLine))
-            painter.drawRect(outline)
-            painter.setPen(text)
-            used_share = f" ({percent(used / budget)})" if budget > 0 else ""
-            words = f"{fmt_bytes(used)} / {fmt_bytes(budget)}{used_share}"
-            for shorter in (f"{fmt_bytes(used)} / {fmt_bytes(budget)}", fmt_bytes(used)):
-                if metrics.horizontalAdvance(words) <= width - 10:
-                    break
-                words = shorter  # a narrow window: the numbers that matter most, not a cut string
-            painter.drawText(
-                QRectF(label_width + 6, y, width - 6, row_height), Qt.AlignmentFlag.AlignVCenter, words
-            )
-            y += row_height + 6
-        painter.end()
 
 
 class FitPage(QWidget):
@@ -360,6 +235,30 @@ class FitPage(QWidget):
         controls.body.addWidget(self.bench_button)
         self.solver_text = muted("")
         controls.body.addWidget(self.solver_text)
+        # the command for these settings, at the foot of the settings it runs (LM Studio's flow: choose,
+        # then run); it fills the card's room beside the verdict, which was ~150 px empty at 1024
+        controls.body.addSpacing(6)
+        controls.body.addWidget(subheading(tr("Command to run it")))
+        command_row = QHBoxLayout()
+        self.command_engine = QComboBox()
+        self.command_engine.setAccessibleName(tr("Engine of the command"))
+        # as wide as the longest engine name ("transformers"), never "llama.cp"
+        self.command_engine.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.command = QLineEdit()
+        self.command.setReadOnly(True)
+        self.command.setAccessibleName(tr("Command to run it"))
+        self.copy_button = QPushButton(tr("&Copy"))
+        self.copy_button.setAccessibleName(tr("Copy the command"))
+        self.copy_button.clicked.connect(self.copy_command)
+        command_row.addWidget(QLabel(tr("Run it with")))
+        command_row.addWidget(self.command_engine)
+        command_row.addStretch(1)
+        command_row.addWidget(self.copy_button)
+        controls.body.addLayout(command_row)
+        controls.body.addWidget(self.command)
+        self.command_note = muted("")
+        self.command_note.setWordWrap(True)
+        controls.body.addWidget(self.command_note)
         controls.body.addStretch(1)
         grid.addWidget(controls, 0, 0, 2, 1)
 
@@ -424,25 +323,6 @@ class FitPage(QWidget):
         self.ladder.setTabKeyNavigation(False)  # one Tab stop; the arrows move between formats
         self.ladder.cellDoubleClicked.connect(self._ladder_chosen)
         ladder_card.body.addWidget(self.ladder)
-        command_row = QHBoxLayout()
-        self.command_engine = QComboBox()
-        self.command_engine.setAccessibleName(tr("Engine of the command"))
-        # as wide as the longest engine name ("transformers"), never "llama.cp"
-        self.command_engine.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.command = QLineEdit()
-        self.command.setReadOnly(True)
-        self.command.setAccessibleName(tr("Command to run it"))
-        self.copy_button = QPushButton(tr("&Copy"))
-        self.copy_button.setAccessibleName(tr("Copy the command"))
-        self.copy_button.clicked.connect(self.copy_command)
-        command_row.addWidget(QLabel(tr("Run it with")))
-        command_row.addWidget(self.command_engine)
-        command_row.addWidget(self.command, 1)
-        command_row.addWidget(self.copy_button)
-        ladder_card.body.addLayout(command_row)
-        self.command_note = muted("")
-        self.command_note.setWordWrap(True)
-        ladder_card.body.addWidget(self.command_note)
         self.command_engine.currentIndexChanged.connect(self._show_command)
         self.commands: Commands | None = None
         self.recommendation: Recommendation | None = None
@@ -513,6 +393,10 @@ class FitPage(QWidget):
     def _combo(self, name: str, items: list[tuple[str, str]]) -> QComboBox:
         combo = QComboBox()
         combo.setAccessibleName(name)
+        # a long choice ("Strati su tutte le GPU (predefinito di llama.cpp)") no longer widens the settings
+        # card at 900 px and squeezes the memory bars beside it: the box shows what fits, the list is whole
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(14)
         for key, text in items:
             combo.addItem(text, key)
         return combo
@@ -873,7 +757,9 @@ class FitPage(QWidget):
             if machine
             else []
         )
-        self.chart.show_result(result, names)
+        # a GPU whose memory is the system RAM (unified): what it leaves unused is the CPU's too
+        shared = [i for i, g in enumerate(machine.gpus) if g.unified_memory] if machine else []
+        self.chart.show_result(result, names, shared)
         self.legend.setText(
             # each entry keeps its swatch, name and size on one line: only the gaps between entries wrap
             " &nbsp; ".join(

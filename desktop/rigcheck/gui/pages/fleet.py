@@ -335,14 +335,17 @@ class FleetPage(QWidget):
         room = self.table.viewport().width() - min(MIN_GPU_PX, widths[gpus])
         widths = [0 if self.table.isColumnHidden(c) else w for c, w in enumerate(widths)]
         others = [w for c, w in enumerate(widths) if c != gpus]
-        # the verdict is the answer asked for: it keeps room for its words
-        least = [MIN_COLUMN_PX] * (len(others) - 1) + [MIN_VERDICT_PX]
-        while sum(others) > room:
-            slack = [w - m for w, m in zip(others, least, strict=True)]
-            if max(slack) <= 0:
-                break
-            widest = slack.index(max(slack))
-            others[widest] = max(least[widest], others[widest] - max(8, sum(others) - room))
+        fitted_widths = _narrowed(others, room)
+        # a verdict still too wide ("Funziona, troppo lento per chattare · ~1,6 token/s" at 900 px in
+        # Italian) goes on two lines, its speed under its words, rather than losing its end
+        two_lines = fitted_widths[-1] < others[-1]
+        if two_lines:
+            others[-1] = self.table_model.verdict_width(self.table.font(), two_lines=True)
+            fitted_widths = _narrowed(others, room)
+        self.table_model.set_two_line_verdicts(two_lines)
+        lines = 2 if two_lines else 1
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().lineSpacing() * lines + 10)
+        others = fitted_widths
         header = self.table.horizontalHeader()
         fitted = iter(others)
         for column in range(len(widths)):
@@ -458,3 +461,20 @@ def _check(fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps) 
     results = fleet.can_run(model_id, catalog, quant=quant, steps=steps)
     verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
     return verdicts, build_table(fleet, verdicts)
+
+
+def _narrowed(wanted: list[int], room: int) -> list[int]:
+    """The columns (the verdict last) narrowed until they fit ``room``: the others first (their texts
+    elide, whole in the tooltips), the verdict, the answer asked for, only when they are all at their
+    least (cutting the widest first cut the verdict's speed off at 900 px)."""
+    widths = list(wanted)
+    least = [MIN_COLUMN_PX] * (len(widths) - 1) + [MIN_VERDICT_PX]
+    while sum(widths) > room:
+        slack = [w - m for w, m in zip(widths, least, strict=True)]
+        if max(slack[:-1], default=0) > 0:
+            slack[-1] = 0  # the verdict keeps its width while another column can give some
+        if max(slack) <= 0:
+            break
+        widest = slack.index(max(slack))
+        widths[widest] = max(least[widest], widths[widest] - max(1, min(8, sum(widths) - room)))
+    return widths

@@ -11,6 +11,7 @@ gets no GPU table, Remove button or PSU field: it is offered other machines inst
 from __future__ import annotations
 
 import html
+import math
 import re
 from datetime import date
 
@@ -38,7 +39,14 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimate.buying import STEP_DOWNS, best_owned, generation_years, picker_rank
+from rigcheck.core.estimate.buying import (
+    OTHERS,
+    STEP_DOWNS,
+    UPGRADES,
+    best_owned,
+    generation_years,
+    picker_rank,
+)
 from rigcheck.core.estimate.chassis import Chassis, chassis
 from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
 from rigcheck.core.estimate.power import PowerBudget
@@ -99,6 +107,16 @@ _outcome_text = outcome_text  # the name other modules and tests knew
 #: the GPU picker's columns; the last, hidden, holds the default order's key (buying.picker_rank)
 PICKER_COLUMNS = ("GPU", "Memory", "Price", "$/GiB", "")
 RELEVANCE = len(PICKER_COLUMNS) - 1
+#: the picker's tiers in its default order (buying.picker_rank's groups): a header row each
+TIERS = (
+    (UPGRADES, "Upgrades: newest generation, more memory or bandwidth than yours"),
+    (OTHERS, "Older generations, or no better than yours"),
+    (STEP_DOWNS, "Smaller or slower than yours"),
+)
+#: the same for a machine without a GPU (every card is an upgrade; only the generation differs)
+TIERS_NO_GPU = {UPGRADES: "Newest generation", OTHERS: "Older generations"}
+#: a header row's tier (its cells hold no GPU)
+TIER_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class UpgradePage(QWidget):
@@ -134,6 +152,14 @@ class UpgradePage(QWidget):
             tr("Try other GPUs, more RAM or a bigger PSU: every model is placed on both machines.")
         )
         page.addWidget(self.intro)
+        # the comparison in one line, on the first screen ("12 → 15 of 16 models run on the GPU"): the
+        # table that says it model by model is further down
+        self.headline = QLabel()
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setAccessibleName(tr("Models before and after, in short"))
+        self.headline.setVisible(False)
+        page.addWidget(self.headline)
         self.asked = QLabel()
         self.asked.setWordWrap(True)
         self.asked.setTextFormat(Qt.TextFormat.RichText)
@@ -248,6 +274,8 @@ class UpgradePage(QWidget):
         self.catalog_list.setSortingEnabled(True)
         # upgrades first (no step down, newest generation, cheapest first); a header click sorts otherwise
         gpu_header.setSortIndicator(RELEVANCE, Qt.SortOrder.AscendingOrder)
+        # the tiers' header rows belong to the default order: another order hides them
+        gpu_header.sortIndicatorChanged.connect(lambda *_a: self._show_tiers())
         self.fits_label = muted("")
         self.show_weaker = QCheckBox(tr("Show cards smaller or slower than yours"))
         self.show_weaker.setToolTip(
@@ -256,9 +284,7 @@ class UpgradePage(QWidget):
             )
         )
         self.show_weaker.toggled.connect(lambda _on: self._show_takes())
-        self.order_label = muted(
-            tr("Upgrades first: better than yours, newest generation, cheapest first; then older cards.")
-        )
+        self.order_label = muted(tr("Cheapest first in each group; a column's title sorts by it."))
         picker_column.addWidget(self.search)
         picker_column.addWidget(self.order_label)
         picker_column.addWidget(self.catalog_list)
@@ -490,7 +516,8 @@ class UpgradePage(QWidget):
         specs = buyable_gpus(self.state.catalog)
         sorting = self.catalog_list.isSortingEnabled()
         self.catalog_list.setSortingEnabled(False)
-        self.catalog_list.setRowCount(len(specs))
+        self.catalog_list.setRowCount(len(specs) + len(TIERS))
+        self._fill_tier_rows(len(specs))
         for row, spec in enumerate(specs):
             memory = max(spec.memory_gb) if spec.memory_gb else None
             purchase = gpu_cost(spec).purchase
@@ -527,6 +554,59 @@ class UpgradePage(QWidget):
                 tr("A dated market price where the catalog has one, else the launch price (MSRP)")
             )
 
+    def _fill_tier_rows(self, first: int) -> None:
+        """A header row per tier from row ``first`` on: bold, not selectable, first of its tier in the
+        default order (its key sorts before every card of the tier); its words are set by _show_tiers."""
+        bold = QFont(self.catalog_list.font())
+        bold.setBold(True)
+        shade = self.catalog_list.palette().alternateBase()
+        for n, (group, _words) in enumerate(TIERS):
+            row = first + n
+            keys: tuple[tuple[object, ...], ...] = (
+                ("",),
+                (True, math.inf),
+                (True, math.inf),
+                (True, math.inf),
+            )
+            for column, key in enumerate(keys):
+                cell = SortItem("", key)
+                cell.setFlags(Qt.ItemFlag.ItemIsEnabled)  # a title: never selected, never added
+                cell.setData(TIER_ROLE, group)
+                cell.setBackground(shade)
+                cell.setFont(bold)
+                self.catalog_list.setItem(row, column, cell)
+            self.catalog_list.setItem(row, RELEVANCE, SortItem("", (group, False, -1.0, "")))
+
+    def _show_tiers(self) -> None:
+        """Each tier's header row over its cards, with how many are listed; shown only in the default
+        order and when its tier lists a card."""
+        table = self.catalog_list
+        relevance = table.horizontalHeader().sortIndicatorSection() == RELEVANCE
+        counts: dict[int, int] = {}
+        headers: list[tuple[int, int]] = []
+        for row in range(table.rowCount()):
+            item = table.item(row, 0)
+            if item is None:
+                continue
+            group = item.data(TIER_ROLE)
+            if group is not None:
+                headers.append((row, int(group)))
+                continue
+            rank = table.item(row, RELEVANCE)
+            if not table.isRowHidden(row) and isinstance(rank, SortItem):
+                counts[int(rank.key[0])] = counts.get(int(rank.key[0]), 0) + 1  # type: ignore[call-overload]
+        machine = self.state.machine
+        no_gpu = machine is None or not machine.gpus
+        names = dict(TIERS)
+        table.clearSpans()
+        for row, group in headers:
+            count = counts.get(group, 0)
+            words = TIERS_NO_GPU.get(group, names[group]) if no_gpu else names[group]
+            table.item(row, 0).setText(f"{tr(words)} ({count})")
+            table.setRowHidden(row, not relevance or not count)
+            if relevance and count:
+                table.setSpan(row, 0, 1, RELEVANCE)  # across the shown columns, never cut at the first
+
     def _rank(self) -> None:
         """Each row's place in the default order for this machine (buying.picker_rank): better cards of the
         newest generation first, older and no-better ones next, step downs last; re-sorted when that order
@@ -537,9 +617,10 @@ class UpgradePage(QWidget):
         sorting = self.catalog_list.isSortingEnabled()
         self.catalog_list.setSortingEnabled(False)
         for row in range(self.catalog_list.rowCount()):
-            spec = catalog.gpu(self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole))
+            gpu_id = self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole)
+            spec = catalog.gpu(gpu_id) if gpu_id else None
             if spec is None:
-                continue
+                continue  # a tier's header row keeps its key
             key = picker_rank(spec, owned, generations, self._purchase_usd(spec))
             self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
         self.catalog_list.setSortingEnabled(sorting)
@@ -572,7 +653,10 @@ class UpgradePage(QWidget):
         weaker = 0
         for row in range(self.catalog_list.rowCount()):
             item = self.catalog_list.item(row, 0)
-            spec = self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole))
+            gpu_id = item.data(Qt.ItemDataRole.UserRole)
+            if not gpu_id:
+                continue  # a tier's header row: _show_tiers
+            spec = self.state.catalog.gpu(gpu_id)
             haystack = f"{item.text()} {item.data(Qt.ItemDataRole.UserRole)}".lower()
             fits = spec is not None and (box is None or box.takes(spec))
             rank = self.catalog_list.item(row, RELEVANCE)
@@ -580,6 +664,7 @@ class UpgradePage(QWidget):
             weaker += fits and step_down
             hidden = not fits or not all(w in haystack for w in words) or (step_down and not weaker_shown)
             self.catalog_list.setRowHidden(row, hidden)
+        self._show_tiers()
         self.show_weaker.setVisible(bool(weaker))
         if box is not None:
             self.fits_label.setText(tr("This machine is") + " " + tr(box.why) + ".")
@@ -621,9 +706,15 @@ class UpgradePage(QWidget):
 
     def _selected_spec(self) -> GpuSpec | None:
         self._first_fill()
-        row = self.catalog_list.currentRow()
-        item = self.catalog_list.item(row, 0) if row >= 0 else None
-        return self.state.catalog.gpu(item.data(Qt.ItemDataRole.UserRole)) if item else None
+        table = self.catalog_list
+        row = table.currentRow()
+        item = table.item(row, 0) if row >= 0 else None
+        if item is not None and item.data(TIER_ROLE) is not None:
+            # a tier's title stands for its first card
+            below = (r for r in range(row + 1, table.rowCount()) if not table.isRowHidden(r))
+            item = next((table.item(r, 0) for r in below), None)
+        gpu_id = item.data(Qt.ItemDataRole.UserRole) if item else None
+        return self.state.catalog.gpu(gpu_id) if gpu_id else None
 
     def select_gpu(self, gpu_id: str) -> bool:
         """Select a listed GPU; False when it is not listed (unknown, or the machine cannot take it)."""
@@ -746,7 +837,7 @@ class UpgradePage(QWidget):
             self.swap_text.setText(
                 "<b>" + esc(choice_label(self.swap)) + "</b>"
                 if self.swap is not None
-                else esc(tr("The same machine: pick one above and press Try this."))
+                else esc(tr("The same machine: pick one above and press Try it."))
             )
         self._timer.start()
 
@@ -819,6 +910,7 @@ class UpgradePage(QWidget):
             self._job = None
             self._show_progress()
             self.report = report
+            self._fill_headline(report)
             self._fill_summary(report)
             self._fill_table(report)
             self._fill_power(report)
@@ -832,6 +924,26 @@ class UpgradePage(QWidget):
 
         self._job = submit(self.state.pool, work, done, failed, owner=self)
         self._show_progress()
+
+    def _fill_headline(self, report: UpgradeReport) -> None:
+        """How many of the compared models run on the GPU (entirely) and at all, now and on the candidate."""
+        total = len(report.models)
+        if not total:
+            self.headline.setVisible(False)
+            return
+        gpu = [sum(_on_gpu(o) for o in outcomes) for outcomes in _sides(report)]
+        runs = [sum(o.verdict != "does_not_fit" for o in outcomes) for outcomes in _sides(report)]
+        words = tr(
+            "Now → candidate: {before} → {after} of {total} models run on the GPU",
+            before=gpu[0],
+            after=gpu[1],
+            total=total,
+        )
+        parts = [f"<b>{esc(words)}</b>"]
+        if runs[0] != runs[1] or runs[1] != gpu[1]:
+            parts.append(esc(tr("{before} → {after} run at all", before=runs[0], after=runs[1])))
+        self.headline.setText(" · ".join(parts))
+        self.headline.setVisible(True)
 
     def _fill_summary(self, report: UpgradeReport) -> None:
         newly = [c.name for c in report.models if c.newly_runnable]
@@ -884,6 +996,11 @@ class UpgradePage(QWidget):
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
         self.table.resizeColumnToContents(0)
+        # every model at once where the window has the room (1920 px left 150 px empty under a table that
+        # scrolled); past 600 px the page scrolls, not the table
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        frame = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + 2
+        self.table.setMinimumHeight(max(300, min(600, rows + frame)))
 
     def _fill_power(self, report: UpgradeReport) -> None:
         def line(label: str, budget: PowerBudget) -> str:
@@ -1017,13 +1134,19 @@ class UpgradePage(QWidget):
         else:
             self.options.show_options(options)
             self.suggestions.setText(options_summary(options))
-        self.options.setVisible(True)
-        rows = sum(self.options.rowHeight(r) for r in range(self.options.rowCount()))
-        height = min(420, rows + self.options.horizontalHeader().height() + 8)
-        self.options.setMinimumHeight(height)
-        self.options.setMaximumHeight(height)  # as tall as its rows: one machine is no empty box
+        self.options.setVisible(True)  # as tall as its rows (OptionsTable._fit_rows)
         if self.question and self.target.currentData() == self.asked_model:
             self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
+
+
+def _on_gpu(outcome: Outcome) -> bool:
+    """Runs entirely on the GPUs (the shared vocabulary's "Runs on the GPU")."""
+    return outcome.verdict == "fits" and outcome.where in (None, "gpu")
+
+
+def _sides(report: UpgradeReport) -> tuple[list[Outcome], list[Outcome]]:
+    """Every compared model's outcome now, and on the candidate."""
+    return [c.before for c in report.models], [c.after for c in report.models]
 
 
 def _site(source: str) -> str:

@@ -1,12 +1,13 @@
 """Parts of the Upgrade page: the renting-vs-owning chart (pyqtgraph imported when first drawn) and the
-table of ways to run a model, each row with a "Try this" button."""
+table of ways to run a model, each row with a "Try it" button."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
@@ -123,7 +124,7 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
 
 
 #: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
-CAPS = {0: 30, 1: 20, 2: 20}  # the speed's is a floor once Notes have room (see _size_columns)
+CAPS = {0: 25, 1: 25, 2: 20}  # the speed's is a floor once Notes have room (see _size_columns)
 
 
 class OptionsTable(QTableWidget):
@@ -138,13 +139,23 @@ class OptionsTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.setWordWrap(False)  # one line a row: the whole text is in each cell's tooltip
+        # two lines a row: a price over its standing ("$3.998" / "(prezzo di lancio)") and notes wrapped,
+        # so Italian at 900 px reads them instead of "…"; what still does not fit is in each tooltip
+        self.setWordWrap(True)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # set per fill (_fit_rows)
+        self.verticalHeader().setDefaultSectionSize(2 * self.fontMetrics().lineSpacing() + 10)
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # its names whole, within a third
         for column in (1, 2, 4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)  # sized once per fill
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.setMinimumHeight(120)
+        # the rows' heights follow the columns' widths, once they have settled (Notes stretch last)
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self._fit_rows)
+        header.sectionResized.connect(lambda *_a: self._rows_timer.start())
         # never sideways: what does not fit a cell ends in "…" and is whole in its tooltip
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.doubleClicked.connect(lambda index: self._try(index.row()))
@@ -159,6 +170,9 @@ class OptionsTable(QTableWidget):
         "2 × GeForce RTX…"); Price, Speed and the button as wide as their text; Notes take the rest."""
         for column in (0, 1, 2, 4):
             self.resizeColumnToContents(column)
+        buttons = [self.cellWidget(r, 4) for r in range(self.rowCount())]
+        if any(buttons):  # as wide as "Try it", not the header's default width
+            self.setColumnWidth(4, max(b.sizeHint().width() for b in buttons if b is not None) + 4)
         room = max(self.viewport().width(), 600)
         for column, share in CAPS.items():
             self.setColumnWidth(column, min(self.columnWidth(column), room * share // 100))
@@ -167,17 +181,43 @@ class OptionsTable(QTableWidget):
         speed = self.sizeHintForColumn(2)
         self.setColumnWidth(2, max(min(speed, room - others - room // 8), min(speed, room * CAPS[2] // 100)))
 
+    def _fit_rows(self) -> None:
+        """Each row one to four lines tall, as its wrapped texts need (a few rows: measured once per fill
+        and width), and the table as tall as its rows, up to 560 px: one machine is no empty box."""
+        metrics = self.fontMetrics()
+        line = metrics.lineSpacing()
+        least, most = line + 14, 4 * line + 10
+        wrap = int(Qt.TextFlag.TextWordWrap)
+        for row in range(self.rowCount()):
+            tallest = 0
+            for column in range(4):
+                item = self.item(row, column)
+                if item is None or self.isColumnHidden(column) or not item.text():
+                    continue
+                box = QRect(0, 0, max(20, self.columnWidth(column) - 6), 10_000)  # its margins
+                tallest = max(tallest, metrics.boundingRect(box, wrap, item.text()).height())
+            self.setRowHeight(row, max(least, min(most, tallest + 10)))
+        rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
+        height = min(560, rows + self.horizontalHeader().height() + 8)
+        if height != self.maximumHeight() or height != self.minimumHeight():
+            self.setMinimumHeight(height)
+            self.setMaximumHeight(height)
+
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         if self.rowCount():
-            self._size_columns()
+            width = self.viewport().width()
+            if width != getattr(self, "_fitted_width", None):
+                self._fitted_width = width
+                self._size_columns()
+                self._rows_timer.start()  # once the stretched Notes have their width
 
     def _try(self, row: int) -> None:
         if 0 <= row < len(self.rows):
             self._on_try(self.rows[row])
 
     def _button(self, row: int, enabled: bool, why: str = "") -> None:
-        button = QPushButton(tr("Try this"))
+        button = QPushButton(tr("Try it"))  # short: the room goes to the notes (Italian at 900 px)
         button.setAccessibleName(tr("Try this"))
         button.setEnabled(enabled)
         if why:
@@ -196,11 +236,11 @@ class OptionsTable(QTableWidget):
             elif option.purchase_usd is not None:
                 price = f"${num(option.purchase_usd)}"
                 if option.price_standing == "launch":
-                    price += " " + tr("(launch price)")
+                    price += "\n" + tr("(launch price)")
             else:
                 price = tr("no current price")
             if option.rent_usd_hour:
-                price += f" · {tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
+                price += f"\n{tr('or rent')} ${num(option.rent_usd_hour, 2, group=False)}/h"
             speed = speed_text(option.tokens_per_s) if option.tokens_per_s else tr("speed unknown")
             self.setItem(row, 0, _cell(option.description, option.notes[0] if option.notes else ""))
             why = [tr("to rent only (does not fit this machine)")] if option.rent_only else []
@@ -209,6 +249,8 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 3, _cell(_short_notes(option), "\n".join(option.notes)))
             self._button(row, not option.rent_only, tr("to rent only (does not fit this machine)"))
         self._size_columns()
+        self._fit_rows()
+        self._rows_timer.start()  # again once the widths have settled
 
     def show_choices(self, choices: Sequence[MachineChoice]) -> None:
         self.set_headers(built_in=True)
@@ -225,6 +267,11 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 3, _cell(kind))
             self._button(row, True)
         self._size_columns()
+        self._fit_rows()
+        self._rows_timer.start()  # again once the widths have settled
+
+
+_BRACKETS = re.compile(r"\s*\([^()]*\)")
 
 
 def _short_notes(option: Option) -> str:
@@ -234,7 +281,9 @@ def _short_notes(option: Option) -> str:
     if option.owned:
         parts.append(tr("you have {owned} already", owned=option.owned))
     prefix = tr("also needs {what}", what="")  # the notes are in the language shown
-    needs = [n.removeprefix(prefix) for n in option.notes if n.startswith(prefix)]
+    # each need without its parenthesis ("(enter it on the Overview page)"): whole in the tooltip, and the
+    # cell keeps to what is needed (Italian at 900 px ended in "…")
+    needs = [_BRACKETS.sub("", n.removeprefix(prefix)) for n in option.notes if n.startswith(prefix)]
     if needs:
         parts.append(tr("also needs") + ": " + "; ".join(needs))
     if option.price_standing == "superseded":
