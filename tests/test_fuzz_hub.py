@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fakes import fuzz
@@ -223,6 +223,13 @@ def hub_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         server.server_close()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    yield
+    if os.environ.get("RIGCHECK_FUZZ_REPORT"):
+        fuzz.write_report(os.environ["RIGCHECK_FUZZ_REPORT"])
+
+
 class _Records(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -245,6 +252,7 @@ def _run_contract(cache: Path, argv: list[str], repo_id: str, plain: set[bytes])
     finally:
         tracemalloc.stop()
         library.removeHandler(records)
+    fuzz.TALLY["hub: peak traced MiB"][f"<= {1 << max(peak, 1).bit_length() >> 20} MiB"] += 1
     assert peak < MEMORY_BOUND, f"{peak / 2**20:.0f} MiB traced in one look-up: {outcome.err[:300]}"
     assert not records.lines, f"the hub library logged {records.lines[:2]}"
     assert "Retry" not in outcome.err and "thrown while requesting" not in outcome.err
@@ -279,13 +287,18 @@ def gguf_models(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str,
     return models
 
 
-@settings(FUZZ, max_examples=fuzz.examples(30))
+@settings(FUZZ, max_examples=fuzz.examples(20))
 @given(
     parts=st.sampled_from([1, 39, 273]),
     fault=st.sampled_from(RANGE_FAULTS),
     faulty=st.sampled_from(["first", "last", "every"]),
     cut=st.one_of(st.none(), st.integers(0, 4096)),
 )
+# what every run covers, whatever is drawn: a bomb and a hang-up, in one file and among many parts
+@example(parts=1, fault="gzip-bomb", faulty="every", cut=None)
+@example(parts=273, fault="gzip-bomb", faulty="last", cut=None)
+@example(parts=39, fault="hangup", faulty="first", cut=None)
+@example(parts=273, fault="ok", faulty="every", cut=None)
 def test_hostile_gguf_range_replies(
     hub_home: Path,
     gguf_models: dict[int, dict[str, bytes]],
@@ -303,6 +316,7 @@ def test_hostile_gguf_range_replies(
     for name in {"first": names[:1], "last": names[-1:], "every": names}[faulty]:
         files[name].fault = fault
     _fresh(hub_home, "fuzz/gguf", files)
+    fuzz.TALLY["hub: GGUF scenario"][f"{parts} parts, {fault} ({faulty})"] += 1
     outcome = _run_contract(
         hub_home, ["fit", "fuzz/gguf:Q8_0", "--machine", str(BOX), "--json"], "fuzz/gguf", set()
     )
@@ -340,7 +354,7 @@ def _shard_files(count: int, pad: int, fault: str, faulty: int) -> dict[str, _Fi
     return files
 
 
-@settings(FUZZ, max_examples=fuzz.examples(20))
+@settings(FUZZ, max_examples=fuzz.examples(10))
 @given(
     count=st.sampled_from([1, 2, 8, 60, 163, 300]),
     pad=st.sampled_from([0, 100, 200_000, 2_000_000, 20_000_000, 24_900_000]),
@@ -349,6 +363,12 @@ def _shard_files(count: int, pad: int, fault: str, faulty: int) -> dict[str, _Fi
     file_fault=st.sampled_from(FILE_FAULTS),
     which=st.sampled_from(["config.json", "model.safetensors.index.json"]),
 )
+# always covered: 60 shards of 20 MB (1.5 GB before the per-look-up cap), bombs, a hang-up
+@example(count=60, pad=20_000_000, fault="ok", faulty=0, file_fault="ok", which="config.json")
+@example(count=300, pad=200_000, fault="ok", faulty=0, file_fault="gzip-bomb", which="config.json")
+@example(count=8, pad=100, fault="gzip-bomb", faulty=3, file_fault="ok", which="config.json")
+@example(count=163, pad=100, fault="hangup", faulty=-1, file_fault="hangup", which="config.json")
+@example(count=2, pad=100, fault="ok", faulty=0, file_fault="hangup", which="model.safetensors.index.json")
 def test_many_part_repositories(
     hub_home: Path, count: int, pad: int, fault: str, faulty: int, file_fault: str, which: str
 ) -> None:
@@ -359,6 +379,8 @@ def test_many_part_repositories(
     whole = [f for name, f in files.items() if name.endswith(".json") and f.fault in ("ok", "gzip")]
     plain = {b"".join(f.segments) for f in whole}
     _fresh(hub_home, "fuzz/shards", files)
+    big = "over" if count * pad > 64 * 1024**2 else "under"
+    fuzz.TALLY["hub: shards scenario"][f"{big} the look-up cap, shard {fault}, {which} {file_fault}"] += 1
     outcome = _run_contract(
         hub_home, ["fit", "fuzz/shards", "--machine", str(BOX), "--json"], "fuzz/shards", plain
     )
