@@ -608,6 +608,71 @@ def test_hostile_recordings_replay_or_are_one_problem(scratch: Path, raw: bytes)
     fuzz.TALLY["replay"]["opened"] += 1
 
 
+# -- redaction (issue 30 #8): an identifier planted in any free-text field never survives --redact ------
+
+HEX = st.text("0123456789abcdef", min_size=8, max_size=8)
+#: names no answer holds by chance (a drawn "cuda" or "nvid" would be found in the output)
+HOST_NAMES = st.builds("{}-{}".format, st.sampled_from(["lab", "ws", "node", "gpu"]), HEX)
+USERS = HEX.map("u{}x".format)
+FREE_TEXT = [("cpu", "model"), ("gpus", 0, "name"), ("gpus", 0, "source"), ("host", "os_version"),
+             ("host", "kernel"), ("notes", 0, "message")]  # fmt: skip
+SEPARATORS = st.sampled_from([" ", "(", "=", "/", ", ", ": ", "'", "["])
+
+
+@st.composite
+def planted_snapshots(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
+    """The fixture snapshot with identifiers of drawn kinds and values planted in drawn free-text
+    fields; returns it with the substrings that must not survive redaction."""
+    import copy
+
+    data = copy.deepcopy(SNAPSHOT)
+    host, user, uuid = draw(HOST_NAMES), draw(USERS), draw(HEX) + "-1111-2222-3333-444455556666"
+    serial = str(draw(st.integers(10**12, 10**13 - 1)))
+    bus = f"00000000:{draw(st.integers(16, 255)):02x}:00.0"
+    data["host"]["hostname"] = host
+    data["host"].setdefault("kernel", "6.8.0")
+    data["gpus"][0] |= {"uuid": f"GPU-{uuid}", "serial": serial, "pci_bus_id": bus}
+    data["notes"] = [{"probe": "gpu", "level": "info", "message": "seen"}]
+    kinds = {
+        "host": (draw(st.sampled_from([host, host.upper(), host.capitalize()])), [host]),
+        "uuid": (draw(st.sampled_from([f"GPU-{uuid}", f"MIG-GPU-{uuid}/1/0", uuid])), [uuid[:8]]),
+        "serial": (serial, [serial]),
+        "bus": (draw(st.sampled_from([bus, bus[4:]])), [bus[9:]]),
+        "home": (draw(st.sampled_from([f"/home/{user}", f"/Users/{user}", f"c:\\users\\{user}"])), [user]),
+    }
+    secrets: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(sorted(kinds)))
+        path = draw(st.sampled_from(FREE_TEXT))
+        parent: Any = data
+        for step in path[:-1]:
+            parent = parent[step]
+        value, survivors = kinds[kind]
+        parent[path[-1]] = f"{parent[path[-1]]}{draw(SEPARATORS)}{value}{draw(SEPARATORS)}x"
+        secrets.extend(survivors)
+    return data, secrets
+
+
+@settings(FUZZ, max_examples=examples(40))
+@given(
+    planted=planted_snapshots(),
+    form=st.sampled_from([["--json"], ["--format", "json"], ["--format", "markdown"], ["--format", "html"]]),
+)
+def test_planted_identifiers_never_survive_redaction(
+    scratch: Path, planted: tuple[dict[str, Any], list[str]], form: list[str]
+) -> None:
+    data, secrets = planted
+    path = _write(scratch, "planted.json", json.dumps(data))
+    outcome = check("audit --redact (planted)", ["audit", "--machine", str(path), *form, "--redact"])
+    assert outcome.code == 0, outcome.err
+    text = (outcome.out + outcome.err).lower().replace("\\\\", "\\")
+    for secret in secrets:
+        assert secret.lower() not in text, (
+            secret,
+            [line for line in text.splitlines() if secret.lower() in line],
+        )
+
+
 # -- the corpus: the worst cases, replayed with capped memory ---------------------------------------------
 
 
