@@ -596,6 +596,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(416, b"", {"Content-Range": f"bytes */{file.size}"}, head_only=head_only)
             return
         headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
+        if repo.hostile == "shifted-range" and start > 0:  # a later range that says and sends other bytes
+            start, end = min(start + 7, file.size - 1), min(end + 7, file.size - 1)
+            headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
         if repo.hostile == "gzip-gguf":
             bomb = gzip_bomb(file.read(start, end))
             self.reply(206, bomb, headers | {"Content-Encoding": "gzip"}, head_only=head_only)
@@ -1210,6 +1213,18 @@ def test_a_long_gguf_header_grows_the_range(hub: FakeHub, monkeypatch: pytest.Mo
         assert next_end + 1 >= 2 * (end + 1) or next_end + 1 == file.size
     assert len(ranges) <= math.ceil(math.log2(file.header_end / (64 * 1024))) + 1
     assert sum(end + 1 - start for start, end in bounds) < 2 * file.header_end
+
+
+def test_a_later_range_of_other_bytes_is_refused(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first range parses; a later one that names (and sends) bytes 7 further on than asked is
+    refused rather than stitched into the header (the fuzz hub's "wrong-range" fault, class 1)."""
+    monkeypatch.setattr(hub_gguf, "FIRST_RANGE", 64 * 1024)
+    monkeypatch.setattr(hub.repos["org/big-header-GGUF"], "hostile", "shifted-range")
+    message = input_error(lambda: load_hub_model("org/big-header-GGUF:Q8_0"))
+    assert message == (
+        "hf:org/big-header-GGUF: the hub sent other bytes of Big-Q8_0.gguf than the range asked for"
+    )
+    assert len(gguf_requests(hub, "Big-Q8_0.gguf")) == 2  # the first range was read, the second refused
 
 
 def test_a_gguf_header_over_the_cap_is_refused(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:

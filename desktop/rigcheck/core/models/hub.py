@@ -313,7 +313,17 @@ def _get_range(url: str, name: str, revision: str | None, start: int, end: int) 
         raise InputError(
             _SOURCE.get(), f"the hub ignored the byte range asked for {_show(name, 160)} (HTTP {status})"
         )
+    # a 206 names the bytes it holds (RFC 9110 §14.4); bytes from elsewhere in the file must not be
+    # stitched into a header as if they were the ones asked for
+    told = _CONTENT_RANGE.fullmatch(response.headers.get("content-range", "").strip())
+    if told is None or int(told[1]) != start:
+        raise InputError(
+            _SOURCE.get(), f"the hub sent other bytes of {_show(name, 160)} than the range asked for"
+        )
     return bytes(response.content)
+
+
+_CONTENT_RANGE = re.compile(r"bytes (\d{1,19})-\d{1,19}/(?:\d{1,19}|\*)")
 
 
 def _remote_size(url: str, name: str, revision: str | None) -> int:
