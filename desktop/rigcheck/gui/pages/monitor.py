@@ -14,10 +14,7 @@ live source: the page says so once and offers Replay instead of empty charts.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QMetaObject, Qt, QThread, Signal, Slot
@@ -29,7 +26,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -42,13 +38,14 @@ from PySide6.QtWidgets import (
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
 from rigcheck.core.known_text import in_language
-from rigcheck.core.monitor import Alert, History, Sample, alerts, columns, row
+from rigcheck.core.monitor import Alert, History, Sample, alerts, row
 from rigcheck.core.replay import Recording, read_recording
 from rigcheck.core.steps import Steps
 from rigcheck.gui.charts import time_label
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.pages.monitor_charts import CPU_PEN, RAM_PEN, MetricCard, MetricCharts, _View, gpu_pen
+from rigcheck.gui.pages.monitor_record import CsvRecording, _csv_line
 from rigcheck.gui.pages.monitor_sampler import SamplerWorker
 from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, tooltip
@@ -70,7 +67,7 @@ def _minutes(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class MonitorPage(MetricCharts, QWidget):
+class MonitorPage(MetricCharts, CsvRecording, QWidget):
     interval_changed = Signal(float)
     pause_changed = Signal(bool)
     stop_requested = Signal()
@@ -664,87 +661,3 @@ class MonitorPage(MetricCharts, QWidget):
         self.state.settings.setValue("monitor/interval", value)
         self.history.resize(float(self.window_combo.currentData()), value)
         self.interval_changed.emit(value)
-
-    @Slot(bool)
-    def _record_toggled(self, on: bool) -> None:
-        if not on:
-            self._stop_recording()
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self,
-            tr("Record to CSV"),
-            "rigcheck-monitor.csv",
-            "CSV (*.csv)",
-            options=QFileDialog.Option.DontConfirmOverwrite,  # asked below, in our words
-        )
-        if not name:
-            self.record_button.setChecked(False)
-            return
-        path = Path(name)
-        force = _holds_data(path) and self.confirm_replace(path)
-        self.record_to(path, force=force)
-
-    def confirm_replace(self, path: Path) -> bool:
-        """Ask before a recording already in ``path`` is replaced (``monitor --csv`` wants --force)."""
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            tr("Record to CSV"),
-            f"{path.name}: " + tr("this file already holds data. Replace it?"),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            self,
-        )
-        box.setTextFormat(Qt.TextFormat.PlainText)  # the file name is anyone's text
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-        answer = box.exec()
-        box.deleteLater()
-        return answer == QMessageBox.StandardButton.Yes
-
-    def record_to(self, path: Path, *, force: bool = False) -> bool:
-        """Record every sample to ``path`` as ``monitor --csv`` does, through the same writer
-        (:class:`rigcheck.core.fileio.LineFile`): a file already holding data is kept unless ``force``,
-        the file is locked while written (a second monitor is refused), and rows are written whole."""
-        latest = self.history.latest()
-        try:
-            target = LineFile(path, force=force)
-        except InputError as exc:
-            self.alert_label.setText(esc(f"✘ {exc}"))
-            self.record_button.blockSignals(True)
-            self.record_button.setChecked(False)
-            self.record_button.blockSignals(False)
-            return False
-        names = columns(latest) if latest is not None else ["time", "wall", "cpu_percent", "ram_used_bytes"]
-        try:
-            target.write(_csv_line(names))
-        except InputError as exc:
-            target.close()
-            self.alert_label.setText(esc(f"✘ {exc}"))
-            return False
-        self._csv = (target, names)
-        self.record_button.setText(tr("Stop recording"))
-        self.record_button.blockSignals(True)  # already recording: do not ask for a file again
-        self.record_button.setChecked(True)
-        self.record_button.blockSignals(False)
-        return True
-
-    def _stop_recording(self) -> None:
-        if self._csv is not None:
-            self._csv[0].close()
-            self._csv = None
-        self.record_button.setText(tr("Record to CSV…"))
-        self.record_button.blockSignals(True)
-        self.record_button.setChecked(False)
-        self.record_button.blockSignals(False)
-
-
-def _csv_line(values: list[Any]) -> str:
-    """One CSV row as text, written whole (the CLI formats its rows the same way)."""
-    text = io.StringIO()
-    csv.writer(text).writerow(values)
-    return text.getvalue()
-
-
-def _holds_data(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False
