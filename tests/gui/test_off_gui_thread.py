@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from fakes.windows import FIXTURES, answered, snapshot_window
 from rigcheck.core.units import fmt_bytes
 from rigcheck.gui import i18n
-from rigcheck.gui.pages import fit as fit_module
+from rigcheck.gui.pages import fit_ladder as fit_module  # commands_for is read there
 from rigcheck.gui.pages import overview as overview_module
 from rigcheck.gui.pages.fit import FitPage
 from rigcheck.gui.pages.overview import OverviewPage

@@ -14,17 +14,11 @@ live source: the page says so once and offers Replay instead of empty charts.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
+from PySide6.QtCore import QMetaObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -32,7 +26,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -45,60 +38,26 @@ from PySide6.QtWidgets import (
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
 from rigcheck.core.known_text import in_language
-from rigcheck.core.machine import Machine
-from rigcheck.core.monitor import Alert, FloatArray, History, Sample, alerts, columns, row
+from rigcheck.core.monitor import Alert, History, Sample, alerts, row
 from rigcheck.core.replay import Recording, read_recording
 from rigcheck.core.steps import Steps
-from rigcheck.gui.charts import RefLine, Series, TimeChart, nice_ceiling, nice_step, time_label
+from rigcheck.gui.charts import time_label
 from rigcheck.gui.elide import ElidedLabel
-from rigcheck.gui.i18n import num, percent, tr
+from rigcheck.gui.i18n import tr
+from rigcheck.gui.pages.monitor_charts import CPU_PEN, RAM_PEN, MetricCard, MetricCharts, _View, gpu_pen
+from rigcheck.gui.pages.monitor_record import CsvRecording, _csv_line
+from rigcheck.gui.pages.monitor_sampler import SamplerWorker
 from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, tooltip
 from rigcheck.gui.workers import Task, submit_task
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
-PENS = ("#4f7fd9", "#d9913c", "#3aa889", "#b35cc4", "#d45b6a", "#8c8f96", "#c9b22e", "#4fb6d9")
-CPU_PEN, RAM_PEN = "#e0603a", "#2f9e9e"
-GIB = 1024**3
 #: the longest GPU name a legend chip shows whole
 MAX_NAME_CHARS = 60
 #: below this width the cards go two to a row, below NARROW one
 WIDE, NARROW = 1500, 640
 #: seconds between two updates of the reading bar while a recording is read on the pool
 READ_PROGRESS_EVERY_S = 0.25
-
-
-def gpu_pen(index: int) -> str:
-    return PENS[index % len(PENS)]
-
-
-def _last_finite(values: np.ndarray) -> float | None:
-    finite = values[np.isfinite(values)]
-    return float(finite[-1]) if len(finite) else None
-
-
-def _shared(values: dict[int, float]) -> float | None:
-    """The value every GPU has in common (a capacity, a limit), or None when they differ or none is known."""
-    distinct = set(values.values())
-    return distinct.pop() if len(distinct) == 1 else None
-
-
-def _reference_lines(
-    values: dict[int, float],
-    colour: str,
-    shared_label: Callable[[float], str],
-    gpu_label: Callable[[int, float], str],
-) -> list[RefLine]:
-    """One reference line in ``colour`` where every GPU has the same value, else one per GPU in its pen."""
-    shared = _shared(values)
-    if shared is not None:
-        return [RefLine(shared, colour, shared_label(shared))]
-    return [RefLine(v, gpu_pen(i), gpu_label(i, v)) for i, v in values.items()]
-
-
-def _max_finite(values: np.ndarray) -> float | None:
-    finite = values[np.isfinite(values)]
-    return float(finite.max()) if len(finite) else None
 
 
 def _minutes(seconds: float) -> str:
@@ -108,157 +67,7 @@ def _minutes(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class SamplerWorker(QObject):
-    """Lives on the sampling thread: owns the sampler and its timer; emits one Sample per tick."""
-
-    sampled = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, factory: Any, interval_s: float) -> None:
-        super().__init__()
-        self._factory = factory
-        self._interval_ms = int(interval_s * 1000)
-        self._sampler: Any = None
-        self._timer: QTimer | None = None
-
-    @Slot()
-    def start(self) -> None:
-        try:
-            self._sampler = self._factory()
-        except Exception as exc:  # noqa: BLE001 - shown to the user instead of killing the thread
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self._timer = QTimer(self)
-        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.timeout.connect(self.tick)
-        self._timer.start(self._interval_ms)
-        self.tick()
-
-    @Slot()
-    def tick(self) -> None:
-        if self._sampler is None:
-            return
-        try:
-            self.sampled.emit(self._sampler.sample())
-        except Exception as exc:  # noqa: BLE001 - the sampler promises not to raise; if it does, say so
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
-
-    @Slot(float)
-    def set_interval(self, interval_s: float) -> None:
-        self._interval_ms = int(interval_s * 1000)
-        if self._timer is not None:
-            self._timer.setInterval(self._interval_ms)
-
-    @Slot(bool)
-    def set_paused(self, paused: bool) -> None:
-        if self._timer is not None:
-            if paused:
-                self._timer.stop()
-            else:
-                self._timer.start(self._interval_ms)
-
-    @Slot()
-    def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer.deleteLater()
-            self._timer = None
-        if self._sampler is not None:
-            self._sampler.close()
-            self._sampler = None
-        # ends the thread's loop only after the sampler is closed: a quit() from the GUI thread could end
-        # the loop before this queued call ran, leaving the sampler open
-        app = QCoreApplication.instance()
-        thread = QThread.currentThread()
-        if app is not None and thread is not app.thread():
-            thread.quit()
-
-
-@dataclass(frozen=True)
-class _View:
-    """What one redraw reads: the rows in the time window (``lo:hi`` of the source's), their offsets from
-    the right edge, the row shown. Only the window is scaled and drawn: a replay of 300,000 rows costs a
-    redraw what its five minutes on screen cost."""
-
-    source: History | Recording
-    t: FloatArray
-    x: FloatArray
-    at: int
-    window: float
-    lo: int = 0
-    hi: int = 0
-    rows: int = 0
-
-    def values(self, key: str, scale: float = 1.0) -> FloatArray:
-        found = self.source.series(key)[1]
-        if len(found) != self.rows:
-            return np.full(len(self.t), np.nan)
-        return found[self.lo : self.hi] * scale
-
-    def current(self, series: FloatArray) -> float | None:
-        value = float(series[self.at]) if 0 <= self.at < len(series) else math.nan
-        return value if math.isfinite(value) else None
-
-
-def _shown(value: float | None, fmt: Callable[[float], str]) -> str:
-    return fmt(value) if value is not None else "n/a"
-
-
-class MetricCard(Card):
-    """One metric: its title, the current value per GPU in large type, a detail line, and a chart."""
-
-    def __init__(self, title: str, y_unit: str) -> None:
-        super().__init__()
-        self.setMinimumHeight(190)
-        top = QHBoxLayout()
-        self.title = QLabel(f"<b>{title}</b> <span style='font-weight:normal'>({y_unit})</span>")
-        self.title.setAccessibleName(title)
-        top.addWidget(self.title)
-        top.addStretch(1)
-        # elided where the card is narrow (two cards side by side at 900 px), whole in its tooltip: the
-        # detail never widens the card past the window
-        self.detail = ElidedLabel("")
-        palette = self.detail.palette()
-        palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
-        self.detail.setPalette(palette)
-        self.detail.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.title.setMinimumWidth(self.title.sizeHint().width())
-        top.addWidget(self.detail, 1)
-        self.body.addLayout(top)
-        self.value = QLabel("–")
-        self.value.setTextFormat(Qt.TextFormat.RichText)
-        self.value.setAccessibleName(title + " " + tr("now"))
-        font = QFont(self.value.font())
-        font.setPointSizeF(font.pointSizeF() * 1.7)
-        font.setBold(True)
-        self.value.setFont(font)
-        self.value.setWordWrap(True)
-        self.body.addWidget(self.value)
-        self.chart = TimeChart(y_unit=y_unit)
-        self.body.addWidget(self.chart, 1)
-
-    def show_values(self, values: list[tuple[str, str]]) -> None:
-        """Current values as (colour, text); a coloured square before each when there are several."""
-        if not values:
-            self.value.setText("–")
-            return
-        if len(values) == 1 and values[0][0] == "":
-            self.value.setText(values[0][1])
-            return
-        small = len(values) > 2
-        size = "font-size:small;" if small else ""
-        # each value held together, the gaps between them free to wrap: a narrow card (two side by side at
-        # 900 px) puts "RAM 41.0 GiB" on a second line instead of widening past the window
-        self.value.setText(
-            "&nbsp; ".join(
-                f"<span style='white-space:nowrap'><span style='color:{colour}'>■</span>"
-                f"<span style='{size}'>&nbsp;{text}</span></span>"
-                for colour, text in values
-            )
-        )
-
-
-class MonitorPage(QWidget):
+class MonitorPage(MetricCharts, CsvRecording, QWidget):
     interval_changed = Signal(float)
     pause_changed = Signal(bool)
     stop_requested = Signal()
@@ -791,162 +600,6 @@ class MonitorPage(QWidget):
         target = now + self._hover
         return int(np.clip(np.searchsorted(t, target), 0, len(t) - 1))
 
-    def _card_values(self, card: MetricCard, parts: list[tuple[str, str]], many: bool) -> None:
-        card.show_values(parts if many else [("", parts[0][1])] if parts else [])
-
-    def _draw_util(self, view: _View, gpus: list[tuple[int, str]]) -> None:
-        card = self.cards["util"]
-        series, parts = [], []
-        for i, _name in gpus:
-            y = view.values(f"gpu{i}_util_percent")
-            series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} %")))
-        card.chart.y_range = (0.0, 100.0)
-        card.chart.set_data(series, [], view.window)
-        self._card_values(card, parts, len(gpus) > 1)
-        card.detail.setText("")
-
-    def _draw_memory(self, view: _View, gpus: list[tuple[int, str]]) -> None:
-        card = self.cards["memory"]
-        series, parts, capacities = [], [], {}
-        for i, _name in gpus:
-            y = view.values(f"gpu{i}_mem_used_bytes", 1 / GIB)
-            total = _last_finite(view.values(f"gpu{i}_mem_total_bytes", 1 / GIB))
-            if total is None and self.recording is None:
-                latest = self.history.latest()
-                gpu = next((g for g in latest.gpus if g.index == i), None) if latest else None
-                total = gpu.memory_total_bytes / GIB if gpu and gpu.memory_total_bytes else None
-            if total:
-                capacities[i] = total
-            series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, 1, group=False)} GiB")))
-        top = max([*capacities.values(), _max_finite(np.concatenate([s.y for s in series])) or 1.0])
-        step = nice_step(top)
-        card.chart.y_range = (0.0, nice_ceiling(top * 1.02, step))
-        lines = _reference_lines(
-            capacities,
-            "#8c8f96",
-            lambda cap: tr("capacity") + f" {num(cap, 1, group=False)} GiB",
-            lambda i, c: f"GPU {i} {num(c, group=False)} GiB",
-        )
-        if _shared(capacities) is not None:
-            card.detail.setText(lines[0].label + (" " + tr("each") if len(gpus) > 1 else ""))
-        else:
-            card.detail.setText("" if capacities else tr("capacity not recorded"))
-        card.chart.set_data(series, lines, view.window)
-        self._card_values(card, parts, len(gpus) > 1)
-
-    def _draw_power(self, view: _View, gpus: list[tuple[int, str]]) -> None:
-        card = self.cards["power"]
-        series, parts, limits = [], [], {}
-        total_now, known = 0.0, True
-        for i, _name in gpus:
-            y = view.values(f"gpu{i}_power_w")
-            limit = _last_finite(view.values(f"gpu{i}_power_limit_w"))
-            if limit:
-                limits[i] = limit
-            series.append(Series(gpu_pen(i), view.x, y))
-            value = view.current(y)
-            parts.append((gpu_pen(i), _shown(value, lambda v: f"{num(v, group=False)} W")))
-            if value is None:
-                known = False
-            else:
-                total_now += value
-        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
-        top = max([*limits.values(), observed, 50.0]) * 1.1
-        card.chart.y_range = (0.0, nice_ceiling(top, nice_step(top)))
-        lines = _reference_lines(
-            limits,
-            "#c8433a",
-            lambda _w: tr("power limit"),
-            lambda i, w: f"GPU {i} {tr('limit')} {num(w, group=False)} W",
-        )
-        card.chart.set_data(series, lines, view.window)
-        self._card_values(card, parts, len(gpus) > 1)
-        detail = []
-        if limits and len(gpus) == 1:
-            detail.append(tr("limit") + f" {num(next(iter(limits.values())), group=False)} W")
-        if len(gpus) > 1 and known:
-            detail.append(tr("all GPUs") + f" {num(total_now, group=False)} W")
-        psu = self._psu_watts()
-        if psu and known:
-            detail.append(
-                tr("{share} of the {psu} W PSU").format(
-                    share=f"{percent(total_now / psu)}", psu=f"{num(psu, group=False)}"
-                )
-            )
-        card.detail.setText(" · ".join(detail))
-
-    def _psu_watts(self) -> float | None:
-        machine = self.state.machine
-        return machine.psu.watts if isinstance(machine, Machine) else None
-
-    def _draw_temperature(self, view: _View, gpus: list[tuple[int, str]]) -> None:
-        card = self.cards["temperature"]
-        series, parts, slowdowns = [], [], {}
-        for i, _name in gpus:
-            y = view.values(f"gpu{i}_temp_c")
-            slow = _last_finite(view.values(f"gpu{i}_temp_slowdown_c"))
-            if slow:
-                slowdowns[i] = slow
-            series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} °C")))
-        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
-        top = max([100.0, observed + 5, *(s + 10 for s in slowdowns.values())])
-        card.chart.y_range = (0.0, nice_ceiling(top, 20.0))
-        lines = _reference_lines(
-            slowdowns,
-            "#c8433a",
-            lambda v: tr("slows down at") + f" {num(v, group=False)} °C",
-            lambda i, v: f"GPU {i}: " + tr("slows down at") + f" {num(v, group=False)} °C",
-        )
-        if _shared(slowdowns) is not None:
-            card.detail.setText(lines[0].label)
-        else:
-            card.detail.setText("" if slowdowns else tr("slowdown threshold not reported"))
-        card.chart.set_data(series, lines, view.window)
-        self._card_values(card, parts, len(gpus) > 1)
-
-    def _draw_clock(self, view: _View, gpus: list[tuple[int, str]]) -> None:
-        card = self.cards["clock"]
-        series, parts = [], []
-        for i, _name in gpus:
-            y = view.values(f"gpu{i}_sm_clock_mhz")
-            series.append(Series(gpu_pen(i), view.x, y))
-            parts.append((gpu_pen(i), _shown(view.current(y), lambda v: f"{num(v, group=False)} MHz")))
-        observed = _max_finite(np.concatenate([s.y for s in series])) or 0.0
-        self._clock_max = max(self._clock_max, observed)  # the scale only grows: no jumping axis
-        card.chart.y_range = (0.0, nice_ceiling(self._clock_max * 1.05, 500.0))
-        card.chart.set_data(series, [], view.window)
-        self._card_values(card, parts, len(gpus) > 1)
-        card.detail.setText(tr("GPU core (SM) clock"))
-
-    def _draw_host(self, view: _View) -> None:
-        card = self.cards.get("host")
-        if card is None:
-            return
-        cpu = view.values("cpu_percent")
-        total = self._ram_total()
-        ram = view.values("ram_used_bytes", 100 / total) if total else np.full(len(view.x), np.nan)
-        card.chart.y_range = (0.0, 100.0)
-        card.chart.set_data([Series(CPU_PEN, view.x, cpu), Series(RAM_PEN, view.x, ram)], [], view.window)
-        used = view.current(view.values("ram_used_bytes", 1 / GIB))
-        card.show_values(
-            [
-                (CPU_PEN, "CPU " + _shown(view.current(cpu), lambda v: f"{num(v, group=False)} %")),
-                (RAM_PEN, "RAM " + _shown(used, lambda v: f"{num(v, 1, group=False)} GiB")),
-            ]
-        )
-        card.detail.setText(tr("RAM of") + f" {num(total / GIB, group=False)} GiB" if total else "")
-
-    def _ram_total(self) -> float | None:
-        if self.recording is None:
-            latest = self.history.latest()
-            if latest is not None and latest.ram_total_bytes:
-                return float(latest.ram_total_bytes)
-        machine = self.state.machine
-        return float(machine.memory.total_bytes) if isinstance(machine, Machine) else None
-
     @Slot(object)
     def _hovered(self, x: float | None) -> None:
         self._hover = x
@@ -1008,87 +661,3 @@ class MonitorPage(QWidget):
         self.state.settings.setValue("monitor/interval", value)
         self.history.resize(float(self.window_combo.currentData()), value)
         self.interval_changed.emit(value)
-
-    @Slot(bool)
-    def _record_toggled(self, on: bool) -> None:
-        if not on:
-            self._stop_recording()
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self,
-            tr("Record to CSV"),
-            "rigcheck-monitor.csv",
-            "CSV (*.csv)",
-            options=QFileDialog.Option.DontConfirmOverwrite,  # asked below, in our words
-        )
-        if not name:
-            self.record_button.setChecked(False)
-            return
-        path = Path(name)
-        force = _holds_data(path) and self.confirm_replace(path)
-        self.record_to(path, force=force)
-
-    def confirm_replace(self, path: Path) -> bool:
-        """Ask before a recording already in ``path`` is replaced (``monitor --csv`` wants --force)."""
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            tr("Record to CSV"),
-            f"{path.name}: " + tr("this file already holds data. Replace it?"),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            self,
-        )
-        box.setTextFormat(Qt.TextFormat.PlainText)  # the file name is anyone's text
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-        answer = box.exec()
-        box.deleteLater()
-        return answer == QMessageBox.StandardButton.Yes
-
-    def record_to(self, path: Path, *, force: bool = False) -> bool:
-        """Record every sample to ``path`` as ``monitor --csv`` does, through the same writer
-        (:class:`rigcheck.core.fileio.LineFile`): a file already holding data is kept unless ``force``,
-        the file is locked while written (a second monitor is refused), and rows are written whole."""
-        latest = self.history.latest()
-        try:
-            target = LineFile(path, force=force)
-        except InputError as exc:
-            self.alert_label.setText(esc(f"✘ {exc}"))
-            self.record_button.blockSignals(True)
-            self.record_button.setChecked(False)
-            self.record_button.blockSignals(False)
-            return False
-        names = columns(latest) if latest is not None else ["time", "wall", "cpu_percent", "ram_used_bytes"]
-        try:
-            target.write(_csv_line(names))
-        except InputError as exc:
-            target.close()
-            self.alert_label.setText(esc(f"✘ {exc}"))
-            return False
-        self._csv = (target, names)
-        self.record_button.setText(tr("Stop recording"))
-        self.record_button.blockSignals(True)  # already recording: do not ask for a file again
-        self.record_button.setChecked(True)
-        self.record_button.blockSignals(False)
-        return True
-
-    def _stop_recording(self) -> None:
-        if self._csv is not None:
-            self._csv[0].close()
-            self._csv = None
-        self.record_button.setText(tr("Record to CSV…"))
-        self.record_button.blockSignals(True)
-        self.record_button.setChecked(False)
-        self.record_button.blockSignals(False)
-
-
-def _csv_line(values: list[Any]) -> str:
-    """One CSV row as text, written whole (the CLI formats its rows the same way)."""
-    text = io.StringIO()
-    csv.writer(text).writerow(values)
-    return text.getvalue()
-
-
-def _holds_data(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False

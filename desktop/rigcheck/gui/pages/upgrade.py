@@ -10,9 +10,6 @@ gets no GPU table, Remove button or PSU field: it is offered other machines inst
 
 from __future__ import annotations
 
-import html
-import math
-import re
 from datetime import date
 
 from PySide6.QtCore import Qt, QTimer, Slot
@@ -33,48 +30,36 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimate.buying import (
-    OTHERS,
-    STEP_DOWNS,
-    UPGRADES,
-    best_owned,
-    generation_years,
-    picker_rank,
-)
+from rigcheck.core.estimate.buying import STEP_DOWNS
 from rigcheck.core.estimate.chassis import Chassis, chassis
-from rigcheck.core.estimate.cost import Prices, cumulative, gpu_cost
-from rigcheck.core.estimate.power import PowerBudget
-from rigcheck.core.estimate.soldered import MachineChoice, choice_label, machine_choices, why_built_in
+from rigcheck.core.estimate.cost import Prices
+from rigcheck.core.estimate.soldered import MachineChoice, choice_label, why_built_in
 from rigcheck.core.estimate.upgrade import (
     POPULAR_MODELS,
     Option,
-    Outcome,
     UpgradeReport,
-    buyable_gpus,
-    cheapest_gpus_for,
     compare,
 )
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.units import fmt_bytes, index_ranges
-from rigcheck.core.verdict_words import speed_text
 from rigcheck.core.whatif import upgrade
-from rigcheck.gui.i18n import num, sig, tr
+from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.pages.upgrade_parts import (
     CostChart,
     OptionsTable,
-    options_summary,
     outcome_text,
     preload_chart,
 )
+from rigcheck.gui.pages.upgrade_picker import PICKER_COLUMNS, RELEVANCE, TIER_ROLE, GpuPicker
+from rigcheck.gui.pages.upgrade_results import BeforeAfter
+from rigcheck.gui.pages.upgrade_ways import WaysToRun
 from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import (
-    POWER_VERDICTS,
     Card,
     SortItem,
     esc,
@@ -93,33 +78,11 @@ WORKLOADS = (
     ("lora", "LoRA fine-tune"),
     ("full", "Full fine-tune"),
 )
-MONTHS = 36
-#: the workload as a question names it ("… to run Llama 3.3 70B for inference?")
-ASKED_WORKLOADS = {
-    "inference": "inference",
-    "qlora": "a QLoRA fine-tune",
-    "lora": "a LoRA fine-tune",
-    "full": "a full fine-tune",
-}
 _outcome_text = outcome_text  # the name other modules and tests knew
+__all__ = ["TIER_ROLE", "UpgradePage"]  # TIER_ROLE: read from here by tests
 
 
-#: the GPU picker's columns; the last, hidden, holds the default order's key (buying.picker_rank)
-PICKER_COLUMNS = ("GPU", "Memory", "Price", "$/GiB", "")
-RELEVANCE = len(PICKER_COLUMNS) - 1
-#: the picker's tiers in its default order (buying.picker_rank's groups): a header row each
-TIERS = (
-    (UPGRADES, "Upgrades: newest generation, more memory or bandwidth than yours"),
-    (OTHERS, "Older generations, or no better than yours"),
-    (STEP_DOWNS, "Smaller or slower than yours"),
-)
-#: the same for a machine without a GPU (every card is an upgrade; only the generation differs)
-TIERS_NO_GPU = {UPGRADES: "Newest generation", OTHERS: "Older generations"}
-#: a header row's tier (its cells hold no GPU)
-TIER_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-class UpgradePage(QWidget):
+class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
@@ -461,183 +424,7 @@ class UpgradePage(QWidget):
         elif self._find_job is not None:
             self.progress_text.setText(tr("Looking for what would run it…"))
 
-    # -- "What would it take?" -------------------------------------------------------------------
-
-    def what_would_it_take(
-        self, model_id: str, workload: str = "inference", context: int | None = None
-    ) -> None:
-        """Fill the page in for a model that does not fit (from Fit, Overview or Models): the model is
-        added to the comparison, the workload and context are set, and the ways to run it are found."""
-        self._first_fill()
-        self.asked_model = model_id if self.state.catalog.model(model_id) is not None else None
-        self.context = context
-        index = self.workload.findData(workload)
-        if index >= 0 and index != self.workload.currentIndex():
-            self.workload.blockSignals(True)
-            self.workload.setCurrentIndex(index)
-            self.workload.blockSignals(False)
-        spec = self.state.catalog.model(model_id)
-        if spec is None:
-            self.asked.setText(
-                "▲ "
-                + esc(
-                    tr(
-                        "{model} is not a catalog model: Upgrade sizes catalog models only. Pick the closest "
-                        "one below.",
-                        model=model_id,
-                    )
-                )
-            )
-            self.asked.setVisible(True)
-            return
-        self.target.setCurrentIndex(max(self.target.findData(spec.id), 0))
-        words = tr(ASKED_WORKLOADS.get(workload, workload))
-        if context:
-            question = tr(
-                "What would it take to run {model} for {workload} with a {context}-token context?",
-                model=spec.name,
-                workload=words,
-                context=num(context),
-            )
-        else:
-            question = tr(
-                "What would it take to run {model} for {workload}?", model=spec.name, workload=words
-            )
-        self.question = question
-        self.asked.setText(f"<b>{esc(question)}</b>")
-        self.asked.setVisible(True)
-        self.find_cheapest()
-        self.recompute()
-
     # -- candidate -------------------------------------------------------------------------------
-
-    def _fill_catalog(self) -> None:
-        """One row per GPU one can buy: name, memory in GiB, purchase price and price per GiB."""
-        specs = buyable_gpus(self.state.catalog)
-        sorting = self.catalog_list.isSortingEnabled()
-        self.catalog_list.setSortingEnabled(False)
-        self.catalog_list.setRowCount(len(specs) + len(TIERS))
-        self._fill_tier_rows(len(specs))
-        for row, spec in enumerate(specs):
-            memory = max(spec.memory_gb) if spec.memory_gb else None
-            purchase = gpu_cost(spec).purchase
-            price = purchase.usd if purchase else None
-            per_gib = price / memory if price and memory else None
-            name = SortItem(spec.name, (spec.name.casefold(),))
-            name.setToolTip(tooltip(spec.name))
-            name.setData(Qt.ItemDataRole.UserRole, spec.id)
-            label = f"${num(price)}" if price else "—"
-            cells = (
-                name,
-                SortItem(f"{sig(memory, 6)} GiB" if memory else "?", (memory is None, memory or 0.0)),
-                SortItem(label, (price is None, price or 0.0)),
-                SortItem(f"${num(per_gib)}" if per_gib else "—", (per_gib is None, per_gib or 0.0)),
-            )
-            if purchase is not None:
-                when = purchase.date or (
-                    tr("launch price, {year}", year=spec.release_year)
-                    if purchase.kind == "launch" and spec.release_year
-                    else tr("undated")
-                )
-                cells[2].setToolTip(tooltip(f"{when}: {purchase.source}"))
-            for column, cell in enumerate(cells):
-                if column:
-                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.catalog_list.setItem(row, column, cell)
-        self.catalog_list.setSortingEnabled(sorting)
-        self._rank()
-        for column in (1, 2, 3):  # once per fill: a layout pass no longer measures every cell
-            self.catalog_list.resizeColumnToContents(column)
-        price_header = self.catalog_list.horizontalHeaderItem(2)
-        if price_header is not None:
-            price_header.setToolTip(
-                tr("A dated market price where the catalog has one, else the launch price (MSRP)")
-            )
-
-    def _fill_tier_rows(self, first: int) -> None:
-        """A header row per tier from row ``first`` on: bold, not selectable, first of its tier in the
-        default order (its key sorts before every card of the tier); its words are set by _show_tiers."""
-        bold = QFont(self.catalog_list.font())
-        bold.setBold(True)
-        shade = self.catalog_list.palette().alternateBase()
-        for n, (group, _words) in enumerate(TIERS):
-            row = first + n
-            keys: tuple[tuple[object, ...], ...] = (
-                ("",),
-                (True, math.inf),
-                (True, math.inf),
-                (True, math.inf),
-            )
-            for column, key in enumerate(keys):
-                cell = SortItem("", key)
-                cell.setFlags(Qt.ItemFlag.ItemIsEnabled)  # a title: never selected, never added
-                cell.setData(TIER_ROLE, group)
-                cell.setBackground(shade)
-                cell.setFont(bold)
-                self.catalog_list.setItem(row, column, cell)
-            self.catalog_list.setItem(row, RELEVANCE, SortItem("", (group, False, -1.0, "")))
-
-    def _show_tiers(self) -> None:
-        """Each tier's header row over its cards, with how many are listed; shown only in the default
-        order and when its tier lists a card."""
-        table = self.catalog_list
-        relevance = table.horizontalHeader().sortIndicatorSection() == RELEVANCE
-        counts: dict[int, int] = {}
-        headers: list[tuple[int, int]] = []
-        for row in range(table.rowCount()):
-            item = table.item(row, 0)
-            if item is None:
-                continue
-            group = item.data(TIER_ROLE)
-            if group is not None:
-                headers.append((row, int(group)))
-                continue
-            rank = table.item(row, RELEVANCE)
-            if not table.isRowHidden(row) and isinstance(rank, SortItem):
-                counts[int(rank.key[0])] = counts.get(int(rank.key[0]), 0) + 1  # type: ignore[call-overload]
-        machine = self.state.machine
-        no_gpu = machine is None or not machine.gpus
-        names = dict(TIERS)
-        table.clearSpans()
-        for row, group in headers:
-            count = counts.get(group, 0)
-            words = TIERS_NO_GPU.get(group, names[group]) if no_gpu else names[group]
-            table.item(row, 0).setText(f"{tr(words)} ({count})")
-            table.setRowHidden(row, not relevance or not count)
-            if relevance and count:
-                table.setSpan(row, 0, 1, RELEVANCE)  # across the shown columns, never cut at the first
-
-    def _rank(self) -> None:
-        """Each row's place in the default order for this machine (buying.picker_rank): better cards of the
-        newest generation first, older and no-better ones next, step downs last; re-sorted when that order
-        is shown."""
-        catalog, machine = self.state.catalog, self.state.machine
-        owned = best_owned(machine, catalog) if machine is not None else (None, None)
-        generations = generation_years(catalog)
-        sorting = self.catalog_list.isSortingEnabled()
-        self.catalog_list.setSortingEnabled(False)
-        for row in range(self.catalog_list.rowCount()):
-            gpu_id = self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole)
-            spec = catalog.gpu(gpu_id) if gpu_id else None
-            if spec is None:
-                continue  # a tier's header row keeps its key
-            key = picker_rank(spec, owned, generations, self._purchase_usd(spec))
-            self.catalog_list.setItem(row, RELEVANCE, SortItem("", key))
-        self.catalog_list.setSortingEnabled(sorting)
-        header = self.catalog_list.horizontalHeader()
-        if header.sortIndicatorSection() == RELEVANCE:
-            self.catalog_list.sortItems(RELEVANCE, header.sortIndicatorOrder())
-
-    def _purchase_usd(self, spec: GpuSpec) -> float | None:
-        """A GPU's purchase price as gpu_cost gives it, worked out once a day per GPU: ranking the ~120
-        cards again for each machine opened or language switched held the GUI thread ~10-15 ms."""
-        today = date.today()
-        if self._prices_day != today:
-            self._prices, self._prices_day = {}, today
-        if spec.id not in self._prices:
-            purchase = gpu_cost(spec).purchase
-            self._prices[spec.id] = purchase.usd if purchase else None
-        return self._prices[spec.id]
 
     def _show_takes(self) -> None:
         """Only the GPUs this machine can take are listed (step downs from its best GPU only with "Show
@@ -703,31 +490,6 @@ class UpgradePage(QWidget):
     @Slot(str)
     def _filter(self, _text: str) -> None:
         self._show_takes()
-
-    def _selected_spec(self) -> GpuSpec | None:
-        self._first_fill()
-        table = self.catalog_list
-        row = table.currentRow()
-        item = table.item(row, 0) if row >= 0 else None
-        if item is not None and item.data(TIER_ROLE) is not None:
-            # a tier's title stands for its first card
-            below = (r for r in range(row + 1, table.rowCount()) if not table.isRowHidden(r))
-            item = next((table.item(r, 0) for r in below), None)
-        gpu_id = item.data(Qt.ItemDataRole.UserRole) if item else None
-        return self.state.catalog.gpu(gpu_id) if gpu_id else None
-
-    def select_gpu(self, gpu_id: str) -> bool:
-        """Select a listed GPU; False when it is not listed (unknown, or the machine cannot take it)."""
-        self._first_fill()
-        for row in range(self.catalog_list.rowCount()):
-            if self.catalog_list.item(row, 0).data(Qt.ItemDataRole.UserRole) == gpu_id:
-                if self.catalog_list.isRowHidden(row) and not self.show_weaker.isChecked():
-                    self.show_weaker.setChecked(True)  # a step down asked for by name is shown
-                if self.catalog_list.isRowHidden(row):
-                    return False
-                self.catalog_list.setCurrentCell(row, 0)
-                return True
-        return False
 
     def _room(self) -> int:
         """How many more GPUs the machine holds."""
@@ -924,261 +686,6 @@ class UpgradePage(QWidget):
 
         self._job = submit(self.state.pool, work, done, failed, owner=self)
         self._show_progress()
-
-    def _fill_headline(self, report: UpgradeReport) -> None:
-        """How many of the compared models run on the GPU (entirely) and at all, now and on the candidate."""
-        total = len(report.models)
-        if not total:
-            self.headline.setVisible(False)
-            return
-        gpu = [sum(_on_gpu(o) for o in outcomes) for outcomes in _sides(report)]
-        runs = [sum(o.verdict != "does_not_fit" for o in outcomes) for outcomes in _sides(report)]
-        words = tr(
-            "Now → candidate: {before} → {after} of {total} models run on the GPU",
-            before=gpu[0],
-            after=gpu[1],
-            total=total,
-        )
-        parts = [f"<b>{esc(words)}</b>"]
-        if runs[0] != runs[1] or runs[1] != gpu[1]:
-            parts.append(esc(tr("{before} → {after} run at all", before=runs[0], after=runs[1])))
-        self.headline.setText(" · ".join(parts))
-        self.headline.setVisible(True)
-
-    def _fill_summary(self, report: UpgradeReport) -> None:
-        newly = [c.name for c in report.models if c.newly_runnable]
-        changed = [
-            c.name
-            for c in report.models
-            if not c.newly_runnable and outcome_text(c.before) != outcome_text(c.after)
-        ]
-        if not newly and not changed:
-            self.summary.setText(
-                esc(
-                    tr("The candidate changes nothing yet: pick another machine above.")
-                    if self.built_in
-                    else tr("The candidate changes nothing yet: add or replace a GPU, or change the RAM.")
-                )
-            )
-            return
-        parts = []
-        if newly:
-            names = ", ".join(html.escape(n) for n in newly[:4]) + (" …" if len(newly) > 4 else "")
-            parts.append(f"<b>★ {len(newly)} {tr('newly runnable')}</b>: {names}")
-        if changed:
-            parts.append(f"{len(changed)} {tr('more change speed or format')}")
-        self.summary.setText(" · ".join(parts))
-
-    def _fill_table(self, report: UpgradeReport) -> None:
-        self.table.setRowCount(len(report.models))
-        bold = QFont(self.table.font())
-        bold.setBold(True)
-        # what the upgrade changes first: newly runnable, then any other change, then the rest
-        ordered = sorted(
-            report.models,
-            key=lambda c: (not c.newly_runnable, outcome_text(c.before) == outcome_text(c.after)),
-        )
-        for row, change in enumerate(ordered):
-            name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
-            before = QTableWidgetItem(outcome_text(change.before))
-            after_text = outcome_text(change.after)
-            if change.better is not None and change.better.quant:
-                after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
-            after = QTableWidgetItem(after_text)
-            if change.newly_runnable:
-                for item in (name, after):
-                    item.setFont(bold)
-                name.setToolTip(tr("Newly runnable on the candidate"))
-            elif before.text() != after.text():
-                after.setFont(bold)
-                name.setToolTip(tr("Changes on the candidate"))
-            self.table.setItem(row, 0, name)
-            self.table.setItem(row, 1, before)
-            self.table.setItem(row, 2, after)
-        self.table.resizeColumnToContents(0)
-        # every model at once where the window has the room (1920 px left 150 px empty under a table that
-        # scrolled); past 600 px the page scrolls, not the table
-        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
-        frame = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + 2
-        self.table.setMinimumHeight(max(300, min(600, rows + frame)))
-
-    def _fill_power(self, report: UpgradeReport) -> None:
-        def line(label: str, budget: PowerBudget) -> str:
-            glyph, words, _colour = POWER_VERDICTS[budget.verdict]
-            headroom = budget.headroom_watts
-            room = f"{headroom:+.0f} W" if headroom is not None else tr("unknown")
-            return (
-                f"<b>{label}</b>: {glyph} {tr(words)} · {tr('peaks')} "
-                f"{num(budget.peak_watts, group=False)} W · "
-                f"{tr('headroom')} {room}"
-            )
-
-        advice = "".join(f"<br>→ {esc(a)}" for a in report.power_after.advice)
-        self.power_text.setText(
-            line(tr("Now"), report.power_before) + "<br>" + line(tr("Candidate"), report.power_after) + advice
-        )
-
-    def _fill_costs(self, report: UpgradeReport) -> None:
-        if not report.costs:
-            self.cost_text.setText(tr("No new GPU in the candidate."))
-            self.chart.clear()
-            return
-        lines = []
-        prices = self.prices()
-        sources = []
-        for cost in report.costs:
-            parts = [f"<b>{esc(cost.name)}</b>"]
-            if cost.purchase:
-                spec = self.state.catalog.gpu(cost.gpu_id)
-                if cost.purchase.kind == "launch":
-                    year = f", {spec.release_year}" if spec is not None and spec.release_year else ""
-                    parts.append(f"{tr('launch price')} ${num(cost.purchase.usd)} (MSRP{year})")
-                else:
-                    when = cost.purchase.date or tr("undated")
-                    parts.append(
-                        f"{tr('buy')} ${num(cost.purchase.usd)} ({esc(when)}{_site(cost.purchase.source)})"
-                    )
-                sources.append(f"{cost.name}, {tr('price')}: {cost.purchase.source}")
-            else:
-                parts.append(tr("purchase price unknown"))
-            if cost.rent_per_hour:
-                when = cost.rent_per_hour.date or tr("undated")
-                parts.append(
-                    f"{tr('rent')} ${num(cost.rent_per_hour.usd, 2, group=False)}/h "
-                    f"({esc(when)}{_site(cost.rent_per_hour.source)})"
-                )
-                sources.append(f"{cost.name}, {tr('cloud rent')}: {cost.rent_per_hour.source}")
-            if cost.usd_per_tflop_hour is not None:
-                parts.append(f"${num(cost.usd_per_tflop_hour, 4, group=False)} / FP16 TFLOP-h")
-            if cost.usd_per_gb_vram is not None:
-                parts.append(f"${num(cost.usd_per_gb_vram)} / GiB")
-            if cost.electricity_usd_per_year is not None:
-                parts.append(f"{tr('electricity')} ${num(cost.electricity_usd_per_year)}/{tr('year')}")
-            if cost.breakeven_months is not None:
-                parts.append(f"{tr('break-even')} {num(cost.breakeven_months, 1)} {tr('months')}")
-            lines.append(" · ".join(parts))
-            lines += [f"<small>{esc(n)}</small>" for n in cost.notes]
-        self.cost_text.setText("<br>".join(lines))
-        formulas = [f for c in report.costs for f in c.formulas]
-        self.cost_text.setToolTip(tooltip("\n".join([*formulas, "", tr("Sources") + ":", *sources])))
-        chartable = next((c for c in report.costs if c.purchase and c.rent_per_hour), None)
-        if chartable is None:  # no chart without data: it needs both prices
-            self.chart.clear()
-            return
-        count = sum(1 for s in self.added if s.id == chartable.gpu_id) or 1
-        months, rent, own = cumulative(chartable, MONTHS, prices, count=count)
-        self.chart.draw(f"{count} × {chartable.name}: {tr('renting vs owning')}", months, rent, own)
-
-    @Slot()
-    def find_cheapest(self) -> None:
-        """The ways to run the chosen model, worked out on the pool: GPUs to buy or rent, or, on a
-        built-in machine, other machines."""
-        machine = self.state.machine
-        model_id = self.target.currentData()
-        if model_id is None:
-            return
-        catalog, workload, context = self.state.catalog, self.workload.currentData(), self.context
-        speed, built_in = float(self.min_speed.value()), self.built_in
-        self._find_generation += 1
-        generation = self._find_generation
-
-        def work() -> list[Option] | list[MachineChoice]:
-            if built_in and machine is not None:
-                return machine_choices(
-                    machine,
-                    catalog,
-                    model_id=model_id,
-                    workload=workload,
-                    context=context,
-                    min_tokens_per_s=speed,
-                )
-            return cheapest_gpus_for(model_id, catalog, min_tokens_per_s=speed, workload=workload,
-                                     base=machine, context=context)  # fmt: skip
-
-        def done(found: list[Option] | list[MachineChoice]) -> None:
-            if generation != self._find_generation:
-                return
-            self._find_job = None
-            self._show_progress()
-            self._show_found(found, built_in)
-
-        def failed(message: str) -> None:
-            if generation == self._find_generation:
-                self._find_job = None
-                self._show_progress()
-                self.suggestions.setText(f"✘ {message}")
-
-        self.suggestions.setText(tr("Looking for what would run it…"))
-        self._find_job = submit(self.state.pool, work, done, failed, owner=self)
-        self._show_progress()
-
-    def _show_found(self, found: list[Option] | list[MachineChoice], built_in: bool) -> None:
-        if not found:
-            self.options.setVisible(False)
-            self.suggestions.setText(
-                tr("No built-in machine in the catalog has more memory than this one.")
-                if built_in
-                else tr("No catalog GPU combination reaches that speed.")
-            )
-            return
-        choices = [c for c in found if isinstance(c, MachineChoice)]
-        options = [o for o in found if isinstance(o, Option)]
-        if choices:
-            self.options.show_choices(choices)
-            self.suggestions.setText(
-                tr(
-                    "The same chip family with more memory first, then other machines; none has a price in "
-                    "the catalog."
-                )
-            )
-        else:
-            self.options.show_options(options)
-            self.suggestions.setText(options_summary(options))
-        self.options.setVisible(True)  # as tall as its rows (OptionsTable._fit_rows)
-        if self.question and self.target.currentData() == self.asked_model:
-            self.asked.setText(f"<b>{esc(self.question)}</b><br>{esc(_best_answer(found))}")
-
-
-def _on_gpu(outcome: Outcome) -> bool:
-    """Runs entirely on the GPUs (the shared vocabulary's "Runs on the GPU")."""
-    return outcome.verdict == "fits" and outcome.where in (None, "gpu")
-
-
-def _sides(report: UpgradeReport) -> tuple[list[Outcome], list[Outcome]]:
-    """Every compared model's outcome now, and on the candidate."""
-    return [c.before for c in report.models], [c.after for c in report.models]
-
-
-def _site(source: str) -> str:
-    """ ", gputracker.dev" for a source that is a web page: the site a price was seen on (the whole
-    source is in the tooltip); nothing for any other source."""
-    match = re.match(r"https?://(?:www\.)?([^/\s]+)", source)
-    return f", {esc(match.group(1))}" if match else ""
-
-
-def _best_answer(found: list[Option] | list[MachineChoice]) -> str:
-    """The first way to run it, in one line: "→ 2 × RTX PRO 6000 …: $17,130 (launch price), ~65 tokens/s"."""
-    more = " " + tr("(more below)")
-    runs = [
-        c
-        for c in found
-        if isinstance(c, MachineChoice) and getattr(c.outcome, "verdict", "") != "does_not_fit"
-    ]
-    first = runs[0] if runs else found[0]
-    if isinstance(first, MachineChoice):
-        outcome = first.outcome if isinstance(first.outcome, Outcome) else None
-        speed = outcome_text(outcome) if outcome is not None else ""
-        return "→ " + tr("{choice}: {speed}", choice=choice_label(first), speed=speed) + more
-    priced = next((o for o in found if isinstance(o, Option) and o.purchase_usd is not None), first)
-    assert isinstance(priced, Option)
-    speed = speed_text(priced.tokens_per_s) if priced.tokens_per_s else tr("speed unknown")
-    if priced.purchase_usd is not None:
-        price = f"${num(priced.purchase_usd)}"
-        if priced.price_standing == "launch":
-            price += " " + tr("(launch price)")
-    else:
-        price = tr("no current price")
-    return "→ " + tr("{option}: {price}, {speed}", option=priced.description, price=price, speed=speed) + more
 
 
 def _machine_text(machine: Machine, psu: float | None, *, built_in: bool = False) -> str:
