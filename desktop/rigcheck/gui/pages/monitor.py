@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QMetaObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QMetaObject, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -245,7 +245,7 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
             return "replay"
         return "live" if self._is_live else "none"
 
-    def _set_mode(self, *, draw: bool = True) -> None:
+    def _set_mode(self) -> None:
         mode = self.mode
         self.replay_bar.setVisible(mode == "replay")
         self.notice.setVisible(mode == "none")
@@ -268,8 +268,7 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
             self.scope.setText(tr("Live readings of this computer, sampled off the interface thread."))
             if self.isVisible():
                 self.start()
-        if draw:
-            self.redraw()
+        self.redraw()
 
     @Slot(object, str, bool)
     def _machine_changed(self, _machine: object, _label: str, is_live: bool) -> None:
@@ -364,16 +363,8 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
         self.scope.setText(tr("A recording, replayed: drag the slider to move through it."))
         self._gpu_key = None
         self._clock_max = 0.0
-        self._set_mode(draw=False)
-        # the charts are drawn on the next turn of the event loop: the page's switch to the recording
-        # (layout, labels) and the first draw of a long recording are two handlers, not one (each well
-        # under 50 ms; benchmarks/gui_handlers.py "replay a 1.0 GB recording")
-        QTimer.singleShot(0, self, lambda: self._first_draw(recording))
-
-    def _first_draw(self, recording: Recording) -> None:
-        if self.recording is recording:  # not replaced by another file in between
-            self.redraw()
-            self.replay_finished.emit(True)
+        self._set_mode()
+        self.replay_finished.emit(True)
 
     def _replay_text(self, recording: Recording) -> str:
         gpus = len(recording.gpus)
