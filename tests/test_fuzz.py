@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from fakes import fuzz
 from fakes.fuzz import HOSTILE, check, dumps, examples, mutated
 from fakes.gguf_files import write_gguf
+from fakes.loopback_hub import QuietHandler, aimed_hub
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "machines"
@@ -226,23 +227,8 @@ def _gzip(data: bytes, pad: int = 0) -> bytes:
 @pytest.fixture(scope="module")
 def fuzz_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[type[_HubReplies]]:
     """A loopback hub whose replies each example sets; the library aimed at it for this module."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from huggingface_hub import close_session, constants
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_HEAD(self) -> None:
-            self.serve(head=True)
-
-        def do_GET(self) -> None:
-            self.serve(head=False)
-
+    class Handler(QuietHandler):
         def serve(self, *, head: bool) -> None:
             replies = _HubReplies
             headers = {"Content-Type": "application/json", "X-Repo-Commit": COMMIT, "ETag": '"e"'}
@@ -263,42 +249,8 @@ def fuzz_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[type[_HubRepl
             if not head:
                 self.wfile.write(body)
 
-    class Server(ThreadingHTTPServer):
-        def handle_error(self, request: object, client_address: object) -> None:
-            """A client that hangs up on a hostile reply is what the fuzz wants; socketserver would print
-            a traceback onto the stderr the check reads (this server runs in the test's process)."""
-
-    server = Server(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    home = tmp_path_factory.mktemp("hf")
-    saved = {
-        name: getattr(constants, name)
-        for name in ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
-    }
-    environ = {k: os.environ.get(k) for k in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN")}
-    os.environ["HF_ENDPOINT"] = endpoint
-    os.environ.pop("HF_HUB_OFFLINE", None)
-    os.environ.pop("HF_TOKEN", None)
-    constants.ENDPOINT = endpoint
-    constants.HUGGINGFACE_CO_URL_TEMPLATE = endpoint + "/{repo_id}/resolve/{revision}/{filename}"
-    constants.HF_HOME, constants.HF_HUB_CACHE = str(home), str(home / "hub")
-    constants.HF_HUB_OFFLINE = False
-    try:
+    with aimed_hub(Handler, tmp_path_factory.mktemp("hf")):
         yield _HubReplies
-    finally:
-        for name, value in saved.items():
-            setattr(constants, name, value)
-        for key, value in environ.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        close_session()
-        server.shutdown()
-        server.server_close()
 
 
 INFO = {"id": "fuzz/model", "sha": COMMIT, "siblings": [{"rfilename": "config.json", "size": 400}]}

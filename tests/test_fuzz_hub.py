@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import struct
-import threading
 import tracemalloc
 import zlib
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from hypothesis import strategies as st
 
 from fakes import fuzz
 from fakes.gguf_files import write_gguf
+from fakes.loopback_hub import QuietHandler, aimed_hub
 from test_fuzz import BOX, FUZZ, LLAMA
 
 COMMIT = "d" * 40
@@ -100,22 +100,8 @@ def _gzip_bomb(data: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def hub_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A loopback hub serving :data:`_REPO`; the library aimed at it (and its cache at a scratch folder)."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from huggingface_hub import close_session, constants
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_HEAD(self) -> None:
-            self.serve(head=True)
-
-        def do_GET(self) -> None:
-            self.serve(head=False)
-
+    class Handler(QuietHandler):
         def reply(self, status: int, headers: dict[str, str], body: bytes, head: bool) -> None:
             self.send_response(status)
             for key, value in headers.items():
@@ -188,39 +174,9 @@ def hub_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             if fault == "more" and ranged:
                 self.wfile.write(bytes(1000))
 
-    class Server(ThreadingHTTPServer):
-        def handle_error(self, request: object, client_address: object) -> None:
-            """A client that hangs up on a hostile reply is what the fuzz wants (no traceback printed)."""
-
-    server = Server(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     home = tmp_path_factory.mktemp("hf-hub-fuzz")
-    names = ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
-    saved = {name: getattr(constants, name) for name in names}
-    environ = {k: os.environ.get(k) for k in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN")}
-    os.environ["HF_ENDPOINT"] = endpoint
-    os.environ.pop("HF_HUB_OFFLINE", None)
-    os.environ.pop("HF_TOKEN", None)
-    constants.ENDPOINT = endpoint
-    constants.HUGGINGFACE_CO_URL_TEMPLATE = endpoint + "/{repo_id}/resolve/{revision}/{filename}"
-    constants.HF_HOME, constants.HF_HUB_CACHE = str(home), str(home / "hub")
-    constants.HF_HUB_OFFLINE = False
-    try:
+    with aimed_hub(Handler, home):
         yield home / "hub"
-    finally:
-        for name, value in saved.items():
-            setattr(constants, name, value)
-        for key, value in environ.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        close_session()
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module", autouse=True)
