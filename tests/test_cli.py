@@ -256,6 +256,22 @@ def test_debug_works_after_the_command(
     assert cli.build_parser().parse_args(["monitor"]).debug is False
 
 
+def test_debug_lets_the_hub_library_talk_for_that_call_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--debug shows the hub library's retry warnings; a later in-process call without it hides them
+    again (the fuzz hub's no-chatter check failed after an earlier test's --debug run)."""
+    from rigcheck.core.models import hub
+
+    def quiet(_args: object, _out: object) -> int:
+        return 0
+
+    monkeypatch.setattr(cli, "_cmd_compat", quiet)
+    monkeypatch.setattr(hub, "SHOW_LIBRARY_LOG", False)
+    run_cli("--debug", "compat")
+    assert hub.SHOW_LIBRARY_LOG is True
+    run_cli("compat")
+    assert hub.SHOW_LIBRARY_LOG is False
+
+
 @pytest.mark.parametrize("command", ["fit", "upgrade", "compat", "audit"])
 def test_every_machine_option_reads_a_report(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

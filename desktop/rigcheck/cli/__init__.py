@@ -408,10 +408,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     out = SafeStream(out or sys.stdout)  # untrusted strings never reach the terminal raw
     debug = "--debug" in argv
-    if debug:
+    if debug or "rigcheck.core.models.hub" in sys.modules:
         from rigcheck.core.models import hub
 
-        hub.SHOW_LIBRARY_LOG = True  # the hub library's own retry warnings, hidden otherwise
+        # the hub library's own retry warnings, hidden otherwise; set on every call, so an earlier
+        # in-process call with --debug does not leave them on for the next one
+        hub.SHOW_LIBRARY_LOG = debug
     command: str | None = None
     try:
         args = build_parser().parse_args(argv)
