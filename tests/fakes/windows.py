@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 from rigcheck.core.machine import load_machine
 from rigcheck.gui.app import create_window
 from rigcheck.gui.main_window import MainWindow
+from rigcheck.gui.pages.fleet import FleetPage
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "machines"
 
@@ -32,3 +33,15 @@ def answered(qtbot: QtBot, window: MainWindow, timeout_ms: int = 20000) -> None:
     """Wait until the answers the pages work out on the pool (the Overview's cards, Fit's format table,
     the compatibility findings) have been shown."""
     qtbot.waitUntil(lambda: not window.busy(), timeout=timeout_ms)
+
+
+def open_fleet(qtbot: QtBot, window: MainWindow, folder: Path, timeout_ms: int = 30000) -> FleetPage:
+    """Show the Fleet page, open ``folder`` on it and wait until every machine has its verdict."""
+    window.show_page("fleet")
+    page = window.pages["fleet"]
+    assert isinstance(page, FleetPage)
+    page.open_folder(folder)
+    qtbot.waitUntil(
+        lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=timeout_ms
+    )
+    return page

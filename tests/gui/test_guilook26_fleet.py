@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from fakes.machines import small_machine
+from fakes.windows import open_fleet
 from gui.test_fleet_page import write_fleet
 from rigcheck.core.catalog import load_catalog
 from rigcheck.gui.main_window import MainWindow
@@ -59,14 +60,10 @@ def test_versions_no_machine_reports_are_hidden_and_the_verdict_is_coloured(
     window.setMinimumSize(0, 0)
     window.resize(1024, 700)
     window.show()
-    window.show_page("fleet")
-    page = window.pages["fleet"]
-    assert isinstance(page, FleetPage)
     folder = tmp_path / "audits"
     folder.mkdir()
     write_fleet(folder)
-    page.open_folder(folder)
-    qtbot.waitUntil(lambda: bool(page.verdicts) and not page.busy(), timeout=20000)
+    page = open_fleet(qtbot, window, folder)
     assert page.table.isColumnHidden(COLUMNS.index("rocm"))  # an NVIDIA fleet
     assert not page.table.isColumnHidden(COLUMNS.index("driver"))
     model = page.table.model()

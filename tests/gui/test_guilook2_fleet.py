@@ -11,12 +11,12 @@ from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from fakes.machines import small_machine
+from fakes.windows import open_fleet
 from gui.test_fleet_page import write_fleet
 from rigcheck.core.catalog import load_catalog
 from rigcheck.core.i18n import set_language, tr
 from rigcheck.gui.fleet_table import COLUMNS, HEADERS
 from rigcheck.gui.main_window import MainWindow
-from rigcheck.gui.pages.fleet import FleetPage
 from rigcheck.gui.state import AppState
 
 pytestmark = pytest.mark.gui
@@ -34,16 +34,10 @@ def test_failing_checks_title_is_two_lines_and_its_column_narrow(
         window.setMinimumSize(0, 0)
         window.resize(900, 600)
         window.show()
-        window.show_page("fleet")
-        page = window.pages["fleet"]
-        assert isinstance(page, FleetPage)
         folder = tmp_path / "audits"
         folder.mkdir()
         write_fleet(folder)
-        page.open_folder(folder)
-        qtbot.waitUntil(
-            lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=20000
-        )
+        page = open_fleet(qtbot, window, folder)
         column = COLUMNS.index("failing")
         title = page.table.model().headerData(column, Qt.Orientation.Horizontal)
         one_line = tr(HEADERS[column])

@@ -11,9 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from pytestqt.qtbot import QtBot
 
-from fakes.windows import FIXTURES, snapshot_window
+from fakes.windows import FIXTURES, open_fleet, snapshot_window
 from rigcheck.core.machine import Drivers, load_machine, save_machine
-from rigcheck.gui.pages.fleet import FleetPage
 
 pytestmark = pytest.mark.gui
 
@@ -35,14 +34,10 @@ def test_verdict_is_whole_at_900_px(qtbot: QtBot, tmp_path: Path, language: str)
     window.setMinimumSize(0, 0)
     window.resize(900, 600)
     window.show()
-    window.show_page("fleet")
-    page = window.pages["fleet"]
-    assert isinstance(page, FleetPage)
     folder = tmp_path / "lab"
     folder.mkdir()
     _lab(folder)
-    page.open_folder(folder)
-    qtbot.waitUntil(lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=30000)
+    page = open_fleet(qtbot, window, folder)
     model = page.table.model()
     verdict = model.columnCount() - 1
     texts = [
