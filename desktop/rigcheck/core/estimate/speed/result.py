@@ -10,7 +10,7 @@ from rigcheck.core.said import Text, render_all
 Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Speed:
     decode_tokens_per_s: float | None = None
     prefill_tokens_per_s: float | None = None
@@ -22,34 +22,6 @@ class Speed:
     estimated_decode_tokens_per_s: float | None = None
     estimated_prefill_tokens_per_s: float | None = None
     measured_from: str | None = None
-
-    def __init__(  # noqa: PLR0917 - the fields in order, as the generated __init__ took them
-        self,
-        decode_tokens_per_s: float | None = None,
-        prefill_tokens_per_s: float | None = None,
-        train_tokens_per_s: float | None = None,
-        bound_by: Bound | None = None,
-        explanation_said: tuple[Text, ...] = (),
-        estimated_decode_tokens_per_s: float | None = None,
-        estimated_prefill_tokens_per_s: float | None = None,
-        measured_from: str | None = None,
-        *,
-        explanation: tuple[Text, ...] | None = None,
-    ) -> None:
-        """The generated ``__init__``, also taking ``explanation=`` for ``explanation_said=``: the name
-        speed/training.py passes until it is moved to said values (issue 28, Build 5)."""
-        said = explanation_said if explanation is None else explanation
-        for name, value in (
-            ("decode_tokens_per_s", decode_tokens_per_s),
-            ("prefill_tokens_per_s", prefill_tokens_per_s),
-            ("train_tokens_per_s", train_tokens_per_s),
-            ("bound_by", bound_by),
-            ("explanation_said", said),
-            ("estimated_decode_tokens_per_s", estimated_decode_tokens_per_s),
-            ("estimated_prefill_tokens_per_s", estimated_prefill_tokens_per_s),
-            ("measured_from", measured_from),
-        ):
-            object.__setattr__(self, name, value)
 
     @property
     def explanation(self) -> tuple[str, ...]:

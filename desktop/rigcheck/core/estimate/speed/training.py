@@ -148,12 +148,12 @@ def training_speed(
     gpus = machine.gpus
     used = [i for i, b in enumerate(placement.gpu_bytes) if b > 0]
     if not used:
-        return Speed(explanation=(tr("training needs a GPU"),))
+        return Speed(explanation_said=(tr("training needs a GPU"),))
     i = used[0]
     peak = _tflops(specs[i])
     if peak is None:
         return Speed(
-            explanation=(
+            explanation_said=(
                 tr(
                     "GPU {index} ({name}): tensor throughput not published; speed not estimated",
                     index=i,
