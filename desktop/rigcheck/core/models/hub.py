@@ -16,7 +16,7 @@ Headers are fetched shard by shard (a few at a time) rather than with
 ``HfApi.get_safetensors_metadata``: the same ranged requests, but one progress step per shard, a
 cancel check between shards, no "Parse safetensors files" tqdm bar on stderr, and no HEAD probes
 for ``model.safetensors`` and the index (the file list already says which one the repo has). The
-bytes are counted with files.py's helpers, exactly as for a local folder.
+bytes are counted with the helpers in :mod:`rigcheck.core.models.files`, exactly as for a local folder.
 
 Every request of one look-up goes through the library's own HTTP client with two guards added as
 client event hooks (:func:`_guard_client`): an overall deadline (:data:`DEADLINE_S`, however slowly a
@@ -30,7 +30,7 @@ GGUF models are named as llama.cpp names them, ``org/name:TAG`` or ``org/name/pa
 file that is (llama.cpp's own rule) and reads its header, and each part's of a split model, with
 ranged GETs through the same guarded client: the first 2 MiB, doubled only while the header runs
 past the bytes at hand, at most 32 MiB. The file sizes come from the repository listing
-(``files_metadata=True``). The header is parsed by files.py's parser, so the ModelInfo is the one a
+(``files_metadata=True``). The header is parsed by the local reader's parser (:mod:`rigcheck.core.models.files`), so the ModelInfo is the one a
 local copy of the file gives (its source is ``hf:org/name@commit``).
 
 Offline (``HF_HUB_OFFLINE=1``) or with the hub unreachable, a cached ``config.json`` still gives the
@@ -103,7 +103,7 @@ SAFETENSORS_INDEX = "model.safetensors.index.json"
 # The hub's rule (huggingface_hub.utils.validate_repo_id) for each half of "org/name", in ASCII.
 _ID_PART = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
 _MAX_LISTED = 8
-#: the data size passed to files.py's tensor check: remote files are never measured
+#: the data size passed to the files package's tensor check: remote files are never measured
 _NO_LIMIT = 1 << 62
 
 

@@ -22,7 +22,7 @@ Where llama.cpp silently takes the first of several matching models, RigCheck re
 unescaped).
 
 :func:`read_gguf_header` fetches a prefix of the file (:data:`FIRST_RANGE`), parses it with
-files.py's bounds-checked parser against the file's real size, and asks for more, doubling, only
+the bounds-checked parser in :mod:`rigcheck.core.models.files.gguf_header` against the file's real size, and asks for more, doubling, only
 when the header runs past the bytes at hand; past :data:`MAX_HEADER` it refuses.
 """
 
@@ -196,5 +196,5 @@ def _available(ggufs: list[str]) -> str:
 
 
 def _shown(name: str) -> str:
-    """A path from the repository, on one line (longer than files.py's default: folders + split names)."""
+    """A path from the repository, on one line (longer than the files package's default: folders + split names)."""
     return _show(name, 160)
