@@ -13,6 +13,14 @@ Flag references: llama.cpp tools/server/README.md (``-hf repo:quant``, ``-ngl``,
 ``-c``, ``-fa on``, ``-ctk/-ctv``, ``-np``, ``-ts``, ``-sm``); Ollama docs/modelfile.md (``num_ctx``,
 ``num_gpu``: layers sent to the GPUs) and docs/import.md (``hf.co/{repo}:{quant}``); vLLM ``vllm serve``
 engine arguments; TRL ``trl sft`` (its CLI over SFTTrainer, PEFT's LoRA and bitsandbytes 4-bit loading).
+
+Asked for MTP speculative decoding (``--speculative mtp``, whose draft weights the estimate counted), each
+engine's own switch is added with its smallest draft, one token: vLLM ``--speculative-config
+'{"method":"mtp","num_speculative_tokens":1}'`` (https://docs.vllm.ai/en/stable/features/speculative_decoding/mtp/),
+SGLang ``--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1
+--speculative-num-draft-tokens 2`` ("the minimum configuration", sgl-project/sglang
+docs/basic_usage/deepseek.md, "Multi-token Prediction"; the MiMo example of https://docs.sglang.io/docs/advanced_features/speculative_decoding),
+llama.cpp ``--spec-type draft-mtp`` (ggml-org/llama.cpp PR #22673, merged 2026-05-16).
 """
 
 from __future__ import annotations
@@ -174,6 +182,8 @@ def llama_cpp_command(rung: Rung, catalog: Catalog) -> str:
     parts.append("-fa on")
     if est.kv_type not in ("f16",):
         parts.append(f"-ctk {est.kv_type} -ctv {est.kv_type}")
+    if est.speculative == "mtp":
+        parts.append(LLAMA_CPP_MTP)
     return " ".join(parts)
 
 
@@ -230,6 +240,14 @@ def ollama_command(rung: Rung, catalog: Catalog) -> str | None:
     )
 
 
+#: each engine's switch for MTP speculative decoding with a one-token draft (sources: the module's docstring)
+LLAMA_CPP_MTP = "--spec-type draft-mtp"
+VLLM_MTP = "--speculative-config " + _q('{"method":"mtp","num_speculative_tokens":1}')
+SGLANG_MTP = (
+    "--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1 "
+    "--speculative-num-draft-tokens 2"
+)
+
 _VLLM_QUANT = {"fp8-e4m3": "fp8", "awq-4bit-g128": "awq", "gptq-4bit-g128": "gptq"}
 
 
@@ -251,6 +269,8 @@ def vllm_command(result: FitResult, catalog: Catalog) -> str:
         parts.append(f"--max-num-seqs {est.batch}")
     if est.kv_type.startswith("fp8"):
         parts.append("--kv-cache-dtype fp8")
+    if est.speculative == "mtp":
+        parts.append(VLLM_MTP)
     return " ".join(parts)
 
 
@@ -269,6 +289,8 @@ def sglang_command(result: FitResult, catalog: Catalog) -> str:
         parts.append("--quantization fp8")
     if est.batch > 1:
         parts.append(f"--max-running-requests {est.batch}")
+    if est.speculative == "mtp":
+        parts.append(SGLANG_MTP)
     return " ".join(parts)
 
 
@@ -385,6 +407,10 @@ def commands_for(
             notes["ollama"] = say("Ollama runs GGUF files: the same as for llama.cpp")
     elif rec.engine in ("llama.cpp", "ollama") and gguf:
         out["llama.cpp"] = llama_cpp_command(best, catalog)
+        if est.speculative == "mtp" and not (est.model.source_kind == "file" and est.model.arch.mtp_params):
+            # many GGUF conversions drop the MTP layers; --spec-type draft-mtp then fails at load
+            keeps = say("needs a GGUF that keeps the MTP layers (nextn_predict_layers)")
+            out["llama.cpp"] = Joined("  # ", (out["llama.cpp"], keeps))
         ollama = ollama_command(best, catalog)
         if ollama:
             out["ollama"] = ollama

@@ -288,6 +288,7 @@ def estimate_memory(
         else (),
         backend=req.backend,
         threads=req.threads,
+        speculative=req.speculative if req.workload == "inference" else None,
         notes_said=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,
         training_gpu_bytes=training.gpu_bytes if training else 0,

@@ -140,6 +140,8 @@ class MemoryEstimate:
     backend: Backend | None = None
     #: CPU threads (llama.cpp -t), as requested; None = the physical cores
     threads: int | None = None
+    #: speculative decoding asked for (Request.speculative): the commands then turn it on
+    speculative: Literal["mtp"] | None = None
     #: what the estimate assumed, as said: :attr:`notes` in words
     notes_said: tuple[Text, ...] = field(default_factory=tuple)
     #: training with a framework profile: the PyTorch allocator's peak on one GPU

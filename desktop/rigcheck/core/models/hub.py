@@ -30,8 +30,9 @@ GGUF models are named as llama.cpp names them, ``org/name:TAG`` or ``org/name/pa
 file that is (llama.cpp's own rule) and reads its header, and each part's of a split model, with
 ranged GETs through the same guarded client: the first 2 MiB, doubled only while the header runs
 past the bytes at hand, at most 32 MiB. The file sizes come from the repository listing
-(``files_metadata=True``). The header is parsed by the local reader's parser (:mod:`rigcheck.core.models.files`), so the ModelInfo is the one a
-local copy of the file gives (its source is ``hf:org/name@commit``).
+(``files_metadata=True``). The header is parsed by the local reader's parser
+(:mod:`rigcheck.core.models.files`), so the ModelInfo is the one a local copy of the file gives (its
+source is ``hf:org/name@commit``).
 
 Offline (``HF_HUB_OFFLINE=1``) or with the hub unreachable, a cached ``config.json`` still gives the
 architecture; the weight headers are not cached by the library, so ``weights`` is then None and a

@@ -21,9 +21,10 @@ Where llama.cpp silently takes the first of several matching models, RigCheck re
 (the user then names the file), and the tag is matched literally (llama.cpp puts it into a regex
 unescaped).
 
-:func:`read_gguf_header` fetches a prefix of the file (:data:`FIRST_RANGE`), parses it with
-the bounds-checked parser in :mod:`rigcheck.core.models.files.gguf_header` against the file's real size, and asks for more, doubling, only
-when the header runs past the bytes at hand; past :data:`MAX_HEADER` it refuses.
+:func:`read_gguf_header` fetches a prefix of the file (:data:`FIRST_RANGE`), parses it with the
+bounds-checked parser in :mod:`rigcheck.core.models.files.gguf_header` against the file's real size, and
+asks for more, doubling, only when the header runs past the bytes at hand; past :data:`MAX_HEADER` it
+refuses.
 """
 
 from __future__ import annotations
@@ -196,5 +197,6 @@ def _available(ggufs: list[str]) -> str:
 
 
 def _shown(name: str) -> str:
-    """A path from the repository, on one line (longer than the files package's default: folders + split names)."""
+    """A path from the repository, on one line (longer than the files package's default: folders and
+    split names)."""
     return _show(name, 160)
