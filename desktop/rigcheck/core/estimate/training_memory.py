@@ -269,7 +269,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
             tr("one layer's backward gradients"),
             backward,
             "gpu",
-            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer × {tokens:,} tokens",
+            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer{mixers.backward_words(arch)} × {tokens:,} tokens",
             mixers.source(arch, KORTHIKANTI),
         )
     )

@@ -93,6 +93,16 @@ def by_kind(arch: ArchConfig) -> str:
     )
 
 
+def backward_words(arch: ArchConfig) -> str:
+    """The backward formula's words for a hybrid ("" when every layer takes the attention rule)."""
+    if arch.linear_mixer is None or "linear" not in arch.layer_kinds:
+        return ""
+    return (
+        ", or a Gated DeltaNet layer's: dL/dx, the residual's and FLA's kernel backward (w, u, v_new, chunk "
+        "states h and dh, dv, dq, dk, dw), with its MLP's saved tensors freed, if larger"
+    )
+
+
 def source(arch: ArchConfig, attention_source: str) -> str:
     """The attention rule's source, and the Gated DeltaNet code's where the model has such layers."""
     if arch.linear_mixer is None or "linear" not in arch.layer_kinds:
