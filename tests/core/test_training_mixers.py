@@ -195,3 +195,24 @@ def test_gated_deltanet_kernels_add_their_measured_time_and_dense_models_do_not(
     assert any("Gated DeltaNet kernels" in line and "FlashQLA" in line for line in said)
     _, dense_said = _megatrain_tflops(catalog, dense, 96)
     assert not any("Gated DeltaNet" in line for line in dense_said)
+
+
+def test_a_gguf_names_the_gated_deltanet_widths_in_its_ssm_keys(catalog: Catalog) -> None:
+    """llama.cpp's converter writes linear_* as ssm.* (convert_hf_to_gguf.py Qwen3NextModel): the GGUF
+    reading gives the same widths the config does; a Mamba-style architecture's ssm.* keys give none."""
+    from rigcheck.core.models.files.gguf_model import _gdn_widths, _Meta
+
+    config = _config(catalog, "qwen3.5-27b")
+    keys = {
+        "ssm.conv_kernel": config["linear_conv_kernel_dim"],
+        "ssm.state_size": config["linear_key_head_dim"],
+        "ssm.group_count": config["linear_num_key_heads"],
+        "ssm.time_step_rank": config["linear_num_value_heads"],
+        "ssm.inner_size": config["linear_value_head_dim"] * config["linear_num_value_heads"],
+    }
+    for arch in ("qwen35", "qwen3next"):
+        meta = _Meta({f"{arch}.{k}": v for k, v in keys.items()}, arch, "test.gguf")
+        assert _gdn_widths(meta) == _arch(config).linear_mixer
+    assert _gdn_widths(_Meta({f"nemotron_h.{k}": v for k, v in keys.items()}, "nemotron_h", "t.gguf")) is None
+    partial = {f"qwen35.{k}": v for k, v in keys.items() if k != "ssm.time_step_rank"}
+    assert _gdn_widths(_Meta(partial, "qwen35", "test.gguf")) is None
