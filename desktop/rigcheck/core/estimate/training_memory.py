@@ -20,6 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rigcheck.core.estimate import training_mixers as mixers
+from rigcheck.core.estimate.training_mixers import (
+    Attention,
+    _ffn,
+    _gated,
+    backward_token_bytes,
+    layer_token_bytes,
+)
 from rigcheck.core.estimate.training_profiles import (
     Optimizer,
     Precision,
@@ -29,9 +37,10 @@ from rigcheck.core.estimate.training_profiles import (
 from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
+__all__ = ["Attention", "backward_token_bytes", "layer_token_bytes"]
+
 Method = Literal["full", "lora", "qlora"]
 Where = Literal["gpu", "host", "paged"]
-Attention = Literal["flash", "eager"]
 
 GIB = 1024**3
 #: "When PyTorch uses CUDA for the first time, it allocates between 300 MiB and 2 GiB of VRAM"
@@ -124,38 +133,6 @@ class Setup:
         return self.lora_targets or self.profile.lora_targets
 
 
-def _ffn(arch: ArchConfig) -> int:
-    return arch.intermediate_size or 4 * arch.hidden_size
-
-
-def _gated(arch: ArchConfig) -> bool:
-    # SwiGLU/GeGLU families; GPT-2/Falcon/Phi-1.5-style MLPs are two matrices of 4h
-    return arch.intermediate_size is not None and arch.intermediate_size != 4 * arch.hidden_size
-
-
-def layer_token_bytes(arch: ArchConfig, fused: bool, attention: Attention, context: int) -> int:
-    """Bytes autograd keeps per token for one decoder layer in 16-bit training."""
-    h, ffn = arch.hidden_size, _ffn(arch)
-    qd = arch.num_heads * arch.head_dim
-    kvd = arch.num_kv_heads * arch.head_dim
-    if fused:  # fused norm, RoPE and SwiGLU kernels save their inputs only
-        total = 2 * 4 * h + 4 * qd + 4 * kvd + (4 if _gated(arch) else 2) * ffn
-    else:  # x, norm1 out, x_mid, norm2 out; fp32 copies in both RMSNorms; q/k before and after RoPE, v, out
-        total = 2 * 4 * h + 2 * 4 * h + 6 * qd + 6 * kvd + (8 if _gated(arch) else 4) * ffn
-    if attention == "eager":  # scores, softmax (2 B each) and the dropout mask (1 B) per head and key
-        total += 5 * arch.num_heads * context
-    return total
-
-
-def backward_token_bytes(arch: ArchConfig) -> int:
-    """Gradients one layer's backward holds per token at once: dL/dx and the residual's (2·h each), the
-    gated MLP's dL/d(gate, up) (2·ffn each), dL/dq, dL/dk, dL/dv."""
-    h, ffn = arch.hidden_size, _ffn(arch)
-    qd = arch.num_heads * arch.head_dim
-    kvd = arch.num_kv_heads * arch.head_dim
-    return 2 * (2 * h + (2 if _gated(arch) else 1) * ffn + qd + 2 * kvd)
-
-
 def lora_param_count(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
     h, ffn = arch.hidden_size, _ffn(arch)
     qd = arch.num_heads * arch.head_dim
@@ -214,22 +191,24 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
     # selective recomputation recomputes attention's scores and softmax instead of saving them
     # (Korthikanti et al. 2022 §4.2), which is what flash attention never materialises anyway
     attention: Attention = "flash" if mode == "selective" else setup.attention
-    per_layer = layer_token_bytes(arch, setup.profile.fused_kernels, attention, context) * tokens
-    backward = backward_token_bytes(arch) * tokens
+    fused = setup.profile.fused_kernels
+    every_layer = mixers.layers_token_bytes(arch, fused, attention, context) * tokens
+    per_layer = mixers.largest_layer_token_bytes(arch, fused, attention, context) * tokens
+    backward = mixers.largest_backward_token_bytes(arch, fused) * tokens
     inputs = 2 * arch.hidden_size * tokens
     layers = arch.num_layers
-    kernel = "fused kernels" if setup.profile.fused_kernels else "unfused kernels"
+    kernel = ("fused kernels" if fused else "unfused kernels") + mixers.by_kind(arch)
     parts: list[Part] = []
     if mode in ("none", "selective"):
         parts.append(
             Part(
                 "activations",
                 tr("activations ({checkpointing} checkpointing)", checkpointing=mode),
-                per_layer * layers,
+                every_layer,
                 "gpu",
                 f"{layers} layers × saved tensors per token ({kernel}, {attention} attention)"
                 f" × {tokens:,} tokens",
-                KORTHIKANTI,
+                mixers.source(arch, KORTHIKANTI),
             )
         )
     elif mode == "full":
@@ -250,7 +229,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
                 per_layer,
                 "gpu",
                 f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                KORTHIKANTI,
+                mixers.source(arch, KORTHIKANTI),
             )
         )
     else:  # offloaded: the inputs go to host RAM; two stay on the GPU in flight
@@ -271,7 +250,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
                 per_layer,
                 "gpu",
                 f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                KORTHIKANTI,
+                mixers.source(arch, KORTHIKANTI),
             )
         )
         parts.append(
@@ -290,8 +269,8 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
             tr("one layer's backward gradients"),
             backward,
             "gpu",
-            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer × {tokens:,} tokens",
-            KORTHIKANTI,
+            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer{mixers.backward_words(arch)} × {tokens:,} tokens",
+            mixers.source(arch, KORTHIKANTI),
         )
     )
     parts.append(_loss(arch, setup.profile, tokens))

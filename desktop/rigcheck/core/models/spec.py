@@ -24,6 +24,31 @@ TENSOR_TABLE_NOTE = "parameters: from the tensor table"
 
 
 @dataclass(frozen=True)
+class LinearMixer:
+    """The widths of a Gated DeltaNet token mixer (Qwen3-Next, Qwen3.5: the config's ``linear_*`` keys,
+    transformers models/qwen3_5/modular_qwen3_5.py Qwen3_5GatedDeltaNet)."""
+
+    key_heads: int
+    value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+
+    @property
+    def key_dim(self) -> int:
+        return self.key_heads * self.key_head_dim
+
+    @property
+    def value_dim(self) -> int:
+        return self.value_heads * self.value_head_dim
+
+    @property
+    def conv_dim(self) -> int:
+        """Channels of the depthwise conv1d: q, k and v (2·key_dim + value_dim)."""
+        return 2 * self.key_dim + self.value_dim
+
+
+@dataclass(frozen=True)
 class ArchConfig:
     """A decoder-only transformer, per layer where layers differ. Counts are exact integers."""
 
@@ -49,6 +74,8 @@ class ArchConfig:
     # -- linear attention / recurrent layers: a fixed state per sequence per such layer ----------
     #: elements of recurrent + convolution state per linear layer per sequence
     linear_state_elements: int | None = None
+    #: the linear layers' Gated DeltaNet widths, when the config names them (None: not known)
+    linear_mixer: LinearMixer | None = None
     #: per layer, cached elements per token where layers differ (Gemma 4's global layers, a sparse-
     #: attention indexer's keys, layers that reuse another layer's KV: 0); empty: the uniform rule
     layer_kv_elements: tuple[int, ...] = ()

@@ -34,9 +34,10 @@ GPU (train.py logs ``torch.cuda.max_memory_allocated``, the allocator peak):
   saves its logits input for the backward, ``ctx.save_for_backward(logits, lse, labels)``) beside the
   normed hidden state; or one layer's backward: the block's K recomputed hidden states
   (``recompute_cache`` holds all K outputs until the first of them is differentiated), that layer's saved
-  activations and its input gradients (the per-token rules of training_memory), and its bf16 weight
-  gradients. Samples are padded to ``max_seq_len`` (infinity/data/datasets.py ``padding="max_length"``),
-  so T is the configured length whatever the data.
+  activations and its input gradients (the per-token rules of training_mixers, by layer kind: a hybrid's
+  Gated DeltaNet layers save other tensors than its attention layers, and the larger counts), and its bf16
+  weight gradients. Samples are padded to ``max_seq_len`` (infinity/data/datasets.py
+  ``padding="max_length"``), so T is the configured length whatever the data.
 
 Several GPUs (data parallel since 5cf47ac, 2026-04-17: infinity/model/mp_state.py, mp_worker.py): one
 worker process per GPU, each with the GPU state above for its share of the batch
@@ -49,7 +50,7 @@ steps once per step for all workers.
 
 from __future__ import annotations
 
-from rigcheck.core.estimate.training_memory import backward_token_bytes, layer_token_bytes
+from rigcheck.core.estimate.training_mixers import backward_token_bytes, kinds_counted, layer_token_bytes
 from rigcheck.core.models.spec import ArchConfig
 
 SOURCE = "DLYuanGod/MegaTrain infinity/model/cpu_master.py, examples/train.py @2a9f977"
@@ -128,7 +129,11 @@ def sample_bytes(arch: ArchConfig, context: int) -> int:
     checkpoints = checkpoint_bytes(arch, context)
     # every chunk's logits, the normed hidden state and the RMSNorm's fp32 input copy
     loss = logits_bytes(arch, context) + context * h * (BF16 + 4)
-    layer = layer_token_bytes(arch, False, "flash", context) + backward_token_bytes(arch)
+    # the layer kind whose backward holds the most (a hybrid's Gated DeltaNet or attention layer)
+    layer = max(
+        layer_token_bytes(arch, False, "flash", context, kind) + backward_token_bytes(arch, kind, False)
+        for kind in kinds_counted(arch)
+    )
     backward = context * (CHECKPOINT_INTERVAL * h * BF16 + layer)
     return checkpoints + max(loss, backward)
 

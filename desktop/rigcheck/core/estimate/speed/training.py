@@ -25,6 +25,7 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed import linear_kernels
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs
 from rigcheck.core.estimate.speed.result import Bound, Speed
 from rigcheck.core.i18n import num, percent, sig, tr
@@ -208,6 +209,22 @@ def training_speed(
         )
     bound: Bound = "compute"
     step = t_compute
+    # Gated DeltaNet kernels: their measured time, which the matmul FLOPs above leave out
+    forwards = 3 if placement.offload == "full" else 1 + (1 if recompute else 0)
+    t_linear = linear_kernels.per_token_seconds(arch, peak, forwards) * tokens_per_step
+    if t_linear > 0:
+        step += t_linear
+        explanation.append(
+            tr(
+                "Gated DeltaNet kernels: +{ms} ms per step ({forwards} forward and 1 backward pass over "
+                "{layers} linear-attention layers, at flash-linear-attention's measured kernel time scaled "
+                "by value heads and GPU peak: {source})",
+                ms=num(t_linear * 1e3),
+                forwards=forwards,
+                layers=sum(1 for kind in arch.layer_kinds if kind == "linear"),
+                source=linear_kernels.SOURCE,
+            )
+        )
     if est.workload == "qlora":
         bw = gpu_bandwidth(specs[i])
         factor = speed.gpu_factor(catalog, gpus[i], specs[i], est.backend)

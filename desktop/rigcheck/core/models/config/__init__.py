@@ -130,6 +130,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         kv_lora_rank=mla.kv_lora_rank if mla else None,
         qk_rope_head_dim=mla.qk_rope if mla else None,
         linear_state_elements=body.linear_state,
+        linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,

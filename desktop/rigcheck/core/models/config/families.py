@@ -19,6 +19,7 @@ from rigcheck.core.models.config.shared import (
     _Moe,
     _per_token,
 )
+from rigcheck.core.models.spec import LinearMixer
 
 
 def _dense_body(attn: Callable[[_Keys, _Dims], int], *, mlp_bias_key: str | None = None) -> BodyFn:
@@ -121,7 +122,7 @@ def _qwen3_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     return _Body(mixers=(_qwen3_attn(k, d),) * d.layers, mlps=_qwen_moe_mlps(k, d, shared_expert=False))
 
 
-def _gated_deltanet(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], int | None]:
+def _gated_deltanet(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], int | None, LinearMixer]:
     """The token mixers of a Qwen3-Next / Qwen3.5 hybrid stack, and the linear layers' cache.
 
     Full-attention layers (Qwen3NextAttention): q_proj doubled for the output gate, q/k norms.
@@ -133,7 +134,8 @@ def _gated_deltanet(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], 
     The cache per sequence (``update_conv_state`` / ``recurrent_states`` in the same file): a conv
     state of conv_dim × linear_conv_kernel_dim (transformers pads it to the whole kernel; llama.cpp
     keeps kernel - 1 columns) and a recurrent state of v_heads × head_k_dim × head_v_dim (keys are
-    repeated to v_heads before the delta rule).
+    repeated to v_heads before the delta rule). The widths themselves (:class:`LinearMixer`) go with the
+    architecture, for the activations training saves per layer kind.
     """
     bias = k.flag("attention_bias")
     full = _gqa(d, qkv_bias=bias, o_bias=bias, qk_norm="head", q_gate=True)
@@ -154,22 +156,25 @@ def _gated_deltanet(k: _Keys, d: _Dims, kinds: Kinds) -> tuple[tuple[int, ...], 
     )
     mixers = tuple(linear if kind == "linear" else full for kind in kinds)
     state = conv_dim * kernel + v_heads * head_k * head_v
-    return mixers, state if "linear" in kinds else None
+    widths = LinearMixer(k_heads, v_heads, head_k, head_v, kernel)
+    return mixers, state if "linear" in kinds else None, widths
 
 
 def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     """models/qwen3_next/modular_qwen3_next.py: the hybrid token mixers (:func:`_gated_deltanet`) and
     Qwen2-MoE's experts with a shared expert and its gate."""
-    mixers, state = _gated_deltanet(k, d, kinds)
-    return _Body(mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state)
+    mixers, state, widths = _gated_deltanet(k, d, kinds)
+    return _Body(
+        mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state, linear_mixer=widths
+    )
 
 
 def _qwen3_5_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     """models/qwen3_5/modular_qwen3_5.py (Qwen3_5DecoderLayer): Qwen3-Next's hybrid token mixers
     (:func:`_gated_deltanet`) and a dense gated MLP of intermediate_size in every layer."""
-    mixers, state = _gated_deltanet(k, d, kinds)
+    mixers, state, widths = _gated_deltanet(k, d, kinds)
     mlp = _gated_mlp(d.hidden, k.size("intermediate_size"))
-    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state)
+    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state, linear_mixer=widths)
 
 
 def _gpt_oss_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:

@@ -93,9 +93,10 @@ def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
         kind: _attention_params(d.hidden, w, bias=bias, qk_norm=qk_norm) for kind, w in widths.items()
     }
     state = None
+    gdn = None
     linear: tuple[int, ...] = ()
     if "linear" in kinds:
-        linear, state = _gated_deltanet(k, d, kinds)
+        linear, state, gdn = _gated_deltanet(k, d, kinds)
         k.assume("linear_attention layers counted as Gated DeltaNet from the linear_* keys (Qwen3-Next)")
     mixers = tuple(linear[i] if kind == "linear" else attn[kind] for i, kind in enumerate(kinds))
     uniform = all(w == (d.heads, d.kv_heads, d.head_dim, d.head_dim) for w in widths.values())
@@ -118,7 +119,7 @@ def _generic_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
         mlps = _generic_moe(k, d, key)
     else:
         mlps = (_gated_mlp(d.hidden, k.size("intermediate_size")),) * d.layers
-    return _Body(mixers=mixers, mlps=mlps, linear_state=state, kv_elements=cached)
+    return _Body(mixers=mixers, mlps=mlps, linear_state=state, linear_mixer=gdn, kv_elements=cached)
 
 
 def _msa_indexer(k: _Keys, d: _Dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -198,5 +199,7 @@ def _generic_kinds(k: _Keys, layers: int) -> Kinds:
 def _qwen3_5_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     """models/qwen3_5_moe/modular_qwen3_5_moe.py: Qwen3.5's hybrid token mixers (:func:`_gated_deltanet`)
     and Qwen3-Next's sparse MoE block (routed experts, a shared expert and its 1-wide gate) in every layer."""
-    mixers, state = _gated_deltanet(k, d, kinds)
-    return _Body(mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state)
+    mixers, state, widths = _gated_deltanet(k, d, kinds)
+    return _Body(
+        mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state, linear_mixer=widths
+    )

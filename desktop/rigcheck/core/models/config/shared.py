@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn
 
 from rigcheck.core.errors import InputError
-from rigcheck.core.models.spec import LayerKind
+from rigcheck.core.models.spec import LayerKind, LinearMixer
 
 MAX_LAYERS: Final = 10_000
 #: no published model comes near 1e13 parameters; a config past it is a typo or an attack
@@ -149,6 +149,8 @@ class _Body:
     mlps: tuple[int | _Moe, ...]
     head_bias: int = 0
     linear_state: int | None = None
+    #: the linear layers' Gated DeltaNet widths (ArchConfig.linear_mixer)
+    linear_mixer: LinearMixer | None = None
     mla: _Mla | None = None
     #: cached elements per token per layer where layers differ (ArchConfig.layer_kv_elements)
     kv_elements: tuple[int, ...] = ()

@@ -23,7 +23,7 @@ from rigcheck.core.models.files.limits import (
     _SWA_RULES,
     MAX_LAYERS,
 )
-from rigcheck.core.models.spec import ArchConfig, LayerKind, ModelInfo, WeightsInfo
+from rigcheck.core.models.spec import ArchConfig, LayerKind, LinearMixer, ModelInfo, WeightsInfo
 from rigcheck.core.text import one_line
 
 
@@ -215,6 +215,7 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         kv_lora_rank=kv_lora,
         qk_rope_head_dim=qk_rope,
         linear_state_elements=linear_state,
+        linear_mixer=_gdn_widths(meta) if "linear" in kinds[:decoder] else None,
         num_experts=n_experts if counts.moe_layers else None,
         experts_per_token=per_token if counts.moe_layers else None,
         moe_layers=tuple(counts.moe_layers_flags[:decoder]),
@@ -394,6 +395,24 @@ def _swa_layers(
     if not period:
         return [True] * layers  # llama.cpp: a period of 0 windows every layer
     return [(layer + 1) % period != 0 for layer in range(layers)]
+
+
+#: llama.cpp architectures whose linear layers are Gated DeltaNet, their widths written as ssm.* keys
+#: (ggml-org/llama.cpp convert_hf_to_gguf.py@a458664 Qwen3NextModel.set_gguf_parameters: conv_kernel =
+#: linear_conv_kernel_dim, state_size = linear_key_head_dim, group_count = linear_num_key_heads,
+#: time_step_rank = linear_num_value_heads, inner_size = linear_value_head_dim × linear_num_value_heads)
+_GDN_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe"})
+
+
+def _gdn_widths(meta: _Meta) -> LinearMixer | None:
+    """A Gated DeltaNet layer's widths from the ssm.* keys, for the architectures that write them so."""
+    if meta.arch not in _GDN_ARCHS:
+        return None
+    keys = ("ssm.group_count", "ssm.time_step_rank", "ssm.state_size", "ssm.inner_size", "ssm.conv_kernel")
+    k_heads, v_heads, head_k, inner, kernel = (meta.count(key) or 0 for key in keys)
+    if not all((k_heads, v_heads, head_k, inner, kernel)) or inner % v_heads:
+        return None
+    return LinearMixer(k_heads, v_heads, head_k, inner // v_heads, kernel)
 
 
 def _linear_state(meta: _Meta, hidden: int) -> int | None:
