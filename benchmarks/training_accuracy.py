@@ -101,7 +101,7 @@ def _capacity(row: TrainingMeasurement, catalog: Catalog) -> int | None:
 
 
 def request(row: TrainingMeasurement, context: int | None = None) -> Request:
-    if row.framework == "deepspeed":
+    if row.framework == "deepspeed" and row.method != "full":
         raise NotEstimableError("DeepSpeed ZeRO-3 offload of LoRA is not part of this estimate")
     method = "full" if row.method == "offload" else row.method
     optimizer = row.optimizer.split("+")[0]
