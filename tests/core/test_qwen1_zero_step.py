@@ -30,7 +30,9 @@ def test_qwen1_mlp_is_half_of_its_intermediate_size_and_every_head_has_its_own_k
 
 def _setup(framework: str, *, offload: bool = False) -> Setup:
     prof = PROFILES[framework]
-    return Setup(method="full", profile=prof, optimizer=OPTIMIZERS[prof.optimizer_full], offload_states=offload)
+    return Setup(
+        method="full", profile=prof, optimizer=OPTIMIZERS[prof.optimizer_full], offload_states=offload
+    )
 
 
 def _zero(context: int, **kw: bool) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from rigcheck.core.estimate.training_profiles import (
     Profile,
     TrainCheckpointing,
 )
-from rigcheck.core.estimate.training_zero import ZERO_STEP_SOURCE, zero_step_bytes, zero_step_elements
+from rigcheck.core.estimate.training_zero import ZERO_STEP_SOURCE, zero_step
 from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
@@ -554,7 +554,10 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         )
     parts.extend(_activations(arch, setup, context, batch))
     parts.extend(_step_temporary(setup, states[0], parts))
-    parts.extend(_zero_step(setup, params // shard if setup.method == "full" else 0, pbytes, parts))
+    freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
+    zero = zero_step(setup, params // shard if setup.method == "full" else 0, pbytes, freed)
+    if zero is not None:  # DeepSpeed ZeRO's step: a sub-group's gradient in fp32 (training_zero)
+        parts.append(Part("optimizer", zero[0], zero[1], "gpu", zero[2], ZERO_STEP_SOURCE))
     if shard > 1 and setup.method in prof.full_state_dict_load:
         # the unsharded checkpoint each rank loads stays allocated beside training (LitGPT's LoRA rows on
         # two and four GPUs grow with the micro-batch on top of it)
@@ -581,29 +584,6 @@ def _unsharded_gradients(setup: Setup) -> bool:
         and setup.profile.fsdp_no_sync_accumulation
         and not setup.offload_states
     )
-
-
-def _zero_step(setup: Setup, partition: int, pbytes: int, parts: list[Part]) -> list[Part]:
-    """DeepSpeed ZeRO's full fine-tuning step on the GPU (training_zero): one sub-group's gradient
-    flattened and cast to fp32, beyond the activations the step has freed."""
-    prof = setup.profile
-    if prof.framework != "deepspeed" or not prof.fp32_master or setup.offload_states or partition <= 0:
-        return []
-    temp = zero_step_bytes(partition, pbytes)
-    freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
-    if temp <= freed:
-        return []
-    size = zero_step_elements(partition)
-    return [
-        Part(
-            "optimizer",
-            tr("ZeRO step: one sub-group's gradient in fp32"),
-            temp - freed,
-            "gpu",
-            f"{size:,} × ({pbytes} + {0 if pbytes == 4 else 4}) B beyond the {freed:,} B of activations freed",
-            ZERO_STEP_SOURCE,
-        )
-    ]
 
 
 #: torch.optim.AdamW's default on CUDA tensors is the foreach implementation (_default_to_fused_or_foreach),

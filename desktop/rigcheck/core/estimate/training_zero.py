@@ -11,6 +11,14 @@ files set). The activations are freed by then, so the temporary adds only what i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from rigcheck.core.i18n import tr
+
+if TYPE_CHECKING:
+    from rigcheck.core.estimate.training_memory import Setup
+
+
 #: DeepSpeed ZeRO config ``sub_group_size``: its default, 1e9 parameters
 SUB_GROUP_SIZE = 1_000_000_000
 ZERO_STEP_SOURCE = (
@@ -30,3 +38,19 @@ def zero_step_bytes(partition_params: int, grad_bytes: int) -> int:
     an fp32 run's cast is the flat copy itself."""
     cast = 0 if grad_bytes == 4 else 4
     return zero_step_elements(partition_params) * (grad_bytes + cast)
+
+
+def zero_step(setup: Setup, partition: int, pbytes: int, freed: int) -> tuple[str, int, str] | None:
+    """DeepSpeed ZeRO's full fine-tuning step on the GPU, as (name, bytes, formula): one sub-group's
+    gradient flattened and cast to fp32, beyond the ``freed`` bytes of activations the step has freed;
+    None where it does not apply (another stack, states offloaded, LoRA) or ``freed`` covers it."""
+    prof = setup.profile
+    if prof.framework != "deepspeed" or not prof.fp32_master or setup.offload_states or partition <= 0:
+        return None
+    temp = zero_step_bytes(partition, pbytes)
+    if temp <= freed:
+        return None
+    size = zero_step_elements(partition)
+    cast = 0 if pbytes == 4 else 4
+    formula = f"{size:,} × ({pbytes} + {cast}) B beyond the {freed:,} B of activations freed"
+    return tr("ZeRO step: one sub-group's gradient in fp32"), temp - freed, formula
