@@ -49,7 +49,7 @@ WITHIN = 0.20
 CONTEXT_WITHIN = 0.30
 #: a max-context answer under this many tokens is "does not fit" (the sources write OOM)
 SMALLEST_CONTEXT = 256
-FRAMEWORK_IDS = {"transformers+peft": "transformers"}
+FRAMEWORK_IDS = {"transformers+peft": "transformers", "ms-swift": "transformers"}
 #: host RAM of the simulated machine for speed rows (the sources do not say; enough not to limit)
 HOST_RAM = 512 * GIB
 
@@ -101,7 +101,7 @@ def _capacity(row: TrainingMeasurement, catalog: Catalog) -> int | None:
 
 
 def request(row: TrainingMeasurement, context: int | None = None) -> Request:
-    if row.framework == "deepspeed":
+    if row.framework == "deepspeed" and row.method != "full":
         raise NotEstimableError("DeepSpeed ZeRO-3 offload of LoRA is not part of this estimate")
     method = "full" if row.method == "offload" else row.method
     optimizer = row.optimizer.split("+")[0]

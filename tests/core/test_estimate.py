@@ -144,7 +144,9 @@ def test_training_full_model_states_follow_the_stack(catalog: Catalog) -> None:
     mixed = estimate_memory(
         model(LLAMA_31_8B), Request(workload="full", context=1024, framework="deepspeed"), catalog
     )
-    assert mixed.total("weights") + mixed.total("gradients") + mixed.total("optimizer") == 16 * params
+    zero = sum(t.bytes for t in mixed.terms if t.name.startswith("ZeRO step"))  # a sub-group's fp32 grad
+    assert 0 < zero <= 6 * params
+    assert mixed.total("weights") + mixed.total("gradients") + mixed.total("optimizer") - zero == 16 * params
     assert est.total("activations") > 0
     lora = estimate_memory(model(LLAMA_31_8B), Request(workload="lora", context=1024), catalog)
     qlora = estimate_memory(model(LLAMA_31_8B), Request(workload="qlora", context=1024), catalog)

@@ -34,6 +34,7 @@ from rigcheck.core.estimate.training_profiles import (
     Profile,
     TrainCheckpointing,
 )
+from rigcheck.core.estimate.training_zero import ZERO_STEP_SOURCE, zero_step
 from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
@@ -532,6 +533,10 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         )
     parts.extend(_activations(arch, setup, context, batch))
     parts.extend(_step_temporary(setup, states[0], parts))
+    freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
+    zero = zero_step(setup, params // shard if setup.method == "full" else 0, pbytes, freed)
+    if zero is not None:  # DeepSpeed ZeRO's step: a sub-group's gradient in fp32 (training_zero)
+        parts.append(Part("optimizer", zero[0], zero[1], "gpu", zero[2], ZERO_STEP_SOURCE))
     if shard > 1 and setup.method in prof.full_state_dict_load:
         # the unsharded checkpoint each rank loads stays allocated beside training (LitGPT's LoRA rows on
         # two and four GPUs grow with the micro-batch on top of it)

@@ -64,6 +64,7 @@ from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
 from rigcheck.gui.pages.fit_ladder import FormatLadder
+from rigcheck.gui.pages.fit_training import gpu_count_box, refresh_box, with_training_gpus
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
@@ -198,6 +199,7 @@ class FitPage(FormatLadder, QWidget):
             (tr("Framework"), self.framework),
             (tr("LoRA rank"), self.lora_rank),
             (tr("Checkpointing"), self.checkpointing),
+            (tr("Training GPUs"), self.training_gpus),
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
             (tr("GPU backend"), self.backend),
@@ -364,6 +366,7 @@ class FitPage(FormatLadder, QWidget):
             self.checkpointing.currentIndexChanged,
             self.split.currentIndexChanged,
             self.gpu_layers.valueChanged,
+            self.training_gpus.valueChanged,
         ):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
@@ -438,13 +441,13 @@ class FitPage(FormatLadder, QWidget):
         machine = self.state.machine
         self.split.setEnabled(llama and machine is not None and len(machine.gpus) > 1)
         self.gpu_layers.setEnabled(llama and machine is not None and bool(machine.gpus))
-        for widget in (self.framework, self.lora_rank, self.checkpointing):
+        for widget in (self.framework, self.lora_rank, self.checkpointing, self.training_gpus):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
         # only the settings that apply are shown: a training stack's for training, an engine's for
         # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
         for widget in (self.engine, self.kv, self.backend, self.split, self.gpu_layers, self.framework,
-                       self.lora_rank, self.checkpointing):  # fmt: skip
+                       self.lora_rank, self.checkpointing, self.training_gpus):  # fmt: skip
             self.form.setRowVisible(widget, widget.isEnabled())
 
     def _engine_formats(self) -> None:
@@ -475,6 +478,7 @@ class FitPage(FormatLadder, QWidget):
             tr("Checkpointing"),
             [("", tr("framework default"))] + [(m, m) for m in ("none", "selective", "full", "offloaded")],
         )
+        self.training_gpus = gpu_count_box()  # rigcheck fit --gpus; the default the CLI's (fit_training)
 
     @Slot()
     def _workload_changed(self) -> None:
@@ -628,8 +632,9 @@ class FitPage(FormatLadder, QWidget):
         self.recompute()
 
     def request(self) -> Request:
+        """The settings asked; a training run on the GPUs the CLI would use (fit_training)."""
         quant = self.quant.currentData()
-        return Request(
+        asked = Request(
             quant=None if quant == FILE_QUANT else quant,
             context=self.context_value.value(),
             batch=self.batch.value(),
@@ -643,6 +648,7 @@ class FitPage(FormatLadder, QWidget):
             lora_rank=self.lora_rank.value() or None,
             checkpointing=self.checkpointing.currentData() or None,
         )
+        return with_training_gpus(asked, self.training_gpus.value(), self.state.machine)
 
     def _gpu_layers(self) -> int | None:
         """llama.cpp -ngl N, or None for as many as fit."""
@@ -669,6 +675,7 @@ class FitPage(FormatLadder, QWidget):
                 self.subtitle.setText(tr("Waiting for the machine…"))
             return
         model, machine = self.model, self.state.machine
+        refresh_box(self.training_gpus, self.request(), machine)
         arch = model.arch
         active = f", {num(arch.params_active / 1e9, 1, group=False)}B {tr('active')}" if arch.is_moe else ""
         self.title.setText(model.name)

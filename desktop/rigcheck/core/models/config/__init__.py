@@ -87,6 +87,9 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     config = _aliased(config, family.aliases)
     k = _Keys(config, source, family.defaults)
     d = _dims(k, family)
+    if family.halves_intermediate:  # Qwen-1: each MLP projection is intermediate_size // 2 wide
+        config = {**config, "intermediate_size": k.size("intermediate_size") // 2}
+        k = _Keys(config, source, family.defaults)
     kinds = _layer_kinds(k, family, d.layers)
     max_ctx = k.optional_size("max_position_embeddings")
     window = _window(k, kinds)

@@ -51,6 +51,13 @@ def _qwen2_attn(k: _Keys, d: _Dims) -> int:
     return _gqa(d, qkv_bias=True)
 
 
+def _qwen_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
+    """Qwen (1) remote code: c_attn (q, k, v of every head) with a bias, c_proj without; a gated MLP
+    whose width parse_config has already halved (``_Family.halves_intermediate``)."""
+    mlp = _gated_mlp(d.hidden, k.size("intermediate_size"))
+    return _Body(mixers=(_gqa(d, qkv_bias=True),) * d.layers, mlps=(mlp,) * d.layers)
+
+
 def _qwen3_attn(k: _Keys, d: _Dims) -> int:
     """models/qwen3/modeling_qwen3.py: attention_bias on q/k/v/o, RMSNorm(head_dim) on q and k."""
     bias = k.flag("attention_bias")

@@ -29,6 +29,7 @@ from rigcheck.core.models.config.families import (
     _qwen3_attn,
     _qwen3_moe_body,
     _qwen3_next_body,
+    _qwen_body,
 )
 from rigcheck.core.models.config.generic import _generic_body, _generic_kinds, _qwen3_5_moe_body
 from rigcheck.core.models.config.hybrids import (
@@ -69,6 +70,9 @@ class _Family:
     reads_layer_types: bool = True
     #: the standard key -> the family's own names for it (its config class's attribute_map)
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the config's intermediate_size is twice each MLP projection's width (Qwen-1's remote code,
+    #: QWenMLP: ``ff_dim_in = config.intermediate_size // 2`` for w1, w2 and c_proj)
+    halves_intermediate: bool = False
 
 
 _LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
@@ -106,6 +110,21 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_qwen2_attn),
         _qwen2_windows,
         {"tie_word_embeddings": False, **_QWEN2_WINDOWS},
+    ),
+    # Qwen (1), remote code (auto_map modeling_qwen.QWenLMHeadModel, e.g. Qwen/Qwen-1_8B): QWenAttention's
+    # c_attn = Linear(hidden, 3 * kv_channels * heads) with a bias, c_proj without (no_bias), so every head
+    # has its own keys and values; QWenMLP w1/w2 hidden -> intermediate_size // 2, c_proj back; RMSNorm
+    # ln_1, ln_2, ln_f; lm_head apart from wte
+    "qwen": _Family(
+        "Qwen remote code modeling_qwen.py (QWenLMHeadModel)",
+        _qwen_body,
+        defaults={"tie_word_embeddings": False},
+        aliases={
+            "num_key_value_heads": ("num_attention_heads",),
+            "head_dim": ("kv_channels",),
+            "max_position_embeddings": ("seq_length",),
+        },
+        halves_intermediate=True,
     ),
     "qwen2_moe": _Family(
         "models/qwen2_moe/modeling_qwen2_moe.py",
