@@ -38,7 +38,7 @@ from rigcheck.core.estimate.fit import FitResult
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
-from rigcheck.core.estimate.training_commands import training_command
+from rigcheck.core.estimate.training_commands import training_commands
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub_gguf import split_gguf_id
 from rigcheck.core.models.spec import ModelInfo
@@ -350,14 +350,8 @@ def commands_for(
     est = result.estimate
     download = est.total("weights") if est.workload == "inference" else None
     if est.workload != "inference":
-        command = training_command(result, catalog)
-        if command:
-            out["transformers"] = command
-        else:
-            notes["transformers"] = (
-                "MegaTrain-style offload streams layers from RAM: not a transformers option"
-            )
-        return Commands(out, None, notes)
+        stack_commands, stack_notes = training_commands(result, catalog)
+        return Commands(dict(stack_commands), None, dict(stack_notes))
     gguf = est.quant is None or est.quant.kind in ("gguf", "mx") or est.quant.id in ("bf16", "fp16")
     if rec.engine == "ktransformers" and result.placement.offload == "experts":
         out["ktransformers"] = ktransformers_command(best, machine, catalog)

@@ -66,6 +66,8 @@ def training_json(est: MemoryEstimate) -> dict[str, Any]:
         "framework": est.framework,
         "stack": stack_name(est.framework),
         "checkpointing": est.checkpointing,
+        # the GPUs the model states are sharded over, each holding the per-GPU figures below
+        "gpus": est.training_gpus,
         "trainable_params": est.trainable_params,
         "lora_rank": est.lora_rank,
         "lora_alpha": est.lora_alpha,
