@@ -45,7 +45,7 @@ MIN_ROWS_FOR_FIXED_COST = 4
 #: the extra cost of a mixture-of-experts layer (SpeedFactor.moe_layer_us, speed/fixed.py) is fitted with the
 #: efficiency and the per-layer cost only where the rows hold at least this many MoE and this many dense
 #: rows (else the two cannot be told apart); elsewhere the vendor × backend pool's, else none
-MIN_MOE_COST_ROWS = 3
+MIN_MOE_COST_ROWS = 2
 MOE_LAYER_US = list(range(0, 301, 5))
 #: classes whose rows stay out of their vendor × backend pool: GCN Instinct cards run community gfx906
 #: builds of llama.cpp on an architecture without matrix units, unlike the RDNA/CDNA cards the pool serves
@@ -255,7 +255,8 @@ def main() -> None:
         for key, points in decode.items()
     }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
-    fitted: dict[str, tuple[float, float]] = {}
+    #: each class × backend's decode factors, for a class that borrows its neighbour's on the same backend
+    fitted: dict[tuple[str, str], tuple[float, float]] = {}
     #: every fitted class × backend row as printed, for a class that borrows its vendor's backend row
     printed: dict[tuple[str, str], list[str]] = {}
     print(HEADER)
@@ -309,6 +310,13 @@ def main() -> None:
         pre = prefill.get(key, [])
         eff, tau, err, how, extra_urls = decode_fits[key]
         prefill_fit = prefill_fits.get(key)
+        prefill_from = ""
+        if prefill_fit is None and not pre:
+            # decode rows only: the class's default backend's prefill shares, as print_borrowed_backend does
+            # for a class × backend with no rows at all (prefill rides the chip's matrix path)
+            default = (key[0], DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"))
+            prefill_fit = prefill_fits.get(default) if default != key else None
+            prefill_from = f" (no prefill rows of its own: the {default[0]}-{default[1]} shares)"
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
@@ -319,7 +327,7 @@ def main() -> None:
         factor_lines = [f"decode_bandwidth_efficiency = {eff:.2f}", f"per_layer_us = {tau:g}"]
         if key in moe_fits:
             factor_lines.append(f"moe_layer_us = {moe_fits[key][0]:g}")
-        fitted[key[0]] = (eff, tau)
+        fitted[key] = (eff, tau)
         if key in hop_fits and hop_fits[key].us:
             factor_lines.append(f"per_gpu_us = {hop_fits[key].us:g}")
         if prefill_fit is not None:
@@ -340,7 +348,7 @@ def main() -> None:
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
-            + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
+            + (f", prefill{prefill_from}: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + (f"; cost per mixture-of-experts layer {moe_fits[key][1]}" if key in moe_fits else "")
             + '"'
@@ -956,12 +964,13 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
         print()
 
 
-def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
+def print_borrowed(fitted: dict[tuple[str, str], tuple[float, float]]) -> None:
     print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
     for cls, backend, neighbour, why in BORROWED:
-        if neighbour not in fitted or cls in fitted:
+        # the neighbour's factors on this backend (not whichever of its backends was fitted last)
+        if (neighbour, backend) not in fitted or any(c == cls for c, _b in fitted):
             continue
-        eff, tau = fitted[neighbour]
+        eff, tau = fitted[(neighbour, backend)]
         print("[[speed_factor]]")
         print(f'id = "{cls}-{backend}"')
         print(f'hw_class = "{cls}"')

@@ -103,7 +103,9 @@ def test_fit_moe_cost_recovers_the_cost_of_a_moe_layer_from_dense_and_moe_rows()
         for i, (gb, n) in enumerate([(2.7, 24), (2.3, 48), (3.7, 36)])
     ]
     points = dense + moe
-    assert fit_speed.separates_moe(points) and not fit_speed.separates_moe(dense + moe[:2])
+    assert fit_speed.separates_moe(points)
+    assert not fit_speed.separates_moe(dense + moe[: fit_speed.MIN_MOE_COST_ROWS - 1])
+    assert not fit_speed.separates_moe(dense[: fit_speed.MIN_ROWS_FOR_FIXED_COST - 1] + moe)
     eff, tau, moe_us = fit_speed.fit_moe_cost(points)
     assert (eff, tau, moe_us) == (0.85, 40.0, 60.0)
     assert fit_speed.keeps_median(points, (eff, tau, moe_us), fit_speed.fit_decode(points))
@@ -120,3 +122,15 @@ def test_a_moe_cost_the_rows_do_not_bear_out_is_not_kept() -> None:
     found = fit_speed.fit_moe_cost(points)
     assert found[2] == 0.0
     assert fit_speed.keeps_median(points, (0.85, 40.0, 30.0), fit_speed.fit_decode(points)) is False
+
+
+def test_a_borrowing_class_takes_its_neighbours_factors_on_the_same_backend(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """amd-datacenter (ROCm) borrows amd-consumer's ROCm factors, not those of another amd-consumer backend."""
+    fit_speed.print_borrowed(
+        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}
+    )
+    out = capsys.readouterr().out
+    block = out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
+    assert "decode_bandwidth_efficiency = 0.95" in block and "per_layer_us = 106" in block

@@ -78,3 +78,25 @@ def test_the_catalog_rejects_a_negative_moe_cost(catalog: Catalog) -> None:
     factor = speed.speed_factor(catalog, "nvidia-consumer", "cuda")
     assert factor is not None
     assert "moe_layer_us" in (_check("speed_factor", replace(factor, moe_layer_us=-1.0)) or "")
+
+
+def test_the_shipped_radeon_vulkan_factors_charge_moe_layers_and_say_so(catalog: Catalog) -> None:
+    """The fit split's Radeon Vulkan rows (RX 7900 XT Qwen3-30B-A3B, RX 9070 XT gpt-oss-20b, against seven dense
+    rows) bear out a MoE-layer cost (fit_speed.keeps_median): gpt-oss-20b on an RX 9070 XT under Vulkan pays it
+    for each of its 24 layers, and the explanation names it."""
+    factor = speed.speed_factor(catalog, "amd-consumer", "vulkan")
+    assert factor is not None and factor.moe_layer_us > 0
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
+    box = simulate(bare, [catalog.gpu("amd-radeon-rx-9070-xt")], 64)  # type: ignore[list-item]
+    gpt_oss = from_catalog(catalog.model("gpt-oss-20b"))  # type: ignore[arg-type]
+    costly = fit(gpt_oss, box, Request(backend="vulkan"), catalog, live=False).speed
+    free = replace(
+        catalog,
+        speed_factors=tuple(
+            replace(f, moe_layer_us=0.0) if f is factor else f for f in catalog.speed_factors
+        ),
+    )
+    plain = fit(gpt_oss, box, Request(backend="vulkan"), free, live=False).speed
+    extra = 1 / costly.decode_tokens_per_s - 1 / plain.decode_tokens_per_s  # type: ignore[operator]
+    assert extra == pytest.approx(24 * factor.moe_layer_us * 1e-6, rel=1e-6)
+    assert any("24 mixture-of-experts layers" in line for line in costly.explanation)
