@@ -42,6 +42,11 @@ EFFICIENCIES = [e / 100 for e in range(5, 96)]
 PER_LAYER_US = list(range(0, 301, 2))
 #: fit the per-layer cost of a class only with this many rows; else take its vendor × backend pool's
 MIN_ROWS_FOR_FIXED_COST = 4
+#: the extra cost of a mixture-of-experts layer (SpeedFactor.moe_layer_us, speed/fixed.py) is fitted with the
+#: efficiency and the per-layer cost only where the rows hold at least this many MoE and this many dense
+#: rows (else the two cannot be told apart); elsewhere the vendor × backend pool's, else none
+MIN_MOE_COST_ROWS = 2
+MOE_LAYER_US = list(range(0, 301, 5))
 #: classes whose rows stay out of their vendor × backend pool: GCN Instinct cards run community gfx906
 #: builds of llama.cpp on an architecture without matrix units, unlike the RDNA/CDNA cards the pool serves
 POOL_APART = frozenset({"amd-gcn"})
@@ -69,6 +74,8 @@ class Point:
     #: GPU boundaries a token crosses in llama.cpp's layer split (GPUs - 1), and the µs each costs
     hops: int = 0
     per_hop_us: float = 0.0
+    #: layers whose MLP is a mixture of experts (each pays SpeedFactor.moe_layer_us)
+    moe_layers: int = 0
 
     @property
     def hop_seconds(self) -> float:
@@ -136,31 +143,76 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         ),
         gpu.tdp_watts,
         max(row.gpu_count - 1, 0),
+        moe_layers=sum(1 for flag in model.arch.moe_layers if flag) if model.arch.is_moe else 0,
     )
 
 
-def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[float, float, float]:
-    """(efficiency, per-layer µs, median |error|) minimising the squared log error."""
+def decode_seconds(p: Point, eff: float, tau: float, moe_us: float = 0.0) -> float:
+    """The decode model's seconds per token for one point (speed/decode.py, speed/fixed.py)."""
+    return (
+        p.bytes_per_token / (p.bandwidth * eff)
+        + (p.layers * tau + p.moe_layers * moe_us) * 1e-6
+        + p.hop_seconds
+    )
+
+
+def _decode_grid(points: list[Point], tau_fixed: float | None, moe_us: float) -> tuple[float, float, float]:
+    """(efficiency, per-layer µs, squared log loss) at a fixed MoE-layer cost."""
     best = (1.0, 0.0, math.inf)
     for eff in EFFICIENCIES:
         for tau in PER_LAYER_US if tau_fixed is None else [tau_fixed]:
             loss = 0.0
             for p in points:
-                t = p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6 + p.hop_seconds
-                loss += math.log(p.row.value * t) ** 2
+                loss += math.log(p.row.value * decode_seconds(p, eff, tau, moe_us)) ** 2
             if loss < best[2]:
                 best = (eff, float(tau), loss)
-    eff, tau, _ = best
-    errors = [
-        abs(
-            1
-            / (p.bytes_per_token / (p.bandwidth * eff) + p.layers * tau * 1e-6 + p.hop_seconds)
-            / p.row.value
-            - 1
-        )
-        for p in points
-    ]
+    return best
+
+
+def fit_decode(
+    points: list[Point], tau_fixed: float | None = None, moe_us: float = 0.0
+) -> tuple[float, float, float]:
+    """(efficiency, per-layer µs, median |error|) minimising the squared log error, at ``moe_us`` µs more per
+    mixture-of-experts layer."""
+    eff, tau, _ = _decode_grid(points, tau_fixed, moe_us)
+    errors = [abs(1 / decode_seconds(p, eff, tau, moe_us) / p.row.value - 1) for p in points]
     return eff, tau, statistics.median(errors)
+
+
+def separates_moe(points: list[Point]) -> bool:
+    """Whether ``points`` can tell a mixture-of-experts layer's extra cost from the per-layer one: MoE rows
+    enough, and dense rows enough to fit the efficiency and the per-layer cost on their own."""
+    moe = sum(1 for p in points if p.moe_layers)
+    return moe >= MIN_MOE_COST_ROWS and len(points) - moe >= MIN_ROWS_FOR_FIXED_COST
+
+
+def fit_moe_cost(points: list[Point], tau_fixed: float | None = None) -> tuple[float, float, float]:
+    """(efficiency, per-layer µs, MoE-layer µs): the efficiency and the per-layer cost are the dense rows'
+    (a dense layer's kernels are every layer's), and the extra cost of a mixture-of-experts layer
+    (MOE_LAYER_US) the one that brings the MoE rows closest at those, least squared log error, as the MoE
+    prefill factor is fitted against a class's dense rows (fit_prefill)."""
+    dense = [p for p in points if not p.moe_layers]
+    moe = [p for p in points if p.moe_layers]
+    eff, tau, _ = _decode_grid(dense, tau_fixed, 0.0)
+    loss = {
+        m: sum(math.log(p.row.value * decode_seconds(p, eff, tau, m)) ** 2 for p in moe) for m in MOE_LAYER_US
+    }
+    return eff, tau, float(min(loss, key=lambda m: (loss[m], m)))
+
+
+def keeps_median(
+    points: list[Point], with_moe: tuple[float, float, float], without: tuple[float, float, float]
+) -> bool:
+    """Whether the factors with a MoE-layer cost do better on the class's fit rows (median |error|) than the
+    plain fit: a cost the rows do not bear out is not kept (the joint fit lowers the squared log error by
+    construction, trading the per-layer cost for it even where the MoE rows need nothing more)."""
+
+    def median(eff: float, tau: float, moe_us: float) -> float:
+        return statistics.median(
+            abs(1 / decode_seconds(p, eff, tau, moe_us) / p.row.value - 1) for p in points
+        )
+
+    return median(*with_moe) < median(without[0], without[1], 0.0)
 
 
 def points_by_key(
@@ -203,7 +255,8 @@ def main() -> None:
         for key, points in decode.items()
     }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
-    fitted: dict[str, tuple[float, float]] = {}
+    #: each class × backend's decode factors, for a class that borrows its neighbour's on the same backend
+    fitted: dict[tuple[str, str], tuple[float, float]] = {}
     #: every fitted class × backend row as printed, for a class that borrows its vendor's backend row
     printed: dict[tuple[str, str], list[str]] = {}
     print(HEADER)
@@ -215,6 +268,7 @@ def main() -> None:
         key: fit_decode(points)[1] for key, points in pools.items() if len(points) >= MIN_ROWS_FOR_FIXED_COST
     }
     decode_fits: dict[tuple[str, str], tuple[float, float, float, str, list[str]]] = {}
+    moe_fits: dict[tuple[str, str], tuple[float, str]] = {}
     for key, points in decode.items():
         if not points:
             continue
@@ -223,7 +277,26 @@ def main() -> None:
             tau_fixed = pool_tau.get((key[0].split("-")[0], key[1]))
             if tau_fixed is None:
                 tau_fixed = next((t for (_v, b), t in pool_tau.items() if b == key[1]), 0.0)
-        eff, tau, err = fit_decode(points, tau_fixed)
+        moe_found = (
+            fit_moe_cost(points, tau_fixed) if key[0] != speed.CPU_CLASS and separates_moe(points) else None
+        )
+        if (
+            moe_found is not None
+            and moe_found[2]
+            and keeps_median(points, moe_found, fit_decode(points, tau_fixed))
+        ):
+            eff, tau, moe_us = moe_found
+            moe_how = "the MoE rows' against the dense rows' efficiency and per-layer cost"
+        else:
+            # none: a pool's figure would be set by another class's rows (a vendor × backend pool fits one
+            # efficiency for all its classes, so its MoE cost stands in for their differences too)
+            moe_us, moe_how = 0.0, ""
+            eff, tau, _err = fit_decode(points, tau_fixed)
+        err = statistics.median(
+            abs(1 / decode_seconds(p, eff, tau, moe_us) / p.row.value - 1) for p in points
+        )
+        if moe_us:
+            moe_fits[key] = (moe_us, moe_how)
         how = "fitted with the efficiency" if tau_fixed is None else "taken from its vendor × backend pool"
         extra_urls: list[str] = []
         if key == (speed.CPU_CLASS, "cpu") and cpu_efficiency is not None:
@@ -237,6 +310,13 @@ def main() -> None:
         pre = prefill.get(key, [])
         eff, tau, err, how, extra_urls = decode_fits[key]
         prefill_fit = prefill_fits.get(key)
+        prefill_from = ""
+        if prefill_fit is None and not pre:
+            # decode rows only: the class's default backend's prefill shares, as print_borrowed_backend does
+            # for a class × backend with no rows at all (prefill rides the chip's matrix path)
+            default = (key[0], DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"))
+            prefill_fit = prefill_fits.get(default) if default != key else None
+            prefill_from = f" (no prefill rows of its own: the {default[0]}-{default[1]} shares)"
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
@@ -245,7 +325,9 @@ def main() -> None:
         if key[1] == DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"):
             print("default = true")
         factor_lines = [f"decode_bandwidth_efficiency = {eff:.2f}", f"per_layer_us = {tau:g}"]
-        fitted[key[0]] = (eff, tau)
+        if key in moe_fits:
+            factor_lines.append(f"moe_layer_us = {moe_fits[key][0]:g}")
+        fitted[key] = (eff, tau)
         if key in hop_fits and hop_fits[key].us:
             factor_lines.append(f"per_gpu_us = {hop_fits[key].us:g}")
         if prefill_fit is not None:
@@ -266,8 +348,9 @@ def main() -> None:
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         print(
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
-            + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
+            + (f", prefill{prefill_from}: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
+            + (f"; cost per mixture-of-experts layer {moe_fits[key][1]}" if key in moe_fits else "")
             + '"'
         )
         print("sources = [")
@@ -857,7 +940,7 @@ BORROWED_BACKEND = (
 )
 
 
-DECODE_FIELDS = ("decode_bandwidth_efficiency", "per_layer_us")
+DECODE_FIELDS = ("decode_bandwidth_efficiency", "per_layer_us", "moe_layer_us")
 
 
 def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
@@ -881,12 +964,13 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
         print()
 
 
-def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
+def print_borrowed(fitted: dict[tuple[str, str], tuple[float, float]]) -> None:
     print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
     for cls, backend, neighbour, why in BORROWED:
-        if neighbour not in fitted or cls in fitted:
+        # the neighbour's factors on this backend (not whichever of its backends was fitted last)
+        if (neighbour, backend) not in fitted or any(c == cls for c, _b in fitted):
             continue
-        eff, tau = fitted[neighbour]
+        eff, tau = fitted[(neighbour, backend)]
         print("[[speed_factor]]")
         print(f'id = "{cls}-{backend}"')
         print(f'hw_class = "{cls}"')

@@ -81,3 +81,56 @@ def test_the_watts_figure_is_pooled_over_a_vendors_classes() -> None:
     assert a.tflops_per_watt == b.tflops_per_watt == pytest.approx(0.25, rel=0.01)
     assert a.efficiency == pytest.approx(0.4, rel=0.01) and b.efficiency == pytest.approx(0.3, rel=0.01)
     assert "pooled over nvidia cuda" in b.said
+
+
+def decode_point(
+    name: str, gbytes: float, layers: int, moe_layers: int, eff: float, tau: float, moe_us: float
+) -> fit_speed.Point:
+    """A decode row made by the decode model itself at known factors (fit_speed.decode_seconds)."""
+    p = fit_speed.Point(
+        TEMPLATE, "amd-apu", "vulkan", gbytes * 1e9, 256e9, layers, FLOPS, None, moe_layers=moe_layers
+    )
+    value = 1 / fit_speed.decode_seconds(p, eff, tau, moe_us)
+    return dataclasses.replace(p, row=dataclasses.replace(TEMPLATE, id=name, value=value))
+
+
+def test_fit_moe_cost_recovers_the_cost_of_a_moe_layer_from_dense_and_moe_rows() -> None:
+    """Dense rows set the efficiency and the per-layer cost; the MoE rows the extra per MoE layer."""
+    dense = [decode_point(f"d{i}", gb, n, 0, 0.85, 40, 60) for i, (gb, n) in enumerate(
+        [(1.0, 16), (2.5, 28), (5.0, 32), (9.0, 48), (20.0, 64)])]  # fmt: skip
+    moe = [
+        decode_point(f"m{i}", gb, n, n, 0.85, 40, 60)
+        for i, (gb, n) in enumerate([(2.7, 24), (2.3, 48), (3.7, 36)])
+    ]
+    points = dense + moe
+    assert fit_speed.separates_moe(points)
+    assert not fit_speed.separates_moe(dense + moe[: fit_speed.MIN_MOE_COST_ROWS - 1])
+    assert not fit_speed.separates_moe(dense[: fit_speed.MIN_ROWS_FOR_FIXED_COST - 1] + moe)
+    eff, tau, moe_us = fit_speed.fit_moe_cost(points)
+    assert (eff, tau, moe_us) == (0.85, 40.0, 60.0)
+    assert fit_speed.keeps_median(points, (eff, tau, moe_us), fit_speed.fit_decode(points))
+
+
+def test_a_moe_cost_the_rows_do_not_bear_out_is_not_kept() -> None:
+    """MoE rows that cost no more than dense ones: the plain fit is at least as good, so no cost is kept."""
+    points = [decode_point(f"d{i}", gb, n, 0, 0.85, 40, 0) for i, (gb, n) in enumerate(
+        [(1.0, 16), (2.5, 28), (5.0, 32), (9.0, 48)])]  # fmt: skip
+    points += [
+        decode_point(f"m{i}", gb, n, n, 0.85, 40, 0)
+        for i, (gb, n) in enumerate([(2.7, 24), (2.3, 48), (3.7, 36)])
+    ]
+    found = fit_speed.fit_moe_cost(points)
+    assert found[2] == 0.0
+    assert fit_speed.keeps_median(points, (0.85, 40.0, 30.0), fit_speed.fit_decode(points)) is False
+
+
+def test_a_borrowing_class_takes_its_neighbours_factors_on_the_same_backend(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """amd-datacenter (ROCm) borrows amd-consumer's ROCm factors, not those of another amd-consumer backend."""
+    fit_speed.print_borrowed(
+        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}
+    )
+    out = capsys.readouterr().out
+    block = out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
+    assert "decode_bandwidth_efficiency = 0.95" in block and "per_layer_us = 106" in block

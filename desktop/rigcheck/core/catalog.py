@@ -485,7 +485,8 @@ class SpeedFactor:
     """How close one class of hardware, with one backend, gets to its peaks: fitted on cited measurements.
 
     Decode time per token = max(bytes read ÷ (bandwidth × ``decode_bandwidth_efficiency``), FLOPs ÷
-    (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``per_gpu_us`` per GPU used;
+    (compute × ``decode_compute_efficiency``)) + ``per_layer_us`` × layers + ``moe_layer_us`` × layers with
+    a mixture-of-experts MLP + ``per_gpu_us`` per GPU used;
     prefill = FLOPs ÷ (min(compute × ``prefill_compute_efficiency``, board power ×
     ``prefill_tflops_per_watt``) × ``prefill_float_factor`` for unquantized weights × ``prefill_moe_factor``
     for a mixture of experts, or × ``prefill_float_moe_factor`` for a mixture of experts with unquantized
@@ -501,6 +502,10 @@ class SpeedFactor:
     source: str
     per_layer_us: float = 0.0
     per_gpu_us: float = 0.0
+    #: µs more per token for each layer whose MLP is a mixture of experts than for a dense layer: the
+    #: router, top-k, expert-weighting and expert-sum kernels llama.cpp adds to such a layer, and its three
+    #: MUL_MAT_ID launches (core/estimate/speed/fixed.py); 0 where the fit finds none
+    moe_layer_us: float = 0.0
     decode_compute_efficiency: float = 0.5
     prefill_compute_efficiency: float | None = None
     #: prefill with unquantized (F16/BF16/F32) weights relative to quantized ones: a different GEMM path
@@ -958,8 +963,8 @@ def _check_format(kind: str, record: Any) -> str | None:
             return f"prefill_tflops_per_watt: {watt!r} is not between 0 and 10 TFLOPS per watt"
         if not 0.0 <= record.prefill_moe_exponent <= 1.0:
             return f"prefill_moe_exponent: {record.prefill_moe_exponent!r} is not between 0 and 1"
-        if record.per_layer_us < 0 or record.per_gpu_us < 0:
-            return "per_layer_us, per_gpu_us: must not be negative"
+        if record.per_layer_us < 0 or record.per_gpu_us < 0 or record.moe_layer_us < 0:
+            return "per_layer_us, per_gpu_us, moe_layer_us: must not be negative"
     if kind == "maturity" and not (0.0 < record.decode_factor <= 2.0 and 0.0 < record.prefill_factor <= 2.0):
         return "decode_factor, prefill_factor: must be above 0 and at most 2"
     if kind == "cpu_platform":

@@ -12,7 +12,7 @@ from rigcheck.core.catalog import GpuSpec, SpeedFactor
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
-from rigcheck.core.estimate.speed.fixed import fixed_seconds
+from rigcheck.core.estimate.speed.fixed import fixed_seconds, moe_layers_between
 from rigcheck.core.estimate.speed.multigpu import (
     ALLREDUCE_SOURCES,
     ALLREDUCES_PER_LAYER,
@@ -46,6 +46,11 @@ def gpu_decode_seconds(
     cpu_expert = placement.cpu_expert_layers
     bound: Bound = "memory_bandwidth"
     gpu_seconds = 0.0
+    # layers with a mixture-of-experts MLP among the GPU layers (their router runs there even where
+    # --n-cpu-moe keeps the experts' weights in RAM)
+    moe_on_gpus = (
+        moe_layers_between(est.model.arch.moe_layers, 0, n_gpu_layers) if est.model.arch.is_moe else 0
+    )
     for position, i in enumerate(used):
         bw = gpu_bandwidth(specs[i])
         factor = gpu_factors[i]
@@ -57,10 +62,11 @@ def gpu_decode_seconds(
             )
             return Speed(explanation_said=(say(template, index=i, name=gpus[i].name),))
         if placement.split == "tensor":
-            share, layers_here = 1 / len(used), n_gpu_layers
+            share, layers_here, moe_here = 1 / len(used), n_gpu_layers, moe_on_gpus
         else:
             share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
             layers_here = round(n_gpu_layers * share)
+            moe_here = round(moe_on_gpus * share)
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
         tiled = tiled_expert_seconds(
@@ -79,7 +85,9 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
-        fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0 and placement.split != "tensor")
+        fixed_s = fixed_seconds(
+            layers_here, factor, hand_off=position > 0 and placement.split != "tensor", moe_layers=moe_here
+        )
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
             bound = "compute"
@@ -96,6 +104,19 @@ def gpu_decode_seconds(
             layers=layers_here,
             per_layer=Sig(factor.per_layer_us, 6),
         )
+        if factor.moe_layer_us and moe_here:
+            line = Joined(
+                "",
+                (
+                    line,
+                    say(
+                        " + {layers} mixture-of-experts layers × {per_layer} µs more (router, top-k and "
+                        "expert-sum kernels)",
+                        layers=moe_here,
+                        per_layer=Sig(factor.moe_layer_us, 6),
+                    ),
+                ),
+            )
         if factor.per_gpu_us and position and placement.split != "tensor":
             line = Joined("", (line, say(" + {us} µs per GPU", us=Sig(factor.per_gpu_us, 6))))
         explanation.append(line)

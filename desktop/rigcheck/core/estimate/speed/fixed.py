@@ -6,6 +6,17 @@ The hand-off is each GPU boundary of llama.cpp's layer split: the hidden state c
 the two synchronised (ggml_backend_sched_compute_splits), a latency, not a bandwidth; ``per_gpu_us`` is the
 median of one-vs-N-GPU runs of one source (benchmarks/per_hop_fit.py). Tensor parallelism pays all-reduces
 instead (``multigpu``), not this.
+
+A layer whose MLP is a mixture of experts runs more kernels than a dense one: llama.cpp's
+``llm_graph_context::build_moe_ffn`` (src/llama-graph.cpp) adds the router's matrix product, its softmax or
+sigmoid, a top-k (argsort and a view), a get_rows for the chosen experts' weights (and a sum and a divide
+where they are renormalised), three MUL_MAT_ID launches in place of the dense up/gate/down products, the
+multiply by the weights, and k - 1 adds that sum the k experts' outputs: ~14 more nodes for k = 8 than the
+dense MLP's four. Each costs a launch and a synchronised hand-over of a small result, whatever the bytes,
+so a mixture-of-experts layer pays ``moe_layer_us`` on top of ``per_layer_us``. Backends that fuse the
+routing into one kernel (CUDA's topk-moe fusion, ggml/src/ggml-cuda/topk-moe.cu) and replay whole graphs
+(CUDA graphs) pay little; the figure is fitted per hardware class × backend with the other two
+(benchmarks/fit_speed.py), 0 where the rows show none.
 """
 
 from __future__ import annotations
@@ -13,7 +24,17 @@ from __future__ import annotations
 from rigcheck.core.catalog import SpeedFactor
 
 
-def fixed_seconds(layers: int, factor: SpeedFactor, *, hand_off: bool = False) -> float:
-    """Seconds per token a GPU spends on ``layers`` layers' fixed costs, plus its per-GPU cost when the
-    token is handed to it from another GPU (a further GPU of a layer split, as catalog/speed.toml says)."""
-    return (layers * factor.per_layer_us + (factor.per_gpu_us if hand_off else 0.0)) * 1e-6
+def fixed_seconds(layers: int, factor: SpeedFactor, *, hand_off: bool = False, moe_layers: int = 0) -> float:
+    """Seconds per token a GPU spends on ``layers`` layers' fixed costs, ``moe_layers`` of them with a
+    mixture-of-experts MLP, plus its per-GPU cost when the token is handed to it from another GPU (a further
+    GPU of a layer split, as catalog/speed.toml says)."""
+    return (
+        layers * factor.per_layer_us
+        + moe_layers * factor.moe_layer_us
+        + (factor.per_gpu_us if hand_off else 0.0)
+    ) * 1e-6
+
+
+def moe_layers_between(moe_layers: tuple[bool, ...], start: int, stop: int) -> int:
+    """How many of layers ``start`` to ``stop`` - 1 have a mixture-of-experts MLP."""
+    return sum(1 for flag in moe_layers[start:stop] if flag)
