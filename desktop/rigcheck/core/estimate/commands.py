@@ -35,6 +35,7 @@ from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.exllamav3 import cache_tokens
 from rigcheck.core.estimate.fit import FitResult
+from rigcheck.core.estimate.lora_targets import MIXER_NAMES
 from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
@@ -343,8 +344,8 @@ def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -
     repo = spec.hf_id if spec else est.model.source
     parts = ["trl sft", f"--model_name_or_path {_q(repo)}", "--dataset_name YOUR_DATASET"]
     if est.workload in ("lora", "qlora"):
-        targets = est.lora_targets or ("q", "k", "v", "o", "gate", "up", "down")
-        modules = "all-linear" if len(targets) == 7 else " ".join(f"{t}_proj" for t in targets)
+        targets = est.lora_targets or ("all-linear",)
+        modules = " ".join(t if t == "all-linear" or t in MIXER_NAMES else f"{t}_proj" for t in targets)
         parts += ["--use_peft", f"--lora_r {est.lora_rank or lora_rank}", f"--lora_target_modules {modules}"]
         if est.lora_alpha:
             parts.append(f"--lora_alpha {est.lora_alpha}")
