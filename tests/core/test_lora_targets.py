@@ -100,3 +100,37 @@ def test_lora_memory_explains_which_modules_were_wrapped(catalog: Catalog) -> No
     assert "in_proj_qkv (5,120→10,240) × 48" in adapters.formula and "peft" in adapters.source
     left = next(p for p in names.parts if p.formula.startswith("rank 16"))
     assert "not wrapped: 48 Gated DeltaNet layers" in left.formula
+
+
+def test_axolotl_qwen35_27b_qlora_targets_count_layer_by_layer(catalog: Catalog) -> None:
+    # axolotl-ai-cloud/axolotl examples/qwen3.5/27b-qlora.yaml@b77eada: lora_r 16 on these nine names
+    targets = parse_targets(
+        "q_proj,k_proj,v_proj,o_proj,down_proj,up_proj,"
+        "linear_attn.in_proj_qkv,linear_attn.in_proj_z,linear_attn.out_proj"
+    )
+    assert targets == ("q", "k", "v", "o", "down", "up", "in_proj_qkv", "in_proj_z", "out_proj")
+    a = _arch(catalog, "qwen3.5-27b")
+    layers = {w.module: w.layers for w in lora_plan(a, targets).wrapped}
+    assert layers == {
+        "in_proj_qkv": 48, "in_proj_z": 48, "out_proj": 48, "up_proj": 64, "down_proj": 64,
+        "q_proj": 16, "k_proj": 16, "v_proj": 16, "o_proj": 16,
+    }  # fmt: skip
+    h, kd, vd = 5120, 2048, 6144
+    gdn = (h + 2 * kd + vd) + (h + vd) + (vd + h)
+    attn = (h + 2 * 24 * 256) + 2 * (h + 1024) + (6144 + h)
+    assert lora_param_count(a, 16, targets) == 16 * (48 * gdn + 64 * 2 * (h + 17408) + 16 * attn)
+    with pytest.raises(ValueError, match=r"unknown LoRA target 'mlp\.gate'"):
+        lora_plan(a, parse_targets("q_proj,mlp.gate"))
+
+
+def test_json_lists_the_wrapped_modules(catalog: Catalog) -> None:
+    from rigcheck.core.estimate.memory import Request, estimate_memory
+    from rigcheck.core.report.estimate import training_json
+
+    model = from_catalog(catalog.model("qwen3.5-27b"))
+    req = Request(workload="lora", framework="unsloth", context=2048)
+    out = training_json(estimate_memory(model, req, catalog))
+    assert sum(m["params"] for m in out["lora_modules"]) == out["trainable_params"]
+    assert {m["module"] for m in out["lora_modules"]} >= {"q_proj", "gate_proj"}
+    assert not {m["module"] for m in out["lora_modules"]} & {"in_proj_qkv", "out_proj"}
+    assert any("Gated DeltaNet" in note for note in out["lora_not_wrapped"])

@@ -20,8 +20,11 @@ So a name list and ``all-linear`` differ wherever a layer is not plain attention
 - Mixture-of-experts layers, in transformers 5's layout: routed experts are fused 3-D ``nn.Parameter``\\ s
   (gate_up_proj, down_proj) and the router a parameter too (models/qwen3_5_moe/modeling_qwen3_5_moe.py@5fd974e
   Qwen3_5MoeExperts, Qwen3_5MoeTopKRouter), which neither names nor all-linear match -- PEFT trains them
-  only through ``target_parameters`` (peft src/peft/tuners/lora/config.py@5d602fd). gate/up/down_proj name
-  the shared expert(s) only, and all-linear adds Qwen's 1-wide shared_expert_gate.
+  only through ``target_parameters`` (peft src/peft/tuners/lora/config.py@5d602fd; axolotl
+  examples/qwen3.5/35b-a3b-moe-qlora.yaml@85e5912: "3D nn.Parameter tensors, not nn.Linear — use
+  lora_target_parameters"). gate/up/down_proj name the shared expert(s) only, and all-linear adds
+  Qwen's 1-wide shared_expert_gate. (transformers 4.x held experts as an ``nn.ModuleList`` of MLPs, where
+  gate/up/down_proj would wrap every expert; that layout is not counted.)
 
 A layer kind whose modules are not known here (a linear mixer without Gated DeltaNet widths, an MLA
 layer without its ranks) takes the attention layers' q/k/v/o shapes, and the plan says so.

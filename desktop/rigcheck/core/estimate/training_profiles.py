@@ -292,10 +292,15 @@ def parse_targets(text: str) -> tuple[str, ...]:
         return ("gate", "up", "down")
     found: list[str] = []
     for word in words:
-        if word in MIXER_NAMES:  # a hybrid's own module names (in_proj_qkvz, out_proj) stay as given
-            found.append(word)
+        # PEFT matches a dotted name by suffix: linear_attn.out_proj, shared_expert.up_proj, self_attn.q_proj
+        leaf = word.rsplit(".", 1)[-1]
+        if leaf in MIXER_NAMES:  # a hybrid's own module names (in_proj_qkvz, out_proj) stay as given
+            found.append(leaf)
             continue
-        name = word.removesuffix("_proj")
+        if "." in word and not leaf.endswith("_proj"):
+            found.append(word)  # mlp.gate (a router) and the like: left for the caller to reject
+            continue
+        name = leaf.removesuffix("_proj")
         name = {"output": "o", "out": "o", "query": "q", "key": "k", "value": "v"}.get(name, name)
         if name not in found:
             found.append(name)
