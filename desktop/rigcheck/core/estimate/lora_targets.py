@@ -24,7 +24,8 @@ So a name list and ``all-linear`` differ wherever a layer is not plain attention
   examples/qwen3.5/35b-a3b-moe-qlora.yaml@85e5912: "3D nn.Parameter tensors, not nn.Linear — use
   lora_target_parameters"). gate/up/down_proj name the shared expert(s) only, and all-linear adds
   Qwen's 1-wide shared_expert_gate. (transformers 4.x held experts as an ``nn.ModuleList`` of MLPs, where
-  gate/up/down_proj would wrap every expert; that layout is not counted.)
+  gate/up/down_proj would wrap every expert; that layout is not counted: Qwen3.5 needs transformers 5.2,
+  unslothai/unsloth unsloth/models/loader.py@015bdef.)
 
 A layer kind whose modules are not known here (a linear mixer without Gated DeltaNet widths, an MLA
 layer without its ranks) takes the attention layers' q/k/v/o shapes, and the plan says so.

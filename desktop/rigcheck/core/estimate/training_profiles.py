@@ -168,7 +168,9 @@ PROFILES: dict[str, Profile] = {
         "unsloth", "Unsloth", "fused", 1, "offloaded", True, "adamw-8bit", "adamw-8bit",
         False, False, 16, 16, ALL_LINEAR, 4, False, 4.127,
         "unslothai/unsloth README.md@000252c: Cut Cross Entropy, use_gradient_checkpointing='unsloth' "
-        "(checkpoints offloaded to RAM), Triton kernels, r=16 alpha=16 on all linear layers, "
+        "(checkpoints offloaded to RAM), Triton kernels, r=16 alpha=16 on q/k/v/o/gate/up/down_proj "
+        "(unsloth/models/llama.py@015bdef FastLlamaModel.get_peft_model target_modules: names, so a Gated "
+        "DeltaNet layer's projections are not among them), "
         "optim adamw_8bit, "
         "pre-quantised bnb-4bit models (double quantisation)",
     ),
