@@ -134,3 +134,12 @@ def test_json_lists_the_wrapped_modules(catalog: Catalog) -> None:
     assert {m["module"] for m in out["lora_modules"]} >= {"q_proj", "gate_proj"}
     assert not {m["module"] for m in out["lora_modules"]} & {"in_proj_qkv", "out_proj"}
     assert any("Gated DeltaNet" in note for note in out["lora_not_wrapped"])
+
+
+def test_a_gguf_named_qwen3next_keeps_the_fused_projections(catalog: Catalog) -> None:
+    from dataclasses import replace
+
+    # llama.cpp names the architecture qwen3next (no underscore); its layers are Qwen3-Next's all the same
+    a = replace(_arch(catalog, "qwen3-next-80b-a3b"), model_type="qwen3next")
+    names = {w.module for w in lora_plan(a, ("all-linear",)).wrapped}
+    assert {"in_proj_qkvz", "in_proj_ba"} <= names and "in_proj_qkv" not in names

@@ -125,7 +125,7 @@ def _mla(arch: ArchConfig) -> list[tuple[str, int, int]]:
 def _gdn(arch: ArchConfig) -> list[tuple[str, int, int]]:
     m, h = arch.linear_mixer, arch.hidden_size
     assert m is not None
-    if arch.model_type.startswith("qwen3_next"):
+    if arch.model_type.startswith(("qwen3_next", "qwen3next")):  # a config's or a GGUF's name for it
         inputs = [("in_proj_qkvz", h, m.conv_dim + m.value_dim), ("in_proj_ba", h, 2 * m.value_heads)]
     else:  # Qwen3.5's split projections (and the generic rule's Gated DeltaNet layers)
         inputs = [
