@@ -54,6 +54,36 @@ def test_estimate_training_and_names_are_case_insensitive() -> None:
     assert memory["optimizer_bytes"] > 0 and memory["gradients_bytes"] > 0
 
 
+def test_estimate_lora_targets_on_a_hybrid_wrap_by_layer_kind() -> None:
+    """--lora-targets q,k,v,o on Qwen3.5-27B trains the 16 full-attention layers' projections only;
+    all (PEFT's all-linear) adds the 48 Gated DeltaNet layers' in_proj_* and out_proj."""
+    base = (
+        "estimate",
+        "qwen3.5-27b",
+        "--workload",
+        "lora",
+        "--lora-rank",
+        "16",
+        "--context",
+        "2048",
+        "--json",
+    )
+    code, out = run_cli(*base, "--lora-targets", "q,k,v,o")
+    assert code == 0
+    named = json.loads(out)["training"]
+    assert {m["module"]: m["layers"] for m in named["lora_modules"]} == {
+        "q_proj": 16, "k_proj": 16, "v_proj": 16, "o_proj": 16,
+    }  # fmt: skip
+    assert named["trainable_params"] == 16 * 16 * ((5120 + 12288) + 2 * (5120 + 1024) + (6144 + 5120))
+    code, out = run_cli(*base, "--lora-targets", "all")
+    every = json.loads(out)["training"]
+    assert every["lora_targets"] == ["all-linear"]
+    assert {"in_proj_qkv", "in_proj_z", "in_proj_a", "in_proj_b", "out_proj"} <= {
+        m["module"] for m in every["lora_modules"]
+    }
+    assert every["trainable_params"] > 10 * named["trainable_params"]
+
+
 def test_estimate_text_shows_formulas_and_sources() -> None:
     code, out = run_cli("estimate", "gpt-oss-20b", "--quant", "mxfp4")
     assert code == 0

@@ -56,8 +56,14 @@ def test_lora_parameters_follow_rank_and_targets() -> None:
 def test_target_names_as_frameworks_write_them() -> None:
     assert parse_targets("q_proj,v_proj") == ("q", "v")
     assert parse_targets("q,k,v,output_proj") == ("q", "k", "v", "o")
-    assert parse_targets("all-linear") == parse_targets("all") == ("q", "k", "v", "o", "gate", "up", "down")
+    assert parse_targets("all-linear") == parse_targets("all") == ("all-linear",)
     assert parse_targets("mlp") == ("gate", "up", "down")
+    # a hybrid's own module names are kept as PEFT would match them (out_proj is not o_proj)
+    assert parse_targets("in_proj_qkvz,out_proj,q_proj") == ("in_proj_qkvz", "out_proj", "q")
+    # on a llama-style decoder all-linear is exactly the seven projections
+    assert lora_param_count(LLAMA_31_8B, 16, ("all-linear",)) == lora_param_count(
+        LLAMA_31_8B, 16, ("q", "k", "v", "o", "gate", "up", "down")
+    )
 
 
 def test_optimizer_states_by_optimizer_and_master_precision() -> None:

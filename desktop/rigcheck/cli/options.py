@@ -208,8 +208,9 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
     train.add_argument(
         "--lora-targets",
         metavar="T",
-        help="all, attention, mlp, or projections such as q,v or q,k,v,o,gate,up,down "
-        "(default: the framework's)",
+        help="all (PEFT's all-linear: every linear layer but the head, Gated DeltaNet and MLA "
+        "projections included), attention, mlp, or module names such as q,v, q,k,v,o,gate,up,down or "
+        "in_proj_qkvz,out_proj, matched in each layer as PEFT matches them (default: the framework's)",
     )
     train.add_argument(
         "--checkpointing",

@@ -22,6 +22,7 @@ import shlex
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.estimate.fit import FitResult
+from rigcheck.core.estimate.lora_targets import MIXER_NAMES
 from rigcheck.core.said import Text, say
 
 
@@ -42,7 +43,15 @@ def _repo(result: FitResult, catalog: Catalog) -> str:
 
 
 def _targets(result: FitResult) -> tuple[str, ...]:
-    return result.estimate.lora_targets or ALL_TARGETS
+    """The targets the estimate used, PEFT's ``all-linear`` spelled out as the seven projections."""
+    targets = result.estimate.lora_targets or ("all-linear",)
+    return ALL_TARGETS if "all-linear" in targets else targets
+
+
+def _module_name(target: str) -> str:
+    """A target as PEFT matches it: a short name (``q``) is its ``q_proj``; a mixer's own module name
+    (``in_proj_qkv``) and ``all-linear`` stay as they are."""
+    return target if target == "all-linear" or target in MIXER_NAMES or "." in target else f"{target}_proj"
 
 
 def training_commands(result: FitResult, catalog: Catalog) -> tuple[dict[str, Text], dict[str, Text]]:
@@ -134,7 +143,7 @@ def llama_factory_command(result: FitResult, catalog: Catalog) -> str:
     parts.append("--dataset YOUR_DATASET --template default")
     if est.workload in ("lora", "qlora"):
         targets = _targets(result)
-        names = "all" if set(targets) >= set(ALL_TARGETS) else ",".join(f"{t}_proj" for t in targets)
+        names = "all" if set(targets) >= set(ALL_TARGETS) else ",".join(_module_name(t) for t in targets)
         parts += ["--finetuning_type lora", f"--lora_rank {est.lora_rank or 8}", f"--lora_target {names}"]
         if est.lora_alpha:
             parts.append(f"--lora_alpha {est.lora_alpha}")
@@ -156,8 +165,8 @@ def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -
     repo = spec.hf_id if spec else est.model.source
     parts = ["trl sft", f"--model_name_or_path {_q(repo)}", "--dataset_name YOUR_DATASET"]
     if est.workload in ("lora", "qlora"):
-        targets = est.lora_targets or ("q", "k", "v", "o", "gate", "up", "down")
-        modules = "all-linear" if len(targets) == 7 else " ".join(f"{t}_proj" for t in targets)
+        targets = est.lora_targets or ("all-linear",)
+        modules = " ".join(_module_name(t) for t in targets)
         parts += ["--use_peft", f"--lora_r {est.lora_rank or lora_rank}", f"--lora_target_modules {modules}"]
         if est.lora_alpha:
             parts.append(f"--lora_alpha {est.lora_alpha}")

@@ -21,10 +21,11 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.estimate import training_mixers as mixers
+from rigcheck.core.estimate.lora_targets import SOURCE as LORA_SOURCE
+from rigcheck.core.estimate.lora_targets import lora_param_count, lora_plan
 from rigcheck.core.estimate.training_mixers import (
     Attention,
     _ffn,
-    _gated,
     backward_token_bytes,
     layer_token_bytes,
 )
@@ -38,7 +39,7 @@ from rigcheck.core.estimate.training_zero import ZERO_STEP_SOURCE, zero_step
 from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
-__all__ = ["Attention", "backward_token_bytes", "layer_token_bytes"]
+__all__ = ["Attention", "backward_token_bytes", "layer_token_bytes", "lora_param_count"]
 
 Method = Literal["full", "lora", "qlora"]
 Where = Literal["gpu", "host", "paged"]
@@ -132,27 +133,6 @@ class Setup:
     @property
     def targets(self) -> tuple[str, ...]:
         return self.lora_targets or self.profile.lora_targets
-
-
-def lora_param_count(arch: ArchConfig, rank: int, targets: tuple[str, ...]) -> int:
-    h, ffn = arch.hidden_size, _ffn(arch)
-    qd = arch.num_heads * arch.head_dim
-    kvd = arch.num_kv_heads * arch.head_dim
-    shapes = {
-        "q": (h, qd),
-        "k": (h, kvd),
-        "v": (h, arch.num_kv_heads * (arch.v_head_dim or arch.head_dim)),
-        "o": (arch.num_heads * (arch.v_head_dim or arch.head_dim), h),
-        "gate": (h, ffn),
-        "up": (h, ffn),
-        "down": (ffn, h),
-    }
-    if not _gated(arch):
-        shapes = {**shapes, "up": (h, ffn), "down": (ffn, h), "gate": (0, 0)}
-    unknown = [t for t in targets if t not in shapes]
-    if unknown:
-        raise ValueError(f"unknown LoRA target {unknown[0]!r} (known: {', '.join(shapes)})")
-    return rank * sum(sum(shapes[t]) for t in targets) * arch.num_layers
 
 
 def _loss(arch: ArchConfig, profile: Profile, tokens: int) -> Part:
@@ -449,7 +429,8 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         parts.extend(states)
         gathered = pbytes * largest
     else:
-        trainable = lora_param_count(arch, setup.rank, setup.targets)
+        plan = lora_plan(arch, setup.targets)
+        trainable = plan.params(setup.rank)
         outside = arch.embed_params + arch.head_params
         if setup.method == "qlora":
             body = params - outside
@@ -479,9 +460,9 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
                 tr("LoRA adapters"),
                 abytes * trainable // shard,
                 "gpu",
-                f"rank {setup.rank} × (in + out) over {targets} × {arch.num_layers} layers"
+                f"rank {setup.rank} × (in + out) of the modules {targets} wraps: {plan.words()}"
                 f" = {trainable:,} × {abytes} B",
-                prof.source,
+                f"{prof.source}; {LORA_SOURCE}",
             )
         )
         parts.append(

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rigcheck.core.estimate.lora_targets import MIXER_NAMES
+
 Framework = Literal[
     "transformers", "unsloth", "torchtune", "axolotl", "llama-factory", "litgpt", "deepspeed", "megatrain"
 ]
@@ -32,7 +34,11 @@ LossKind = Literal["full", "chunked", "fused"]
 FRAMEWORKS: tuple[Framework, ...] = (
     "transformers", "unsloth", "torchtune", "axolotl", "llama-factory", "litgpt", "deepspeed", "megatrain"
 )  # fmt: skip
+#: the seven projections of a llama-style layer, by name (Unsloth's default target_modules)
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
+#: every linear module but the head, whatever its name (PEFT target_modules="all-linear", LLaMA-Factory
+#: lora_target all, axolotl lora_target_linear); on a llama-style model the same seven as ALL_LINEAR
+ALL = ("all-linear",)
 
 
 @dataclass(frozen=True)
@@ -155,14 +161,16 @@ _QLORA_RECIPE = (
 PROFILES: dict[str, Profile] = {
     "transformers": Profile(
         "transformers", "TRL + PEFT (transformers)", "full", 1, "full", False, "adamw", "adamw",
-        False, False, 16, 32, ALL_LINEAR, 4, True, 4.5,
+        False, False, 16, 32, ALL, 4, True, 4.5,
         f"{_HF_LOSS}; {_PEFT}; {_QLORA_RECIPE}",
     ),
     "unsloth": Profile(
         "unsloth", "Unsloth", "fused", 1, "offloaded", True, "adamw-8bit", "adamw-8bit",
         False, False, 16, 16, ALL_LINEAR, 4, False, 4.127,
         "unslothai/unsloth README.md@000252c: Cut Cross Entropy, use_gradient_checkpointing='unsloth' "
-        "(checkpoints offloaded to RAM), Triton kernels, r=16 alpha=16 on all linear layers, "
+        "(checkpoints offloaded to RAM), Triton kernels, r=16 alpha=16 on q/k/v/o/gate/up/down_proj "
+        "(unsloth/models/llama.py@015bdef FastLlamaModel.get_peft_model target_modules: names, so a Gated "
+        "DeltaNet layer's projections are not among them), "
         "optim adamw_8bit, "
         "pre-quantised bnb-4bit models (double quantisation)",
     ),
@@ -182,12 +190,14 @@ PROFILES: dict[str, Profile] = {
     ),
     "axolotl": Profile(
         "axolotl", "Axolotl (transformers)", "full", 1, "full", False, "adamw", "adamw",
-        False, False, 8, 16, ALL_LINEAR, 4, True, 4.127,
-        f"axolotl runs transformers' Trainer with PEFT; {_HF_LOSS}; {_PEFT}",
+        False, False, 8, 16, ALL, 4, True, 4.127,
+        "axolotl runs transformers' Trainer with PEFT (lora_target_linear: every linear layer; "
+        "examples/qwen3-next/qwen3-next-80b-a3b-qlora.yaml@34f8854 names the Gated DeltaNet, shared-expert "
+        "and attention projections); {_HF_LOSS}; {_PEFT}",
     ),
     "llama-factory": Profile(
         "llama-factory", "LLaMA-Factory (transformers)", "full", 1, "full", False, "adamw", "adamw",
-        False, False, 8, 16, ALL_LINEAR, 4, True, 4.5,
+        False, False, 8, 16, ALL, 4, True, 4.5,
         "hiyouga/LLaMA-Factory hparams: lora_rank 8, lora_target all, gradient checkpointing unless "
         f"disable_gradient_checkpointing; transformers' Trainer; {_HF_LOSS}",
     ),
@@ -212,12 +222,12 @@ PROFILES: dict[str, Profile] = {
     ),
     "deepspeed": Profile(
         "deepspeed", "DeepSpeed (transformers Trainer)", "full", 1, "full", False, "adamw", "adamw",
-        False, True, 16, 32, ALL_LINEAR, 4, True, 4.5,
+        False, True, 16, 32, ALL, 4, True, 4.5,
         f"ZeRO (arXiv 1910.02054) §3 mixed precision: fp32 master + m + v = 12 bytes; {_HF_LOSS}",
     ),
     "megatrain": Profile(
         "megatrain", "MegaTrain", "chunked", 8, "full", False, "deepspeed-cpu-adam", "deepspeed-cpu-adam",
-        False, True, 16, 32, ALL_LINEAR, 4, False, 4.5,
+        False, True, 16, 32, ALL, 4, False, 4.5,
         "DLYuanGod/MegaTrain: parameters and DeepSpeedCPUAdam states in host RAM, layers streamed",
     ),
 }  # fmt: skip
@@ -271,18 +281,28 @@ def optimizer(name: str) -> Optimizer:
 
 
 def parse_targets(text: str) -> tuple[str, ...]:
-    """``all`` / ``attention`` / ``mlp`` or names: ``q,v`` or ``q_proj,v_proj`` (``o_proj``/``output_proj``
-    → ``o``). Unknown names are returned as given for the caller to reject with the known list."""
+    """``all`` (PEFT's ``all-linear``) / ``attention`` / ``mlp`` or names: ``q,v`` or ``q_proj,v_proj``
+    (``o_proj``/``output_proj`` → ``o``), or a hybrid's own module names (``in_proj_qkvz``, ``out_proj``,
+    ``kv_b_proj``: lora_targets.MIXER_NAMES). Unknown names are returned as given for the caller to reject
+    with the known list."""
     words = [w.strip().lower() for w in text.replace(" ", ",").split(",") if w.strip()]
     if words in (["all"], ["all-linear"]):
-        return ALL_LINEAR
+        return ALL
     if words == ["attention"]:
         return ("q", "k", "v", "o")
     if words == ["mlp"]:
         return ("gate", "up", "down")
     found: list[str] = []
     for word in words:
-        name = word.removesuffix("_proj")
+        # PEFT matches a dotted name by suffix: linear_attn.out_proj, shared_expert.up_proj, self_attn.q_proj
+        leaf = word.rsplit(".", 1)[-1]
+        if leaf in MIXER_NAMES:  # a hybrid's own module names (in_proj_qkvz, out_proj) stay as given
+            found.append(leaf)
+            continue
+        if "." in word and not leaf.endswith("_proj"):
+            found.append(word)  # mlp.gate (a router) and the like: left for the caller to reject
+            continue
+        name = leaf.removesuffix("_proj")
         name = {"output": "o", "out": "o", "query": "q", "key": "k", "value": "v"}.get(name, name)
         if name not in found:
             found.append(name)

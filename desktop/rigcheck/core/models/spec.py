@@ -71,6 +71,10 @@ class ArchConfig:
     # -- MLA (DeepSeek-V2/V3, Kimi K2): what is cached per token per MLA layer --------------------
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
+    #: MLA query compression (q_a_proj hidden → q_lora_rank, q_b_proj); None: one q_proj
+    q_lora_rank: int | None = None
+    #: q_proj also yields a per-head output gate (Qwen3-Next, Qwen3.5: hidden → 2·heads·head_dim)
+    attn_output_gate: bool = False
     # -- linear attention / recurrent layers: a fixed state per sequence per such layer ----------
     #: elements of recurrent + convolution state per linear layer per sequence
     linear_state_elements: int | None = None
@@ -97,6 +101,13 @@ class ArchConfig:
     layer_active_params: tuple[int, ...] = ()
     #: parameters of one routed expert (for offloading experts to RAM), 0 when dense
     expert_params: int = 0
+    #: routed experts' intermediate width (moe_intermediate_size), when the config gives it
+    moe_intermediate_size: int | None = None
+    #: the width of the gated MLP every token's shared expert(s) run (Qwen's
+    #: shared_expert_intermediate_size, DeepSeek's n_shared_experts × moe_intermediate_size); 0: none known
+    shared_expert_width: int = 0
+    #: a 1-wide shared_expert_gate linear beside the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5 MoE)
+    shared_expert_gate: bool = False
     #: keys this config had to assume (family defaults applied); shown in explanations
     assumed: tuple[str, ...] = ()
     # -- outside the decoder: counted apart, never in params_total (core/models/towers.py) ----------

@@ -60,8 +60,15 @@ def estimate_json(est: MemoryEstimate) -> dict[str, Any]:
 def training_json(est: MemoryEstimate) -> dict[str, Any]:
     """A framework estimate's readings: the allocator peak (torch.cuda.max_memory_allocated) and the
     process total with the CUDA context (nvidia-smi), per GPU, and what stays in host RAM."""
+    from rigcheck.core.estimate.lora_targets import lora_plan
     from rigcheck.core.estimate.training_profiles import stack_name
 
+    rank = est.lora_rank or 0
+    plan = lora_plan(est.model.arch, est.lora_targets) if est.lora_targets and rank else None
+    modules = [
+        {"module": w.module, "in": w.fan_in, "out": w.fan_out, "layers": w.layers, "params": w.params(rank)}
+        for w in (plan.wrapped if plan else ())
+    ]
     return {
         "framework": est.framework,
         "stack": stack_name(est.framework),
@@ -72,6 +79,10 @@ def training_json(est: MemoryEstimate) -> dict[str, Any]:
         "lora_rank": est.lora_rank,
         "lora_alpha": est.lora_alpha,
         "lora_targets": list(est.lora_targets),
+        # the modules those targets wrap, layer kind by layer kind (core/estimate/lora_targets.py)
+        "lora_modules": modules,
+        "lora_not_wrapped": list(plan.left) if plan else [],
+        "lora_assumed": list(plan.assumed) if plan else [],
         "gpu_peak_bytes": est.gpu_peak_bytes,
         "gpu_peak_reading": "PyTorch allocator peak (torch.cuda.max_memory_allocated)",
         "gpu_bytes": est.training_gpu_bytes,

@@ -132,6 +132,8 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         v_head_dim=mla.v_head_dim if mla else None,
         kv_lora_rank=mla.kv_lora_rank if mla else None,
         qk_rope_head_dim=mla.qk_rope if mla else None,
+        q_lora_rank=mla.q_lora_rank if mla else None,
+        attn_output_gate=body.q_gate,
         linear_state_elements=body.linear_state,
         linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
@@ -143,6 +145,9 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         layer_params=layer_params,
         layer_active_params=layer_active,
         expert_params=first.expert if first else 0,
+        moe_intermediate_size=(first.width or None) if first else None,
+        shared_expert_width=first.shared_width if first else 0,
+        shared_expert_gate=first.shared_gate if first else False,
         assumed=(*notes, *k.assumed),
     )
     return with_outside(arch, outer, config, source)  # towers and MTP layers, counted apart

@@ -110,9 +110,19 @@ def _qwen_moe_mlps(k: _Keys, d: _Dims, *, shared_expert: bool) -> tuple[int | _M
     """Qwen2MoeSparseMoeBlock (shared_expert + 1-wide shared_expert_gate) or Qwen3MoeSparseMoeBlock."""
     experts = k.size("num_experts")
     shared = d.hidden * experts
+    width = k.size("moe_intermediate_size")
+    shared_width = k.size("shared_expert_intermediate_size") if shared_expert else 0
     if shared_expert:
-        shared += _gated_mlp(d.hidden, k.size("shared_expert_intermediate_size")) + d.hidden
-    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, k.size("moe_intermediate_size")), shared)
+        shared += _gated_mlp(d.hidden, shared_width) + d.hidden
+    moe = _Moe(
+        experts,
+        _per_token(k, experts),
+        _gated_mlp(d.hidden, width),
+        shared,
+        width,
+        shared_width,
+        shared_expert,
+    )
     layers = _moe_layers_qwen(k, d)
     dense = 0 if all(layers) else _gated_mlp(d.hidden, k.size("intermediate_size"))  # Qwen3.5 MoE: none
     return tuple(moe if sparse else dense for sparse in layers)
@@ -172,7 +182,11 @@ def _qwen3_next_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     Qwen2-MoE's experts with a shared expert and its gate."""
     mixers, state, widths = _gated_deltanet(k, d, kinds)
     return _Body(
-        mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state, linear_mixer=widths
+        mixers=mixers,
+        mlps=_qwen_moe_mlps(k, d, shared_expert=True),
+        linear_state=state,
+        linear_mixer=widths,
+        q_gate=True,
     )
 
 
@@ -181,7 +195,7 @@ def _qwen3_5_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     (:func:`_gated_deltanet`) and a dense gated MLP of intermediate_size in every layer."""
     mixers, state, widths = _gated_deltanet(k, d, kinds)
     mlp = _gated_mlp(d.hidden, k.size("intermediate_size"))
-    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state, linear_mixer=widths)
+    return _Body(mixers=mixers, mlps=(mlp,) * d.layers, linear_state=state, linear_mixer=widths, q_gate=True)
 
 
 def _gpt_oss_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
@@ -227,7 +241,14 @@ def _deepseek_mlps(k: _Keys, d: _Dims, *, router_bias: bool, freq_key: str | Non
     n_shared = k.size("n_shared_experts", zero_ok=True, limit=MAX_LAYERS)
     if n_shared:
         shared += _gated_mlp(d.hidden, moe_inner * n_shared)
-    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, moe_inner), shared)
+    moe = _Moe(
+        experts,
+        _per_token(k, experts),
+        _gated_mlp(d.hidden, moe_inner),
+        shared,
+        moe_inner,
+        moe_inner * n_shared,
+    )
     dense = _gated_mlp(d.hidden, k.size("intermediate_size"))
     first_dense = k.size("first_k_dense_replace", zero_ok=True, limit=MAX_LAYERS)
     freq = k.size(freq_key, limit=MAX_LAYERS) if freq_key else 1

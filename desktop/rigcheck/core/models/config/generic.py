@@ -42,14 +42,20 @@ def _generic_moe(k: _Keys, d: _Dims, key: str) -> tuple[int | _Moe, ...]:
     shared = d.hidden * experts
     shared_key = next((key for key in ("n_shared_experts", "num_shared_experts") if k.present(key)), None)
     n_shared = k.size(shared_key, zero_ok=True, limit=MAX_LAYERS) if shared_key else 0
+    shared_width, shared_gate = 0, False
     if k.present("shared_expert_intermediate_size") and k.config["shared_expert_intermediate_size"]:
-        shared += _gated_mlp(d.hidden, k.size("shared_expert_intermediate_size")) + d.hidden
+        shared_width, shared_gate = k.size("shared_expert_intermediate_size"), True
+        shared += _gated_mlp(d.hidden, shared_width) + d.hidden
         k.assume("a shared expert of shared_expert_intermediate_size with a 1-wide gate (as Qwen3-Next)")
     elif n_shared and k.present("shared_intermediate_size"):
-        shared += _gated_mlp(d.hidden, k.size("shared_intermediate_size") * n_shared)
+        shared_width = k.size("shared_intermediate_size") * n_shared
+        shared += _gated_mlp(d.hidden, shared_width)
     elif n_shared:
-        shared += _gated_mlp(d.hidden, inner * n_shared)
-    moe = _Moe(experts, _per_token(k, experts), _gated_mlp(d.hidden, inner), shared)
+        shared_width = inner * n_shared
+        shared += _gated_mlp(d.hidden, shared_width)
+    moe = _Moe(
+        experts, _per_token(k, experts), _gated_mlp(d.hidden, inner), shared, inner, shared_width, shared_gate
+    )
     sparse = _generic_sparse_layers(k, d.layers)
     if all(sparse):
         dense = 0
@@ -201,5 +207,9 @@ def _qwen3_5_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     and Qwen3-Next's sparse MoE block (routed experts, a shared expert and its 1-wide gate) in every layer."""
     mixers, state, widths = _gated_deltanet(k, d, kinds)
     return _Body(
-        mixers=mixers, mlps=_qwen_moe_mlps(k, d, shared_expert=True), linear_state=state, linear_mixer=widths
+        mixers=mixers,
+        mlps=_qwen_moe_mlps(k, d, shared_expert=True),
+        linear_state=state,
+        linear_mixer=widths,
+        q_gate=True,
     )

@@ -120,6 +120,11 @@ class _Moe:
     per_token: int
     expert: int
     shared: int
+    #: routed experts' intermediate width, the shared experts' total gated width, and whether a 1-wide
+    #: shared_expert_gate sits beside them (for LoRA's wrapped modules; 0 / False: not known or none)
+    width: int = 0
+    shared_width: int = 0
+    shared_gate: bool = False
 
     @property
     def total(self) -> int:
@@ -152,6 +157,8 @@ class _Body:
     #: the linear layers' Gated DeltaNet widths (ArchConfig.linear_mixer)
     linear_mixer: LinearMixer | None = None
     mla: _Mla | None = None
+    #: full-attention q_proj doubled for a per-head output gate (ArchConfig.attn_output_gate)
+    q_gate: bool = False
     #: cached elements per token per layer where layers differ (ArchConfig.layer_kv_elements)
     kv_elements: tuple[int, ...] = ()
     #: parameters of embedding tables beside the token embedding (Gemma 4's per-layer embeddings)

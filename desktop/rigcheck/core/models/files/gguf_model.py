@@ -216,6 +216,8 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         qk_rope_head_dim=qk_rope,
         linear_state_elements=linear_state,
         linear_mixer=_gdn_widths(meta) if "linear" in kinds[:decoder] else None,
+        # Qwen3-Next and Qwen3.5 attention layers: q_proj also yields the output gate (2·heads·head_dim)
+        attn_output_gate=arch_name in _GDN_ARCHS,
         num_experts=n_experts if counts.moe_layers else None,
         experts_per_token=per_token if counts.moe_layers else None,
         moe_layers=tuple(counts.moe_layers_flags[:decoder]),
