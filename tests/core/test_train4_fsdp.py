@@ -6,6 +6,7 @@ GPU count and the accumulation."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +159,13 @@ def test_torchtune_sharded_full_runs_its_distributed_recipe() -> None:
     assert grads(training_memory(a, four, 2048, 1)) == 2 * a.params_total // 4
     asked = training_setup(Request(workload="full", framework="torchtune", gpus=4, optimizer="sgd"))
     assert asked.optimizer.name == "sgd"
+
+
+def test_one_gpu_too_small_for_a_training_run_is_said_in_the_singular() -> None:
+    from fakes.cli import run_cli
+
+    machine = str(Path(__file__).parent.parent / "fixtures" / "machines" / "hgx-h100x8-2tb.json")
+    code, out = run_cli("fit", "qwen3.5-27b", "--machine", machine, "--workload", "lora", "--json")
+    reason = json.loads(out)["reasons"][0]
+    assert code == 1 and reason.startswith("on one GPU it needs ") and "1 GPUs" not in reason
+    assert "--gpus N" in reason

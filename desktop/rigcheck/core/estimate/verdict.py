@@ -59,6 +59,12 @@ def why_not(est: MemoryEstimate, budget: Budget, offload: Offload) -> Said:
         return say("training needs a GPU; GPUs offer {gpus} and RAM {ram}", **offers)
     room = sum(1 for b in budget.gpu_bytes if b >= need)
     if est.workload != "inference" and est.training_gpus > room and offload in ("none", "auto"):
+        if est.training_gpus == 1:
+            return say(
+                "on one GPU it needs {need}; none of this machine's GPUs has that room (--gpus N shards "
+                "the model states, --offload moves them to RAM)",
+                need=Bytes(need),
+            )
         return say(
             "sharded over {asked} GPUs (--gpus) it needs {need} on each; {room} of this machine's GPUs "
             "have that room",
