@@ -166,6 +166,8 @@ def test_one_gpu_too_small_for_a_training_run_is_said_in_the_singular() -> None:
 
     machine = str(Path(__file__).parent.parent / "fixtures" / "machines" / "hgx-h100x8-2tb.json")
     code, out = run_cli("fit", "qwen3.5-27b", "--machine", machine, "--workload", "lora", "--json")
-    reason = json.loads(out)["reasons"][0]
-    assert code == 1 and reason.startswith("on one GPU it needs ") and "1 GPUs" not in reason
+    data = json.loads(out)
+    reason = data["reasons"][0]
+    assert code == 0 and data["verdict"] == "does_not_fit"
+    assert reason.startswith("on one GPU it needs ") and "1 GPUs" not in reason
     assert "--gpus N" in reason
