@@ -11,7 +11,7 @@ Two properties, drawn by hypothesis and derandomised under CI as test_fuzz.py is
 * hostile values for every QSettings key the app reads (set through Qt, or written into the file by
   hand): every page still opens, with each number inside its range.
 
-About 25 s in the normal run; ``RIGCHECK_FUZZ_SCALE`` scales it as it does the other fuzz files.
+About 15 s in the normal run; ``RIGCHECK_FUZZ_SCALE`` scales it as it does the other fuzz files.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from test_fuzz import BOX, FUZZ, SNAPSHOT
 pytestmark = pytest.mark.gui
 GUI = settings(
     FUZZ,
+    # no shrinking: each case opens a window (1-4 s); the failing case's draws are printed as they are
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[*FUZZ.suppress_health_check, HealthCheck.function_scoped_fixture],
 )
