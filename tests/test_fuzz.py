@@ -568,7 +568,7 @@ HOST_NAMES = st.builds("{}-{}".format, st.sampled_from(["lab", "ws", "node", "gp
 USERS = HEX.map("u{}x".format)
 FREE_TEXT = [("cpu", "model"), ("gpus", 0, "name"), ("gpus", 0, "source"), ("host", "os_version"),
              ("host", "kernel"), ("notes", 0, "message")]  # fmt: skip
-SEPARATORS = st.sampled_from([" ", "(", "=", "/", ", ", ": ", "'", "["])
+SEPARATORS = st.sampled_from([" ", "(", "=", "/", ", ", ": ", "'", "[", "-", "@"])
 
 
 @st.composite

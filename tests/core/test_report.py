@@ -216,6 +216,8 @@ def test_redact_text_keeps_times_and_versions() -> None:
     assert redact_text(text) == text
     assert redact_text("at /root/.cache and /home/bob/x", ()) == "at ~/.cache and ~/x"
     assert redact_text("on lab-7 and lab-70", ("lab-7",)) == "on (redacted) and lab-70"
+    # a host name as one part of a hyphenated string (a custom kernel's version) goes too
+    assert redact_text("6.8.0-lab7-custom", ("lab7",)) == "6.8.0-(redacted)-custom"
 
 
 # -- escaping ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from rigcheck.core.machine import Machine
 REDACTED = "(redacted)"
 
 _UUID = re.compile(
-    r"(?<![\w-])(?:MIG-)?(?:GPU-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])",
+    r"(?<!\w)(?:MIG-)?(?:GPU-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?!\w)",
     re.IGNORECASE,
 )
 _PCI_BUS_ID = re.compile(r"(?<![\w:])[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7](?![\w:])", re.IGNORECASE)
@@ -57,12 +57,15 @@ def secrets_of(machine: Machine) -> list[str]:
 
 
 def known_pattern(known: Iterable[str]) -> re.Pattern[str] | None:
-    """One case-insensitive pattern for ``known`` values, each as a whole word; None for none."""
+    """One case-insensitive pattern for ``known`` values, each as a whole word; None for none.
+
+    A hyphen ends a word here: a host name is often one part of a hyphenated string (a custom
+    kernel's ``6.8.0-labnode7-custom``, ``labnode7-gpu0``), and it survived there before."""
     values = sorted({v for v in known if len(v) >= _MIN_KNOWN}, key=len, reverse=True)
     if not values:
         return None
     alternatives = "|".join(re.escape(value) for value in values)
-    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
 
 
 def redact_text(text: str, known: Sequence[str] | re.Pattern[str] | None = ()) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import QByteArray, QTimer, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -475,6 +475,11 @@ class MainWindow(QMainWindow):
     def _machine_changed(self, machine: Machine, label: str, is_live: bool) -> None:
         gpus = len(machine.gpus)
         what = tr("GPU") if gpus == 1 else tr("GPUs")
+        # a snapshot's file name may be 255 bytes: cut, whole in the tooltip, so it never widens the window
+        whole, label = label, label if len(label) <= 48 else label[:47] + "…"
+        self.machine_label.setToolTip(
+            "" if whole == label else f"<p style='white-space:pre-wrap'>{esc(whole)}</p>"
+        )
         if is_live:
             self.machine_label.setText(f"<b>{esc(label)}</b> · {gpus} {what}")
             self.machine_label.setStyleSheet("")
@@ -483,7 +488,7 @@ class MainWindow(QMainWindow):
             self.machine_label.setStyleSheet("QLabel#machineLabel { color: palette(highlight); }")
         if hasattr(self, "save_action"):
             self.save_action.setEnabled(True)
-        self.setWindowTitle(f"RigCheck — {label}")
+        self.setWindowTitle(f"RigCheck — {whole}")
 
     def open_snapshot(self, path: Path) -> bool:
         """Show a saved snapshot (or the one inside a report); a bad file gets a message, never a crash."""
@@ -516,8 +521,9 @@ class MainWindow(QMainWindow):
         if name:
             try:
                 save_machine(self.state.machine, Path(name))
-            except OSError as exc:
-                _warn(self, tr("Cannot save audit"), f"{name}: {exc.strerror or exc}")
+            except (OSError, InputError) as exc:  # InputError: a folder (the shared writer refuses it)
+                why = exc.problem if isinstance(exc, InputError) else exc.strerror or exc
+                _warn(self, tr("Cannot save audit"), f"{name}: {why}")
 
     # -- drag and drop ---------------------------------------------------------------------------
 
@@ -579,13 +585,16 @@ class MainWindow(QMainWindow):
         )
 
     def _restore(self) -> None:
+        # a damaged or hand-edited settings file (a string, a number, bytes that are no geometry) never
+        # stops the window from opening: what does not restore is the default (issue 30 #15)
         geometry = self.state.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)  # type: ignore[arg-type]
-        else:
+        if not (isinstance(geometry, QByteArray | bytes) and self.restoreGeometry(geometry)):
             self.resize(1280, 800)
-        page = self.state.settings.value("window/page", 0, type=int)
-        if isinstance(page, int) and 0 <= page < self.nav.count():
+        try:
+            page = int(self.state.settings.value("window/page", 0))  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            page = 0
+        if 0 <= page < self.nav.count():
             self.nav.setCurrentRow(page)
 
     def shutdown(self) -> None:
