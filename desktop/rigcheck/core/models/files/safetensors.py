@@ -152,10 +152,9 @@ def _safetensors_shards(folder: Path) -> tuple[list[Path], list[str]]:
         missing = [shard for shard in shards if not (folder / shard).is_file()]
         if missing:
             shown = ", ".join(missing[:3]) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else "")
-            raise InputError(
-                str(index_path),
-                f"names {len(shards)} shards; {shown} {'is' if len(missing) == 1 else 'are'} not there",
-            )
+            named = f"{len(shards)} shard{'' if len(shards) == 1 else 's'}"
+            verb = "is" if len(missing) == 1 else "are"
+            raise InputError(str(index_path), f"names {named}; {shown} {verb} not there")
         return [folder / shard for shard in shards], []
     files = sorted(path for path in folder.glob("*.safetensors") if path.is_file())
     if not files:
@@ -261,7 +260,7 @@ def _safetensors_model(
             raise InputError(
                 str(folder),
                 f"the safetensors headers total over {SAFETENSORS_MAX_HEADERS // 2**20} MiB "
-                f"({len(shards)} shards): more than RigCheck reads",
+                f"({len(shards)} shard{'' if len(shards) == 1 else 's'}): more than RigCheck reads",
             )
         headers[shard] = read_safetensors_header(shard)
     index_path = folder / SAFETENSORS_INDEX
