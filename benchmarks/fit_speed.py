@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
+from dp4a_fit import fit_nodp4a, nodp4a_row
 from per_hop_fit import fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
@@ -187,6 +188,8 @@ def points_by_key(
             )
         ):
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
+        if nodp4a_row(row, catalog):
+            continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     return decode, prefill
 
@@ -232,12 +235,24 @@ def main() -> None:
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         decode_fits[key] = (eff, tau, err, how, extra_urls)
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
+    nodp4a = fit_nodp4a(
+        rows,
+        catalog,
+        {
+            cls: (fit[1], hop_fits[(cls, b)].us if (cls, b) in hop_fits else 0.0)
+            for (cls, b), fit in decode_fits.items()
+            if b == "cuda"
+        },
+    )
     for key in sorted(decode_fits):
         points = decode[key]
         pre = prefill.get(key, [])
         eff, tau, err, how, extra_urls = decode_fits[key]
         prefill_fit = prefill_fits.get(key)
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
+        with_nodp4a = nodp4a is not None and key[0].startswith("nvidia") and key[1] == "cuda"
+        if with_nodp4a:
+            urls = sorted(set(urls) | set(nodp4a.urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
@@ -261,6 +276,8 @@ def main() -> None:
                 )
             if prefill_fit.tflops_per_watt is not None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+        if with_nodp4a:
+            factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
         print("\n".join(factor_lines))
         printed[key] = [line for line in factor_lines if not line.startswith("per_gpu_us")]
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
@@ -268,6 +285,7 @@ def main() -> None:
             f'measured = "{len(points)} decode rows (median |error| {err:.0%} on them; per-layer cost {how})'
             + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
+            + (f"; {nodp4a.said}" if with_nodp4a else "")
             + '"'
         )
         print("sources = [")

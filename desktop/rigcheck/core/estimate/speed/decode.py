@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from rigcheck.core.catalog import GpuSpec, SpeedFactor
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.dp4a import emulated_dot_seconds
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
 from rigcheck.core.estimate.speed.fixed import fixed_seconds
 from rigcheck.core.estimate.speed.multigpu import (
@@ -79,6 +80,11 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
+        quantized = est.quant is None or est.quant.kind != "float"
+        emulated = emulated_dot_seconds(specs[i], factor, read * flops_per_byte, quantized=quantized)
+        if emulated is not None and emulated[0] > compute_s:
+            compute_s = emulated[0]
+            explanation.append(say("GPU {index}: {why}", index=i, why=emulated[1]))
         fixed_s = fixed_seconds(layers_here, factor, hand_off=position > 0 and placement.split != "tensor")
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
