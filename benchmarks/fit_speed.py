@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
 from dp4a_fit import fit_nodp4a, nodp4a_row
-from per_hop_fit import fit_per_hop
+from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -294,7 +294,7 @@ def main() -> None:
         print("]")
         print()
     print_ktransformers(rows, catalog)
-    print_borrowed(fitted)
+    print_borrowed(fitted, hop_fits)
     print_borrowed_backend(printed)
 
 
@@ -899,7 +899,7 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
         print()
 
 
-def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
+def print_borrowed(fitted: dict[str, tuple[float, float]], hops: dict[tuple[str, str], HopFit]) -> None:
     print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
     for cls, backend, neighbour, why in BORROWED:
         if neighbour not in fitted or cls in fitted:
@@ -912,7 +912,12 @@ def print_borrowed(fitted: dict[str, tuple[float, float]]) -> None:
         print("default = true")
         print(f"decode_bandwidth_efficiency = {eff:.2f}")
         print(f"per_layer_us = {tau:g}")
+        hop = hops.get((cls, backend))
+        if hop is not None and hop.us:
+            print(f"per_gpu_us = {hop.us:g}")
         print(f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"')
+        if hop is not None and hop.us:
+            print(f'measured = "per further GPU: {hop.said}"')
         print('confidence = "uncertain"')
         print(f'notes = "{why}"')
         print()
