@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
+from bf16_fit import fit_bf16, slow_bf16_row
 from dp4a_fit import fit_nodp4a, nodp4a_row
 from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
@@ -164,6 +165,10 @@ def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[flo
     return eff, tau, statistics.median(errors)
 
 
+#: the slow-BF16 decode points points_by_key set apart (bf16_fit), for main's BF16 fit
+SLOW_BF16_POINTS: list[Point] = []
+
+
 def points_by_key(
     rows: list[Measurement], catalog: Catalog
 ) -> tuple[dict[tuple[str, str], list[Point]], dict[tuple[str, str], list[Point]]]:
@@ -190,6 +195,9 @@ def points_by_key(
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
         if nodp4a_row(row, catalog):
             continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
+        if slow_bf16_row(row.backend, row.format, row.metric):
+            SLOW_BF16_POINTS.append(p)  # another mat-vec kernel (bf16_fit): fitted apart
+            continue
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     return decode, prefill
 
@@ -235,6 +243,11 @@ def main() -> None:
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         decode_fits[key] = (eff, tau, err, how, extra_urls)
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
+    bf16 = fit_bf16(
+        [replace(p, per_hop_us=hop_fits[(p.hw_class, p.backend)].us if (p.hw_class, p.backend) in hop_fits else 0.0)
+         for p in SLOW_BF16_POINTS],
+        lambda cls, b: decode_fits[(cls, b)][:2] if (cls, b) in decode_fits else None,
+    )
     nodp4a = fit_nodp4a(
         rows,
         catalog,
@@ -253,6 +266,9 @@ def main() -> None:
         with_nodp4a = nodp4a is not None and key[0].startswith("nvidia") and key[1] == "cuda"
         if with_nodp4a:
             urls = sorted(set(urls) | set(nodp4a.urls))
+        slow_bf16 = bf16.get(key[1])
+        if slow_bf16 is not None:
+            urls = sorted(set(urls) | set(slow_bf16.urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
@@ -278,6 +294,8 @@ def main() -> None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
         if with_nodp4a:
             factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
+        if slow_bf16 is not None:
+            factor_lines.append(f"decode_bf16_factor = {slow_bf16.factor:.2f}")
         print("\n".join(factor_lines))
         printed[key] = [line for line in factor_lines if not line.startswith("per_gpu_us")]
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
@@ -286,6 +304,7 @@ def main() -> None:
             + (f", prefill: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + (f"; {nodp4a.said}" if with_nodp4a else "")
+            + (f"; {slow_bf16.said}" if slow_bf16 is not None else "")
             + '"'
         )
         print("sources = [")

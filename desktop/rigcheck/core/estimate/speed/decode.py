@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from rigcheck.core.catalog import GpuSpec, SpeedFactor
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.bf16_decode import bf16_read_factor
 from rigcheck.core.estimate.speed.dp4a import emulated_dot_seconds
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
 from rigcheck.core.estimate.speed.fixed import fixed_seconds
@@ -64,6 +65,10 @@ def gpu_decode_seconds(
             layers_here = round(n_gpu_layers * share)
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        slow_bf16 = bf16_read_factor(factor, est.quant.id if est.quant else None)
+        if slow_bf16 is not None:
+            memory_s /= slow_bf16[0]
+            explanation.append(say("GPU {index}: {why}", index=i, why=slow_bf16[1]))
         tiled = tiled_expert_seconds(
             est,
             gpus[i],
