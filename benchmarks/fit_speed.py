@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu_hosts import host_cpu, host_memory
-from measurements import Measurement, load
 from bf16_fit import fit_bf16, slow_bf16_row
+from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
+from measurements import Measurement, load
 from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
@@ -165,8 +165,10 @@ def fit_decode(points: list[Point], tau_fixed: float | None = None) -> tuple[flo
     return eff, tau, statistics.median(errors)
 
 
-#: the slow-BF16 decode points points_by_key set apart (bf16_fit), for main's BF16 fit
-SLOW_BF16_POINTS: list[Point] = []
+def slow_bf16_points(rows: list[Measurement], catalog: Catalog) -> list[Point]:
+    """The decode points points_by_key sets apart for the BF16 fit (bf16_fit)."""
+    found = [p for r in rows if slow_bf16_row(r.backend, r.format, r.metric) and (p := point(r, catalog))]
+    return [p for p in found if not p.row.engine.lower().startswith("mlx")]
 
 
 def points_by_key(
@@ -196,8 +198,7 @@ def points_by_key(
         if nodp4a_row(row, catalog):
             continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
         if slow_bf16_row(row.backend, row.format, row.metric):
-            SLOW_BF16_POINTS.append(p)  # another mat-vec kernel (bf16_fit): fitted apart
-            continue
+            continue  # another mat-vec kernel (bf16_fit, slow_bf16_points): fitted apart
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     return decode, prefill
 
@@ -244,8 +245,15 @@ def main() -> None:
         decode_fits[key] = (eff, tau, err, how, extra_urls)
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
     bf16 = fit_bf16(
-        [replace(p, per_hop_us=hop_fits[(p.hw_class, p.backend)].us if (p.hw_class, p.backend) in hop_fits else 0.0)
-         for p in SLOW_BF16_POINTS],
+        [
+            replace(
+                p,
+                per_hop_us=hop_fits[(p.hw_class, p.backend)].us
+                if (p.hw_class, p.backend) in hop_fits
+                else 0.0,
+            )
+            for p in slow_bf16_points(rows, catalog)
+        ],
         lambda cls, b: decode_fits[(cls, b)][:2] if (cls, b) in decode_fits else None,
     )
     nodp4a = fit_nodp4a(

@@ -94,5 +94,7 @@ def fit_per_hop(rows: list[Measurement], catalog: Catalog) -> dict[tuple[str, st
         elif len(every) >= MIN_PAIRS and cls != "cpu" and not cls.startswith("apple"):
             # no pair of this vendor × backend: the boundary is the same ggml scheduler code on every backend
             # (end a split, copy the hidden state, synchronise), so the median of every measured pair, said so
-            fits[(cls, backend)] = HopFit(round(max(statistics.median(every), 0.0)), len(every), "every backend")
+            fits[(cls, backend)] = HopFit(
+                round(max(statistics.median(every), 0.0)), len(every), "every backend"
+            )
     return fits

@@ -963,7 +963,9 @@ def _check_format(kind: str, record: Any) -> str | None:
             return f"decode_bf16_factor: {record.decode_bf16_factor!r} must be above 0 and at most 2"
         nodp4a = record.decode_nodp4a_efficiency
         if nodp4a is not None and not 0.0 < nodp4a <= 1.0:
-            return f"decode_nodp4a_efficiency: {nodp4a!r} is not a share of the FP32 peak (above 0, at most 1)"
+            return (
+                f"decode_nodp4a_efficiency: {nodp4a!r} is not a share of the FP32 peak (above 0, at most 1)"
+            )
         watt = record.prefill_tflops_per_watt
         if watt is not None and not 0.0 < watt <= 10.0:
             return f"prefill_tflops_per_watt: {watt!r} is not between 0 and 10 TFLOPS per watt"
