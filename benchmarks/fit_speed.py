@@ -23,9 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bf16_fit import fit_bf16, slow_bf16_row
 from cpu_hosts import host_cpu, host_memory
+from dp4a_fit import fit_nodp4a, nodp4a_row
 from measurements import Measurement, load
-from per_hop_fit import fit_per_hop
+from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -215,6 +217,12 @@ def keeps_median(
     return median(*with_moe) < median(without[0], without[1], 0.0)
 
 
+def slow_bf16_points(rows: list[Measurement], catalog: Catalog) -> list[Point]:
+    """The decode points points_by_key sets apart for the BF16 fit (bf16_fit)."""
+    found = [p for r in rows if slow_bf16_row(r.backend, r.format, r.metric) and (p := point(r, catalog))]
+    return [p for p in found if not p.row.engine.lower().startswith("mlx")]
+
+
 def points_by_key(
     rows: list[Measurement], catalog: Catalog
 ) -> tuple[dict[tuple[str, str], list[Point]], dict[tuple[str, str], list[Point]]]:
@@ -239,6 +247,10 @@ def points_by_key(
             )
         ):
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
+        if nodp4a_row(row, catalog):
+            continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
+        if slow_bf16_row(row.backend, row.format, row.metric):
+            continue  # another mat-vec kernel (bf16_fit, slow_bf16_points): fitted apart
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     return decode, prefill
 
@@ -305,6 +317,27 @@ def main() -> None:
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         decode_fits[key] = (eff, tau, err, how, extra_urls)
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
+    bf16 = fit_bf16(
+        [
+            replace(
+                p,
+                per_hop_us=hop_fits[(p.hw_class, p.backend)].us
+                if (p.hw_class, p.backend) in hop_fits
+                else 0.0,
+            )
+            for p in slow_bf16_points(rows, catalog)
+        ],
+        lambda cls, b: decode_fits[(cls, b)][:2] if (cls, b) in decode_fits else None,
+    )
+    nodp4a = fit_nodp4a(
+        rows,
+        catalog,
+        {
+            cls: (fit[1], hop_fits[(cls, b)].us if (cls, b) in hop_fits else 0.0)
+            for (cls, b), fit in decode_fits.items()
+            if b == "cuda"
+        },
+    )
     for key in sorted(decode_fits):
         points = decode[key]
         pre = prefill.get(key, [])
@@ -318,6 +351,12 @@ def main() -> None:
             prefill_fit = prefill_fits.get(default) if default != key else None
             prefill_from = f" (no prefill rows of its own: the {default[0]}-{default[1]} shares)"
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
+        with_nodp4a = nodp4a is not None and key[0].startswith("nvidia") and key[1] == "cuda"
+        if with_nodp4a:
+            urls = sorted(set(urls) | set(nodp4a.urls))
+        slow_bf16 = bf16.get(key[1])
+        if slow_bf16 is not None:
+            urls = sorted(set(urls) | set(slow_bf16.urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
@@ -343,6 +382,10 @@ def main() -> None:
                 )
             if prefill_fit.tflops_per_watt is not None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+        if with_nodp4a:
+            factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
+        if slow_bf16 is not None:
+            factor_lines.append(f"decode_bf16_factor = {slow_bf16.factor:.2f}")
         print("\n".join(factor_lines))
         printed[key] = [line for line in factor_lines if not line.startswith("per_gpu_us")]
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
@@ -351,6 +394,8 @@ def main() -> None:
             + (f", prefill{prefill_from}: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + (f"; cost per mixture-of-experts layer {moe_fits[key][1]}" if key in moe_fits else "")
+            + (f"; {nodp4a.said}" if with_nodp4a else "")
+            + (f"; {slow_bf16.said}" if slow_bf16 is not None else "")
             + '"'
         )
         print("sources = [")
@@ -359,7 +404,7 @@ def main() -> None:
         print("]")
         print()
     print_ktransformers(rows, catalog)
-    print_borrowed(fitted)
+    print_borrowed(fitted, hop_fits)
     print_borrowed_backend(printed)
 
 
@@ -964,7 +1009,9 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
         print()
 
 
-def print_borrowed(fitted: dict[tuple[str, str], tuple[float, float]]) -> None:
+def print_borrowed(
+    fitted: dict[tuple[str, str], tuple[float, float]], hops: dict[tuple[str, str], HopFit]
+) -> None:
     print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
     for cls, backend, neighbour, why in BORROWED:
         # the neighbour's factors on this backend (not whichever of its backends was fitted last)
@@ -978,7 +1025,12 @@ def print_borrowed(fitted: dict[tuple[str, str], tuple[float, float]]) -> None:
         print("default = true")
         print(f"decode_bandwidth_efficiency = {eff:.2f}")
         print(f"per_layer_us = {tau:g}")
+        hop = hops.get((cls, backend))
+        if hop is not None and hop.us:
+            print(f"per_gpu_us = {hop.us:g}")
         print(f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"')
+        if hop is not None and hop.us:
+            print(f'measured = "per further GPU: {hop.said}"')
         print('confidence = "uncertain"')
         print(f'notes = "{why}"')
         print()

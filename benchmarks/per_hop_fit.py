@@ -10,7 +10,8 @@ synchronisation), not bandwidth: a fixed number of µs per token per boundary.
 Fit: for each pair of fit-split decode rows from one source page that differ only in the GPU count (same
 GPU, model, format, test and backend; no offload), ``(1 / tokens_N - 1 / tokens_1) / (N - 1)`` is the
 measured cost of one boundary (the roofline's time is the same on both, so it cancels). The median over a
-hardware class's pairs when it has ``MIN_PAIRS``, else over its vendor × backend's pairs, else none.
+hardware class's pairs when it has ``MIN_PAIRS``, else over its vendor × backend's pairs, else over every
+pair measured (the boundary is the same scheduler code on every backend; marked as that pool), else none.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def fit_per_hop(rows: list[Measurement], catalog: Catalog) -> dict[tuple[str, st
     pools: dict[tuple[str, str], list[float]] = defaultdict(list)
     for (cls, backend), values in by_class.items():
         pools[(cls.split("-")[0], backend)].extend(values)
+    every = [us for values in by_class.values() for us in values]
     fits: dict[tuple[str, str], HopFit] = {}
     classes = {(f.hw_class, f.backend) for f in catalog.speed_factors} | set(by_class)
     for cls, backend in classes:
@@ -88,5 +90,11 @@ def fit_per_hop(rows: list[Measurement], catalog: Catalog) -> dict[tuple[str, st
         elif len(pool) >= MIN_PAIRS:
             fits[(cls, backend)] = HopFit(
                 round(max(statistics.median(pool), 0.0)), len(pool), f"{cls.split('-')[0]} {backend}"
+            )
+        elif len(every) >= MIN_PAIRS and cls != "cpu" and not cls.startswith("apple"):
+            # no pair of this vendor × backend: the boundary is the same ggml scheduler code on every backend
+            # (end a split, copy the hidden state, synchronise), so the median of every measured pair, said so
+            fits[(cls, backend)] = HopFit(
+                round(max(statistics.median(every), 0.0)), len(every), "every backend"
             )
     return fits

@@ -59,6 +59,9 @@ def test_the_fit_recovers_a_known_cost_per_gpu_boundary() -> None:
     # a class without pairs of its own takes its vendor × backend pool's figure
     assert fits[("nvidia-datacenter", "cuda")].us == 200
     assert fits[("nvidia-datacenter", "cuda")].pooled == "nvidia cuda"
+    # a vendor × backend with no pair of its own takes the median of every pair, and says so
+    assert fits[("amd-consumer", "rocm")].us == 200
+    assert fits[("amd-consumer", "rocm")].pooled == "every backend"
     # fewer pairs than the fit needs: no figure rather than a guess
     assert fit_per_hop(rows[:4], catalog) == {}
 
@@ -90,3 +93,20 @@ def test_one_gpu_and_eight_give_different_speeds() -> None:
     assert eight < 0.95 * one
     assert any("per GPU" in line for line in fit(from_catalog(llama), simulate(bare, [spec] * 8),
                Request(quant="q4_k_m"), catalog, live=False).speed.explanation)  # fmt: skip
+
+
+def test_an_amd_instinct_box_without_pairs_of_its_own_still_pays_its_boundaries() -> None:
+    # the MI300X class borrows the Radeon factors (no Instinct row of its own); its GPU boundaries are the
+    # same ggml scheduler copies and syncs, so one GPU and eight must not decode at one speed
+    catalog = load_catalog(use_overlay=False)
+    spec, llama = catalog.gpu("amd-instinct-mi300x"), catalog.model("llama-3.1-8b")
+    assert spec is not None and llama is not None
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
+    speeds = []
+    for count in (1, 8):
+        result = fit(
+            from_catalog(llama), simulate(bare, [spec] * count), Request(quant="q4_0"), catalog, live=False
+        )
+        assert result.speed.decode_tokens_per_s is not None
+        speeds.append(result.speed.decode_tokens_per_s)
+    assert speeds[1] < 0.95 * speeds[0]

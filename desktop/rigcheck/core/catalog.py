@@ -523,6 +523,12 @@ class SpeedFactor:
     #: clock, so its prefill rate is at most this × its power limit, whatever its boost-clock peak (None: no
     #: cap fitted for this class × backend)
     prefill_tflops_per_watt: float | None = None
+    #: quantized decode on an NVIDIA GPU without __dp4a (compute capability below 6.1): the share of its FP32
+    #: peak its byte-multiply dot products reach, 2 FLOPs per weight (speed.dp4a; None: not fitted)
+    decode_nodp4a_efficiency: float | None = None
+    #: BF16 weights read at this × the class's decode bandwidth efficiency: a backend whose BF16 mat-vec is
+    #: another, slower kernel (speed.bf16_decode; 1: as quantized weights)
+    decode_bf16_factor: float = 1.0
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -958,6 +964,13 @@ def _check_format(kind: str, record: Any) -> str | None:
         for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        if not 0.0 < record.decode_bf16_factor <= 2.0:
+            return f"decode_bf16_factor: {record.decode_bf16_factor!r} must be above 0 and at most 2"
+        nodp4a = record.decode_nodp4a_efficiency
+        if nodp4a is not None and not 0.0 < nodp4a <= 1.0:
+            return (
+                f"decode_nodp4a_efficiency: {nodp4a!r} is not a share of the FP32 peak (above 0, at most 1)"
+            )
         watt = record.prefill_tflops_per_watt
         if watt is not None and not 0.0 < watt <= 10.0:
             return f"prefill_tflops_per_watt: {watt!r} is not between 0 and 10 TFLOPS per watt"

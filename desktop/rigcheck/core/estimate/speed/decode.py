@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from rigcheck.core.catalog import GpuSpec, SpeedFactor
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.bf16_decode import bf16_read_factor
+from rigcheck.core.estimate.speed.dp4a import emulated_dot_seconds
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
 from rigcheck.core.estimate.speed.fixed import fixed_seconds, moe_layers_between
 from rigcheck.core.estimate.speed.multigpu import (
@@ -69,6 +71,10 @@ def gpu_decode_seconds(
             moe_here = round(moe_on_gpus * share)
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
+        slow_bf16 = bf16_read_factor(factor, est.quant.id if est.quant else None)
+        if slow_bf16 is not None:
+            memory_s /= slow_bf16[0]
+            explanation.append(say("GPU {index}: {why}", index=i, why=slow_bf16[1]))
         tiled = tiled_expert_seconds(
             est,
             gpus[i],
@@ -85,6 +91,11 @@ def gpu_decode_seconds(
             tiled_bound = expert_s > streamed_s  # the GEMM's arithmetic, not the reads, sets the pace
         peak = peak_tflops(specs[i])
         compute_s = read * flops_per_byte / (peak * 1e12 * factor.decode_compute_efficiency) if peak else 0.0
+        quantized = est.quant is None or est.quant.kind != "float"
+        emulated = emulated_dot_seconds(specs[i], factor, read * flops_per_byte, quantized=quantized)
+        if emulated is not None and emulated[0] > compute_s:
+            compute_s = emulated[0]
+            explanation.append(say("GPU {index}: {why}", index=i, why=emulated[1]))
         fixed_s = fixed_seconds(
             layers_here, factor, hand_off=position > 0 and placement.split != "tensor", moe_layers=moe_here
         )
