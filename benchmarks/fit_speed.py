@@ -88,6 +88,13 @@ class Point:
         return self.row.format.upper() in UNQUANTISED
 
 
+def row_context(row: Measurement) -> int:
+    """The context a row ran at, as estimate_accuracy.py sizes it (its test's tokens, 512 when unstated): the
+    KV cache a decode token reads is the row's, not a fixed 4,096 tokens' (which made small models' reads
+    look several times larger to the fit than to the estimate it is judged by)."""
+    return max(row.tokens or 512, 128)
+
+
 def point(row: Measurement, catalog: Catalog) -> Point | None:
     spec_model = catalog.model(row.model_id) if row.model_id else None
     # Several GPUs in llama.cpp's default layer split run one after another: per token, the same bytes at the
@@ -96,7 +103,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         return None  # a blind row (benchmarks/data/blind.csv) is never a fit point, whoever passes it
     model = from_catalog(spec_model)
     try:
-        est = estimate_memory(model, Request(quant=row.format.lower(), context=4096), catalog)
+        est = estimate_memory(model, Request(quant=row.format.lower(), context=row_context(row)), catalog)
     except InputError:
         return None
     per_layer, _experts, head = _active_bytes(est)
@@ -881,7 +888,7 @@ def fit_cpu(
             result = fit(
                 from_catalog(spec),
                 machine,
-                Request(quant=row.format.lower(), context=4096),
+                Request(quant=row.format.lower(), context=row_context(row)),
                 catalog,
                 offload=kind,
                 live=False,
@@ -1068,7 +1075,7 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
     backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
     try:
-        req = Request(quant=row.format.lower(), context=4096, backend=backend)  # type: ignore[arg-type]
+        req = Request(quant=row.format.lower(), context=row_context(row), backend=backend)  # type: ignore[arg-type]
         result = fit(
             from_catalog(spec),
             machine,

@@ -129,7 +129,7 @@ def test_a_borrowing_class_takes_its_neighbours_factors_on_the_same_backend(
 ) -> None:
     """amd-datacenter (ROCm) borrows amd-consumer's ROCm factors, not those of another amd-consumer backend."""
     fit_speed.print_borrowed(
-        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}
+        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}, {}
     )
     out = capsys.readouterr().out
     block = out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
