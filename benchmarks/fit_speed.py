@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cpu_fit import print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from measurements import Measurement, load
 from per_hop_fit import fit_per_hop
@@ -276,6 +277,7 @@ def main() -> None:
         print("]")
         print()
     print_ktransformers(rows, catalog)
+    print_cpu_classes(rows, catalog)
     print_borrowed(fitted)
     print_borrowed_backend(printed)
 
