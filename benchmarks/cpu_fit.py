@@ -155,6 +155,7 @@ def print_cpu_classes(rows: list[Measurement], catalog: Catalog) -> None:
         print(f'id = "cpu-{found.cls}-cpu"')
         print(f'hw_class = "cpu-{found.cls}"')
         print('backend = "cpu"')
+        print("default = true")
         print(f"decode_bandwidth_efficiency = {found.bandwidth:.2f}")
         print(f"decode_compute_efficiency = {found.compute:.2f}")
         print("per_layer_us = 0")

@@ -119,6 +119,14 @@ def cpu_prefill(
     return 1 / max(compute_s, memory_s)
 
 
+#: the memory classes (cpu_host.memory_class) in words
+_CLASS_WORDS = {
+    "server": say("server memory: many channels"),
+    "client": say("desktop or laptop memory: one or two channels"),
+    "soc": say("SoC memory: LPDDR next to the cores"),
+}
+
+
 def cpu_only_decode_seconds(
     est: MemoryEstimate, machine: Machine, catalog: Catalog, *, cpu_read: float, explanation: list[Text]
 ) -> float:
@@ -133,11 +141,11 @@ def cpu_only_decode_seconds(
     read_s = cpu_read / (host.bytes_per_s * efficiency)
     explanation.append(
         say(
-            "RAM: {read} of weights read per token at {how} × {efficiency} ({cls} memory)",
+            "RAM: {read} of weights read per token at {how} × {efficiency} ({memory})",
             read=Bytes(cpu_read),
             how=host.why_said,
             efficiency=Percent(efficiency),
-            cls=cls,
+            memory=_CLASS_WORDS[cls],
         )
     )
     quant_id = est.quant.id if est.quant is not None else None
