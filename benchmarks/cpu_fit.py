@@ -88,7 +88,9 @@ def cpu_rows(rows: list[Measurement], catalog: Catalog) -> list[CpuRow]:
         except InputError:
             continue
         per_layer, _experts, head = _active_bytes(est)
-        compute = cpu_peak(machine, catalog, quant_id=est.quant.id if est.quant else None, threads=_threads(row))
+        compute = cpu_peak(
+            machine, catalog, quant_id=est.quant.id if est.quant else None, threads=_threads(row)
+        )
         flops = 2 * model.arch.params_active
         platform = speed.cpu_platform(catalog, row.host)
         found.append(
@@ -130,7 +132,9 @@ def fit_cpu_classes(rows: list[Measurement], catalog: Catalog) -> list[ClassFit]
         mine = len(own) >= MIN_CLASS_ROWS
         share = statistics.median(min(max(p.share, 0.05), 0.95) for p in own) if mine else pooled
         used = [p for p in placed if p.cls == cls] if mine else placed
-        errors = [abs(1 / max(p.read_s / share, (p.compute_s or 0) / compute) / p.row.value - 1) for p in used]
+        errors = [
+            abs(1 / max(p.read_s / share, (p.compute_s or 0) / compute) / p.row.value - 1) for p in used
+        ]
         fits.append(
             ClassFit(
                 cls,

@@ -29,7 +29,9 @@ def _machine(cpu: CPU, memory: Memory | None = None) -> Machine:
 
 def _decode(catalog: Catalog, machine: Machine, model_id: str = "llama-3.2-1b", threads: int | None = None):
     model = from_catalog(catalog.model(model_id))  # type: ignore[arg-type]
-    result = fit(model, machine, Request(quant="q4_k_m", threads=threads), catalog, offload="auto", live=False)
+    result = fit(
+        model, machine, Request(quant="q4_k_m", threads=threads), catalog, offload="auto", live=False
+    )
     assert result.speed.decode_tokens_per_s is not None
     return result.speed
 

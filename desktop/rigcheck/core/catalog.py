@@ -985,7 +985,11 @@ def _check_format(kind: str, record: Any) -> str | None:
             return "bus_bits: not a memory bus width (16-2048 bits, a multiple of 16)"
         if record.memory_class not in (None, "server", "client", "soc"):
             return f"memory_class: {record.memory_class!r} is not server, client or soc"
-        for name, low, high in (("cores", 1, 512), ("boost_mhz", 200, 7000), ("fp32_flops_per_cycle", 2, 128)):
+        for name, low, high in (
+            ("cores", 1, 512),
+            ("boost_mhz", 200, 7000),
+            ("fp32_flops_per_cycle", 2, 128),
+        ):
             value = getattr(record, name)
             if value is not None and not low <= value <= high:
                 return f"{name}: {value!r} is out of range ({low}-{high})"

@@ -37,9 +37,7 @@ def decode_factor(catalog: Catalog, machine: Machine) -> tuple[SpeedFactor | Non
     """The CPU-only decode factors for the host's memory class (``cpu-<class>`` × cpu), and the class; the
     CPU class's own row where none is fitted."""
     cls = memory_class(speed.cpu_platform(catalog, machine.cpu.model))
-    own = next(
-        (f for f in catalog.speed_factors if f.hw_class == f"cpu-{cls}" and f.backend == "cpu"), None
-    )
+    own = next((f for f in catalog.speed_factors if f.hw_class == f"cpu-{cls}" and f.backend == "cpu"), None)
     return (own or speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")), cls
 
 
