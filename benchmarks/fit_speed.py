@@ -24,9 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bf16_fit import fit_bf16, slow_bf16_row
+from cpu_fit import print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
-from measurements import Measurement, load
+from measurements import Measurement, load, row_context
 from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
@@ -86,13 +87,6 @@ class Point:
     @property
     def unquantized(self) -> bool:
         return self.row.format.upper() in UNQUANTISED
-
-
-def row_context(row: Measurement) -> int:
-    """The context a row ran at, as estimate_accuracy.py sizes it (its test's tokens, 512 when unstated): the
-    KV cache a decode token reads is the row's, not a fixed 4,096 tokens' (which made small models' reads
-    look several times larger to the fit than to the estimate it is judged by)."""
-    return max(row.tokens or 512, 128)
 
 
 def point(row: Measurement, catalog: Catalog) -> Point | None:
@@ -411,6 +405,7 @@ def main() -> None:
         print("]")
         print()
     print_ktransformers(rows, catalog)
+    print_cpu_classes(rows, catalog)
     print_borrowed(fitted, hop_fits)
     print_borrowed_backend(printed)
 

@@ -301,3 +301,10 @@ def count_by(rows: Iterable[Measurement], subset: str) -> int:
 
 def holdout_share(rows: Sequence[Measurement]) -> float:
     return sum(1 for r in rows if r.split == "holdout") / len(rows) if rows else 0.0
+
+
+def row_context(row: Measurement) -> int:
+    """The context a row ran at, as estimate_accuracy.py sizes it (its test's tokens, 512 when unstated): the
+    KV cache a decode token reads is the row's, not a fixed 4,096 tokens' (which made small models' reads
+    look several times larger to the fit than to the estimate it is judged by)."""
+    return max(row.tokens or 512, 128)

@@ -69,6 +69,22 @@ BRAND_STRINGS = [
     ("Apple M5", "apple-m5", 153.6),
     ("Apple M5 Pro", "apple-m5-pro", 307.2),
     ("Apple M5 Max", "apple-m5-max", 614.4),
+    # 28-cpu: laptop and SBC platforms (a Phoenix laptop is not the AM5 desktop's memory, and a Raptor Lake-P
+    # laptop not the LGA 1700 desktop's)
+    ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", "amd-ryzen-7040-8040-mobile", 120.0),
+    ("AMD Ryzen 7 8840U w/ Radeon 780M Graphics", "amd-ryzen-7040-8040-mobile", 120.0),
+    ("Intel(R) Core(TM) i7-1360P", "intel-core-13-14-mobile", 83.2),
+    ("13th Gen Intel(R) Core(TM) i3-1315U", "intel-core-13-14-mobile", 83.2),
+    ("13th Gen Intel(R) Core(TM) i9-13900HX", "intel-core-13-14-mobile", 83.2),
+    ("13th Gen Intel(R) Core(TM) i5-13400F", "intel-core-13-14-desktop-4800", 76.8),
+    ("intel core i5 13400F", "intel-core-13-14-desktop-4800", 76.8),  # typed by hand, with a space
+    ("Intel(R) Core(TM) i7-7820HQ CPU @ 2.90GHz", "intel-core-7th-gen-mobile-h", 38.4),
+    ("Intel(R) Core(TM) i5-9500 CPU @ 3.00GHz", "intel-core-8-9-desktop", 42.7),
+    ("11th Gen Intel(R) Core(TM) i5-1135G7 @ 2.40GHz", "intel-core-11-mobile", 68.3),
+    ("Rockchip RK3566", "rockchip-rk3566-rk3568", 12.8),
+    ("Rockchip RK3588", "rockchip-rk3588", 33.8),
+    ("Cix CP8180", "cix-p1", 96.0),
+    ("Raspberry Pi 5 Model B Rev 1.0", "broadcom-bcm2712", 17.1),
 ]
 
 
@@ -84,10 +100,8 @@ def test_real_model_strings_find_their_platform(
 @pytest.mark.parametrize(
     "model",
     [
-        "AMD Ryzen 7 7840HS w/ Radeon 780M Graphics",  # Phoenix laptop: not the AM5 desktop's memory
         "AMD Ryzen 7 5800H with Radeon Graphics",
         "AMD Ryzen 9 7945HX with Radeon Graphics",
-        "Intel(R) Core(TM) i7-1360P",
         "Intel(R) Core(TM) i7-4790K CPU @ 4.00GHz",  # Haswell desktop: not the U/Y parts' entry
         "Cortex-A72",  # a Raspberry Pi is not a server
     ],

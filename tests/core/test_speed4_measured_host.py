@@ -11,6 +11,7 @@ from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.speed.cpu_host import decode_factor
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -40,8 +41,11 @@ def test_measured_bandwidth_is_read_at_llama_cpp_share_of_it(catalog: Catalog) -
     peak = _cpu_decode(
         catalog, Memory(total_bytes=64 * GIB, bandwidth_bytes_per_s=bw, bandwidth_source="catalog")
     )
-    factor = speed.speed_factor(catalog, speed.CPU_CLASS, "cpu")
-    assert factor is not None and factor.decode_bandwidth_efficiency < speed.MEASURED_READ_SHARE
+    # a dense model on the CPU alone reads at its memory class's share of a peak (an unknown CPU: client)
+    unknown = Machine(cpu=CPU(logical_cores=16, model="Some CPU"), memory=Memory(total_bytes=GIB), gpus=())
+    factor, cls = decode_factor(catalog, unknown)
+    assert cls == "client" and factor is not None and factor.hw_class == "cpu-client"
+    assert factor.decode_bandwidth_efficiency < speed.MEASURED_READ_SHARE
     # the same figure, measured, is read faster than the same figure as a peak, by the ratio of the two shares
     assert measured / peak == pytest.approx(
         speed.MEASURED_READ_SHARE / factor.decode_bandwidth_efficiency, rel=0.02

@@ -573,9 +573,25 @@ class CpuPlatform:
     sources: tuple[str, ...] = ()
     confidence: Confidence = "primary"
     notes: str | None = None
+    #: the memory bus's total width in bits where it is not a whole number of 64-bit channels (LPDDR on
+    #: SoCs: a 32-bit RK3566, a 128-bit CIX P1); the peak is then bus_bits ÷ 8 bytes per transfer
+    bus_bits: int | None = None
+    #: how one llama.cpp process reads this memory (core/estimate/speed/cpu.py decode_class): "server"
+    #: (many DDR channels across NUMA nodes or chiplets), "client" (one or two DDR channels, desktop or
+    #: laptop), "soc" (LPDDR soldered next to the cores); derived from channels and memory_type when unset
+    memory_class: str | None = None
+    #: cores and the fastest clock, MHz, where every part on the platform has the same (a single-SKU SoC);
+    #: what prompt processing's compute peak takes when the probe did not read them
+    cores: int | None = None
+    boost_mhz: int | None = None
+    #: FP32 FLOPs per core per clock where the ISA flags overstate it (Gracemont E-cores run AVX2 on two
+    #: 128-bit pipes: 16, not the 32 the flag implies) or there are no flags to read (an Arm SoC)
+    fp32_flops_per_cycle: int | None = None
 
     @property
     def bandwidth_bytes_per_s(self) -> int:
+        if self.bus_bits:
+            return self.bus_bits // 8 * self.mt_per_s * 10**6
         return self.channels * self.mt_per_s * 10**6 * self.bytes_per_transfer
 
     def matches(self, cpu_model: str) -> bool:
@@ -983,6 +999,18 @@ def _check_format(kind: str, record: Any) -> str | None:
     if kind == "cpu_platform":
         if not (0 < record.channels <= 32 and 0 < record.mt_per_s <= 20000):
             return "channels, mt_per_s: out of range (1-32 channels, at most 20000 MT/s)"
+        if record.bus_bits is not None and not (16 <= record.bus_bits <= 2048 and record.bus_bits % 16 == 0):
+            return "bus_bits: not a memory bus width (16-2048 bits, a multiple of 16)"
+        if record.memory_class not in (None, "server", "client", "soc"):
+            return f"memory_class: {record.memory_class!r} is not server, client or soc"
+        for name, low, high in (
+            ("cores", 1, 512),
+            ("boost_mhz", 200, 7000),
+            ("fp32_flops_per_cycle", 2, 128),
+        ):
+            value = getattr(record, name)
+            if value is not None and not low <= value <= high:
+                return f"{name}: {value!r} is out of range ({low}-{high})"
         for pattern in record.match:
             try:
                 re.compile(pattern)

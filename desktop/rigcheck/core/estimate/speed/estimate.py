@@ -91,6 +91,7 @@ def inference_speed(
             experts_only=bool(cpu_expert) and n_gpu_layers == len(per_layer),
             gpu_seconds=seconds,
             explanation=explanation,
+            cpu_only=not used,
         )
         if isinstance(cpu_s, Speed):
             return cpu_s
