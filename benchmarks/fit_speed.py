@@ -932,7 +932,10 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
     backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
     try:
-        req = Request(quant=row.format.lower(), context=4096, backend=backend)  # type: ignore[arg-type]
+        # the row's prompt length, as estimate_accuracy.py passes it: it sets the micro-batch and how many of
+        # them a layer split overlaps (speed/prefill.py pipelined_ubatches)
+        context = max(row.tokens or 512, 128)
+        req = Request(quant=row.format.lower(), context=context, backend=backend)  # type: ignore[arg-type]
         result = fit(
             from_catalog(spec),
             machine,

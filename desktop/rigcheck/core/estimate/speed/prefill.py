@@ -90,6 +90,38 @@ def prefill_streamed_bytes(
     return weights - on_gpu_experts * (1 - touched), ubatch, touched
 
 
+#: llama.cpp's default logical batch (``-b``/``n_batch`` 2048, common/common.h): one llama_decode call holds
+#: this many prompt tokens, split into micro-batches (LLAMA_CPP_UBATCH)
+LLAMA_CPP_BATCH = 2048
+#: GGML_SCHED_MAX_COPIES: the scheduler's copies of the graph inputs when pipeline parallelism is on, the
+#: micro-batches that can be in flight at once (ggml-org/llama.cpp ggml/src/ggml-backend.cpp, default 4)
+SCHED_MAX_COPIES = 4
+PIPELINE_SOURCE = "ggml-org/llama.cpp src/llama-context.cpp@4c7103b, pipeline_parallel"
+
+
+def pipelined_ubatches(placement: Placement, gpus: int, prompt: int, ubatch: int, cpu_read: float) -> int:
+    """Micro-batches llama.cpp runs at once across a layer split (1: none overlap).
+
+    llama_context turns pipeline parallelism on when the model spans more than one device, every layer is on
+    a GPU (n_gpu_layers > n_layer), the split is by layers, the KV cache is offloaded and no tensor is
+    overridden; the scheduler then keeps up to GGML_SCHED_MAX_COPIES micro-batches of one batch in flight,
+    GPU i working on micro-batch j while GPU i + 1 takes j - 1 (PIPELINE_SOURCE). A prompt no longer than one
+    micro-batch (llama-bench pp512) has nothing to overlap.
+    """
+    if gpus < 2 or placement.split != "layer" or cpu_read or placement.cpu_expert_layers:
+        return 1
+    if placement.gpu_layers < placement.total_layers:
+        return 1
+    batch = min(max(prompt, 1), LLAMA_CPP_BATCH)
+    return max(1, min(-(-batch // max(ubatch, 1)), SCHED_MAX_COPIES))
+
+
+def pipeline_seconds(stage_seconds: Sequence[float], ubatches: int) -> float:
+    """Seconds per token of ``ubatches`` micro-batches through GPUs that each take ``stage_seconds`` per token
+    of one: the first micro-batch crosses every GPU, each further one leaves after the slowest GPU's turn."""
+    return (sum(stage_seconds) + (ubatches - 1) * max(stage_seconds)) / ubatches
+
+
 def gpu_prefill(
     est: MemoryEstimate,
     placement: Placement,
@@ -167,6 +199,9 @@ def gpu_prefill(
             memory_bound = memory_bound or memory_s > compute_s
             seconds_per_token.append(max(compute_s, memory_s))
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
+        in_flight = pipelined_ubatches(placement, len(used), est.context, ubatch, cpu_read)
+        if in_flight > 1:
+            total = pipeline_seconds(seconds_per_token, in_flight)
         prefill = 1 / total
         effective = say(
             "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
@@ -183,6 +218,17 @@ def gpu_prefill(
                     "prefill on GPU {indices}: {why}",
                     indices=", ".join(str(i) for i in indices),
                     why=why,
+                )
+            )
+        if in_flight > 1:
+            explanation.append(
+                say(
+                    "prefill: llama.cpp's pipeline parallelism keeps {ubatches} micro-batches of a "
+                    "{batch}-token batch in flight across the {gpus} GPUs of the layer split, so each GPU "
+                    "works on its own micro-batch while the next GPU takes the previous one",
+                    ubatches=in_flight,
+                    batch=in_flight * ubatch,
+                    gpus=len(used),
                 )
             )
         if memory_bound:
