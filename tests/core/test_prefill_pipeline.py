@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.archs import LLAMA_31_70B, LLAMA_31_8B, model
+from fakes.archs import LLAMA_31_8B, LLAMA_31_70B, model
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit

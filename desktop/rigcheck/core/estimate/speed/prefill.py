@@ -11,6 +11,7 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
@@ -122,6 +123,32 @@ def pipeline_seconds(stage_seconds: Sequence[float], ubatches: int) -> float:
     return (sum(stage_seconds) + (ubatches - 1) * max(stage_seconds)) / ubatches
 
 
+#: backends whose prompt GEMMs ggml_cuda_should_use_mmq chooses (the HIP build shares the CUDA sources)
+CUDA_BACKENDS = frozenset({"cuda", "rocm"})
+
+
+def prompt_kernel(
+    est: MemoryEstimate, spec: GpuSpec | None, factor: SpeedFactor, arch: ArchConfig
+) -> PromptKernel | None:
+    """The CUDA/HIP kernel llama.cpp runs this model's quantised prompt GEMMs through on one GPU
+    (speed/kernels.py), for llama.cpp's own kernels on a CUDA or ROCm class row; None elsewhere.
+
+    A dense model on the dequantise + BLAS path takes the class's unquantized share and the FP16 copy's memory
+    traffic. For a mixture of experts the same choice sends MUL_MAT_ID through the per-expert loop, a path no
+    measured row of a current build shows for quantised experts, so its fitted MoE factor stays; the kernel
+    is named all the same.
+    """
+    if factor.backend not in CUDA_BACKENDS or est.engine not in ("llama.cpp", "ollama"):
+        return None
+    if est.quant is None or est.quant.kind == "float":
+        return None
+    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    found = cuda_prompt_kernel(spec, est.quant.id, ubatch=ubatch, experts=arch.num_experts or 0)
+    if found is not None and found.blas and arch.is_moe:
+        return PromptKernel(found.name, False, found.ggml_type, found.why_said)
+    return found
+
+
 def gpu_prefill(
     est: MemoryEstimate,
     placement: Placement,
@@ -149,6 +176,7 @@ def gpu_prefill(
         max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
     )
     power_bound: dict[Text, list[int]] = {}
+    dequantised: set[int] = set()
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
@@ -167,9 +195,17 @@ def gpu_prefill(
             )
             if words not in paths:
                 paths.append(words)
+        kernel = prompt_kernel(est, specs[i], factor, arch)
+        if kernel is not None and kernel.why_said not in paths:
+            paths.append(kernel.why_said)
+        # the dequantise + BLAS path multiplies FP16 copies: the class's share on unquantized weights (dense
+        # models; a mixture of experts keeps its fitted expert factor, see prompt_kernel)
+        blas = kernel is not None and kernel.blas
         path = speed.prefill_path(
-            factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
+            factor, moe=arch.is_moe, unquantized=unquantized or blas, tokens_per_expert=per_expert
         )
+        if blas:
+            dequantised.add(i)
         rates.append(compute.flops_per_s * path.factor)
         if path.why_said and path.why_said not in paths:
             paths.append(path.why_said)
@@ -196,6 +232,10 @@ def gpu_prefill(
             memory_s = 0.0
             if bw and factor is not None:
                 memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+            if i in dequantised and bw and factor is not None and est.quant is not None:
+                # the FP16 copy is written before the GEMM that reads it: the two add up
+                copy = dequantise_bytes(streamed * share, est.quant.bits_per_weight)
+                compute_s += copy / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
             memory_bound = memory_bound or memory_s > compute_s
             seconds_per_token.append(max(compute_s, memory_s))
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
