@@ -1070,6 +1070,8 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     machine = simulate(machine, [gpu] * row.gpu_count if gpu else [], ram)
     backend = row.backend if row.backend in ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu") else None
     try:
+        # the row's prompt length, as estimate_accuracy.py passes it: it sets the micro-batch and how many of
+        # them a layer split overlaps (speed/prefill.py pipelined_ubatches)
         req = Request(quant=row.format.lower(), context=row_context(row), backend=backend)  # type: ignore[arg-type]
         result = fit(
             from_catalog(spec),

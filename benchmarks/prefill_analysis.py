@@ -5,8 +5,8 @@ prefill model variants through the real estimator; see ``loo`` below).
 
 For every fit-split prefill row run wholly on GPUs (no offload) it prints the *implied efficiency*: the
 measured FLOP rate (tokens/s × 2 × active layer parameters) ÷ the peak the estimator measures prefill
-against (``speed.prefill_peak_tflops``: the dense FP16 tensor figure, doubled on GeForce cards), next to
-quantities that could explain why one card reaches a larger share of that peak than another:
+against (``speed.prefill_peak_tflops``: the dense FP16 tensor figure, doubled on GeForce cards and on RDNA 4),
+next to quantities that could explain why one card reaches a larger share of that peak than another:
 
 - ``i8/pk``: INT8 dense tensor TOPS ÷ that peak. llama.cpp's quantised prompt kernels (MMQ) multiply int8
   (``mma.sync ... m16n8k32 .s8.s8.s32`` on Ampere and later, ggml/src/ggml-cuda/mma.cuh), so a card whose

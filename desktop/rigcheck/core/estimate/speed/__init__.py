@@ -373,6 +373,15 @@ def bf16_on_scalar_shaders(
 #: (NVIDIA's Turing, GA102 and Ada whitepapers list both figures per card)
 _GEFORCE_HALF_RATE_ARCHS = ("turing", "ampere", "ada", "blackwell")
 
+#: AMD RDNA 4 multiplies FP16 matrices (WMMA) at 1024 FLOPs per compute unit per clock, twice RDNA 3's 512,
+#: while its packed-FP16 shader rate (the figure the catalog's Radeon entries carry, 2 × FP32) stayed at 512:
+#: the matrix rate llama.cpp's WMMA kernels (MMQ on RDNA 4 for every quantised type, ggml-org/llama.cpp
+#: ggml/src/ggml-cuda/mmq.cu@027ef87, ggml_cuda_should_use_mmq; hipBLASLt for F16/BF16) run at is twice
+#: that figure. On RDNA 3 the two rates are one (512), so the catalog figure is already the matrix rate.
+#: Per-CU rates: https://www.reddit.com/r/hardware/comments/1j97xyw/ (reproduces AMD's 1557 AI TOPS for
+#: the RX 9070 XT from 64 CUs × 2.97 GHz), read 2026-12-02.
+RDNA4_MATRIX_PER_PACKED_FP16 = 2.0
+
 
 def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[float, str] | None:
     """The tensor peak llama.cpp's prefill kernels see, and what it is, in words.
@@ -400,6 +409,9 @@ def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[fl
         )
         if geforce:
             return 2 * tensor, f"{2 * tensor:g} TFLOPS FP16 tensor, FP16 accumulate (GeForce: 2 × {tensor:g})"
+        if spec.vendor == "amd" and arch == "rdna4" and spec.fp16_tflops and not spec.bf16_tflops:
+            matrix = RDNA4_MATRIX_PER_PACKED_FP16 * tensor
+            return matrix, f"{matrix:g} TFLOPS FP16 matrix (RDNA 4 WMMA: 2 × the {tensor:g} packed-FP16 rate)"
         return tensor, f"{tensor:g} TFLOPS FP16/BF16 tensor"
     if spec.fp32_tflops:
         return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32"

@@ -11,6 +11,7 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
@@ -90,6 +91,64 @@ def prefill_streamed_bytes(
     return weights - on_gpu_experts * (1 - touched), ubatch, touched
 
 
+#: llama.cpp's default logical batch (``-b``/``n_batch`` 2048, common/common.h): one llama_decode call holds
+#: this many prompt tokens, split into micro-batches (LLAMA_CPP_UBATCH)
+LLAMA_CPP_BATCH = 2048
+#: GGML_SCHED_MAX_COPIES: the scheduler's copies of the graph inputs when pipeline parallelism is on, the
+#: micro-batches that can be in flight at once (ggml-org/llama.cpp ggml/src/ggml-backend.cpp, default 4)
+SCHED_MAX_COPIES = 4
+PIPELINE_SOURCE = "ggml-org/llama.cpp src/llama-context.cpp@4c7103b, pipeline_parallel"
+
+
+def pipelined_ubatches(placement: Placement, gpus: int, prompt: int, ubatch: int, cpu_read: float) -> int:
+    """Micro-batches llama.cpp runs at once across a layer split (1: none overlap).
+
+    llama_context turns pipeline parallelism on when the model spans more than one device, every layer is on
+    a GPU (n_gpu_layers > n_layer), the split is by layers, the KV cache is offloaded and no tensor is
+    overridden; the scheduler then keeps up to GGML_SCHED_MAX_COPIES micro-batches of one batch in flight,
+    GPU i working on micro-batch j while GPU i + 1 takes j - 1 (PIPELINE_SOURCE). A prompt no longer than one
+    micro-batch (llama-bench pp512) has nothing to overlap.
+    """
+    if gpus < 2 or placement.split != "layer" or cpu_read or placement.cpu_expert_layers:
+        return 1
+    if placement.gpu_layers < placement.total_layers:
+        return 1
+    batch = min(max(prompt, 1), LLAMA_CPP_BATCH)
+    return max(1, min(-(-batch // max(ubatch, 1)), SCHED_MAX_COPIES))
+
+
+def pipeline_seconds(stage_seconds: Sequence[float], ubatches: int) -> float:
+    """Seconds per token of ``ubatches`` micro-batches through GPUs that each take ``stage_seconds`` per token
+    of one: the first micro-batch crosses every GPU, each further one leaves after the slowest GPU's turn."""
+    return (sum(stage_seconds) + (ubatches - 1) * max(stage_seconds)) / ubatches
+
+
+#: backends whose prompt GEMMs ggml_cuda_should_use_mmq chooses (the HIP build shares the CUDA sources)
+CUDA_BACKENDS = frozenset({"cuda", "rocm"})
+
+
+def prompt_kernel(
+    est: MemoryEstimate, spec: GpuSpec | None, factor: SpeedFactor, arch: ArchConfig
+) -> PromptKernel | None:
+    """The CUDA/HIP kernel llama.cpp runs this model's quantised prompt GEMMs through on one GPU
+    (speed/kernels.py), for llama.cpp's own kernels on a CUDA or ROCm class row; None elsewhere.
+
+    A dense model on the dequantise + BLAS path takes the class's unquantized share and the FP16 copy's memory
+    traffic. For a mixture of experts the same choice sends MUL_MAT_ID through the per-expert loop, a path no
+    measured row of a current build shows for quantised experts, so its fitted MoE factor stays; the kernel
+    is named all the same.
+    """
+    if factor.backend not in CUDA_BACKENDS or est.engine not in ("llama.cpp", "ollama"):
+        return None
+    if est.quant is None or est.quant.kind == "float":
+        return None
+    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    found = cuda_prompt_kernel(spec, est.quant.id, ubatch=ubatch, experts=arch.num_experts or 0)
+    if found is not None and found.blas and arch.is_moe:
+        return PromptKernel(found.name, False, found.ggml_type, found.why_said)
+    return found
+
+
 def gpu_prefill(
     est: MemoryEstimate,
     placement: Placement,
@@ -117,6 +176,7 @@ def gpu_prefill(
         max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
     )
     power_bound: dict[Text, list[int]] = {}
+    dequantised: set[int] = set()
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
@@ -135,9 +195,17 @@ def gpu_prefill(
             )
             if words not in paths:
                 paths.append(words)
+        kernel = prompt_kernel(est, specs[i], factor, arch)
+        if kernel is not None and kernel.why_said not in paths:
+            paths.append(kernel.why_said)
+        # the dequantise + BLAS path multiplies FP16 copies: the class's share on unquantized weights (dense
+        # models; a mixture of experts keeps its fitted expert factor, see prompt_kernel)
+        blas = kernel is not None and kernel.blas
         path = speed.prefill_path(
-            factor, moe=arch.is_moe, unquantized=unquantized, tokens_per_expert=per_expert
+            factor, moe=arch.is_moe, unquantized=unquantized or blas, tokens_per_expert=per_expert
         )
+        if blas:
+            dequantised.add(i)
         rates.append(compute.flops_per_s * path.factor)
         if path.why_said and path.why_said not in paths:
             paths.append(path.why_said)
@@ -164,9 +232,16 @@ def gpu_prefill(
             memory_s = 0.0
             if bw and factor is not None:
                 memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+            if i in dequantised and bw and factor is not None and est.quant is not None:
+                # the FP16 copy is written before the GEMM that reads it: the two add up
+                copy = dequantise_bytes(streamed * share, est.quant.bits_per_weight)
+                compute_s += copy / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
             memory_bound = memory_bound or memory_s > compute_s
             seconds_per_token.append(max(compute_s, memory_s))
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
+        in_flight = pipelined_ubatches(placement, len(used), est.context, ubatch, cpu_read)
+        if in_flight > 1:
+            total = pipeline_seconds(seconds_per_token, in_flight)
         prefill = 1 / total
         effective = say(
             "prefill: {gflops} GFLOPs per token (2 × the active layer parameters) at "
@@ -183,6 +258,17 @@ def gpu_prefill(
                     "prefill on GPU {indices}: {why}",
                     indices=", ".join(str(i) for i in indices),
                     why=why,
+                )
+            )
+        if in_flight > 1:
+            explanation.append(
+                say(
+                    "prefill: llama.cpp's pipeline parallelism keeps {ubatches} micro-batches of a "
+                    "{batch}-token batch in flight across the {gpus} GPUs of the layer split, so each GPU "
+                    "works on its own micro-batch while the next GPU takes the previous one",
+                    ubatches=in_flight,
+                    batch=in_flight * ubatch,
+                    gpus=len(used),
                 )
             )
         if memory_bound:
