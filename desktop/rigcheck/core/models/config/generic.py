@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rigcheck.core.models.config.families import _gated_deltanet, _qwen_moe_mlps
+from rigcheck.core.models.config.families import _gated_deltanet, _qwen3_next_body
 from rigcheck.core.models.config.layer_kinds import _all_full
 from rigcheck.core.models.config.shared import (
     _EXPERT_KEYS,
@@ -204,12 +204,6 @@ def _generic_kinds(k: _Keys, layers: int) -> Kinds:
 
 def _qwen3_5_moe_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     """models/qwen3_5_moe/modular_qwen3_5_moe.py: Qwen3.5's hybrid token mixers (:func:`_gated_deltanet`)
-    and Qwen3-Next's sparse MoE block (routed experts, a shared expert and its 1-wide gate) in every layer."""
-    mixers, state, widths = _gated_deltanet(k, d, kinds)
-    return _Body(
-        mixers=mixers,
-        mlps=_qwen_moe_mlps(k, d, shared_expert=True),
-        linear_state=state,
-        linear_mixer=widths,
-        q_gate=True,
-    )
+    and Qwen3-Next's sparse MoE block (routed experts, a shared expert and its 1-wide gate) in every layer:
+    Qwen3-Next's body, layer for layer."""
+    return _qwen3_next_body(k, d, kinds)
