@@ -245,3 +245,29 @@ def test_a_fleet_double_click_uses_the_report_already_read(
     assert window.stack.currentWidget() is window.pages["overview"]
     page.open_folder(folder)  # the spy does see a reading: opening the folder again reads every report
     qtbot.waitUntil(lambda: len(reads) == 3 and not page.busy(), timeout=20000)
+
+
+def test_the_startup_preload_compiles_the_stored_sentences_patterns() -> None:
+    from rigcheck.core import known_text
+    from rigcheck.gui import app
+
+    known_text._patterns.cache_clear()
+    app._preload()
+    assert known_text._patterns.cache_info().currsize == 1  # compiled on the pool, not on first use
+    assert known_text.translated("no such file") == "no such file"  # and they still recognise a sentence
+
+
+def test_the_overview_is_busy_while_its_cards_work_is_queued(qtbot: QtBot, tmp_path: Path) -> None:
+    window = snapshot_window(qtbot, tmp_path, "two-gpus-128gb.json")
+    window.resize(1280, 800)
+    window.show()
+    window.show_page("overview")
+    settle(window, timeout_s=20)
+    page = window.pages["overview"]
+    assert isinstance(page, OverviewPage) and not page.busy()
+    page.show_machine(load_machine(FIXTURES / "hgx-h100x8-2tb.json"), "b", False)
+    assert page.busy() and page._job is None  # queued for the next turn, and said so to settle()
+    page.show_machine(load_machine(FIXTURES / "m2-ultra-192gb.json"), "c", False)  # a newer one wins
+    settle(window, timeout_s=20)
+    assert not page.busy() and page.cards
+    assert "M2 Ultra" in " ".join(label.text() for label in page.findChildren(QLabel))
