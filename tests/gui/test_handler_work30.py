@@ -247,13 +247,15 @@ def test_a_fleet_double_click_uses_the_report_already_read(
     qtbot.waitUntil(lambda: len(reads) == 3 and not page.busy(), timeout=20000)
 
 
-def test_the_startup_preload_compiles_the_stored_sentences_patterns() -> None:
+def test_the_startup_preload_prepares_what_reads_stored_sentences() -> None:
     from rigcheck.core import known_text
     from rigcheck.gui import app
 
     known_text._patterns.cache_clear()
+    known_text._translation_starts.cache_clear()
     app._preload()
     assert known_text._patterns.cache_info().currsize == 1  # compiled on the pool, not on first use
+    assert known_text._translation_starts.cache_info().currsize == 1  # Italian's, asked for in Italian
     assert known_text.translated("no such file") == "no such file"  # and they still recognise a sentence
 
 

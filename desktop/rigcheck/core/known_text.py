@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rigcheck.core.i18n import language, tr, translations
+from rigcheck.core.i18n import LANGUAGES, language, tr, translations
 
 #: the probes' notes (core/probe, core/whatif), as their f-strings write them, values as {names}
 NOTE_TEMPLATES: tuple[str, ...] = (
@@ -118,10 +118,13 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 
 def preload() -> None:
-    """Compile the templates' patterns now (the GUI does this on a pool thread at start-up): compiled on
-    first use, they cost the first Overview of a machine with probe notes ~30 ms of CPU on the GUI
-    thread, over 100 ms while the pool was busy (a Fleet double-click)."""
+    """Compile the templates' patterns and each language's translation starts now (the GUI does this on
+    a pool thread at start-up): made on first use, they landed in the first Overview of a machine with
+    probe notes, on the GUI thread (a Fleet double-click: over 100 ms while the pool was busy)."""
     _patterns()
+    for code in LANGUAGES:
+        if code != "en":
+            _translation_starts(code)
 
 
 def translated(text: str) -> str | None:
