@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rigcheck.core.i18n import language, tr, translations
+from rigcheck.core.i18n import LANGUAGES, language, tr, translations
 
 #: the probes' notes (core/probe, core/whatif), as their f-strings write them, values as {names}
 NOTE_TEMPLATES: tuple[str, ...] = (
@@ -117,6 +117,16 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple(compiled)
 
 
+def preload() -> None:
+    """Compile the templates' patterns and each language's translation starts now (the GUI does this on
+    a pool thread at start-up): made on first use, they landed in the first Overview of a machine with
+    probe notes, on the GUI thread (a Fleet double-click: over 100 ms while the pool was busy)."""
+    _patterns()
+    for code in LANGUAGES:
+        if code != "en":
+            _translation_starts(code)
+
+
 def translated(text: str) -> str | None:
     """``text`` in the current language when it is one of RigCheck's own sentences (a template above,
     after any number of "source: " prefixes, which stay as they are), else None."""
@@ -169,4 +179,4 @@ def in_language(text: str, *, probe_note: bool = False) -> str:
     return f"{text} {label}"
 
 
-__all__ = ["ERROR_TEMPLATES", "NOTE_TEMPLATES", "in_language", "translated"]
+__all__ = ["ERROR_TEMPLATES", "NOTE_TEMPLATES", "in_language", "preload", "translated"]

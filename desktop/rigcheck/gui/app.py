@@ -45,13 +45,17 @@ PRELOAD = ("numpy", "psutil", "rigcheck.core.monitor", "rigcheck.core.replay")
 
 def _preload() -> str:
     """On a pool thread, once the first page has its data: the modules above, every language's strings,
-    and the version (importlib.metadata and the package's metadata, ~50 ms: kept off the first frame)."""
+    the patterns that recognise RigCheck's own stored sentences (a snapshot's probe notes), and the
+    version (importlib.metadata and the package's metadata, ~50 ms: kept off the first frame)."""
     from importlib import import_module
+
+    from rigcheck.core import known_text
 
     version = str(rigcheck.__version__)
     for name in PRELOAD:
         import_module(name)
     i18n.preload()
+    known_text.preload()
     return version
 
 

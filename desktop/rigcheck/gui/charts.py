@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QPixmap,
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -103,6 +104,9 @@ class TimeChart(QWidget):
         self.lines: list[RefLine] = []
         self.now_label = ""
         self.cursor_x: float | None = None
+        #: the chart drawn without its cursor, and what it was drawn for (see ``paintEvent``)
+        self._picture: QPixmap | None = None
+        self._drawn_for: tuple[object, ...] = ()
         self.setMinimumSize(200, 110)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMouseTracking(True)
@@ -112,6 +116,7 @@ class TimeChart(QWidget):
 
     def set_data(self, series: list[Series], lines: list[RefLine], window_s: float) -> None:
         self.series, self.lines, self.window_s = series, lines, window_s
+        self._picture = None
         self.update()
 
     def set_cursor(self, x: float | None) -> None:
@@ -190,7 +195,38 @@ class TimeChart(QWidget):
     # -- painting ----------------------------------------------------------------------------------
 
     def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        """The chart from its picture (drawn again only when its data, size, scale, font or palette
+        changed), then the cursor. The Monitor's six charts were drawn whole on every repaint, 25–35 ms of
+        the GUI thread each time the page moved under them (a reading bar shown or hidden over them)."""
+        key = self._picture_key()
+        if self._picture is None or self._drawn_for != key:
+            ratio = self.devicePixelRatioF()
+            picture = QPixmap(QSize(math.ceil(self.width() * ratio), math.ceil(self.height() * ratio)))
+            picture.setDevicePixelRatio(ratio)
+            picture.fill(Qt.GlobalColor.transparent)
+            drawing = QPainter(picture)
+            self._draw(drawing)
+            drawing.end()
+            self._picture, self._drawn_for = picture, key
         painter = QPainter(self)
+        painter.drawPixmap(0, 0, self._picture)
+        if self.cursor_x is not None and -self.window_s <= self.cursor_x <= 0:
+            rect = self._plot_rect()
+            x = rect.right() + self.cursor_x / self.window_s * rect.width()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText), 1, Qt.PenStyle.DotLine))
+            painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
+        painter.end()
+
+    def _picture_key(self) -> tuple[object, ...]:
+        """What the chart's picture depends on besides its data (:meth:`set_data` drops the picture)."""
+        return (
+            self.width(), self.height(), self.devicePixelRatioF(), self.y_range, self.y_unit, self.window_s,
+            self.now_label, self.font().key(), self.palette().cacheKey(),
+        )  # fmt: skip
+
+    def _draw(self, painter: QPainter) -> None:
+        """Everything but the cursor: grid, axes, reference lines and their labels, the series."""
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.WindowText)
@@ -266,12 +302,6 @@ class TimeChart(QWidget):
                 painter.fillRect(box.adjusted(-2, 0, 2, 0), backing)
                 painter.setPen(QColor(line.colour))
                 painter.drawText(QPointF(box.left(), box.top() + metrics.ascent()), line.label)
-
-        if self.cursor_x is not None and -self.window_s <= self.cursor_x <= 0:
-            x = rect.right() + self.cursor_x / self.window_s * rect.width()
-            painter.setPen(QPen(text, 1, Qt.PenStyle.DotLine))
-            painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
-        painter.end()
 
     def _path(self, rect: QRectF, x: FloatArray, y: FloatArray) -> QPainterPath | None:
         keep = x >= -self.window_s - 1e-9

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
@@ -136,15 +138,44 @@ def blend(colour: str, alpha: int) -> QColor:
     return c
 
 
+@contextmanager
+def one_layout_pass(widget: QWidget) -> Iterator[None]:
+    """Show and hide several of ``widget``'s children for the price of one layout of ``widget``.
+
+    In a shown window, every child made visible activates its parent's layout on the spot (Qt's
+    ``QWidget::setVisible``): switching the Monitor between replay and live showed eight widgets, so the
+    page was laid out eight times in one handler (~4 ms each once every page is built). The layout is
+    off while the block runs and laid out once when it ends."""
+    layout = widget.layout()
+    if layout is None or not layout.isEnabled():
+        yield
+        return
+    layout.setEnabled(False)
+    try:
+        yield
+    finally:
+        layout.setEnabled(True)
+        layout.activate()
+
+
 class _ItemsLayout(QLayout):
     """A layout that keeps its children in a list: what every custom QLayout must implement."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
+        #: width -> height, until the layout is invalidated: a page's layout asks the same width again and
+        #: again while it settles (309 measures of the Overview's tiles in one machine switch)
+        self._heights: dict[int, int] = {}
 
     def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
         self._items.append(item)
+        self._heights.clear()
+
+    def invalidate(self) -> None:
+        """A child was added, shown, hidden or changed its size hint (Qt calls this): measure again."""
+        self._heights.clear()
+        super().invalidate()
 
     def count(self) -> int:
         return len(self._items)
@@ -153,13 +184,17 @@ class _ItemsLayout(QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt's name
+        self._heights.clear()
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
-        return self._arrange(QRect(0, 0, width, 0), move=False)
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._arrange(QRect(0, 0, width, 0), move=False)
+        return height
 
     def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
         super().setGeometry(rect)

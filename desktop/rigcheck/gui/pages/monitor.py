@@ -48,7 +48,7 @@ from rigcheck.gui.pages.monitor_charts import CPU_PEN, RAM_PEN, MetricCard, Metr
 from rigcheck.gui.pages.monitor_record import CsvRecording, _csv_line
 from rigcheck.gui.pages.monitor_sampler import SamplerWorker
 from rigcheck.gui.state import NUMBER_RANGES, AppState
-from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, tooltip
+from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, one_layout_pass, tooltip
 from rigcheck.gui.workers import Task, submit_task
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
@@ -247,14 +247,15 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
 
     def _set_mode(self) -> None:
         mode = self.mode
-        self.replay_bar.setVisible(mode == "replay")
-        self.notice.setVisible(mode == "none")
-        for widget in self._live_widgets:
-            widget.setVisible(mode == "live")
-        for widget in (self.cards_area, self.legend_box, self.readout, self.scope, *self._data_widgets):
-            widget.setVisible(mode != "none")
-        self.filler.setVisible(mode == "none")
-        self.alert_label.setVisible(mode == "live")
+        with one_layout_pass(self):
+            self.replay_bar.setVisible(mode == "replay")
+            self.notice.setVisible(mode == "none")
+            for widget in self._live_widgets:
+                widget.setVisible(mode == "live")
+            for widget in (self.cards_area, self.legend_box, self.readout, self.scope, *self._data_widgets):
+                widget.setVisible(mode != "none")
+            self.filler.setVisible(mode == "none")
+            self.alert_label.setVisible(mode == "live")
         if mode == "none":
             self.notice_text.setText(
                 tr(

@@ -100,6 +100,8 @@ class OverviewPage(QWidget):
         self.fact_cards: list[Card] = []
         self._job: Job | None = None
         self._generation = 0
+        #: the generation whose cards' work is queued to start on the next event-loop turn
+        self._queued: int | None = None
         #: the model cards being built, CARDS_PER_TURN a turn; ``cards`` becomes them once all are in
         self._building: list[ModelCard] | None = None
         #: a machine that came while another page was on screen: shown when this page next is
@@ -145,8 +147,8 @@ class OverviewPage(QWidget):
         return hint
 
     def busy(self) -> bool:
-        """The model cards are still being worked out on the pool, or built."""
-        return self._job is not None or self._building is not None
+        """The model cards are still to be worked out (queued, or on the pool), or being built."""
+        return self._queued == self._generation or self._job is not None or self._building is not None
 
     def _work_out_cards(self, machine: Machine, is_live: bool) -> None:
         """Each card's recommendation on the pool (~20 ms a model, 0.2–0.4 s in all): the page shows at once
@@ -293,7 +295,6 @@ class OverviewPage(QWidget):
         answers.addWidget(self.cards_waiting)
         answers.addWidget(self.cards_host)
         answers.addStretch(1)
-        self._work_out_cards(machine, is_live)
 
         # then the machine, in compact cards of equal height
         machine_column = QVBoxLayout(facts_column)
@@ -343,6 +344,17 @@ class OverviewPage(QWidget):
                 notes.body.addWidget(line)
             self.layout_.addWidget(notes)
         self.layout_.addStretch(1)
+        # the cards' work goes to the pool on the next turn of the event loop, once this handler is over:
+        # started in it, its thread held the interpreter while the handler built the facts, and each
+        # return from Qt to Python waited for it (a Fleet double-click: 25 ms of this handler's own work
+        # took 180 ms; starting the pool thread alone, 16 ms on a loaded machine)
+        self._generation += 1  # a start still queued for an older machine is dropped
+        queued = self._queued = self._generation
+        QTimer.singleShot(0, self, lambda: self._start_cards(queued, machine, is_live))
+
+    def _start_cards(self, queued: int, machine: Machine, is_live: bool) -> None:
+        if queued == self._generation:  # no newer machine or backend since, and the page not hidden
+            self._work_out_cards(machine, is_live)
 
     # -- cards -----------------------------------------------------------------------------------
 
