@@ -49,7 +49,7 @@ MIN_ROWS_FOR_FIXED_COST = 4
 #: efficiency and the per-layer cost only where the rows hold at least this many MoE and this many dense
 #: rows (else the two cannot be told apart); elsewhere the vendor × backend pool's, else none
 MIN_MOE_COST_ROWS = 2
-MOE_LAYER_US = list(range(0, 301, 5))
+MOE_LAYER_US = list(range(0, 601, 5))
 #: classes whose rows stay out of their vendor × backend pool: GCN Instinct cards run community gfx906
 #: builds of llama.cpp on an architecture without matrix units, unlike the RDNA/CDNA cards the pool serves
 POOL_APART = frozenset({"amd-gcn"})
