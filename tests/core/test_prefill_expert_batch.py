@@ -48,7 +48,9 @@ def moe(experts: int, top_k: int) -> ArchConfig:
 
 
 def prefill(catalog: Catalog, gpu_id: str, arch: ArchConfig) -> tuple[float, tuple[str, ...]]:
-    result = fit(model(arch), one_gpu(catalog, gpu_id), Request(quant="q4_k_m", context=512), catalog, live=False)
+    result = fit(
+        model(arch), one_gpu(catalog, gpu_id), Request(quant="q4_k_m", context=512), catalog, live=False
+    )
     assert result.verdict == "fits"  # all on the GPU: no PCIe copy in the prompt rate
     assert result.speed.prefill_tokens_per_s
     return result.speed.prefill_tokens_per_s, tuple(str(line) for line in result.speed.explanation)

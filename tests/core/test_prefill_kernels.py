@@ -54,7 +54,7 @@ def test_ggml_type_of_a_gguf_mix() -> None:
         ("amd-instinct-mi250x", "q4_k_m", 256, 0, "MMQ"),
         ("nvidia-geforce-rtx-4090", "q6_k", 512, 0, "MMQ"),  # int8 tensor cores: always MMQ
         ("nvidia-tesla-p100-pcie-16gb", "q4_k_m", 512, 0, "dequantise + cuBLAS"),  # sm_60: no __dp4a
-        ("nvidia-tesla-p100-pcie-16gb", "q4_k_m", 32, 128, "dequantise + cuBLAS"),  # at any batch, experts too
+        ("nvidia-tesla-p100-pcie-16gb", "q4_k_m", 32, 128, "dequantise + cuBLAS"),  # experts, any batch
         ("nvidia-geforce-gtx-1080", "q4_k_m", 512, 0, "MMQ"),  # sm_61: dp4a MMQ
     ],
 )

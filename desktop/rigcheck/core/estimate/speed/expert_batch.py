@@ -20,7 +20,8 @@ from rigcheck.core.said import Num, Text, say
 
 def shader_expert_share(tokens_per_expert: float, peak_tflops: float, bandwidth_gbs: float) -> float:
     """The share of the dense FP16 GEMM rate an expert GEMM over ``tokens_per_expert`` tokens reaches on
-    shader cores: its FLOPs per weight byte over the GPU's ridge (peak FLOPs per byte of bandwidth), at most 1."""
+    shader cores: its FLOPs per weight byte over the GPU's ridge (peak FLOPs per byte of bandwidth), at
+    most 1."""
     if peak_tflops <= 0 or bandwidth_gbs <= 0:
         return 1.0
     ridge = peak_tflops * 1e12 / (bandwidth_gbs * 1e9)

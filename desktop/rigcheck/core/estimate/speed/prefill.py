@@ -205,6 +205,7 @@ def gpu_prefill(
         # models; a mixture of experts keeps its fitted expert factor, see prompt_kernel)
         blas = kernel is not None and kernel.blas
         # experts through cuBLAS on shader cores (prompt_kernel): the dense BLAS share × their batch shape's
+        # roofline share (speed/expert_batch.py) in place of the MoE factor fitted on matrix units
         shader_experts = blas and arch.is_moe
         path = speed.prefill_path(
             factor,
@@ -218,9 +219,9 @@ def gpu_prefill(
         bw_i = gpu_bandwidth(specs[i])
         if shader_experts and bw_i:
             expert_share = shader_expert_share(per_expert, compute.peak_tflops, bw_i)
-            words = shader_expert_said(per_expert, compute.peak_tflops, bw_i)
-            if words not in paths:
-                paths.append(words)
+            expert_words = shader_expert_said(per_expert, compute.peak_tflops, bw_i)
+            if expert_words not in paths:
+                paths.append(expert_words)
         rates.append(compute.flops_per_s * path.factor * expert_share)
         if path.why_said and path.why_said not in paths:
             paths.append(path.why_said)
