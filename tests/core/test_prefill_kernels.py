@@ -32,6 +32,7 @@ def test_ggml_type_of_a_gguf_mix() -> None:
     assert kernels.ggml_type("q4_k_m") == "Q4_K"
     assert kernels.ggml_type("ud-q3_k_xl") == "Q3_K"
     assert kernels.ggml_type("q8_0") == "Q8_0"
+    assert kernels.ggml_type("ud-q8_k_xl") == "Q8_0"  # Q8_K is an activation type; the file stores Q8_0
     assert kernels.ggml_type("iq2_xs") == "IQ2_XS"
     assert kernels.ggml_type("fp16") is None
 
@@ -52,6 +53,9 @@ def test_ggml_type_of_a_gguf_mix() -> None:
         ("amd-instinct-mi250x", "q4_0", 512, 0, "MMQ"),
         ("amd-instinct-mi250x", "q4_k_m", 256, 0, "MMQ"),
         ("nvidia-geforce-rtx-4090", "q6_k", 512, 0, "MMQ"),  # int8 tensor cores: always MMQ
+        ("nvidia-tesla-p100-pcie-16gb", "q4_k_m", 512, 0, "dequantise + cuBLAS"),  # sm_60: no __dp4a
+        ("nvidia-tesla-p100-pcie-16gb", "q4_k_m", 32, 128, "dequantise + cuBLAS"),  # experts, any batch
+        ("nvidia-geforce-gtx-1080", "q4_k_m", 512, 0, "MMQ"),  # sm_61: dp4a MMQ
     ],
 )
 def test_kernel_choice_follows_ggml_cuda_should_use_mmq(

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.said import Text, say
 
 MMQ_SOURCE = "ggml-org/llama.cpp ggml/src/ggml-cuda/mmq.cu@027ef87, ggml_cuda_should_use_mmq"
@@ -40,10 +41,14 @@ class PromptKernel:
 
 
 def ggml_type(quant_id: str | None) -> str | None:
-    """The ggml type of a GGUF format's bulk weights (q4_k_m → Q4_K, ud-q3_k_xl → Q3_K, q8_0 → Q8_0)."""
+    """The ggml type of a GGUF format's bulk weights (q4_k_m → Q4_K, ud-q3_k_xl → Q3_K, ud-q8_k_xl → Q8_0)."""
     if not quant_id:
         return None
     found = re.search(r"(iq\d_(?:xxs|xs|s|m|nl)|q\d_k|q\d_\d|mxfp4|nvfp4)", quant_id.lower())
+    if found and found.group(1) == "q8_k":
+        # Q8_K is ggml's activation-side type, not a storage type for weights: Q8_K_XL files store Q8_0
+        # (general.file_type 7; catalog/quant.toml ud-q8_k_xl)
+        return "Q8_0"
     return found.group(1).upper() if found else None
 
 
@@ -61,8 +66,10 @@ def cuda_prompt_kernel(
     mmq = True
     if spec.vendor == "nvidia":
         if not any(a in arch for a in _NVIDIA_INT8_MMA):
-            # Volta has FP16 tensor cores without int8 MMA: cuBLAS from 64 tokens; Pascal and older, dp4a MMQ
-            mmq = arch != "volta" or ubatch < DP4A_MAX_BATCH
+            # below compute capability 6.1 (Tesla P100, Maxwell) MMQ's int8 dot products have no __dp4a:
+            # every quantised type goes dequantise + cuBLAS (FP16 on shader cores), dense or experts;
+            # Volta has FP16 tensor cores without int8 MMA: cuBLAS from 64 tokens; other Pascal, dp4a MMQ
+            mmq = not lacks_dp4a(spec) and (arch != "volta" or ubatch < DP4A_MAX_BATCH)
     elif spec.vendor == "amd":
         mmq = _amd_uses_mmq(arch, (spec.gfx_target or "").lower(), kind, ubatch, experts)
     else:

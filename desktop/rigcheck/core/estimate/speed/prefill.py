@@ -11,6 +11,8 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
+from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.machine import Machine
@@ -135,8 +137,9 @@ def prompt_kernel(
 
     A dense model on the dequantise + BLAS path takes the class's unquantized share and the FP16 copy's memory
     traffic. For a mixture of experts the same choice sends MUL_MAT_ID through the per-expert loop, a path no
-    measured row of a current build shows for quantised experts, so its fitted MoE factor stays; the kernel
-    is named all the same.
+    measured row of a current build shows for quantised experts on a GPU with matrix units, so its fitted MoE
+    factor stays there (the kernel is named all the same). A GPU without __dp4a has no matrix units either:
+    its experts keep the BLAS path, at the share their batch shape gives (speed/expert_batch.py).
     """
     if factor.backend not in CUDA_BACKENDS or est.engine not in ("llama.cpp", "ollama"):
         return None
@@ -144,7 +147,7 @@ def prompt_kernel(
         return None
     ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
     found = cuda_prompt_kernel(spec, est.quant.id, ubatch=ubatch, experts=arch.num_experts or 0)
-    if found is not None and found.blas and arch.is_moe:
+    if found is not None and found.blas and arch.is_moe and not lacks_dp4a(spec):
         return PromptKernel(found.name, False, found.ggml_type, found.why_said)
     return found
 
@@ -201,12 +204,25 @@ def gpu_prefill(
         # the dequantise + BLAS path multiplies FP16 copies: the class's share on unquantized weights (dense
         # models; a mixture of experts keeps its fitted expert factor, see prompt_kernel)
         blas = kernel is not None and kernel.blas
+        # experts through cuBLAS on shader cores (prompt_kernel): the dense BLAS share × their batch shape's
+        # roofline share (speed/expert_batch.py) in place of the MoE factor fitted on matrix units
+        shader_experts = blas and arch.is_moe
         path = speed.prefill_path(
-            factor, moe=arch.is_moe, unquantized=unquantized or blas, tokens_per_expert=per_expert
+            factor,
+            moe=arch.is_moe and not shader_experts,
+            unquantized=unquantized or blas,
+            tokens_per_expert=per_expert,
         )
         if blas:
             dequantised.add(i)
-        rates.append(compute.flops_per_s * path.factor)
+        expert_share = 1.0
+        bw_i = gpu_bandwidth(specs[i])
+        if shader_experts and bw_i:
+            expert_share = shader_expert_share(per_expert, compute.peak_tflops, bw_i)
+            expert_words = shader_expert_said(per_expert, compute.peak_tflops, bw_i)
+            if expert_words not in paths:
+                paths.append(expert_words)
+        rates.append(compute.flops_per_s * path.factor * expert_share)
         if path.why_said and path.why_said not in paths:
             paths.append(path.why_said)
         if compute.power_bound:
