@@ -37,6 +37,7 @@ from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request, estimate_memory, training_setup
 from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.estimate.training_memory import layer_token_bytes, training_memory
+from rigcheck.core.estimate.training_profiles import PROFILES
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
@@ -120,6 +121,28 @@ def request(row: TrainingMeasurement, context: int | None = None) -> Request:
         offload_states=row.method == "offload",
         grad_accumulation=row.grad_accum or 1,
     )
+
+
+def shared_recipe(rows: Sequence[TrainingMeasurement]) -> list[TrainingMeasurement]:
+    """Rows that are columns of one table line (same ``source_url`` and ``verbatim``) beside a transformers
+    column compare frameworks under one training script: a row that does not state its optimizer is read
+    with the transformers column's optimizer (its own if stated, else the transformers profile's: TrainingArguments'
+    ``default_optim = "adamw_torch"``, huggingface/transformers src/transformers/training_args.py@v4.47.0), not
+    with its framework's notebook default. Unsloth's context-length tables (unslothai/unsloth
+    README.md@000252c 'Context length benchmarks', https://unsloth.ai/blog/llama3-3) state one recipe for both
+    columns (QLoRA r=32 on all linear layers, batch 1) and no optimizer."""
+    baseline: dict[tuple[str, str], str] = {}
+    for r in rows:
+        if FRAMEWORK_IDS.get(r.framework, r.framework) == "transformers" and r.verbatim:
+            prof = PROFILES["transformers"]
+            default = prof.optimizer_full if r.method in ("full", "offload") else prof.optimizer_lora
+            baseline[(r.source_url, r.verbatim)] = default if r.optimizer == "not stated" else r.optimizer
+    return [
+        replace(r, optimizer=baseline[(r.source_url, r.verbatim)])
+        if r.optimizer == "not stated" and (r.source_url, r.verbatim) in baseline
+        else r
+        for r in rows
+    ]
 
 
 def estimate(row: TrainingMeasurement, catalog: Catalog) -> Outcome:
@@ -343,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print only the tables")
     args = parser.parse_args(argv)
     catalog = load_catalog()
-    outcomes = [estimate(r, catalog) for r in load()]
+    outcomes = [estimate(r, catalog) for r in shared_recipe(load())]
     if args.rows:
         for o in outcomes:
             err = f"{o.error:+.0%}" if o.error is not None else "—"
