@@ -28,7 +28,9 @@ def box(catalog: Catalog, gpu: str) -> Machine:
     return simulate(bare, [spec])
 
 
-UPSTREAM = Maturity("llama.cpp-qwen3_next", "llama.cpp", "qwen3_next", "https://example.org/upstream", decode_factor=0.5)
+UPSTREAM = Maturity(
+    "llama.cpp-qwen3_next", "llama.cpp", "qwen3_next", "https://example.org/upstream", decode_factor=0.5
+)
 OWN = Maturity("ollama-qwen3_next", "ollama", "qwen3_next", "https://example.org/ollama", decode_factor=0.8)
 
 
@@ -57,6 +59,8 @@ def test_an_ollama_maturity_slows_ollamas_estimate_alone_and_says_where_from(cat
         assert scaled.decode_tokens_per_s == pytest.approx(plain.decode_tokens_per_s * share)
         said = [line for line in scaled.explanation if "usual speed" in line]
         if share < 1:
-            assert any("80% of its usual speed" in line and "example.org/ollama" in line for line in said), said
+            assert any("80% of its usual speed" in line and "example.org/ollama" in line for line in said), (
+                said
+            )
         else:
             assert not said
