@@ -239,6 +239,10 @@ def points_by_key(
             # mlx-lm's own Metal kernels, not llama.cpp's Metal backend: never pooled into llama.cpp's rows;
             # benchmarks/engine_factors.py fits them (catalog/speed_engines.toml)
             continue
+        if row.ollama and row.gpu_count:
+            # Ollama on a GPU runs some architectures on graphs of its own (Measurement.llama_cpp), whose lag
+            # would set the class's factor for every llama.cpp user; fit_maturity fits it as Ollama's
+            continue
         if (
             row.metric == "decode_tokens_per_s"
             and p.moe
@@ -1109,11 +1113,19 @@ Keyed = dict[tuple[str, str], set[str]]
 
 
 def fit_maturity(
-    rows: list[Measurement], catalog: Catalog
+    rows: list[Measurement], catalog: Catalog, engine: str = "llama.cpp"
 ) -> tuple[dict[str, dict[str, tuple[float, int]]], Keyed, Keyed]:
     """Per model_type, the maturity factors the rows show ({"decode_factor": (value, rows), ...}) against
-    ``catalog``'s class factors alone, and each (model_type, metric)'s source URLs and engine builds."""
-    bare = replace(catalog, maturities=())
+    ``catalog``'s class factors alone, and each (model_type, metric)'s source URLs and engine builds.
+
+    ``engine`` "llama.cpp": llama.cpp's own GPU rows (Ollama's GPU rows left out, as in points_by_key) and
+    CPU rows of both. "ollama": Ollama's GPU rows, against estimates that already carry llama.cpp's maturity
+    (the factor is Ollama's lag behind llama.cpp on the architecture: core/estimate/speed engine_maturity
+    multiplies the two), under the same MATURITY_MIN_ROWS / MATURITY_MIN_CLASSES / MATURITY_THRESHOLD."""
+    if engine == "ollama":
+        bare = replace(catalog, maturities=tuple(m for m in catalog.maturities if m.engine == "llama.cpp"))
+    else:
+        bare = replace(catalog, maturities=())
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     urls: dict[tuple[str, str], set[str]] = defaultdict(set)
     builds: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -1123,6 +1135,8 @@ def fit_maturity(
             continue  # a weight-format effect, not the architecture's (UNQUANTISED)
         if not row.llama_cpp:
             continue
+        if (engine == "ollama") != (row.ollama and bool(row.gpu_count)):
+            continue  # Ollama's GPU rows are Ollama's maturity, never llama.cpp's (points_by_key)
         if (
             row.metric == "decode_tokens_per_s"
             and row.moe
@@ -1157,18 +1171,31 @@ def fit_maturity(
 
 
 def print_maturity(rows: list[Measurement], catalog: Catalog) -> None:
-    fitted, urls, builds = fit_maturity(rows, catalog)
     print("# ---- engine × architecture maturity, where the measurements show one ----\n")
+    # llama.cpp's first: Ollama's is fitted against estimates that carry it (fit_maturity)
+    fitted, urls, builds = fit_maturity(rows, catalog)
+    print_engine_maturity("llama.cpp", fitted, urls, builds)
+    # against the catalog's llama.cpp maturities: once catalog/speed.toml reproduces itself (COMMON rule: run
+    # twice), those are the ones just fitted
+    print("# Ollama's own lag behind llama.cpp on an architecture (its GPU fit rows against estimates that")
+    print("# already carry llama.cpp's maturity; core/estimate/speed engine_maturity multiplies the two)\n")
+    print_engine_maturity("ollama", *fit_maturity(rows, catalog, "ollama"))
+
+
+def print_engine_maturity(
+    engine: str, fitted: dict[str, dict[str, tuple[float, int]]], urls: Keyed, builds: Keyed
+) -> None:
     for model_type, factors in fitted.items():
         print("[[maturity]]")
-        print(f'id = "llama.cpp-{model_type}"')
-        print('engine = "llama.cpp"')
+        print(f'id = "{engine}-{model_type}"')
+        print(f'engine = "{engine}"')
         print(f'model_type = "{model_type}"')
         for name, (value, _n) in factors.items():
             print(f"{name} = {value:.2f}")
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
         said = ", ".join(f"{name}: median of {n} rows" for name, (_v, n) in factors.items())
-        print(f'measured = "measured ÷ estimated with the class factors alone; {said}"')
+        against = "the class factors alone" if engine == "llama.cpp" else "llama.cpp's factors and maturity"
+        print(f'measured = "measured ÷ estimated with {against}; {said}"')
         # the factor describes the engine as it was at its rows' builds: a new architecture speeds up release
         # by release, so the builds are part of what the figure means
         metrics = [m for m, name in FACTOR_NAMES if name in factors]

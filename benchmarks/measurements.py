@@ -124,6 +124,13 @@ class Measurement:
         return self.engine.startswith(("llama.cpp", "Ollama"))
 
     @property
+    def ollama(self) -> bool:
+        """The run is Ollama's: llama.cpp's kernels under Ollama's own graphs and defaults (llama_cpp above).
+        benchmarks/fit_speed.py keeps these rows out of llama.cpp's class and maturity fits and fits Ollama's
+        own engine × architecture maturity from them."""
+        return self.engine.startswith("Ollama")
+
+    @property
     def tokens(self) -> int | None:
         """The first token count in the test name: 512 for pp512, 128 for tg128, 2048 for tg@ctx2048."""
         found = re.search(r"\d+", self.test)

@@ -134,3 +134,24 @@ def test_a_borrowing_class_takes_its_neighbours_factors_on_the_same_backend(
     out = capsys.readouterr().out
     block = out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
     assert "decode_bandwidth_efficiency = 0.95" in block and "per_layer_us = 106" in block
+
+
+def test_ollamas_gpu_rows_fit_ollamas_maturity_and_never_llama_cpps() -> None:
+    """Ollama's GPU rows (its own graphs on llama.cpp's kernels) stay out of llama.cpp's class factors and
+    maturity, and are the only rows Ollama's engine × architecture maturity is fitted from."""
+    from rigcheck.core.catalog import load_catalog
+
+    catalog = load_catalog(use_overlay=False)
+    rows = [r for r in load() if r.split == "fit" and r.speed]
+    on_gpu = {r.source_url for r in rows if r.ollama and r.gpu_count}
+    elsewhere = {r.source_url for r in rows if not (r.ollama and r.gpu_count)}
+    assert on_gpu - elsewhere, "some Ollama GPU rows' pages hold no other row"
+    decode, prefill = fit_speed.points_by_key(rows, catalog)
+    pooled = [p.row for points in (*decode.values(), *prefill.values()) for p in points]
+    assert pooled and not any(r.ollama and r.gpu_count for r in pooled)
+    _fitted, upstream_urls, _builds = fit_speed.fit_maturity(rows, catalog)
+    _own, own_urls, _own_builds = fit_speed.fit_maturity(rows, catalog, "ollama")
+    upstream = set().union(*upstream_urls.values())
+    own = set().union(*own_urls.values())
+    assert own and own <= on_gpu
+    assert not upstream & (on_gpu - elsewhere)

@@ -93,6 +93,29 @@ def maturity(catalog: Catalog, engine: str, model_type: str) -> Maturity | None:
     return next((m for m in catalog.maturities if m.engine == engine and m.model_type == model_type), None)
 
 
+def engine_maturity(catalog: Catalog, engine: str, model_type: str) -> Maturity | None:
+    """The maturity an estimate for ``engine`` applies to ``model_type``. Ollama runs llama.cpp's kernels, so
+    llama.cpp's maturity for the architecture holds for it, times Ollama's own where its fit rows show one
+    (catalog/speed.toml engine "ollama", fitted by benchmarks/fit_speed.py --maturity against estimates that
+    already carry llama.cpp's): Ollama builds some architectures' graphs itself (in Go, on a pinned ggml) and
+    runs them below llama.cpp's own, e.g. Qwen3-Next/Qwen3.5's Gated DeltaNet without llama.cpp's fused op
+    (ollama/ollama PR #16150). Either alone is returned as it is; both as one Maturity, product of the
+    factors, naming both sources."""
+    if engine != "ollama":
+        return maturity(catalog, engine, model_type)
+    upstream = maturity(catalog, "llama.cpp", model_type)
+    own = maturity(catalog, "ollama", model_type)
+    if upstream is None or own is None:
+        return upstream or own
+    return replace(
+        own,
+        decode_factor=upstream.decode_factor * own.decode_factor,
+        prefill_factor=upstream.prefill_factor * own.prefill_factor,
+        source=f"{upstream.source}; {own.source}",
+        sources=(*upstream.sources, *own.sources),
+    )
+
+
 def gpu_factor(
     catalog: Catalog, gpu: GPU, spec: GpuSpec | None, backend: Backend | None
 ) -> SpeedFactor | None:

@@ -49,8 +49,8 @@ def inference_speed(
     gpu_read = sum(per_layer[:n_gpu_layers]) - sum(expert_read[:cpu_expert]) + (head if used else 0)
     cpu_read = sum(per_layer[n_gpu_layers:]) + sum(expert_read[:cpu_expert]) + (0 if used else head)
     flops_per_byte = 2 * arch.params_active / max(sum(per_layer) + head, 1)
-    # Ollama runs llama.cpp's llama-server: llama.cpp's maturity for the architecture
-    mature = speed.maturity(catalog, "llama.cpp" if est.engine == "ollama" else est.engine, arch.model_type)
+    # Ollama runs llama.cpp's kernels: llama.cpp's maturity for the architecture, times Ollama's own
+    mature = speed.engine_maturity(catalog, est.engine, arch.model_type)
     # each used GPU's class × backend factors (an engine's own where it has them), once for decode and prefill
     found = {i: speed.engine_gpu_factor(catalog, gpus[i], specs[i], est.engine, est.backend) for i in used}
     gpu_factors = {i: factor for i, (factor, _own) in found.items()}
