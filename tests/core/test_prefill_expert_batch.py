@@ -9,13 +9,12 @@ from dataclasses import replace
 import pytest
 
 from fakes.archs import dense, model
+from fakes.machines import one_catalog_gpu
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import Request
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_share
-from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.spec import ArchConfig
-from rigcheck.core.whatif import simulate
 
 GIB = 1024**3
 
@@ -25,9 +24,7 @@ def catalog() -> Catalog:
     return load_catalog(use_overlay=False)
 
 
-def one_gpu(catalog: Catalog, gpu_id: str) -> Machine:
-    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=128 * GIB), gpus=())
-    return simulate(bare, [catalog.gpu(gpu_id)], 128)  # type: ignore[list-item]
+one_gpu = one_catalog_gpu
 
 
 def moe(experts: int, top_k: int) -> ArchConfig:

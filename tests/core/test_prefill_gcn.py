@@ -26,7 +26,9 @@ def speeds(catalog: Catalog, gpu_id: str):  # type: ignore[no-untyped-def]
     gpu = catalog.gpu(gpu_id)
     assert gpu is not None
     machine = simulate(bare, [gpu], 128)
-    return fit(model(LLAMA_31_8B), machine, Request(workload="inference", context=4096), catalog, live=False).speed
+    return fit(
+        model(LLAMA_31_8B), machine, Request(workload="inference", context=4096), catalog, live=False
+    ).speed
 
 
 def test_an_mi50_is_not_in_the_radeon_class_and_has_fitted_factors_of_its_own(catalog: Catalog) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from fakes.archs import LLAMA_31_8B, model
+from fakes.machines import one_catalog_gpu
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog, parse_file
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -45,9 +46,7 @@ def with_factor(catalog: Catalog, cls: str, backend: str, **fields: float) -> Ca
     return replace(catalog, speed_factors=rows, maturities=())
 
 
-def one_gpu(catalog: Catalog, gpu_id: str, ram_gib: int = 128) -> Machine:
-    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=ram_gib * GIB), gpus=())
-    return simulate(bare, [catalog.gpu(gpu_id)], ram_gib)  # type: ignore[list-item]
+one_gpu = one_catalog_gpu
 
 
 def test_tokens_per_expert_is_micro_batch_times_k_over_experts() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from rigcheck.core.catalog import Catalog
 from rigcheck.core.machine import (
     CPU,
     GPU,
@@ -22,6 +23,16 @@ from rigcheck.core.machine import (
 )
 
 GIB = 1024**3
+
+
+def one_catalog_gpu(catalog: Catalog, gpu_id: str, ram_gib: int = 128) -> Machine:
+    """A 16-core box with ``ram_gib`` of RAM and one GPU from the catalog, as the speed tests build it."""
+    from rigcheck.core.whatif import simulate
+
+    gpu = catalog.gpu(gpu_id)
+    assert gpu is not None, gpu_id
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=ram_gib * GIB), gpus=())
+    return simulate(bare, [gpu], ram_gib)
 
 
 def full_machine() -> Machine:
