@@ -576,7 +576,7 @@ class CpuPlatform:
     #: the memory bus's total width in bits where it is not a whole number of 64-bit channels (LPDDR on
     #: SoCs: a 32-bit RK3566, a 128-bit CIX P1); the peak is then bus_bits ÷ 8 bytes per transfer
     bus_bits: int | None = None
-    #: how one llama.cpp process reads this memory (core/estimate/speed/cpu.py decode_class): "server"
+    #: how one llama.cpp process reads this memory (core/estimate/speed/cpu_host.py memory_class): "server"
     #: (many DDR channels across NUMA nodes or chiplets), "client" (one or two DDR channels, desktop or
     #: laptop), "soc" (LPDDR soldered next to the cores); derived from channels and memory_type when unset
     memory_class: str | None = None

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rigcheck.core.estimate.training_mixers import _ffn, _gated
+from rigcheck.core.estimate.training_mixers import ffn_width, gated_mlp
 from rigcheck.core.models.spec import ArchConfig, LayerKind
 
 #: the target that wraps every linear module but the head (PEFT "all-linear", LLaMA-Factory "all")
 ALL_LINEAR = "all-linear"
+#: the seven projections of a llama-style layer by their short names (q → q_proj)
 SHORT = ("q", "k", "v", "o", "gate", "up", "down")
 SOURCE = (
     "peft src/peft/tuners/tuners_utils.py@5d602fd (target names matched by suffix; all-linear: every "
@@ -155,8 +156,8 @@ def _mixer(arch: ArchConfig, kind: LayerKind, assumed: set[str]) -> tuple[str, l
 def _mlp(arch: ArchConfig, moe: bool, assumed: set[str]) -> list[tuple[str, int, int]]:
     h = arch.hidden_size
     if not moe:
-        ffn = _ffn(arch)
-        if not _gated(arch):
+        ffn = ffn_width(arch)
+        if not gated_mlp(arch):
             return [("up_proj", h, ffn), ("down_proj", ffn, h)]
         return [("gate_proj", h, ffn), ("up_proj", h, ffn), ("down_proj", ffn, h)]
     shared = arch.shared_expert_width

@@ -22,7 +22,7 @@ import shlex
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.estimate.fit import FitResult
-from rigcheck.core.estimate.lora_targets import MIXER_NAMES
+from rigcheck.core.estimate.lora_targets import ALL_LINEAR, MIXER_NAMES, SHORT
 from rigcheck.core.said import Text, say
 
 
@@ -33,7 +33,6 @@ def _q(text: str) -> str:
 #: LitGPT's switches for the adapters' targets (its defaults: query and value only)
 _LITGPT_TARGETS = {"q": "--lora_query", "k": "--lora_key", "v": "--lora_value", "o": "--lora_projection"}
 _LITGPT_MLP = ("gate", "up", "down")
-ALL_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 
 
 def _repo(result: FitResult, catalog: Catalog) -> str:
@@ -44,14 +43,14 @@ def _repo(result: FitResult, catalog: Catalog) -> str:
 
 def _targets(result: FitResult) -> tuple[str, ...]:
     """The targets the estimate used, PEFT's ``all-linear`` spelled out as the seven projections."""
-    targets = result.estimate.lora_targets or ("all-linear",)
-    return ALL_TARGETS if "all-linear" in targets else targets
+    targets = result.estimate.lora_targets or (ALL_LINEAR,)
+    return SHORT if ALL_LINEAR in targets else targets
 
 
 def _module_name(target: str) -> str:
     """A target as PEFT matches it: a short name (``q``) is its ``q_proj``; a mixer's own module name
     (``in_proj_qkv``) and ``all-linear`` stay as they are."""
-    return target if target == "all-linear" or target in MIXER_NAMES or "." in target else f"{target}_proj"
+    return target if target == ALL_LINEAR or target in MIXER_NAMES or "." in target else f"{target}_proj"
 
 
 def training_commands(result: FitResult, catalog: Catalog) -> tuple[dict[str, Text], dict[str, Text]]:
@@ -143,7 +142,7 @@ def llama_factory_command(result: FitResult, catalog: Catalog) -> str:
     parts.append("--dataset YOUR_DATASET --template default")
     if est.workload in ("lora", "qlora"):
         targets = _targets(result)
-        names = "all" if set(targets) >= set(ALL_TARGETS) else ",".join(_module_name(t) for t in targets)
+        names = "all" if set(targets) >= set(SHORT) else ",".join(_module_name(t) for t in targets)
         parts += ["--finetuning_type lora", f"--lora_rank {est.lora_rank or 8}", f"--lora_target {names}"]
         if est.lora_alpha:
             parts.append(f"--lora_alpha {est.lora_alpha}")
@@ -165,7 +164,7 @@ def training_command(result: FitResult, catalog: Catalog, lora_rank: int = 16) -
     repo = spec.hf_id if spec else est.model.source
     parts = ["trl sft", f"--model_name_or_path {_q(repo)}", "--dataset_name YOUR_DATASET"]
     if est.workload in ("lora", "qlora"):
-        targets = est.lora_targets or ("all-linear",)
+        targets = est.lora_targets or (ALL_LINEAR,)
         modules = " ".join(_module_name(t) for t in targets)
         parts += ["--use_peft", f"--lora_r {est.lora_rank or lora_rank}", f"--lora_target_modules {modules}"]
         if est.lora_alpha:

@@ -25,8 +25,8 @@ from rigcheck.core.estimate.lora_targets import SOURCE as LORA_SOURCE
 from rigcheck.core.estimate.lora_targets import lora_param_count, lora_plan
 from rigcheck.core.estimate.training_mixers import (
     Attention,
-    _ffn,
     backward_token_bytes,
+    ffn_width,
     layer_token_bytes,
 )
 from rigcheck.core.estimate.training_profiles import (
@@ -477,7 +477,7 @@ def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) ->
         states = _states(setup, trainable // shard, abytes, "gpu", "adapter")
         parts.extend(states)
         if setup.method == "qlora":
-            linear = arch.hidden_size * _ffn(arch)
+            linear = arch.hidden_size * ffn_width(arch)
             parts.append(
                 Part(
                     "weights",

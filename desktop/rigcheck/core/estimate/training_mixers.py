@@ -110,11 +110,11 @@ def source(arch: ArchConfig, attention_source: str) -> str:
     return f"{attention_source}; {GDN_SOURCE}"
 
 
-def _ffn(arch: ArchConfig) -> int:
+def ffn_width(arch: ArchConfig) -> int:
     return arch.intermediate_size or 4 * arch.hidden_size
 
 
-def _gated(arch: ArchConfig) -> bool:
+def gated_mlp(arch: ArchConfig) -> bool:
     # SwiGLU/GeGLU families; GPT-2/Falcon/Phi-1.5-style MLPs are two matrices of 4h
     return arch.intermediate_size is not None and arch.intermediate_size != 4 * arch.hidden_size
 
@@ -125,16 +125,16 @@ def layer_token_bytes(
     """Bytes autograd keeps per token for one decoder layer of ``kind`` in 16-bit training: the norms
     and residuals, the MLP, and the token mixer (attention's q, k, v and output, or a Gated DeltaNet
     layer's tensors, :func:`gdn_token_bytes`)."""
-    h, ffn = arch.hidden_size, _ffn(arch)
+    h, ffn = arch.hidden_size, ffn_width(arch)
     qd = arch.num_heads * arch.head_dim
     kvd = arch.num_kv_heads * arch.head_dim
     gdn = arch.linear_mixer if is_gdn(arch, kind) else None
     if fused:  # fused norm, RoPE and SwiGLU kernels save their inputs only
         mixer = 4 * qd + 4 * kvd
-        total = 2 * 4 * h + (4 if _gated(arch) else 2) * ffn
+        total = 2 * 4 * h + (4 if gated_mlp(arch) else 2) * ffn
     else:  # x, norm1 out, x_mid, norm2 out; fp32 copies in both RMSNorms; q/k before and after RoPE, v, out
         mixer = 6 * qd + 6 * kvd
-        total = 2 * 4 * h + 2 * 4 * h + (8 if _gated(arch) else 4) * ffn
+        total = 2 * 4 * h + 2 * 4 * h + (8 if gated_mlp(arch) else 4) * ffn
     if gdn is not None:
         return total + gdn_token_bytes(gdn)
     if attention == "eager":  # scores, softmax (2 B each) and the dropout mask (1 B) per head and key
@@ -145,8 +145,8 @@ def layer_token_bytes(
 def _mlp_saved(arch: ArchConfig, fused: bool) -> int:
     """The MLP's share of :func:`layer_token_bytes` (gate, up, SiLU and product, or their inputs)."""
     if fused:
-        return (4 if _gated(arch) else 2) * _ffn(arch)
-    return (8 if _gated(arch) else 4) * _ffn(arch)
+        return (4 if gated_mlp(arch) else 2) * ffn_width(arch)
+    return (8 if gated_mlp(arch) else 4) * ffn_width(arch)
 
 
 def backward_token_bytes(arch: ArchConfig, kind: LayerKind = "full", fused: bool = False) -> int:
@@ -157,10 +157,10 @@ def backward_token_bytes(arch: ArchConfig, kind: LayerKind = "full", fused: bool
     its MLP's backward (dL/dx, the residual's and dL/d(gate, up) beside every saved tensor) or, later, its
     mixer's (the MLP's saved tensors freed by then; dL/dx, the residual's and the kernel backward's
     tensors, :func:`gdn_backward_token_bytes`)."""
-    h, ffn = arch.hidden_size, _ffn(arch)
+    h, ffn = arch.hidden_size, ffn_width(arch)
     qd = arch.num_heads * arch.head_dim
     kvd = arch.num_kv_heads * arch.head_dim
-    base = 2 * (2 * h + (2 if _gated(arch) else 1) * ffn)
+    base = 2 * (2 * h + (2 if gated_mlp(arch) else 1) * ffn)
     if arch.linear_mixer is not None and is_gdn(arch, kind):
         mixer_phase = 2 * 2 * h + gdn_backward_token_bytes(arch.linear_mixer) - _mlp_saved(arch, fused)
         return max(base, mixer_phase)

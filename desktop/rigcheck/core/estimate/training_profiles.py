@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rigcheck.core.estimate.lora_targets import MIXER_NAMES
+from rigcheck.core.estimate.lora_targets import MIXER_NAMES, SHORT
 
 Framework = Literal[
     "transformers", "unsloth", "torchtune", "axolotl", "llama-factory", "litgpt", "deepspeed", "megatrain"
@@ -35,7 +35,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     "transformers", "unsloth", "torchtune", "axolotl", "llama-factory", "litgpt", "deepspeed", "megatrain"
 )  # fmt: skip
 #: the seven projections of a llama-style layer, by name (Unsloth's default target_modules)
-ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
+ALL_LINEAR = SHORT
 #: every linear module but the head, whatever its name (PEFT target_modules="all-linear", LLaMA-Factory
 #: lora_target all, axolotl lora_target_linear); on a llama-style model the same seven as ALL_LINEAR
 ALL = ("all-linear",)
