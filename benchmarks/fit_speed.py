@@ -297,18 +297,15 @@ def main() -> None:
         moe_found = (
             fit_moe_cost(points, tau_fixed) if key[0] != speed.CPU_CLASS and separates_moe(points) else None
         )
-        if (
-            moe_found is not None
-            and moe_found[2]
-            and keeps_median(points, moe_found, fit_decode(points, tau_fixed))
-        ):
+        plain = fit_decode(points, tau_fixed)
+        if moe_found is not None and moe_found[2] and keeps_median(points, moe_found, plain):
             eff, tau, moe_us = moe_found
             moe_how = "the MoE rows' against the dense rows' efficiency and per-layer cost"
         else:
             # none: a pool's figure would be set by another class's rows (a vendor × backend pool fits one
             # efficiency for all its classes, so its MoE cost stands in for their differences too)
             moe_us, moe_how = 0.0, ""
-            eff, tau, _err = fit_decode(points, tau_fixed)
+            eff, tau, _err = plain
         err = statistics.median(
             abs(1 / decode_seconds(p, eff, tau, moe_us) / p.row.value - 1) for p in points
         )
