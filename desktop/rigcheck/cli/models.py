@@ -153,10 +153,9 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         args.context = None
     req = replace(_request(args), backend=args.backend, threads=args.threads)
     if req.workload != "inference" and getattr(args, "gpus", None) is None:
-        from rigcheck.core.estimate.training_profiles import default_framework, default_gpus
+        from rigcheck.core.estimate.training_profiles import run_gpus
 
-        framework = req.framework or default_framework(req.workload)
-        req = replace(req, gpus=default_gpus(framework, len(machine.gpus)))
+        req = replace(req, gpus=run_gpus(req.framework, req.workload, len(machine.gpus)))
     if solve:  # the longest context whose training step fits this machine's GPU, this framework's way
         from rigcheck.core.estimate.solvers import max_context
 

@@ -265,6 +265,12 @@ def default_gpus(framework: str, machine_gpus: int) -> int:
     return max(machine_gpus, 1) if prof is not None and prof.shards_over_gpus else 1
 
 
+def run_gpus(framework: str | None, workload: str, machine_gpus: int) -> int:
+    """:func:`default_gpus` for a run that may name no framework (then the workload's default one): what
+    ``rigcheck fit`` without ``--gpus`` and the Fit page's "framework default" train on."""
+    return default_gpus(framework or default_framework(workload), machine_gpus)
+
+
 def stack_name(framework: str | None) -> str:
     """The training stack an answer names: the framework's, else the default one's (TRL + PEFT, the stack
     the ``trl sft`` command runs)."""

@@ -2,7 +2,7 @@
 
 ``rigcheck fit --workload lora|qlora|full`` without ``--gpus`` takes every GPU of the machine for the
 frameworks that shard by their own default on several GPUs (LitGPT, torchtune: FSDP) and one for the
-data-parallel stacks, whose GPUs each hold the whole step (training_profiles.default_gpus); ``--gpus N``
+data-parallel stacks, whose GPUs each hold the whole step (training_profiles.run_gpus); ``--gpus N``
 overrides. The page offers the same: "framework default" (what the CLI does without ``--gpus``) or a count,
 so a multi-GPU machine's Fit page gives the CLI's verdict for the same settings.
 """
@@ -14,7 +14,7 @@ from dataclasses import replace
 from PySide6.QtWidgets import QSpinBox
 
 from rigcheck.core.estimate.memory import Request
-from rigcheck.core.estimate.training_profiles import default_framework, default_gpus
+from rigcheck.core.estimate.training_profiles import run_gpus
 from rigcheck.core.machine import Machine
 from rigcheck.gui.i18n import tr
 
@@ -48,8 +48,7 @@ def training_gpus(request: Request, chosen: int, machine: Machine | None) -> int
         return 1
     if chosen != FRAMEWORK_DEFAULT:
         return chosen
-    framework = request.framework or default_framework(request.workload)
-    return default_gpus(framework, len(machine.gpus) if machine is not None else 0)
+    return run_gpus(request.framework, request.workload, len(machine.gpus) if machine is not None else 0)
 
 
 def refresh_box(box: QSpinBox, request: Request, machine: Machine | None) -> None:
