@@ -274,3 +274,19 @@ def test_the_vllm_command_serves_the_format_asked_for_where_vllm_can(catalog: Ca
     assert _flag(vllm_for("bf16"), "--quantization") is None
     assert _flag(vllm_for("q4_k_m"), "--quantization") == "fp8"
     assert _flag(shlex.split(commands_for(rec, strix, catalog).commands["vllm"]), "--quantization") == "fp8"
+
+
+def test_the_ladder_speaks_speeds_as_the_headline_rounds_them(catalog: Catalog, rtx4090: Machine) -> None:
+    """The reasons quote a rung's speed to two significant figures, as the verdict above them does: a
+    five-digit training speed reads "~28,000 tokens/s", never "~28,159.3"."""
+    import re
+
+    seen = []
+    for model_id, workload in (("llama-3.1-8b", "inference"), ("qwen3-0.6b", "training"), ("llama-3.1-70b", "inference")):
+        rec = recommend(model(catalog, model_id), rtx4090, workload, catalog)
+        for sentence in rec.why:
+            for figure in re.findall(r"~([\d,.]+) tokens/s", sentence):
+                digits = figure.replace(",", "").replace(".", "").strip("0")
+                seen.append(figure)
+                assert len(digits) <= 2, (model_id, sentence)
+    assert seen

@@ -341,8 +341,11 @@ def choose(rungs: Sequence[Rung], prefer: Prefer, catalog: Catalog) -> Rung | No
 
 
 def _speed_text(rung: Rung) -> Text:
-    tps = rung.tokens_per_s
-    return say("~{speed} tokens/s", speed=Num(tps, 1)) if tps is not None else say("speed unknown")
+    """The rung's speed to two significant figures, as the headline shows it (~28,000, not ~28,159.3)."""
+    if rung.tokens_per_s is None:
+        return say("speed unknown")
+    shown = _vocabulary.rounded_speed(rung.tokens_per_s)
+    return say("~{speed} tokens/s", speed=Num(shown, 1 if shown < 10 else 0))
 
 
 def _words(rung: Rung) -> Shown:
