@@ -282,7 +282,11 @@ def test_the_ladder_speaks_speeds_as_the_headline_rounds_them(catalog: Catalog, 
     import re
 
     seen = []
-    for model_id, workload in (("llama-3.1-8b", "inference"), ("qwen3-0.6b", "training"), ("llama-3.1-70b", "inference")):
+    for model_id, workload in (
+        ("llama-3.1-8b", "inference"),
+        ("qwen3-0.6b", "training"),
+        ("llama-3.1-70b", "inference"),
+    ):
         rec = recommend(model(catalog, model_id), rtx4090, workload, catalog)
         for sentence in rec.why:
             for figure in re.findall(r"~([\d,.]+) tokens/s", sentence):

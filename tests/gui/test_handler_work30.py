@@ -273,3 +273,33 @@ def test_the_overview_is_busy_while_its_cards_work_is_queued(qtbot: QtBot, tmp_p
     settle(window, timeout_s=20)
     assert not page.busy() and page.cards
     assert "M2 Ultra" in " ".join(label.text() for label in page.findChildren(QLabel))
+
+
+def test_a_new_page_while_the_cards_are_being_built_drops_them_without_touching_deleted_ones(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI failure of 2026-12-02: a language switch rebuilt the Overview while its cards were built a
+    few per event-loop turn; the old cards died with the old page, and the next start removed them."""
+    window = snapshot_window(qtbot, tmp_path, "two-gpus-128gb.json")
+    window.resize(1280, 800)
+    window.show()
+    window.show_page("overview")
+    settle(window, timeout_s=20)
+    page = window.pages["overview"]
+    assert isinstance(page, OverviewPage)
+    monkeypatch.setattr(overview_module, "CARDS_PER_TURN", 1)  # every card on its own turn
+    built: list[int] = []
+    real_build = page._build_cards
+
+    def build_then_rebuild(generation: int, machine: Any, answers: list[Any]) -> None:
+        real_build(generation, machine, answers)
+        if not built and page._building:  # the first card is in; the page is rebuilt under the rest
+            built.append(len(page._building))
+            page.show_machine(machine, "again", False)
+
+    monkeypatch.setattr(page, "_build_cards", build_then_rebuild)
+    window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")
+    settle(window, timeout_s=20)
+    assert built == [1], "the rebuild came while the cards were half built"
+    assert page.cards and not page.busy()
+    assert all(card.isVisible() for card in page.cards)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
@@ -209,6 +210,8 @@ class OverviewPage(QWidget):
         """Cards of an older machine or backend still being built: removed, never shown."""
         building, self._building = self._building, None
         for card in building or ():
+            if not shiboken6.isValid(card):  # deleted with the page it was built on
+                continue
             self.cards_layout.removeWidget(card)
             card.hide()
             card.deleteLater()
@@ -258,6 +261,8 @@ class OverviewPage(QWidget):
             self._drop_building()
             return
         self._pending = None
+        self._generation += 1  # cards still being built belong to the page torn down next: never shown
+        self._drop_building()
         self._clear()
         self._label, self._live = label, is_live
         self.layout_.addWidget(muted(_system_line(machine, label)))
