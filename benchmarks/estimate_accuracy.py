@@ -45,6 +45,7 @@ from measurements import BACKENDS, Measurement, load, load_blind, source_of
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit
+from rigcheck.core.estimate.gtt_advice import raised_gtt_machine
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
@@ -188,7 +189,17 @@ def row_machine(row: Measurement, catalog: Catalog) -> Machine:
             carve, gtt = apu
             gpus = tuple(replace(g, memory_total_bytes=carve, memory_shared_bytes=gtt) for g in gpus)
         machine = replace(machine, gpus=gpus)
+        raised = raised_gtt_machine(machine) if apu is None and _all_layers_on_gpu(row) else None
+        if raised is not None:
+            # every layer ran on an AMD APU's GPU: its owner had raised the GTT limit (the run could not
+            # have loaded in half of RAM), though the source does not say to what; all but the reserve
+            machine = raised[0]
     return _with_host_memory(machine, row)
+
+
+def _all_layers_on_gpu(row: Measurement) -> bool:
+    """llama.cpp run with every layer on the GPU (``-ngl 99`` / ``-ngl 999``) and nothing offloaded."""
+    return row.offload_kind == "none" and re.search(r"-ngl 9{2,3}\b", row.offload) is not None
 
 
 def _with_host_memory(machine: Machine, row: Measurement) -> Machine:

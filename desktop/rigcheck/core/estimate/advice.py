@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate.gtt_advice import gtt_advice
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, Request
 from rigcheck.core.estimate.placement.budget import budgets
 from rigcheck.core.estimate.placement.training import MEGATRAIN_HOST_BYTES
@@ -49,9 +50,12 @@ def advice_for(
                     count=placement.total_layers - placement.gpu_layers,
                 )
             )
+        raised = gtt_advice(model, machine, req, catalog)
+        if raised is not None:
+            advice.append(raised)
         first = machine.gpus[0]
         spec = catalog.gpu(first.catalog_id) if first.catalog_id else None
-        if spec is not None:
+        if spec is not None and not first.unified_memory:  # a second APU cannot be added to a machine
             count = fewest_gpus(model, machine, spec, req, catalog, limit=8)
             if count is not None and count > len(machine.gpus):
                 advice.append(
