@@ -237,3 +237,28 @@ def test_interpreter_that_fails_is_a_note(tmp_path: Path) -> None:
     ctx = ProbeContext(root=tmp_path, platform="linux", env={}, run=commands.run, which=lambda _n: None)
     _sw, _drivers, notes = _software.probe_software(ctx, pythons=("/nope/python",))
     assert any("could not list packages of /nope/python" in n.message for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("freq", "expected", "noted"),
+    [
+        ((3500.0, 400.0, 5200.0), 5200.0, False),  # a cpufreq driver: the maximum, no note
+        ((2445.4, 0.0, 0.0), 2445.4, True),  # a VM without cpufreq: the boot clock, said to be a floor
+        ((0.0, 0.0, 0.0), None, False),  # nothing known
+    ],
+)
+def test_the_cpu_clock_falls_back_to_the_current_clock_without_cpufreq(
+    monkeypatch: pytest.MonkeyPatch, freq: tuple[float, float, float], expected: float | None, noted: bool
+) -> None:
+    from collections import namedtuple
+
+    import psutil
+
+    from rigcheck.core.probe._common import Notes
+
+    scpufreq = namedtuple("scpufreq", "current min max")  # psutil's own shape
+    monkeypatch.setattr(psutil, "cpu_freq", lambda: scpufreq(*freq))
+    notes = Notes("cpu")
+    assert _cpu._max_mhz(notes) == expected
+    said = [n.message for n in notes.collected()]
+    assert any("may be low" in m for m in said) == noted

@@ -134,9 +134,19 @@ def _max_mhz(notes: Notes) -> float | None:
     except (OSError, NotImplementedError, RuntimeError) as exc:
         notes.info(f"CPU frequency not readable: {exc}")
         return None
-    if freq is None or not freq.max:
-        # Virtual machines often expose no cpufreq driver; current MHz is not the maximum.
+    if freq is None:
         return None
+    if not freq.max:
+        # Virtual machines often expose no cpufreq driver: psutil then has only the clock the kernel
+        # measured at boot (/proc/cpuinfo "cpu MHz"), which is at most the boost clock, so estimates that
+        # use it are lower bounds for compute and the audit says so.
+        if not freq.current:
+            return None
+        notes.info(
+            "CPU maximum clock not readable (no cpufreq driver, as in many virtual machines): the current "
+            f"{freq.current:.0f} MHz is used, so CPU compute estimates may be low"
+        )
+        return float(freq.current)
     return float(freq.max)
 
 
