@@ -52,8 +52,8 @@ NOTE_TEMPLATES: tuple[str, ...] = (
     "running under WSL: GPUs are reached through the Windows driver (/usr/lib/wsl/lib)",
     "running inside a {container} container: GPUs and RAM seen here may be a subset of the host's",
     "CPU frequency not readable: {reason}",
-    "CPU maximum clock not readable (no cpufreq driver, as in many virtual machines): the current {mhz} MHz is "
-    "used, so CPU compute estimates may be low",
+    "CPU maximum clock not readable (no cpufreq driver, as in many virtual machines): the current {mhz} "
+    "MHz is used, so CPU compute estimates may be low",
     "CPU model not readable",
     "swap size not readable: {reason}",
     "AMX and AVX512-BF16 are not detected on Windows (py-cpuinfo does not read those CPUID bits)",
