@@ -232,3 +232,22 @@ def test_only_geforce_cards_get_the_fp16_accumulate_doubling(catalog: Catalog) -
     laptop = replace(geforce, name="GeForce RTX 4090 Laptop GPU", segment="laptop")
     found = speed.prefill_peak_tflops(laptop)
     assert found is not None and found[0] == pytest.approx(330.4)
+
+
+def test_a_class_without_fitted_prompt_rows_says_so_not_that_the_peak_is_unknown(catalog: Catalog) -> None:
+    """MI300X has its tensor peak in the catalog; what is missing is a fitted prefill share for its class."""
+    mi300x = catalog.gpu("amd-instinct-mi300x")
+    assert mi300x is not None and mi300x.fp16_tflops
+    factors = tuple(
+        replace(f, prefill_compute_efficiency=None) if f.hw_class == "amd-datacenter" else f
+        for f in catalog.speed_factors
+    )
+    unfitted = replace(catalog, speed_factors=factors)
+    bare = Machine(cpu=CPU(logical_cores=64), memory=Memory(total_bytes=512 * GIB), gpus=())
+    result = fit(
+        model(LLAMA_31_8B), simulate(bare, [mi300x], 512), Request(quant="q4_k_m"), unfitted, live=False
+    )
+    assert result.speed.decode_tokens_per_s and result.speed.prefill_tokens_per_s is None
+    said = " ".join(result.speed.explanation)
+    assert "no prompt-processing measurements fitted for amd-datacenter on rocm" in said
+    assert "compute throughput of this GPU not known" not in said

@@ -180,6 +180,7 @@ def gpu_prefill(
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
+    unfitted: Text | None = None
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
@@ -188,6 +189,14 @@ def gpu_prefill(
         )
         if compute is None or factor is None:
             rates = []
+            if factor is not None and speed.prefill_peak_tflops(specs[i]) is not None:
+                # the GPU's peak is known; no cited prompt measurement of its class was fitted
+                unfitted = say(
+                    "prefill: no prompt-processing measurements fitted for {hw_class} on {backend}; "
+                    "not estimated",
+                    hw_class=factor.hw_class,
+                    backend=factor.backend,
+                )
             break
         if scalar_bf16[i] is True:
             words = say(
@@ -315,5 +324,7 @@ def gpu_prefill(
                 )
             )
     else:
-        explanation.append(say("prefill: compute throughput of this GPU not known; not estimated"))
+        explanation.append(
+            unfitted or say("prefill: compute throughput of this GPU not known; not estimated")
+        )
     return prefill
