@@ -4,7 +4,9 @@ GPU holds the fallback's saved tensors; fla's path and dense models do not move.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +94,20 @@ def test_megatrain_on_the_torch_fallback_is_slower_and_holds_more(catalog: Catal
     assert megatrain.sample_bytes(dense.arch, 1024, "torch") == megatrain.sample_bytes(dense.arch, 1024)
     d_fla, d_torch = (_megatrain(catalog, dense, 32, k) for k in ("fla", "torch"))
     assert d_fla.speed.train_tokens_per_s == d_torch.speed.train_tokens_per_s
+
+
+def test_the_accuracy_report_names_what_the_fallback_would_make_of_megatrains_hybrid_rows(
+    catalog: Catalog,
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import training_accuracy as accuracy
+    from training_measurements import load
+
+    rows = {r.id: r for r in load()}
+    hybrid = accuracy.estimate(rows["mt-qwen35-27b-h100-tflops"], catalog)
+    # the estimate itself stays on fla's kernels; the diagnostic says the README's batch 64 needs more GPU
+    assert hybrid.estimate is not None and "Gated DeltaNet kernels" not in hybrid.fallback
+    assert "batch 64 does not fit the GPU" in hybrid.fallback and "TFLOPS there" in hybrid.fallback
+    dense = accuracy.estimate(rows["mt-qwen25-32b-h100-tflops"], catalog)
+    assert dense.fallback == ""
+    assert any("pure-torch delta rule" in line for line in accuracy.report([hybrid, dense]))
