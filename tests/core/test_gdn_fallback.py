@@ -111,3 +111,20 @@ def test_the_accuracy_report_names_what_the_fallback_would_make_of_megatrains_hy
     dense = accuracy.estimate(rows["mt-qwen25-32b-h100-tflops"], catalog)
     assert dense.fallback == ""
     assert any("pure-torch delta rule" in line for line in accuracy.report([hybrid, dense]))
+
+
+def test_megatrains_published_pairs_meet_one_batch_for_the_dense_model_and_none_on_fla_for_the_hybrid() -> (
+    None
+):
+    """README@2a9f977's table gives TFLOPS and GPU memory of one run without its batch: Qwen2.5-32B's pair
+    is met by one batch on either kernels, Qwen3.5-27B's by no batch on fla's kernels and by a batch on
+    transformers' pure-torch fallback (benchmarks/megatrain_pairs.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import megatrain_pairs
+
+    said = "\n".join(megatrain_pairs.lines())
+    dense, hybrid = said.split("qwen3.5-27b:")
+    assert "both within ±15% at batch none" not in dense
+    fla, torch = hybrid.split("  torch:")
+    assert "both within ±15% at batch none" in fla
+    assert "both within ±15% at batch none" not in torch
