@@ -128,3 +128,23 @@ def test_megatrains_published_pairs_meet_one_batch_for_the_dense_model_and_none_
     fla, torch = hybrid.split("  torch:")
     assert "both within ±15% at batch none" in fla
     assert "both within ±15% at batch none" not in torch
+
+
+def test_a_transformers_run_on_the_fallback_keeps_its_saved_tensors_too(catalog: Catalog) -> None:
+    from rigcheck.core.estimate.memory import estimate_memory
+
+    qwen = _model(catalog, "qwen3.5-27b")
+    req = Request(workload="lora", context=2048, batch=1)
+    fla = estimate_memory(qwen, req, catalog)
+    torch = estimate_memory(qwen, replace(req, linear_kernels="torch"), catalog)
+    m = qwen.arch.linear_mixer
+    assert m is not None
+    extra = m.value_heads * (gdn_fallback.saved_bytes(m) - gdn_fallback.kernel_saved_bytes(m))
+    # full checkpointing (transformers' default here) recomputes one layer at a time: one GDN layer's extra
+    assert torch.gpu_peak_bytes - fla.gpu_peak_bytes >= 2048 * extra * 0.99
+    assert torch.linear_kernels == "torch" and fla.linear_kernels == "fla"
+    dense = _model(catalog, "qwen2.5-32b")
+    assert (
+        estimate_memory(dense, replace(req, linear_kernels="torch"), catalog).gpu_peak_bytes
+        == estimate_memory(dense, req, catalog).gpu_peak_bytes
+    )

@@ -165,6 +165,7 @@ def training_setup(req: Request) -> Setup:
         gpus=req.gpus,
         offload_states=req.offload_states,
         grad_accumulation=req.grad_accumulation,
+        linear_kernels=req.linear_kernels,
     )
 
 

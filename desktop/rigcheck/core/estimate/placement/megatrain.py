@@ -50,7 +50,6 @@ steps once per step for all workers.
 
 from __future__ import annotations
 
-from rigcheck.core.estimate import gdn_fallback
 from rigcheck.core.estimate.training_mixers import backward_token_bytes, kinds_counted, layer_token_bytes
 from rigcheck.core.models.spec import ArchConfig
 
@@ -124,15 +123,6 @@ def weight_bytes(arch: ArchConfig) -> int:
     return BF16 * (2 * _largest(arch) + 2 * _groups(arch) + arch.embed_params + arch.head_params)
 
 
-def _fallback_token_bytes(arch: ArchConfig, kind: str, kernels: str) -> int:
-    """What a Gated DeltaNet layer saves per token beyond fla's kernel when the stack runs transformers'
-    pure-torch delta rule (estimate/gdn_fallback.py); 0 on fla or for other layers."""
-    m = arch.linear_mixer
-    if kernels != "torch" or kind != "linear" or m is None:
-        return 0
-    return int(m.value_heads * (gdn_fallback.saved_bytes(m) - gdn_fallback.kernel_saved_bytes(m)))
-
-
 def sample_bytes(arch: ArchConfig, context: int, kernels: str = "fla") -> int:
     """GPU bytes one sample of ``context`` tokens adds at the peak (``kernels``: the Gated DeltaNet
     kernels, Request.linear_kernels)."""
@@ -142,9 +132,8 @@ def sample_bytes(arch: ArchConfig, context: int, kernels: str = "fla") -> int:
     loss = logits_bytes(arch, context) + context * h * (BF16 + 4)
     # the layer kind whose backward holds the most (a hybrid's Gated DeltaNet or attention layer)
     layer = max(
-        layer_token_bytes(arch, False, "flash", context, kind)
+        layer_token_bytes(arch, False, "flash", context, kind, kernels=kernels)
         + backward_token_bytes(arch, kind, False)
-        + _fallback_token_bytes(arch, kind, kernels)
         for kind in kinds_counted(arch)
     )
     backward = context * (CHECKPOINT_INTERVAL * h * BF16 + layer)
