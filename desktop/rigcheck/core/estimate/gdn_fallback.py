@@ -36,6 +36,11 @@ mask, its exp, the k·kᵀ product, attn, the q·kᵀ product and the masked q·
 (k_beta, key, ``k_beta * g.exp()``, query, ``q * g.exp()``, ``k * decay``), three C × d_v (value, v_beta,
 v_new), one d_k × d_v state per chunk, and the bf16 L2 norms' inputs of q and k.
 
+The count is of that row-loop version. Later transformers (models/qwen3_5/modeling_qwen3_5.py@009e78d)
+solve the chunk's triangular system with ``torch.linalg.solve_triangular`` instead, which drops the row
+loop's share (37% of the traffic and 42% of the saved bytes counted here at d = 128). Which version a run
+had is not recorded by the runs counted here, so the rule stays the row loop's.
+
 The counts are of the delta rule alone: the torch fallbacks of the gated RMSNorm and the depthwise conv1d
 (without causal-conv1d) are left out, so these are the least the fallback adds. The backward, autograd's
 reverse of each op (a matmul's two matmuls, an elementwise op's reads of its saved inputs and the output
