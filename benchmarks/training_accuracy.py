@@ -73,6 +73,9 @@ class Outcome:
     #: MegaTrain GPU rows: the batch at which the estimate equals the published figure (a diagnostic of
     #: the unstated batch, never fed back into the estimate)
     implied_batch: float | None = None
+    #: MegaTrain rows of hybrid models: the estimate with transformers' pure-torch delta rule instead of
+    #: fla's kernels, in words (a diagnostic of the unstated kernels, never fed back into the estimate)
+    fallback: str = ""
 
     @property
     def below_states(self) -> bool:
@@ -247,6 +250,7 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
     result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
     p, tps = result.placement, result.speed.train_tokens_per_s
     fits = p is not None and sum(p.gpu_bytes) > 0
+    fallback = _fallback(row, model, machine, catalog, batch) if "linear" in arch.layer_kinds else ""
     if row.metric == "host_memory":
         return Outcome(row, float(megatrain.host_resident_bytes(arch, row.gpu_count)), None)
     if row.metric == "gpu_memory":
@@ -264,13 +268,50 @@ def _megatrain(row: TrainingMeasurement, model: ModelInfo, catalog: Catalog) -> 
             fits,
             floor=float(megatrain_floor(arch, context, batch)) if value else None,
             implied_batch=implied,
+            fallback=fallback,
         )
     if row.metric == "tflops" and tps is not None:
         if p is None or sum(1 for b in p.gpu_bytes if b) != row.gpu_count:
             raise NotEstimableError(f"MegaTrain does not place on the row's {row.gpu_count} GPUs")
         flops = megatrain.REPORTED_FLOPS_PER_PARAM * model.arch.params_total
-        return Outcome(row, tps * flops / 1e12, None)  # tps is the whole run's, every worker's tokens
+        return Outcome(row, tps * flops / 1e12, None, fallback=fallback)  # every worker's tokens
     raise NotEstimableError(f"MegaTrain {row.metric}: the run does not fit its GPU")
+
+
+def _fallback(
+    row: TrainingMeasurement, model: ModelInfo, machine: Machine, catalog: Catalog, batch: int
+) -> str:
+    """The MegaTrain row's estimate were its Gated DeltaNet layers on transformers' pure-torch delta rule:
+    at the row's batch, or, where that does not fit the GPU, at the largest batch that does."""
+    arch, context = model.arch, row.seq_len or 1
+
+    def value(b: int) -> str | None:
+        req = Request(workload="full", context=context, batch=b, linear_kernels="torch")
+        result = fit(model, machine, req, catalog, offload="full", live=False, advise=False)
+        p, tps = result.placement, result.speed.train_tokens_per_s
+        if p is None or not sum(p.gpu_bytes) or tps is None:
+            return None
+        if row.metric == "tflops":
+            return f"{tps * megatrain.REPORTED_FLOPS_PER_PARAM * arch.params_total / 1e12:.0f} TFLOPS"
+        if row.metric == "gpu_memory":
+            return f"{megatrain.gpu_peak_bytes(arch, context, b, 'torch') / 1e9:.1f} GB"
+        return None
+
+    if row.metric not in ("tflops", "gpu_memory"):
+        return ""
+    published = f"{row.base_value / 1e9:.1f} GB" if row.metric == "gpu_memory" else f"{row.value:.0f} TFLOPS"
+    at_batch = value(batch)
+    if at_batch is not None:
+        return f"{row.id}: {at_batch} at batch {batch} (published {published})"
+    probe = fit(model, machine, Request(workload="full", context=context, batch=1, linear_kernels="torch"),
+                catalog, offload="full", live=False, advise=False)  # fmt: skip
+    largest = megatrain.largest_batch(arch, probe.budget.gpu_bytes[0], context, "torch")
+    there = value(largest) if largest else None
+    return (
+        f"{row.id}: batch {batch} does not fit the GPU (largest {largest}"
+        + (f", {there} there" if there else "")
+        + f"; published {published})"
+    )
 
 
 def megatrain_floor(arch: ArchConfig, context: int, batch: int) -> int:
@@ -348,6 +389,14 @@ def report(outcomes: Iterable[Outcome]) -> list[str]:
             "MegaTrain GPU rows measured below what its code must hold at the row's batch (GPU weights + "
             "checkpoints + the larger of the saved logits and one layer's saved tensors, no gradients): "
             f"{len(under)} of {len(floors)}" + (f" ({shown})" if shown else "")
+        )
+    fallbacks = [o.fallback for o in done if o.fallback]
+    if fallbacks:
+        lines.append("")
+        lines.append(
+            "MegaTrain rows of hybrid models, had their Gated DeltaNet layers run transformers' pure-torch "
+            "delta rule instead of fla's kernels (Request.linear_kernels='torch', estimate/gdn_fallback.py): "
+            + "; ".join(fallbacks)
         )
     missing = [o for o in done if o.reason]
     lines.append("")

@@ -269,3 +269,17 @@ def test_fit_power_limit_holds_prompt_processing(cpu_only: Machine) -> None:
     assert held["prefill_tokens_per_s"] < free["prefill_tokens_per_s"]
     assert held["decode_tokens_per_s"] == free["decode_tokens_per_s"]  # decode is bound by memory
     assert any("150 W power limit" in line for line in held["explanation"])
+
+
+def test_linear_kernels_torch_costs_a_hybrid_memory_and_speed_from_the_command_line(
+    cpu_only: Machine,
+) -> None:
+    """--linear-kernels torch: Qwen3.5's Gated DeltaNet layers on transformers' pure-torch delta rule."""
+    base = ("qwen3.5-27b", "--workload", "lora", "--context", "2048", "--json")
+    fla = json.loads(run_cli("estimate", *base)[1])["memory"]["activations_bytes"]
+    code, out = run_cli("estimate", *base, "--linear-kernels", "torch")
+    assert code == 0 and json.loads(out)["memory"]["activations_bytes"] > fla
+    fit = ("fit", *base[:-1], "--gpu", "nvidia-h200", "--json")
+    fast = json.loads(run_cli(*fit)[1])["speed"]["train_tokens_per_s"]
+    slow = json.loads(run_cli(*fit, "--linear-kernels", "torch")[1])["speed"]["train_tokens_per_s"]
+    assert slow < 0.8 * fast

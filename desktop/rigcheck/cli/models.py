@@ -99,6 +99,7 @@ def _request(args: argparse.Namespace) -> Request:
         lora_alpha=args.lora_alpha,
         gpus=getattr(args, "gpus", None) or 1,
         grad_accumulation=getattr(args, "grad_accum", 1),
+        linear_kernels=getattr(args, "linear_kernels", "fla"),
         speculative=getattr(args, "speculative", None),
     )
 

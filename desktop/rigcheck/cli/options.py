@@ -240,6 +240,14 @@ def _training_flags(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="micro-batches per optimizer step (gradient accumulation; default 1)",
     )
+    train.add_argument(
+        "--linear-kernels",
+        choices=("fla", "torch"),
+        default="fla",
+        help="Gated DeltaNet kernels of a hybrid model (Qwen3.5, Qwen3-Next): fla (flash-linear-attention "
+        "installed, transformers' fast path) or torch (without it: transformers' pure-torch fallback, "
+        "slower and holding more GPU memory; default fla)",
+    )
 
 
 def _judging_options(parser: argparse.ArgumentParser) -> None:

@@ -165,6 +165,7 @@ def training_setup(req: Request) -> Setup:
         gpus=req.gpus,
         offload_states=req.offload_states,
         grad_accumulation=req.grad_accumulation,
+        linear_kernels=req.linear_kernels,
     )
 
 
@@ -299,6 +300,7 @@ def estimate_memory(
         lora_rank=_lora_shape(req)[0] if req.workload in ("lora", "qlora") else None,
         lora_targets=_lora_shape(req)[1] if req.workload in ("lora", "qlora") else (),
         lora_alpha=req.lora_alpha,
+        linear_kernels=req.linear_kernels,
     )
 
 

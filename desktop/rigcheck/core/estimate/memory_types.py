@@ -26,6 +26,8 @@ Engine = Literal["llama.cpp", "vllm", "transformers", "ktransformers", "ollama",
 LLAMA_CPP_ENGINES = ("llama.cpp", "ollama")
 Checkpointing = Literal["none", "selective", "full", "offloaded"]
 Category = Literal["weights", "kv_cache", "activations", "overhead", "gradients", "optimizer"]
+#: the Gated DeltaNet kernels a training stack runs (Request.linear_kernels)
+LinearKernels = Literal["fla", "torch"]
 
 GIB = 1024**3
 MIB = 1024**2
@@ -107,6 +109,9 @@ class Request:
     #: speculative decoding with the model's own MTP layers as the draft (vLLM/SGLang --speculative-config
     #: method "mtp", llama.cpp --spec-type draft-mtp): their weights are loaded. None = plain decoding
     speculative: Literal["mtp"] | None = None
+    #: training: the Gated DeltaNet kernels the stack runs: ``fla`` (flash-linear-attention installed,
+    #: transformers' fast path) or ``torch`` (transformers' pure-torch fallback, estimate/gdn_fallback.py)
+    linear_kernels: LinearKernels = "fla"
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,8 @@ class MemoryEstimate:
     lora_rank: int | None = None
     lora_targets: tuple[str, ...] = ()
     lora_alpha: int | None = None
+    #: training: the Gated DeltaNet kernels assumed (Request.linear_kernels)
+    linear_kernels: LinearKernels = "fla"
 
     def total(self, category: Category | None = None) -> int:
         return sum(t.bytes for t in self.terms if category is None or t.category == category)

@@ -118,6 +118,8 @@ class Setup:
     offload_states: bool = False
     #: micro-batches per optimizer step (gradient accumulation); 1 = a step after every micro-batch
     grad_accumulation: int = 1
+    #: the Gated DeltaNet kernels: fla's, or transformers' pure-torch fallback (Request.linear_kernels)
+    linear_kernels: str = "fla"
 
     @property
     def mode(self) -> TrainCheckpointing:
@@ -173,8 +175,9 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
     # (Korthikanti et al. 2022 §4.2), which is what flash attention never materialises anyway
     attention: Attention = "flash" if mode == "selective" else setup.attention
     fused = setup.profile.fused_kernels
-    every_layer = mixers.layers_token_bytes(arch, fused, attention, context) * tokens
-    per_layer = mixers.largest_layer_token_bytes(arch, fused, attention, context) * tokens
+    kernels = setup.linear_kernels
+    every_layer = mixers.layers_token_bytes(arch, fused, attention, context, kernels) * tokens
+    per_layer = mixers.largest_layer_token_bytes(arch, fused, attention, context, kernels) * tokens
     backward = mixers.largest_backward_token_bytes(arch, fused) * tokens
     inputs = 2 * arch.hidden_size * tokens
     layers = arch.num_layers

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from rigcheck.core.estimate import gdn_fallback
 from rigcheck.core.models.spec import ArchConfig, LayerKind, LinearMixer
 
 Attention = Literal["flash", "eager"]
@@ -119,12 +120,28 @@ def gated_mlp(arch: ArchConfig) -> bool:
     return arch.intermediate_size is not None and arch.intermediate_size != 4 * arch.hidden_size
 
 
+def fallback_token_bytes(arch: ArchConfig, kind: LayerKind, kernels: str) -> int:
+    """What a Gated DeltaNet layer saves per token beyond fla's kernel when the stack runs transformers'
+    pure-torch delta rule (``kernels`` "torch", estimate/gdn_fallback.py); 0 on fla or other layers."""
+    m = arch.linear_mixer
+    if kernels != "torch" or not is_gdn(arch, kind) or m is None:
+        return 0
+    return int(m.value_heads * (gdn_fallback.saved_bytes(m) - gdn_fallback.kernel_saved_bytes(m)))
+
+
 def layer_token_bytes(
-    arch: ArchConfig, fused: bool, attention: Attention, context: int, kind: LayerKind = "full"
+    arch: ArchConfig,
+    fused: bool,
+    attention: Attention,
+    context: int,
+    kind: LayerKind = "full",
+    *,
+    kernels: str = "fla",
 ) -> int:
     """Bytes autograd keeps per token for one decoder layer of ``kind`` in 16-bit training: the norms
     and residuals, the MLP, and the token mixer (attention's q, k, v and output, or a Gated DeltaNet
-    layer's tensors, :func:`gdn_token_bytes`)."""
+    layer's tensors, :func:`gdn_token_bytes`, and on transformers' torch fallback its saved tensors,
+    :func:`fallback_token_bytes`)."""
     h, ffn = arch.hidden_size, ffn_width(arch)
     qd = arch.num_heads * arch.head_dim
     kvd = arch.num_kv_heads * arch.head_dim
@@ -136,7 +153,7 @@ def layer_token_bytes(
         mixer = 6 * qd + 6 * kvd
         total = 2 * 4 * h + 2 * 4 * h + (8 if gated_mlp(arch) else 4) * ffn
     if gdn is not None:
-        return total + gdn_token_bytes(gdn)
+        return total + gdn_token_bytes(gdn) + fallback_token_bytes(arch, kind, kernels)
     if attention == "eager":  # scores, softmax (2 B each) and the dropout mask (1 B) per head and key
         mixer += 5 * arch.num_heads * context
     return total + mixer
@@ -167,17 +184,24 @@ def backward_token_bytes(arch: ArchConfig, kind: LayerKind = "full", fused: bool
     return base + 2 * (qd + 2 * kvd)
 
 
-def layers_token_bytes(arch: ArchConfig, fused: bool, attention: Attention, context: int) -> int:
+def layers_token_bytes(
+    arch: ArchConfig, fused: bool, attention: Attention, context: int, kernels: str = "fla"
+) -> int:
     """Σ over every layer of :func:`layer_token_bytes` by its kind."""
     return sum(
-        n * layer_token_bytes(arch, fused, attention, context, kind)
+        n * layer_token_bytes(arch, fused, attention, context, kind, kernels=kernels)
         for kind, n in kinds_counted(arch).items()
     )
 
 
-def largest_layer_token_bytes(arch: ArchConfig, fused: bool, attention: Attention, context: int) -> int:
+def largest_layer_token_bytes(
+    arch: ArchConfig, fused: bool, attention: Attention, context: int, kernels: str = "fla"
+) -> int:
     """The largest one layer saves (the layer a full-checkpointing backward recomputes at its peak)."""
-    return max(layer_token_bytes(arch, fused, attention, context, kind) for kind in kinds_counted(arch))
+    return max(
+        layer_token_bytes(arch, fused, attention, context, kind, kernels=kernels)
+        for kind in kinds_counted(arch)
+    )
 
 
 def largest_backward_token_bytes(arch: ArchConfig, fused: bool = False) -> int:

@@ -138,7 +138,7 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> Said | Joined:
                 each=Bytes(max(p.gpu_bytes)),
                 fixed=Bytes(megatrain.fixed_bytes(arch)),
                 batch=est.batch,
-                sample=Bytes(megatrain.sample_bytes(arch, est.context)),
+                sample=Bytes(megatrain.sample_bytes(arch, est.context, est.linear_kernels)),
             )
         return say(
             "MegaTrain-style: {ram} in RAM at the step (bf16 weights {weights}, fp32 Adam m and v {mv}, "
@@ -152,7 +152,7 @@ def placement_sentence(est: MemoryEstimate, p: Placement) -> Said | Joined:
             gpu=Bytes(gpu_total),
             fixed=Bytes(megatrain.fixed_bytes(arch)),
             batch=est.batch,
-            sample=Bytes(megatrain.sample_bytes(arch, est.context)),
+            sample=Bytes(megatrain.sample_bytes(arch, est.context, est.linear_kernels)),
         )
     if p.offload == "params":
         return say(

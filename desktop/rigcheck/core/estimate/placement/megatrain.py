@@ -123,15 +123,17 @@ def weight_bytes(arch: ArchConfig) -> int:
     return BF16 * (2 * _largest(arch) + 2 * _groups(arch) + arch.embed_params + arch.head_params)
 
 
-def sample_bytes(arch: ArchConfig, context: int) -> int:
-    """GPU bytes one sample of ``context`` tokens adds at the peak."""
+def sample_bytes(arch: ArchConfig, context: int, kernels: str = "fla") -> int:
+    """GPU bytes one sample of ``context`` tokens adds at the peak (``kernels``: the Gated DeltaNet
+    kernels, Request.linear_kernels)."""
     h = arch.hidden_size
     checkpoints = checkpoint_bytes(arch, context)
     # every chunk's logits, the normed hidden state and the RMSNorm's fp32 input copy
     loss = logits_bytes(arch, context) + context * h * (BF16 + 4)
     # the layer kind whose backward holds the most (a hybrid's Gated DeltaNet or attention layer)
     layer = max(
-        layer_token_bytes(arch, False, "flash", context, kind) + backward_token_bytes(arch, kind, False)
+        layer_token_bytes(arch, False, "flash", context, kind, kernels=kernels)
+        + backward_token_bytes(arch, kind, False)
         for kind in kinds_counted(arch)
     )
     backward = context * (CHECKPOINT_INTERVAL * h * BF16 + layer)
@@ -143,14 +145,14 @@ def fixed_bytes(arch: ArchConfig) -> int:
     return weight_bytes(arch) + BF16 * max(_largest(arch), arch.head_params)
 
 
-def gpu_peak_bytes(arch: ArchConfig, context: int, batch: int) -> int:
+def gpu_peak_bytes(arch: ArchConfig, context: int, batch: int, kernels: str = "fla") -> int:
     """The allocator peak (``torch.cuda.max_memory_allocated``, what train.py logs)."""
-    return fixed_bytes(arch) + batch * sample_bytes(arch, context)
+    return fixed_bytes(arch) + batch * sample_bytes(arch, context, kernels)
 
 
-def gpu_bytes(arch: ArchConfig, context: int, batch: int) -> int:
+def gpu_bytes(arch: ArchConfig, context: int, batch: int, kernels: str = "fla") -> int:
     """The process total on the GPU: the allocator peak and the CUDA context."""
-    return CUDA_CONTEXT + gpu_peak_bytes(arch, context, batch)
+    return CUDA_CONTEXT + gpu_peak_bytes(arch, context, batch, kernels)
 
 
 def logits_bytes(arch: ArchConfig, context: int) -> int:
@@ -163,10 +165,10 @@ def checkpoint_bytes(arch: ArchConfig, context: int) -> int:
     return (-(-arch.num_layers // CHECKPOINT_INTERVAL) + 1) * context * arch.hidden_size * BF16
 
 
-def largest_batch(arch: ArchConfig, budget: int, context: int) -> int:
+def largest_batch(arch: ArchConfig, budget: int, context: int, kernels: str = "fla") -> int:
     """The largest batch whose process total fits ``budget`` bytes (0 if the fixed part does not)."""
     free = budget - CUDA_CONTEXT - fixed_bytes(arch)
-    return max(free // sample_bytes(arch, context), 0) if free > 0 else 0
+    return max(free // sample_bytes(arch, context, kernels), 0) if free > 0 else 0
 
 
 def layer_work_per_weight() -> int:

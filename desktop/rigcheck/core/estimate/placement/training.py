@@ -125,7 +125,7 @@ def place_training(est: MemoryEstimate, budget: Budget, offload: TrainOffload) -
     # layer buffers and templates, the embedding and head, the checkpoints and the larger of the loss and
     # one layer's backward (placement/megatrain.py). With several GPUs that hold it, one data-parallel
     # worker per GPU (MegaTrain's ``devices``), each at ``est.batch``, over one shared host copy.
-    gpu = megatrain.gpu_bytes(arch, est.context, est.batch)
+    gpu = megatrain.gpu_bytes(arch, est.context, est.batch, est.linear_kernels)
     ranks = [i for i, b in enumerate(budget.gpu_bytes) if b >= gpu]
     if len(ranks) > 1:
         host = megatrain.host_step_bytes(arch, len(ranks))

@@ -18,6 +18,7 @@ are bound by neither compute nor bandwidth, and the peak stands for the SMs' wor
 
 from __future__ import annotations
 
+from rigcheck.core.estimate import gdn_fallback
 from rigcheck.core.models.spec import ArchConfig
 
 SOURCE = (
@@ -43,3 +44,21 @@ def per_token_seconds(arch: ArchConfig, peak_tflops: float, forwards: int, backw
     size = m.key_head_dim * m.value_head_dim / (HEAD_DIM * HEAD_DIM)
     per_head = forwards * FORWARD_S + backwards * BACKWARD_S
     return layers * m.value_heads * size * per_head * MEASURED_PEAK_TFLOPS / peak_tflops
+
+
+def fallback_per_token_seconds(
+    arch: ArchConfig, bandwidth_gbs: float, fp32_tflops: float, forwards: int, backwards: int = 1
+) -> float:
+    """Seconds per trained token in every Gated DeltaNet layer when the stack runs transformers' pure-torch
+    delta rule instead of fla's kernels: its op-by-op traffic at the GPU's memory bandwidth plus its fp32
+    matmuls at the GPU's fp32 peak, one after the other (eager ops), the backward twice a forward
+    (estimate/gdn_fallback.py). 0 when the model has no such layers or the GPU's figures are unknown."""
+    m = arch.linear_mixer
+    layers = sum(1 for kind in arch.layer_kinds if kind == "linear")
+    if m is None or not layers or bandwidth_gbs <= 0 or fp32_tflops <= 0:
+        return 0.0
+    one = gdn_fallback.forward_bytes(m) / (bandwidth_gbs * 1e9) + gdn_fallback.forward_flops(m) / (
+        fp32_tflops * 1e12
+    )
+    passes = forwards + gdn_fallback.BACKWARD_OVER_FORWARD * backwards
+    return layers * m.value_heads * passes * one

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rigcheck.core.catalog import Catalog, GpuSpec
-from rigcheck.core.estimate import speed
+from rigcheck.core.estimate import gdn_fallback, speed
 from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement import megatrain
 from rigcheck.core.estimate.placement.types import Placement
@@ -212,7 +212,24 @@ def training_speed(
     # Gated DeltaNet kernels: their measured time, which the matmul FLOPs above leave out
     forwards = 3 if placement.offload == "full" else 1 + (1 if recompute else 0)
     t_linear = linear_kernels.per_token_seconds(arch, peak, forwards) * tokens_per_step
-    if t_linear > 0:
+    bw, fp32 = gpu_bandwidth(specs[i]), specs[i].fp32_tflops if specs[i] else None
+    if est.linear_kernels == "torch" and t_linear > 0 and bw and fp32:
+        t_linear = linear_kernels.fallback_per_token_seconds(arch, bw, fp32, forwards) * tokens_per_step
+        step += t_linear
+        explanation.append(
+            tr(
+                "Gated DeltaNet layers on transformers' pure-torch fallback (no flash-linear-attention): "
+                "+{ms} ms per step ({forwards} forward and 1 backward pass over {layers} layers, its fp32 "
+                "ops' memory traffic at {bw} GB/s and matmuls at {fp32} TFLOPS: {source})",
+                ms=num(t_linear * 1e3),
+                forwards=forwards,
+                layers=sum(1 for kind in arch.layer_kinds if kind == "linear"),
+                bw=sig(bw, 6),
+                fp32=sig(fp32, 6),
+                source=gdn_fallback.SOURCE,
+            )
+        )
+    elif t_linear > 0:
         step += t_linear
         explanation.append(
             tr(
