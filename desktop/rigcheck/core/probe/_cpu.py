@@ -134,19 +134,18 @@ def _max_mhz(notes: Notes) -> float | None:
     except (OSError, NotImplementedError, RuntimeError) as exc:
         notes.info(f"CPU frequency not readable: {exc}")
         return None
-    if freq is None:
-        return None
-    if not freq.max:
+    if freq is None or not freq.max:
         # Virtual machines often expose no cpufreq driver: psutil then has only the clock the kernel
         # measured at boot (/proc/cpuinfo "cpu MHz"), which is at most the boost clock, so estimates that
         # use it are lower bounds for compute and the audit says so.
-        if not freq.current:
+        current = float(getattr(freq, "current", 0.0) or 0.0)
+        if not current:
             return None
         notes.info(
             "CPU maximum clock not readable (no cpufreq driver, as in many virtual machines): the current "
-            f"{freq.current:.0f} MHz is used, so CPU compute estimates may be low"
+            f"{current:.0f} MHz is used, so CPU compute estimates may be low"
         )
-        return float(freq.current)
+        return current
     return float(freq.max)
 
 

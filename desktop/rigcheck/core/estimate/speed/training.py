@@ -212,7 +212,8 @@ def training_speed(
     # Gated DeltaNet kernels: their measured time, which the matmul FLOPs above leave out
     forwards = 3 if placement.offload == "full" else 1 + (1 if recompute else 0)
     t_linear = linear_kernels.per_token_seconds(arch, peak, forwards) * tokens_per_step
-    bw, fp32 = gpu_bandwidth(specs[i]), specs[i].fp32_tflops if specs[i] else None
+    spec = specs[i]
+    bw, fp32 = gpu_bandwidth(spec), spec.fp32_tflops if spec else None
     if est.linear_kernels == "torch" and t_linear > 0 and bw and fp32:
         t_linear = linear_kernels.fallback_per_token_seconds(arch, bw, fp32, forwards) * tokens_per_step
         step += t_linear
