@@ -95,6 +95,33 @@ def held_starts() -> Iterator[None]:
             pool.start(job)
 
 
+@contextmanager
+def held_past_next_turn(then: Callable[[], None]) -> Iterator[None]:
+    """Like :func:`held_starts`, but the jobs start on the next turn of the event loop, right after
+    ``then()`` has run there: a handler that should have the interpreter to itself (a page switch laying
+    out a page) runs before the pool's Python does, not against it. ``then`` is queued when the block
+    begins, so it also runs before what the block itself queues for the next turn (a page's next step).
+    Inside another held block, the jobs are the outer block's; ``then`` still runs on the next turn."""
+    jobs: list[tuple[QThreadPool, QRunnable]] = []
+
+    def later() -> None:
+        try:
+            then()
+        finally:
+            for pool, job in jobs:
+                pool.start(job)
+
+    QTimer.singleShot(0, later)
+    if _held or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _held.append(jobs)
+    try:
+        yield
+    finally:
+        _held.pop()
+
+
 def _start(pool: QThreadPool, job: QRunnable) -> None:
     if _held and threading.current_thread() is threading.main_thread():
         _held[-1].append((pool, job))
