@@ -54,3 +54,35 @@ def test_jobs_submitted_while_starts_are_held_start_when_the_block_ends(qtbot: Q
     assert pool.waitForDone(5000)
     assert sorted(ran) == ["first", "second"]
     qtbot.waitUntil(lambda: sorted(seen) == [1, 2])  # type: ignore[type-var]
+
+
+def test_the_collector_is_off_while_pool_tasks_run_and_back_on_after_the_last(qtbot: QtBot) -> None:
+    import gc
+
+    from rigcheck.gui.workers import submit_task
+
+    pool = QThreadPool()
+    pool.setMaxThreadCount(2)
+    first_may_end, second_may_end = threading.Event(), threading.Event()
+    during: list[bool] = []
+    done: list[object] = []
+
+    def work(gate: threading.Event) -> object:
+        def run(_steps: object) -> object:
+            during.append(gc.isenabled())
+            assert gate.wait(5)
+            during.append(gc.isenabled())
+            return gate
+
+        return run
+
+    assert gc.isenabled()
+    submit_task(pool, work(first_may_end), done.append, done.append)
+    submit_task(pool, work(second_may_end), done.append, done.append)
+    qtbot.waitUntil(lambda: len(during) == 2)
+    first_may_end.set()  # one ends while the other still runs: the collector stays off
+    qtbot.waitUntil(lambda: len(done) == 1)
+    assert not gc.isenabled()
+    second_may_end.set()
+    qtbot.waitUntil(lambda: len(done) == 2)
+    assert during == [False, False, False, False] and gc.isenabled()

@@ -13,7 +13,8 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
+import shiboken6
+from PySide6.QtCore import QModelIndex, Qt, Slot
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -37,7 +38,7 @@ from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Table, Verdicts, 
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, subheading
-from rigcheck.gui.workers import Task, submit_task
+from rigcheck.gui.workers import Task, held_past_next_turn, submit_task
 
 QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
 #: the narrowest the GPU column (which takes what is left) and any other column are made, in pixels
@@ -391,12 +392,20 @@ class FleetPage(QWidget):
         if self.fleet is None or not 0 <= row < self.table_model.rowCount():
             return
         node = self._nodes.get(self.node_at(row))
-        if node is not None:
+        if node is None:
+            return
+
+        def show_overview() -> None:
+            if shiboken6.isValid(self):
+                self.state.page_requested.emit("overview")
+
+        # Overview is shown on the next turn of the event loop, not in this handler: every page
+        # answering the new machine and then the switch (Overview's layout, its first paint) in one
+        # handler added up to one long freeze; two shorter handlers let input and paints in between.
+        # The pages' work for the machine starts after the switch: run against it, the pool's Python
+        # made the switch wait for the interpreter (wall time twice its CPU time).
+        with held_past_next_turn(show_overview):
             self.state.set_machine(node.machine, f"{tr('Fleet')}: {node.name}", False)
-            # Overview is shown on the next turn of the event loop, not in this handler: every page
-            # answering the new machine and then the switch (Overview's layout, its first paint) in one
-            # handler added up to one long freeze; two shorter handlers let input and paints in between.
-            QTimer.singleShot(0, self, lambda: self.state.page_requested.emit("overview"))
 
 
 def _short(value: str, limit: int = 60) -> str:

@@ -45,6 +45,7 @@ from rigcheck.gui.charts import time_label
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.pages.monitor_charts import CPU_PEN, RAM_PEN, MetricCard, MetricCharts, _View, gpu_pen
+from rigcheck.gui.pages.monitor_process import read_in_process, wants_a_process
 from rigcheck.gui.pages.monitor_record import CsvRecording, _csv_line
 from rigcheck.gui.pages.monitor_sampler import SamplerWorker
 from rigcheck.gui.state import NUMBER_RANGES, AppState
@@ -294,6 +295,8 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
 
         def read(steps: Steps) -> Recording | InputError:
             try:
+                if wants_a_process(path):  # a Python loop over every line: off this process's interpreter
+                    return read_in_process(path, steps)
                 return read_recording(path, steps=steps)
             except InputError as exc:
                 return exc
