@@ -1,0 +1,129 @@
+"""Issue 30 (no handler over 50 ms), the window and its pages: a table sized to its contents is measured
+once per fill, not once per cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableWidget,
+    QTableWidgetItem,
+)
+from pytestqt.qtbot import QtBot
+
+from fakes.windows import answered, snapshot_window
+from rigcheck.gui import i18n
+from rigcheck.gui.widgets import sized_once
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def english() -> object:
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")
+
+
+class CountingDelegate(QStyledItemDelegate):
+    """Counts the cells measured (a header sizing its sections to their contents asks each cell)."""
+
+    def __init__(self, parent: QTableWidget) -> None:
+        super().__init__(parent)
+        self.measured = 0
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        self.measured += 1
+        return super().sizeHint(option, index)
+
+
+def _shown_table(qtbot: QtBot) -> tuple[QTableWidget, CountingDelegate]:
+    table = QTableWidget(0, 3)
+    delegate = CountingDelegate(table)
+    table.setItemDelegate(delegate)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    qtbot.addWidget(table)
+    table.resize(600, 300)
+    table.show()
+    qtbot.waitExposed(table)
+    return table, delegate
+
+
+def _fill(table: QTableWidget, rows: int) -> None:
+    table.setRowCount(0)
+    table.setRowCount(rows)
+    for row in range(rows):
+        for column in range(3):
+            table.setItem(row, column, QTableWidgetItem("x" * (row + 2 * column + 1)))
+        if row == 0:  # a selection lays the table out: from then on each cell set measures every column
+            table.selectRow(0)
+
+
+def _refill(qtbot: QtBot, table: QTableWidget, delegate: CountingDelegate, once: bool) -> int:
+    _fill(table, 12)
+    qtbot.wait(20)
+    delegate.measured = 0
+    if once:
+        with sized_once(table.horizontalHeader()):
+            _fill(table, 12)
+    else:
+        _fill(table, 12)
+    qtbot.wait(20)  # the sizing the block left for later, and the repaint
+    return delegate.measured
+
+
+def test_a_table_filled_inside_sized_once_measures_its_cells_once(qtbot: QtBot) -> None:
+    plain, plain_cells = _shown_table(qtbot)
+    once, once_cells = _shown_table(qtbot)
+
+    assert _refill(qtbot, plain, plain_cells, once=False) > 10 * 36  # each cell set: all 36 measured
+    assert _refill(qtbot, once, once_cells, once=True) <= 3 * 36  # sized once (and painted)
+    assert [once.columnWidth(c) for c in range(3)] == [plain.columnWidth(c) for c in range(3)]
+    header = once.horizontalHeader()
+    assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.ResizeToContents
+    once.setColumnCount(4)  # a column added later is sized to its contents too (the header's own mode)
+    assert header.sectionResizeMode(3) == QHeaderView.ResizeMode.ResizeToContents
+
+
+def test_sized_once_keeps_each_sections_own_mode(qtbot: QtBot) -> None:
+    table, _delegate = _shown_table(qtbot)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+    with sized_once(header):
+        _fill(table, 3)
+        assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.Fixed
+    assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.ResizeToContents
+    assert header.sectionResizeMode(1) == QHeaderView.ResizeMode.Interactive
+
+
+def test_the_fit_pages_format_table_measures_its_cells_once_per_answer(qtbot: QtBot, tmp_path: Path) -> None:
+    window = snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json")
+    window.resize(1280, 800)
+    window.show()
+    window.show_page("fit")
+    answered(qtbot, window)
+    fit = window.pages["fit"]
+    ladder = fit.ladder  # type: ignore[attr-defined]
+    rec, commands = fit.recommendation, fit.commands  # type: ignore[attr-defined]
+    assert rec is not None and len(rec.ladder) > 4
+    shown = rec.ladder[1].quant  # a row selected as the table fills
+    delegate = CountingDelegate(ladder)
+    ladder.setItemDelegate(delegate)
+    qtbot.wait(20)
+    delegate.measured = 0
+
+    fit._show_ladder(rec, commands, shown)  # type: ignore[attr-defined]
+    qtbot.wait(20)
+
+    cells = ladder.rowCount() * ladder.columnCount()
+    assert delegate.measured <= 3 * cells  # was ~36 times each cell (1,720 for 48 cells)
+    assert ladder.selectionModel().selectedRows()[0].row() == 1
+    metrics = ladder.fontMetrics()
+    widest = max(metrics.horizontalAdvance(ladder.item(r, 0).text()) for r in range(ladder.rowCount()))
+    assert ladder.columnWidth(0) >= widest
+    assert ladder.horizontalHeader().sectionResizeMode(0) == QHeaderView.ResizeMode.ResizeToContents
