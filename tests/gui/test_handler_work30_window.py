@@ -1,5 +1,6 @@
 """Issue 30 (no handler over 50 ms), the window and its pages: a table sized to its contents is measured
-once per fill, not once per cell."""
+once per fill, not once per cell; Fit and Upgrade work out a machine opened on another page when they are
+shown, not behind the page on screen."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from fakes.windows import answered, snapshot_window
+from fakes.windows import FIXTURES, answered, snapshot_window
 from rigcheck.gui import i18n
+from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.widgets import sized_once
 
 pytestmark = pytest.mark.gui
@@ -127,3 +129,53 @@ def test_the_fit_pages_format_table_measures_its_cells_once_per_answer(qtbot: Qt
     widest = max(metrics.horizontalAdvance(ladder.item(r, 0).text()) for r in range(ladder.rowCount()))
     assert ladder.columnWidth(0) >= widest
     assert ladder.horizontalHeader().sectionResizeMode(0) == QHeaderView.ResizeMode.ResizeToContents
+
+
+def _window_on(qtbot: QtBot, tmp_path: Path, page: str) -> MainWindow:
+    window = snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json")
+    window.resize(1280, 800)
+    window.show()
+    window.show_page(page)
+    answered(qtbot, window)
+    return window
+
+
+def test_fit_works_out_a_machine_opened_on_another_page_only_when_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window_on(qtbot, tmp_path, "fit")
+    fit = window.pages["fit"]
+    assert "rtx4090-64gb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+
+    window.show_page("overview")
+    assert window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")
+    assert fit._ladder_job is None  # type: ignore[attr-defined] # nothing on the pool for a hidden page
+    answered(qtbot, window)
+    assert "rtx4090-64gb.json" in fit.subtitle.text()  # type: ignore[attr-defined] # not worked out yet
+
+    window.show_page("fit")
+    answered(qtbot, window)
+    assert "hgx-h100x8-2tb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+    assert fit.result is not None and fit.recommendation is not None  # type: ignore[attr-defined]
+    assert fit.split.isEnabled()  # type: ignore[attr-defined] # eight GPUs: the choices are the new machine's
+
+
+def test_upgrade_starts_over_on_a_machine_opened_on_another_page_only_when_shown(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    window = _window_on(qtbot, tmp_path, "upgrade")
+    upgrade = window.pages["upgrade"]
+    upgrade.catalog_list.setCurrentCell(0, 0)  # type: ignore[attr-defined]
+    upgrade.add_selected()  # type: ignore[attr-defined]
+    answered(qtbot, window)
+    assert upgrade.added  # type: ignore[attr-defined]
+
+    window.show_page("overview")
+    assert window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")
+    assert upgrade._job is None and upgrade._find_job is None  # type: ignore[attr-defined]
+    assert not upgrade.busy()  # type: ignore[attr-defined]
+    assert upgrade.added and "4090" in upgrade.now_text.text()  # type: ignore[attr-defined] # as it was
+
+    window.show_page("upgrade")
+    assert not upgrade.added  # type: ignore[attr-defined] # started over with the new machine
+    answered(qtbot, window)
+    assert "H100" in upgrade.now_text.text()  # type: ignore[attr-defined]
+    assert upgrade.report is not None and "H100" in upgrade.report.before.gpus[0].name  # type: ignore[attr-defined]

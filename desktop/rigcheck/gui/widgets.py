@@ -61,6 +61,13 @@ def scroll_page(page: QWidget) -> QWidget:
     return content
 
 
+def off_screen(page: QWidget) -> bool:
+    """Whether ``page`` is in a shown window but not on screen (another page is): work for what it shows
+    (a new machine's answers) can wait until it is shown, instead of lengthening the handlers of the page
+    the user is looking at."""
+    return page.window().isVisible() and not page.isVisible()
+
+
 def tooltip(text: str) -> str:
     """A tooltip showing ``text`` exactly (Qt renders a tooltip as rich text if it looks like HTML)."""
     return f"<p style='white-space:pre-wrap'>{html.escape(text, quote=True)}</p>" if text else ""

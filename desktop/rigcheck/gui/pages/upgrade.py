@@ -65,6 +65,7 @@ from rigcheck.gui.widgets import (
     esc,
     heading,
     muted,
+    off_screen,
     scroll_page,
     subheading,
     tooltip,
@@ -370,12 +371,14 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
                        self.kwh.valueChanged, self.utilization.valueChanged):  # fmt: skip
             signal.connect(self._timer.start)
         self.find_button.clicked.connect(self.find_cheapest)
-        state.machine_changed.connect(lambda *_a: self.reset())
+        state.machine_changed.connect(self._machine_changed)
         # the GPU table and the first comparison come one event after the page is built, so that its
         # first show stays short (the table takes ~30 ms to fill); whatever needs them fills them first
         self._filled = False
         #: a comparison asked for while another page was on screen: made when this one is shown
         self._stale = False
+        #: a new machine opened while another page was on screen: this page starts over when shown
+        self._machine_pending = False
         #: each GPU's purchase price in dollars (_purchase_usd), for the day they were worked out
         self._prices: dict[str, float | None] = {}
         self._prices_day: date | None = None
@@ -383,8 +386,25 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
-        if self._stale:
+        if self._machine_pending:
+            self._machine_pending = False
+            self.reset()  # which compares again
+        elif self._stale:
             self.recompute()
+
+    def _machine_changed(self, *_args: object) -> None:
+        """A new machine: the page starts over with it, now if on screen, else when next shown (what it
+        takes, the GPU list's ranking and the ways to run the model cost ~10 ms on the GUI thread and
+        more on the pool, behind the page the user is looking at)."""
+        self._machine_pending = self._filled and off_screen(self)
+        if not self._machine_pending:
+            self.reset()
+            return
+        self._timer.stop()
+        self._generation += 1  # answers still on the pool are of the machine before
+        self._find_generation += 1
+        self._job = self._find_job = None
+        self._show_progress()
 
     def _first_fill(self) -> None:
         if self._filled:
