@@ -1,13 +1,13 @@
 """Issue 30 (no handler over 50 ms), the window and its pages: a table sized to its contents is measured
 once per fill, not once per cell; Fit and Upgrade work out a machine opened on another page when they are
-shown, not behind the page on screen."""
+shown, not behind the page on screen, and Upgrade its GPU list in a new language."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
     QHeaderView,
     QStyledItemDelegate,
@@ -19,7 +19,9 @@ from pytestqt.qtbot import QtBot
 
 from fakes.windows import FIXTURES, answered, snapshot_window
 from rigcheck.gui import i18n
+from rigcheck.gui.app import settle
 from rigcheck.gui.main_window import MainWindow
+from rigcheck.gui.pages.upgrade_picker import TIER_ROLE
 from rigcheck.gui.widgets import sized_once
 
 pytestmark = pytest.mark.gui
@@ -179,3 +181,49 @@ def test_upgrade_starts_over_on_a_machine_opened_on_another_page_only_when_shown
     answered(qtbot, window)
     assert "H100" in upgrade.now_text.text()  # type: ignore[attr-defined]
     assert upgrade.report is not None and "H100" in upgrade.report.before.gpus[0].name  # type: ignore[attr-defined]
+
+
+def _price_over_1000(upgrade: object) -> tuple[str, str]:
+    """A listed GPU's id and its price as shown, for one that costs $1,000 or more (a group separator)."""
+    table = upgrade.catalog_list  # type: ignore[attr-defined]
+    for row in range(table.rowCount()):
+        gpu, price = table.item(row, 0).data(Qt.ItemDataRole.UserRole), table.item(row, 2).text()
+        if gpu and len(price) > 5 and price.startswith("$"):
+            return str(gpu), price
+    raise AssertionError("no GPU of $1,000 or more listed")
+
+
+def _price_of(upgrade: object, gpu: str) -> str:
+    table = upgrade.catalog_list  # type: ignore[attr-defined]
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).data(Qt.ItemDataRole.UserRole) == gpu)
+    return str(table.item(row, 2).text())
+
+
+def test_upgrade_writes_its_gpu_list_in_a_new_language_when_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window_on(qtbot, tmp_path, "upgrade")
+    upgrade = window.pages["upgrade"]
+    gpu, english = _price_over_1000(upgrade)
+    assert "," in english  # "$1,599"
+    window.show_page("overview")
+    try:
+        window.set_language("it")
+        settle(window, timeout_s=20)
+        assert _price_of(upgrade, gpu) == english  # not written again while another page is shown
+        assert not upgrade.busy()  # type: ignore[attr-defined]
+
+        window.show_page("upgrade")
+        settle(window, timeout_s=20)
+        italian = _price_of(upgrade, gpu)
+        assert italian == english.replace(",", ".")  # "$1.599"
+        table = upgrade.catalog_list  # type: ignore[attr-defined]
+        tiers = [
+            table.item(r, 0).text()
+            for r in range(table.rowCount())
+            if table.item(r, 0).data(TIER_ROLE) is not None
+        ]
+        assert tiers and all(t.startswith(("Potenziamenti", "Generazioni", "Più piccole")) for t in tiers), (
+            tiers
+        )
+    finally:
+        window.set_language("en")
+        settle(window, timeout_s=20)

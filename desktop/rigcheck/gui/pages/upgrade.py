@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate.buying import STEP_DOWNS
 from rigcheck.core.estimate.chassis import Chassis, chassis
-from rigcheck.core.estimate.cost import Prices
+from rigcheck.core.estimate.cost import PriceFact, Prices
 from rigcheck.core.estimate.soldered import MachineChoice, choice_label, why_built_in
 from rigcheck.core.estimate.upgrade import (
     POPULAR_MODELS,
@@ -379,8 +379,10 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         self._stale = False
         #: a new machine opened while another page was on screen: this page starts over when shown
         self._machine_pending = False
-        #: each GPU's purchase price in dollars (_purchase_usd), for the day they were worked out
-        self._prices: dict[str, float | None] = {}
+        #: the language switched while another page was on screen: its texts are written when shown
+        self._retranslate_pending = False
+        #: each GPU's purchase price (GpuPicker._purchase), for the day they were worked out
+        self._prices: dict[str, PriceFact | None] = {}
         self._prices_day: date | None = None
         QTimer.singleShot(0, self._first_fill)
 
@@ -388,7 +390,12 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         super().showEvent(event)
         if self._machine_pending:
             self._machine_pending = False
+            if self._retranslate_pending:  # the list in the new language; the rest is reset's
+                self._retranslate_pending = False
+                self._fill_catalog()
             self.reset()  # which compares again
+        elif self._retranslate_pending:
+            self.retranslate()
         elif self._stale:
             self.recompute()
 
@@ -412,11 +419,17 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         self._filled = True
         self._fill_catalog()
         if self.state.machine is not None:
-            self.reset()
+            self.reset()  # which ranks the list for the machine
+        else:
+            self._rank()
 
     def retranslate(self) -> None:
         """After a language switch: the candidate stays; prices, what the machine takes and the
-        comparison are written again in the new language."""
+        comparison are written again in the new language: now if on screen, else when next shown (the
+        GPU list alone is ~15 ms on the GUI thread)."""
+        self._retranslate_pending = self._filled and off_screen(self)
+        if self._retranslate_pending:
+            return
         self._first_fill()
         self._fill_catalog()
         self._show_takes()
