@@ -377,6 +377,26 @@ def _compiled(cls: Any) -> _Decoder:
     return decoder
 
 
+def prepare(cls: type) -> None:
+    """Write out the decoders of ``cls`` and of every record it holds, ahead of their use: on a worker
+    at the GUI's start-up, so that the snapshot a user opens next decodes without writing them on the
+    GUI thread (~9 ms for a Machine's)."""
+    seen: set[Any] = set()
+
+    def walk(tp: Any) -> None:
+        if isinstance(tp, type) and is_dataclass(tp):
+            if tp not in seen:
+                seen.add(tp)
+                _compiled(tp)
+                for hint in typing.get_type_hints(tp).values():
+                    walk(hint)
+        else:
+            for arg in get_args(tp):
+                walk(arg)
+
+    walk(cls)
+
+
 def _expected_name(tp: Any) -> str:
     names = []
     for arg in get_args(tp):

@@ -119,8 +119,9 @@ class MainWindow(QMainWindow):
         state.upgrade_requested.connect(self.what_would_it_take)
         self.build_pages()
         self._restore()
-        # the Upgrade page's core modules take ~45 ms to import: a worker imports them once the window is
-        # up, so opening the page does not (pure-Python core modules: no Qt object is made)
+        # the Upgrade page's core modules take ~45 ms to import, a snapshot's decoders ~9 ms to write: a
+        # worker does both once the window is up, so opening the page or a snapshot does not (pure-Python
+        # core code: no Qt object is made)
         self.when_settled(
             500, lambda: submit(self.state.pool, _warm_imports, lambda _r: None, lambda _m: None)
         )

@@ -50,10 +50,16 @@ def load_for_first_page(state: AppState, module: str | None) -> None:
 
 
 def warm_imports() -> None:
+    """On a worker once the window is up: the Upgrade page's core modules, and the snapshot decoders
+    (written out on a second snapshot's opening otherwise, ~9 ms on the GUI thread)."""
     from importlib import import_module
+
+    from rigcheck.core.machine import Machine
+    from rigcheck.core.records import prepare
 
     for module in ("rigcheck.core.estimate.upgrade", "rigcheck.core.estimate.soldered"):
         import_module(module)
+    prepare(Machine)
 
 
 def page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
@@ -67,8 +68,11 @@ from rigcheck.gui.pages.fit_ladder import FormatLadder
 from rigcheck.gui.pages.fit_training import gpu_count_box, refresh_box, with_training_gpus
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.what_it_takes import take_button
-from rigcheck.gui.widgets import Card, esc, heading, muted, scroll_page, subheading, tooltip
+from rigcheck.gui.widgets import Card, esc, heading, muted, off_screen, scroll_page, subheading, tooltip
 from rigcheck.gui.workers import Job
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QShowEvent
 
 QUANTS = (
     "bf16",
@@ -133,6 +137,8 @@ class FitPage(FormatLadder, QWidget):
         self.model: ModelInfo | None = None
         self.result: FitResult | None = None
         self._busy = False
+        #: a new machine opened while another page was on screen: its answers are made when this one is shown
+        self._machine_pending = False
         #: imported llama-bench rows and the file's name (measured speeds replace estimates they cover)
         self._bench: tuple[tuple[BenchRow, ...], str] | None = None
 
@@ -380,7 +386,7 @@ class FitPage(FormatLadder, QWidget):
         self.max_context_button.clicked.connect(self.fit_max_context)
         self.best_quant_button.clicked.connect(self.fit_best_quant)
         state.model_chosen.connect(self.set_model)
-        state.machine_changed.connect(lambda *_args: self._workload_changed())
+        state.machine_changed.connect(self._machine_changed)
         model = state.model
         if model is None:
             default = state.catalog.model("llama-3.1-8b")
@@ -480,8 +486,24 @@ class FitPage(FormatLadder, QWidget):
         )
         self.training_gpus = gpu_count_box()  # rigcheck fit --gpus; the default the CLI's (fit_training)
 
+    def _machine_changed(self, *_args: object) -> None:
+        """A new machine: its choices and answers now if on screen, else when next shown (a fit, the
+        format table's dozen on the pool, behind the page the user is looking at)."""
+        self._machine_pending = off_screen(self)
+        if not self._machine_pending:
+            self._workload_changed()
+            return
+        self._ladder_generation += 1  # a format table still on the pool is of the machine before
+        self._ladder_job = None
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._machine_pending:
+            self._workload_changed()
+
     @Slot()
     def _workload_changed(self) -> None:
+        self._machine_pending = False
         self._refresh_choices()
         self.recompute()
 
@@ -528,6 +550,7 @@ class FitPage(FormatLadder, QWidget):
     def set_model(self, model: ModelInfo) -> None:
         self.model = model
         self._busy = True
+        self._machine_pending = False  # the choices and answers below are the machine's now
         self._refresh_choices()  # experts offload for a MoE model only
         file_index = self.quant.findData(FILE_QUANT)
         if model.weights is not None and file_index < 0:

@@ -32,7 +32,7 @@ from rigcheck.core.units import approx_speed, fmt_bytes
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
-from rigcheck.gui.widgets import tooltip
+from rigcheck.gui.widgets import sized_once, tooltip
 from rigcheck.gui.workers import Job, submit
 
 #: the most rows the format table shows before it scrolls
@@ -107,7 +107,21 @@ class FormatLadder:
                 answer=" · ".join(rec.why[:1]) or tr("nothing runs here")
             )
         )
+        with sized_once(self.ladder.horizontalHeader()):  # the columns measured once, not per cell
+            self._fill_rungs(rec, current)
+        # every format shown at once (up to LADDER_ROWS): the page scrolls, not a 6-row box inside it
+        rows = min(self.ladder.rowCount(), LADDER_ROWS)
+        height = self.ladder.horizontalHeader().height() + 2 * self.ladder.frameWidth() + 2
+        height += sum(self.ladder.rowHeight(r) for r in range(rows))
+        self.ladder.setMinimumHeight(max(120, height))
+        self.ladder.setMaximumHeight(max(120, height))
+        self._set_commands(commands)
+
+    def _fill_rungs(self, rec: Recommendation, current: str) -> None:
+        """One row per format of ``rec``; the one shown (``current``) selected once all are in (a row
+        selected midway lays the table out, and each cell set after it measured every column again)."""
         self.ladder.setRowCount(len(rec.ladder))
+        shown = None
         for row, rung in enumerate(rec.ladder):
             view = view_of_result(rung.result, rung.quant)
             tps = rung.tokens_per_s
@@ -130,14 +144,9 @@ class FormatLadder:
                     item.setToolTip(tooltip(rung.quality.source))  # a catalog overlay's text
                 self.ladder.setItem(row, column, item)
             if rung.quant == current:
-                self.ladder.selectRow(row)
-        # every format shown at once (up to LADDER_ROWS): the page scrolls, not a 6-row box inside it
-        rows = min(self.ladder.rowCount(), LADDER_ROWS)
-        height = self.ladder.horizontalHeader().height() + 2 * self.ladder.frameWidth() + 2
-        height += sum(self.ladder.rowHeight(r) for r in range(rows))
-        self.ladder.setMinimumHeight(max(120, height))
-        self.ladder.setMaximumHeight(max(120, height))
-        self._set_commands(commands)
+                shown = row
+        if shown is not None:
+            self.ladder.selectRow(shown)
 
     def _set_commands(self, commands: Commands | None) -> None:
         self.commands = commands

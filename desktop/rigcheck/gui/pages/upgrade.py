@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate.buying import STEP_DOWNS
 from rigcheck.core.estimate.chassis import Chassis, chassis
-from rigcheck.core.estimate.cost import Prices
+from rigcheck.core.estimate.cost import PriceFact, Prices
 from rigcheck.core.estimate.soldered import MachineChoice, choice_label, why_built_in
 from rigcheck.core.estimate.upgrade import (
     POPULAR_MODELS,
@@ -65,6 +65,7 @@ from rigcheck.gui.widgets import (
     esc,
     heading,
     muted,
+    off_screen,
     scroll_page,
     subheading,
     tooltip,
@@ -370,21 +371,47 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
                        self.kwh.valueChanged, self.utilization.valueChanged):  # fmt: skip
             signal.connect(self._timer.start)
         self.find_button.clicked.connect(self.find_cheapest)
-        state.machine_changed.connect(lambda *_a: self.reset())
+        state.machine_changed.connect(self._machine_changed)
         # the GPU table and the first comparison come one event after the page is built, so that its
         # first show stays short (the table takes ~30 ms to fill); whatever needs them fills them first
         self._filled = False
         #: a comparison asked for while another page was on screen: made when this one is shown
         self._stale = False
-        #: each GPU's purchase price in dollars (_purchase_usd), for the day they were worked out
-        self._prices: dict[str, float | None] = {}
+        #: a new machine opened while another page was on screen: this page starts over when shown
+        self._machine_pending = False
+        #: the language switched while another page was on screen: its texts are written when shown
+        self._retranslate_pending = False
+        #: each GPU's purchase price (GpuPicker._purchase), for the day they were worked out
+        self._prices: dict[str, PriceFact | None] = {}
         self._prices_day: date | None = None
         QTimer.singleShot(0, self._first_fill)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
-        if self._stale:
+        if self._machine_pending:
+            self._machine_pending = False
+            if self._retranslate_pending:  # the list in the new language; the rest is reset's
+                self._retranslate_pending = False
+                self._fill_catalog()
+            self.reset()  # which compares again
+        elif self._retranslate_pending:
+            self.retranslate()
+        elif self._stale:
             self.recompute()
+
+    def _machine_changed(self, *_args: object) -> None:
+        """A new machine: the page starts over with it, now if on screen, else when next shown (what it
+        takes, the GPU list's ranking and the ways to run the model cost ~10 ms on the GUI thread and
+        more on the pool, behind the page the user is looking at)."""
+        self._machine_pending = self._filled and off_screen(self)
+        if not self._machine_pending:
+            self.reset()
+            return
+        self._timer.stop()
+        self._generation += 1  # answers still on the pool are of the machine before
+        self._find_generation += 1
+        self._job = self._find_job = None
+        self._show_progress()
 
     def _first_fill(self) -> None:
         if self._filled:
@@ -392,11 +419,17 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         self._filled = True
         self._fill_catalog()
         if self.state.machine is not None:
-            self.reset()
+            self.reset()  # which ranks the list for the machine
+        else:
+            self._rank()
 
     def retranslate(self) -> None:
         """After a language switch: the candidate stays; prices, what the machine takes and the
-        comparison are written again in the new language."""
+        comparison are written again in the new language: now if on screen, else when next shown (the
+        GPU list alone is ~15 ms on the GUI thread)."""
+        self._retranslate_pending = self._filled and off_screen(self)
+        if self._retranslate_pending:
+            return
         self._first_fill()
         self._fill_catalog()
         self._show_takes()

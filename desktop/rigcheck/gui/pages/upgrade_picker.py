@@ -21,7 +21,7 @@ from rigcheck.core.estimate.buying import (
     generation_years,
     picker_rank,
 )
-from rigcheck.core.estimate.cost import gpu_cost
+from rigcheck.core.estimate.cost import PriceFact, gpu_cost
 from rigcheck.core.estimate.upgrade import buyable_gpus
 from rigcheck.gui.i18n import num, sig, tr
 from rigcheck.gui.state import AppState
@@ -48,7 +48,7 @@ class GpuPicker:
     state: AppState
     catalog_list: QTableWidget
     show_weaker: QCheckBox
-    _prices: dict[str, float | None]
+    _prices: dict[str, PriceFact | None]
     _prices_day: date | None
 
     if TYPE_CHECKING:  # UpgradePage's
@@ -56,7 +56,8 @@ class GpuPicker:
         def _first_fill(self) -> None: ...
 
     def _fill_catalog(self) -> None:
-        """One row per GPU one can buy: name, memory in GiB, purchase price and price per GiB."""
+        """One row per GPU one can buy: name, memory in GiB, purchase price and price per GiB; ranked for
+        the machine by _rank (_show_takes), which the caller runs next."""
         specs = buyable_gpus(self.state.catalog)
         sorting = self.catalog_list.isSortingEnabled()
         self.catalog_list.setSortingEnabled(False)
@@ -64,7 +65,7 @@ class GpuPicker:
         self._fill_tier_rows(len(specs))
         for row, spec in enumerate(specs):
             memory = max(spec.memory_gb) if spec.memory_gb else None
-            purchase = gpu_cost(spec).purchase
+            purchase = self._purchase(spec)
             price = purchase.usd if purchase else None
             per_gib = price / memory if price and memory else None
             name = SortItem(spec.name, (spec.name.casefold(),))
@@ -89,7 +90,6 @@ class GpuPicker:
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.catalog_list.setItem(row, column, cell)
         self.catalog_list.setSortingEnabled(sorting)
-        self._rank()
         for column in (1, 2, 3):  # once per fill: a layout pass no longer measures every cell
             self.catalog_list.resizeColumnToContents(column)
         price_header = self.catalog_list.horizontalHeaderItem(2)
@@ -173,14 +173,18 @@ class GpuPicker:
             self.catalog_list.sortItems(RELEVANCE, header.sortIndicatorOrder())
 
     def _purchase_usd(self, spec: GpuSpec) -> float | None:
+        purchase = self._purchase(spec)
+        return purchase.usd if purchase else None
+
+    def _purchase(self, spec: GpuSpec) -> PriceFact | None:
         """A GPU's purchase price as gpu_cost gives it, worked out once a day per GPU: ranking the ~120
-        cards again for each machine opened or language switched held the GUI thread ~10-15 ms."""
+        cards again for each machine opened, or listing them again for a language switch, held the GUI
+        thread ~5-15 ms each."""
         today = date.today()
         if self._prices_day != today:
             self._prices, self._prices_day = {}, today
         if spec.id not in self._prices:
-            purchase = gpu_cost(spec).purchase
-            self._prices[spec.id] = purchase.usd if purchase else None
+            self._prices[spec.id] = gpu_cost(spec).purchase
         return self._prices[spec.id]
 
     def _selected_spec(self) -> GpuSpec | None:
