@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.machine import CPU, GPU, Machine
 from rigcheck.core.said import Joined, Num, Percent, Said, Text, render, say
 
@@ -478,6 +479,8 @@ def prefill_compute(
         return None
     peak, peak_why = found
     rate = peak * 1e12 * factor.prefill_compute_efficiency
+    if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, spec):
+        rate *= factor.prefill_coopmat_factor  # XMX through cooperative matrices (speed/coopmat.py)
     per_watt = factor.prefill_tflops_per_watt
     limit = watts or (spec.tdp_watts if spec else None)
     if per_watt and limit and limit * per_watt * 1e12 < rate:
