@@ -80,3 +80,26 @@ def test_a_b70_reads_a_dense_prompt_near_its_fitted_vulkan_rows(catalog: Catalog
     assert per_tflops == pytest.approx(
         speed.speed_factor(catalog, "intel", "vulkan").prefill_coopmat_factor, rel=0.05
     )  # type: ignore[union-attr]
+
+
+def test_sycl_multiplies_bf16_prompts_on_the_fp32_path(catalog: Catalog) -> None:
+    """ggml_sycl_op_mul_mat_sycl converts BF16 to FP32 (speed/sycl_bf16.py): the quantised share, above the
+    FP32 peak on the XMX engines, is held to that peak for BF16 weights; Vulkan keeps the class's rate."""
+    factor = speed.speed_factor(catalog, "intel", "sycl")
+    assert factor is not None and factor.prefill_compute_efficiency is not None
+    assert factor.prefill_compute_efficiency > 1.0  # the quantised rows run on XMX
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
+    model = from_catalog(catalog.model("qwen3.5-9b"))  # type: ignore[arg-type]
+    b70 = simulate(bare, [gpu(catalog, "intel-arc-pro-b70")])
+
+    def rate(quant: str, backend: str) -> tuple[float, str]:
+        result = fit(model, b70, Request(quant=quant, backend=backend), catalog, live=False)  # type: ignore[arg-type]
+        assert result.speed.prefill_tokens_per_s is not None
+        return result.speed.prefill_tokens_per_s, " ".join(str(x) for x in result.speed.explanation)
+
+    bf16, why = rate("bf16", "sycl")
+    q8, _ = rate("q8_0", "sycl")
+    assert bf16 < q8 / factor.prefill_compute_efficiency * 1.05
+    assert "BF16 on SYCL" in why
+    _, vulkan_why = rate("bf16", "vulkan")
+    assert "BF16 on SYCL" not in vulkan_why
