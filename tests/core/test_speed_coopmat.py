@@ -103,3 +103,16 @@ def test_sycl_multiplies_bf16_prompts_on_the_fp32_path(catalog: Catalog) -> None
     assert "BF16 on SYCL" in why
     _, vulkan_why = rate("bf16", "vulkan")
     assert "BF16 on SYCL" not in vulkan_why
+
+
+def test_the_explanation_says_when_the_matrix_engines_are_used(catalog: Catalog) -> None:
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
+    model = from_catalog(catalog.model("qwen3.5-27b"))  # type: ignore[arg-type]
+    said = {}
+    for gpu_id in ("intel-arc-pro-b70", "intel-arc-a770"):
+        result = fit(
+            model, simulate(bare, [gpu(catalog, gpu_id)]), Request(quant="q4_k_m"), catalog, live=False
+        )
+        said[gpu_id] = " ".join(str(x) for x in result.speed.explanation)
+    assert "cooperative matrices" in said["intel-arc-pro-b70"]
+    assert "cooperative matrices" not in said["intel-arc-a770"]

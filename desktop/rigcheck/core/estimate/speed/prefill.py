@@ -11,6 +11,7 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE, vulkan_matrix_engines
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
@@ -192,6 +193,15 @@ def gpu_prefill(
         if compute is None or factor is None:
             rates = []
             break
+        if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, specs[i]):
+            words = say(
+                "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
+                "the shader-core share",
+                source=COOPMAT_SOURCE,
+                factor=Num(factor.prefill_coopmat_factor, 2),
+            )
+            if words not in paths:
+                paths.append(words)
         if sycl_fp32:
             words = say(
                 "BF16 on SYCL: its prompt GEMMs convert BF16 to FP32 ({source}), so at most the FP32 peak "
