@@ -34,6 +34,7 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
+from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -79,6 +80,9 @@ class Point:
     per_hop_us: float = 0.0
     #: layers whose MLP is a mixture of experts (each pays SpeedFactor.moe_layer_us)
     moe_layers: int = 0
+    #: prompt GEMMs on the matrix engines through Vulkan cooperative matrices where the catalog peak is the
+    #: shader-core rate (Intel Xe2 and later on a build that enables them: speed/coopmat.py)
+    coopmat: bool = False
 
     @property
     def hop_seconds(self) -> float:
@@ -147,7 +151,17 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         gpu.tdp_watts,
         max(row.gpu_count - 1, 0),
         moe_layers=sum(1 for flag in model.arch.moe_layers if flag) if model.arch.is_moe else 0,
+        # GGML_VK_DISABLE_COOPMAT in the build column: a run with cooperative matrices turned off
+        coopmat=vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build))  # type: ignore[arg-type]
+        and "GGML_VK_DISABLE_COOPMAT" not in row.build,
     )
+
+
+def llama_cpp_build(text: str) -> int | None:
+    """The llama.cpp build number a row's ``build`` column names ("a0dd7795 (5589)", "b8724 (b54cb2e3d)"),
+    None where it names none (then the row is taken to be on a current build)."""
+    found = re.search(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b", text or "")
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 def decode_seconds(p: Point, eff: float, tau: float, moe_us: float = 0.0) -> float:
@@ -384,6 +398,8 @@ def main() -> None:
                 )
             if prefill_fit.tflops_per_watt is not None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+            if prefill_fit.coopmat_factor != 1.0:
+                factor_lines.append(f"prefill_coopmat_factor = {min(prefill_fit.coopmat_factor, 16.0):.2f}")
         if with_nodp4a:
             factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
         if slow_bf16 is not None:
@@ -535,6 +551,14 @@ class PrefillFit:
     said: str
     #: a mixture of experts with unquantized experts, relative to the dense quantised share (per backend)
     float_moe_factor: float = 1.0
+    #: prompt GEMMs on matrix engines through Vulkan cooperative matrices (Point.coopmat), relative to the
+    #: shader-core share
+    coopmat_factor: float = 1.0
+
+
+#: a matrix-engine factor needs this many rows on cooperative matrices and this many without in one class ×
+#: backend; elsewhere the efficiency covers both
+MIN_COOPMAT_ROWS = 2
 
 
 #: a float-weight factor needs this many dense unquantized rows: a class × backend with that many of its own
@@ -696,12 +720,28 @@ def fit_prefill(
     def moe_share(c: str, p: Point) -> float:
         return min(f_moe[c] * (p.tokens_per_expert / speed.MOE_TOKENS_REF) ** exponent, 1.0) if p.moe else 1.0
 
+    # the matrix-engine factor (Point.coopmat) of a class × backend with MIN_COOPMAT_ROWS rows on each side
+    f_coop = dict.fromkeys(rows, 1.0)
+    coop_n = {key: sum(1 for p, _s in kept if p.coopmat) for key, kept in rows.items()}
+    coop_fits = {key for key, n in coop_n.items() if n >= MIN_COOPMAT_ROWS <= len(rows[key]) - n}
+
+    def coop(key: tuple[str, str], p: Point) -> float:
+        return f_coop[key] if p.coopmat else 1.0
+
     for _ in range(50):
-        before = (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent)
+        before = (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent, dict(f_coop))
         pools: dict[tuple[str, str], dict[tuple[str, str], list[tuple[Point, float]]]] = defaultdict(dict)
         for key, kept in rows.items():
             pools[power_pool(key, power)][key] = [
-                (p, r / ((f_float[key] if p.unquantized else 1.0) * (f_moe[key[0]] if p.moe else 1.0)))
+                (
+                    p,
+                    r
+                    / (
+                        (f_float[key] if p.unquantized else 1.0)
+                        * (f_moe[key[0]] if p.moe else 1.0)
+                        * coop(key, p)
+                    ),
+                )
                 for p, r in kept
                 if not (p.moe and dense_key[key])
             ]
@@ -717,7 +757,7 @@ def fit_prefill(
                 eff[key], cap[key] = value, per_watt
         pooled_float = {
             b: statistics.median(
-                r / dense_rate(p, eff[key], cap[key])
+                r / dense_rate(p, eff[key], cap[key]) / coop(key, p)
                 for key, kept in rows.items()
                 if key[1] == b
                 for p, r in kept
@@ -729,7 +769,7 @@ def fit_prefill(
         for key, kept in rows.items():
             if float_by == "class" and own_float_n[key] >= MIN_FLOAT_ROWS:
                 f_float[key] = statistics.median(
-                    r / dense_rate(p, eff[key], cap[key]) for p, r in kept if p.unquantized
+                    r / dense_rate(p, eff[key], cap[key]) / coop(key, p) for p, r in kept if p.unquantized
                 )
             else:
                 f_float[key] = pooled_float.get(key[1], 1.0)
@@ -737,7 +777,7 @@ def fit_prefill(
         # pooled over classes (least squares of log ratio on log tokens within each class)
         moe_rows = {
             c: [
-                (p.tokens_per_expert, r / dense_rate(p, eff[key], cap[key]))
+                (p.tokens_per_expert, r / dense_rate(p, eff[key], cap[key]) / coop(key, p))
                 for key, kept in rows.items()
                 if key[0] == c and dense_key[key]
                 for p, r in kept
@@ -758,7 +798,18 @@ def fit_prefill(
             if len(found) >= MIN_MOE_ROWS:
                 f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
                 moe_n[c] = len(found)
-        if (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent) == before:
+        for key in coop_fits:
+            f_coop[key] = statistics.median(
+                r
+                / (
+                    dense_rate(p, eff[key], cap[key])
+                    * (f_float[key] if p.unquantized else 1.0)
+                    * moe_share(key[0], p)
+                )
+                for p, r in rows[key]
+                if p.coopmat
+            )
+        if (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent, dict(f_coop)) == before:
             break
     exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
     # Unquantized experts (kept out above): per backend, the median of their shares over the dense efficiency
@@ -767,7 +818,7 @@ def fit_prefill(
     float_moe: dict[str, tuple[float, int, list[str]]] = {}
     for b in {kb for _c, kb in prefill}:
         found = [
-            (p.row.value * p.flops_per_token / p.peak_flops / eff[key], p.row.format.upper())
+            (p.row.value * p.flops_per_token / p.peak_flops / eff[key] / coop(key, p), p.row.format.upper())
             for key, points in prefill.items()
             if key[1] == b and key in eff
             for p in points
@@ -826,6 +877,11 @@ def fit_prefill(
             )
         if f_moe[cls] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
+        if key in coop_fits:
+            said += (
+                f"; matrix-engine factor from {coop_n[key]} rows on cooperative matrices against "
+                f"{len(kept) - coop_n[key]} on shader cores"
+            )
         fm, fm_n, fm_formats = float_moe.get(backend, (1.0, 0, []))
         if fm_n:
             said += (
@@ -833,7 +889,14 @@ def fit_prefill(
                 f"{'/'.join(fm_formats)} experts"
             )
         fits[key] = PrefillFit(
-            eff[key], f_float[key], f_moe[cls], exponent if f_moe[cls] != 1.0 else 0.0, cap[key], said, fm
+            eff[key],
+            f_float[key],
+            f_moe[cls],
+            exponent if f_moe[cls] != 1.0 else 0.0,
+            cap[key],
+            said,
+            fm,
+            f_coop[key],
         )
     return fits
 

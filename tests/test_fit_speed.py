@@ -155,3 +155,30 @@ def test_ollamas_gpu_rows_fit_ollamas_maturity_and_never_llama_cpps() -> None:
     own = set().union(*own_urls.values())
     assert own and own <= on_gpu
     assert not upstream & (on_gpu - elsewhere)
+
+
+def test_the_fit_separates_the_matrix_engine_factor_from_the_shader_core_share() -> None:
+    """Rows on cooperative matrices (Point.coopmat) at 3 × the shader-core share of rows without: the share
+    is the shader-core rows', the factor 3 (speed/coopmat.py)."""
+    key = ("intel", "vulkan")
+    plain = [
+        dataclasses.replace(point(g, 20, 200, 20 * 0.3), hw_class="intel", backend="vulkan") for g in "abc"
+    ]
+    coop = [
+        dataclasses.replace(point(g, 20, 200, 20 * 0.9), hw_class="intel", backend="vulkan", coopmat=True)
+        for g in "def"
+    ]
+    found = fit_speed.fit_prefill({key: plain + coop}, {}, power="none")[key]
+    assert found.efficiency == pytest.approx(0.3, rel=0.01)
+    assert found.coopmat_factor == pytest.approx(3.0, rel=0.01)
+    assert "matrix-engine factor" in found.said
+    # one row on cooperative matrices is not enough to fit a factor on: the share covers both
+    lone = fit_speed.fit_prefill({key: [*plain, coop[0]]}, {}, power="none")[key]
+    assert lone.coopmat_factor == 1.0
+
+
+def test_the_build_column_names_the_llama_cpp_build() -> None:
+    assert fit_speed.llama_cpp_build("a0dd7795 (5589)") == 5589
+    assert fit_speed.llama_cpp_build("b8840-12-gec6f7a6a5 (2026-04-21)") == 8840
+    assert fit_speed.llama_cpp_build("74d6248f7 (9039); SYCL toolbox") == 9039
+    assert fit_speed.llama_cpp_build("not stated (snapshot May 2024)") is None

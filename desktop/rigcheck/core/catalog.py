@@ -519,6 +519,10 @@ class SpeedFactor:
     #: its expert products take another MUL_MAT_ID path than quantised experts (speed.prefill_path); it
     #: replaces the float and MoE factors for such a model; fitted per backend
     prefill_float_moe_factor: float = 1.0
+    #: prompt GEMMs on the matrix engines where llama.cpp's Vulkan backend turns cooperative matrices on for a
+    #: GPU whose listed peak is its shader-core rate (Intel Xe2 and later: speed/coopmat.py) relative to the
+    #: class's shader-core share; 1 where not fitted
+    prefill_coopmat_factor: float = 1.0
     #: prompt TFLOPS this class sustains per watt of board power limit: a GPU at its power limit lowers its
     #: clock, so its prefill rate is at most this × its power limit, whatever its boost-clock peak (None: no
     #: cap fitted for this class × backend)
@@ -980,6 +984,8 @@ def _check_format(kind: str, record: Any) -> str | None:
         for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        if not 0.0 < record.prefill_coopmat_factor <= 16.0:
+            return f"prefill_coopmat_factor: {record.prefill_coopmat_factor!r} must be above 0 and at most 16"
         if not 0.0 < record.decode_bf16_factor <= 2.0:
             return f"decode_bf16_factor: {record.decode_bf16_factor!r} must be above 0 and at most 2"
         nodp4a = record.decode_nodp4a_efficiency

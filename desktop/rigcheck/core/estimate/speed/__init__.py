@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
+from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.machine import CPU, GPU, Machine
 from rigcheck.core.said import Joined, Num, Percent, Said, Text, render, say
 
@@ -471,13 +472,17 @@ def prefill_compute(
     watts: the professional Ada cards (RTX 6000 Ada: 364 TFLOPS at 300 W) reach a smaller share of their peak
     than a GeForce RTX 4090 (330 TFLOPS at 450 W). ``watts``: the power limit the driver enforces (the
     snapshot's), else the catalog's board power. ``fp32``: measured against the FP32 peak
-    (prefill_peak_tflops). None when the peak or the class's efficiency is unknown.
+    (prefill_peak_tflops), at most all of it. None when the peak or the class's efficiency is unknown.
     """
     found = prefill_peak_tflops(spec, fp32=fp32)
     if found is None or factor is None or factor.prefill_compute_efficiency is None:
         return None
     peak, peak_why = found
-    rate = peak * 1e12 * factor.prefill_compute_efficiency
+    # FP32 GEMMs on the vector ALUs cannot pass the FP32 peak, whatever share the class's matrix kernels reach
+    efficiency = min(factor.prefill_compute_efficiency, 1.0) if fp32 else factor.prefill_compute_efficiency
+    rate = peak * 1e12 * efficiency
+    if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, spec):
+        rate *= factor.prefill_coopmat_factor  # XMX through cooperative matrices (speed/coopmat.py)
     per_watt = factor.prefill_tflops_per_watt
     limit = watts or (spec.tdp_watts if spec else None)
     if per_watt and limit and limit * per_watt * 1e12 < rate:
@@ -490,7 +495,7 @@ def prefill_compute(
             per_watt=Num(per_watt, 3),
             hw_class=factor.hw_class,
             peak_why=peak_why,
-            efficiency=Percent(factor.prefill_compute_efficiency),
+            efficiency=Percent(efficiency),
         )
         return PrefillCompute(capped, peak, True, why)
     return PrefillCompute(rate, peak, False, "")

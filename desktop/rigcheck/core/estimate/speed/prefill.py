@@ -11,10 +11,12 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE, vulkan_matrix_engines
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
+from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.said import Bytes, Joined, Num, Percent, Said, Sig, Text, say
@@ -175,6 +177,7 @@ def gpu_prefill(
     rates: list[float] = []
     paths: list[Text] = []
     unquantized = est.quant is not None and est.quant.kind == "float"
+    quant_id = est.quant.id if est.quant is not None else None
     per_expert = speed.moe_tokens_per_expert(
         max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
     )
@@ -184,8 +187,9 @@ def gpu_prefill(
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
+        sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id)
         compute = speed.prefill_compute(
-            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True
+            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32
         )
         if compute is None or factor is None:
             rates = []
@@ -198,6 +202,24 @@ def gpu_prefill(
                     backend=factor.backend,
                 )
             break
+        if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, specs[i]):
+            words = say(
+                "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
+                "the shader-core share",
+                source=COOPMAT_SOURCE,
+                factor=Num(factor.prefill_coopmat_factor, 2),
+            )
+            if words not in paths:
+                paths.append(words)
+        if sycl_fp32:
+            words = say(
+                "BF16 on SYCL: its prompt GEMMs convert BF16 to FP32 ({source}), so at most the FP32 peak "
+                "({peak} TFLOPS) applies",
+                source=SYCL_BF16_SOURCE,
+                peak=Num(compute.peak_tflops, 1),
+            )
+            if words not in paths:
+                paths.append(words)
         if scalar_bf16[i] is True:
             words = say(
                 "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
