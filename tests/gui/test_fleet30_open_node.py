@@ -48,3 +48,9 @@ def test_a_double_click_switches_page_before_the_pages_work_starts(
     assert order == []  # the handler only took the machine
     qtbot.waitUntil(lambda: "overview" in order)
     assert order[0] == "overview" and "job" in order[1:]
+
+
+def test_the_fleet_reports_progress_a_few_times_a_second(qtbot: QtBot, page: FleetPage) -> None:  # noqa: F811
+    qtbot.waitUntil(lambda: not page.busy(), timeout=10000)
+    page.check_model()
+    assert page._task is not None and page._task.progress_every_s >= 0.2

@@ -45,6 +45,9 @@ QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
 MIN_GPU_PX, MIN_COLUMN_PX, MIN_VERDICT_PX = 140, 72, 180
 #: versions hidden when no machine of the fleet reports them
 OPTIONAL_COLUMNS = frozenset({"cuda", "rocm", "torch"})
+#: seconds between two updates of the progress bar while a fleet is read or checked: each one is a
+#: GUI-thread handler that waits for the interpreter the pool thread holds (as the Monitor's replay)
+PROGRESS_EVERY_S = 0.25
 #: machine names listed in one drift line, and skipped files listed, before "and N more"
 MAX_LISTED = 12
 
@@ -229,7 +232,9 @@ class FleetPage(QWidget):
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
         self.check_button.setEnabled(False)
-        self._task = submit_task(self.state.pool, work, done, failed, on_progress=progressed)
+        self._task = submit_task(
+            self.state.pool, work, done, failed, on_progress=progressed, progress_every_s=PROGRESS_EVERY_S
+        )
 
     def _finish(self) -> None:
         self._task = None
