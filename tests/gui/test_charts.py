@@ -33,3 +33,15 @@ def test_peak_downsampling_keeps_every_spike_and_gap() -> None:
     assert len(px) <= 2 * 100
     assert np.nanmax(py) == 99.0  # the spike survives
     assert np.isnan(py).any()  # so does the gap: the line breaks there
+
+
+def test_a_wide_line_is_drawn_as_two_one_pixel_lines() -> None:
+    from rigcheck.gui.charts import Series, line_pens
+
+    series = Series("#4f7fd9", np.zeros(3), np.zeros(3), width=1.8)
+    dense = line_pens(series, dense=True)  # no antialiasing: a whole pixel apart
+    assert [(pen.widthF(), dx) for pen, dx in dense] == [(1.0, 0.0), (1.0, 1.0)]
+    antialiased = line_pens(series, dense=False)
+    assert [(pen.widthF(), dx) for pen, dx in antialiased] == [(1.0, 0.0), (1.0, 0.5)]
+    thin = Series("#4f7fd9", np.zeros(3), np.zeros(3), width=1.0)
+    assert [(pen.widthF(), dx) for pen, dx in line_pens(thin, dense=False)] == [(1.0, 0.0)]

@@ -5,6 +5,7 @@ reaches the reading bar, a bad file is the same one-line message, and Cancel end
 from __future__ import annotations
 
 import multiprocessing
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -80,3 +81,11 @@ def test_a_small_recording_is_read_without_a_process(tmp_path: Path) -> None:
     path = record_csv(tmp_path / "run.csv", 10)
     assert not monitor_process.wants_a_process(path)
     assert not monitor_process.wants_a_process(tmp_path / "missing.csv")
+
+
+def test_a_child_that_ends_without_answering_leaves_the_reading_to_this_thread(tmp_path: Path) -> None:
+    path = record_csv(tmp_path / "run.csv", 50)
+    # sys.exit(path, max_cells, pipe): a TypeError in the child, which ends with nothing sent
+    got = monitor_process.read_in_process(path, Steps(), target=sys.exit)
+    assert len(got) == 50
+    assert not multiprocessing.active_children()

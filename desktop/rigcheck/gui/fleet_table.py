@@ -75,22 +75,39 @@ def verdict_text(verdict: tuple[str, float | None] | None) -> str:
     return f"{glyph} {tr(words)}" + (f" · {speed_text(speed)}" if speed else "")
 
 
+#: a sort: the column, and whether it is descending
+Sort = tuple[int, bool]
+
+
 @dataclass(frozen=True)
 class Table:
-    """The rows, and per column its few longest texts (what the column's width is measured from)."""
+    """The rows, per column its few longest texts (what the column's width is measured from) and whether
+    no row has a value in it, and the rows' order under ``sorted_by``: made on the pool, so the GUI thread
+    swaps them in instead of sorting and scanning 5,000 rows."""
 
     rows: tuple[Row, ...]
     longest: tuple[tuple[str, ...], ...]
+    empty: tuple[bool, ...] = ()
+    order: tuple[int, ...] = ()
+    sorted_by: Sort | None = None
 
 
-def build_table(fleet: Fleet, verdicts: Verdicts) -> Table:
-    """:func:`build_rows` and each column's longest texts: all of it on the pool, so the GUI thread
-    measures 8 texts a column, not 5,000."""
+def build_table(fleet: Fleet, verdicts: Verdicts, sort: Sort | None = None) -> Table:
+    """:func:`build_rows`, each column's longest texts and emptiness, and the order under ``sort`` (the
+    view's sort when the work was asked for): all of it on the pool."""
     rows = build_rows(fleet, verdicts)
-    longest = tuple(
-        tuple(heapq.nlargest(8, (r.texts[c] for r in rows), key=len)) for c in range(len(COLUMNS) + 1)
-    )
-    return Table(rows, longest)
+    columns = range(len(COLUMNS) + 1)
+    longest = tuple(tuple(heapq.nlargest(8, (r.texts[c] for r in rows), key=len)) for c in columns)
+    empty = tuple(bool(rows) and all(r.texts[c] in ("", MISSING) for r in rows) for c in columns)
+    order = tuple(sorted_order(rows, sort)) if sort is not None else ()
+    return Table(rows, longest, empty, order, sort)
+
+
+def sorted_order(rows: tuple[Row, ...], sort: Sort) -> list[int]:
+    """The rows' indices sorted by a column: stable, one pass over precomputed keys; ties keep the fleet's
+    natural name order."""
+    column, descending = sort
+    return sorted(range(len(rows)), key=lambda i: rows[i].keys[column], reverse=descending)
 
 
 def build_rows(fleet: Fleet, verdicts: Verdicts) -> tuple[Row, ...]:
@@ -143,10 +160,17 @@ class FleetTableModel(QAbstractTableModel):
     def set_table(self, table: Table) -> None:
         self.beginResetModel()
         self._rows, self._longest = table.rows, table.longest
-        rows = table.rows
-        self._order = list(range(len(rows)))
-        self._apply_sort()
+        if table.sorted_by == self.sort_state() and len(table.order) == len(table.rows):
+            self._order = list(table.order)  # sorted on the pool as the view still is
+        else:
+            self._order = list(range(len(table.rows)))
+            self._apply_sort()
         self.endResetModel()
+
+    def sort_state(self) -> Sort:
+        """The view's sort now, as :func:`build_table` takes it."""
+        column, order = self._sort
+        return column, order == Qt.SortOrder.DescendingOrder
 
     def row_at(self, row: int) -> Row:
         return self._rows[self._order[row]]
@@ -215,10 +239,7 @@ class FleetTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
     def _apply_sort(self) -> None:
-        column, order = self._sort
-        rows = self._rows
-        # stable, one pass over precomputed keys; ties keep the fleet's natural name order
-        self._order.sort(key=lambda i: rows[i].keys[column], reverse=order == Qt.SortOrder.DescendingOrder)
+        self._order = sorted_order(self._rows, self.sort_state())
 
     def column_widths(self, font: QFont, header_font: QFont) -> list[int]:
         """Each column's width: its longest texts measured (the few longest by length, not every row),
@@ -246,5 +267,6 @@ __all__ = [
     "Table",
     "build_rows",
     "build_table",
+    "sorted_order",
     "verdict_text",
 ]

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from rigcheck.core.known_text import in_language
-from rigcheck.core.report.fleet import MISSING, VERSION_FIELDS, Fleet, load_fleet
+from rigcheck.core.report.fleet import VERSION_FIELDS, Fleet, load_fleet
 from rigcheck.core.steps import Steps
 from rigcheck.gui.elide import ElidedLabel
-from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Table, Verdicts, build_table
+from rigcheck.gui.fleet_table import COLUMNS, FleetTableModel, Sort, Table, Verdicts, build_table
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import Card, esc, heading, muted, subheading
@@ -45,6 +45,9 @@ QUANTS = ("q4_k_m", "q8_0", "bf16", "q3_k_m")
 MIN_GPU_PX, MIN_COLUMN_PX, MIN_VERDICT_PX = 140, 72, 180
 #: versions hidden when no machine of the fleet reports them
 OPTIONAL_COLUMNS = frozenset({"cuda", "rocm", "torch"})
+#: seconds between two updates of the progress bar while a fleet is read or checked: each one is a
+#: GUI-thread handler that waits for the interpreter the pool thread holds (as the Monitor's replay)
+PROGRESS_EVERY_S = 0.25
 #: machine names listed in one drift line, and skipped files listed, before "and N more"
 MAX_LISTED = 12
 
@@ -229,7 +232,9 @@ class FleetPage(QWidget):
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
         self.check_button.setEnabled(False)
-        self._task = submit_task(self.state.pool, work, done, failed, on_progress=progressed)
+        self._task = submit_task(
+            self.state.pool, work, done, failed, on_progress=progressed, progress_every_s=PROGRESS_EVERY_S
+        )
 
     def _finish(self) -> None:
         self._task = None
@@ -268,8 +273,10 @@ class FleetPage(QWidget):
         if fleet is None:
             return
 
+        sort = self.table_model.sort_state()
+
         def rows(_steps: Steps) -> tuple[Table, str, str]:
-            return build_table(fleet, verdicts), drift_html(fleet), _problems_html(fleet)
+            return build_table(fleet, verdicts, sort), drift_html(fleet), _problems_html(fleet)
 
         def apply(result: tuple[Table, str, str]) -> None:
             self._show_rows(result[0])
@@ -295,12 +302,14 @@ class FleetPage(QWidget):
     def open_folder(self, folder: Path) -> None:
         self.top_row.setVisible(True)
         catalog = self.state.catalog
-        self._start(lambda steps: _load(folder, catalog, steps), self._loaded, tr("Reading") + f" {folder}…")
+        sort = self.table_model.sort_state()
+        self._start(
+            lambda steps: _load(folder, catalog, sort, steps), self._loaded, tr("Reading") + f" {folder}…"
+        )
 
-    def _loaded(self, result: tuple[Fleet, Table, str, str]) -> None:
-        fleet, rows, drift, problems = result
+    def _loaded(self, result: tuple[Fleet, dict[str, Any], Table, str, str]) -> None:
+        fleet, self._nodes, rows, drift, problems = result
         self.fleet = fleet
-        self._nodes = {node.name: node for node in fleet.nodes}
         self.verdicts = {}
         self.status.setText(self._count_text())
         has_nodes = bool(fleet.nodes)
@@ -318,7 +327,7 @@ class FleetPage(QWidget):
         self.table_model.set_table(table)
         # a column no machine reports (ROCm on an NVIDIA fleet) is hidden: its room goes to the verdict
         for column, key in enumerate(COLUMNS):
-            empty = bool(table.rows) and all(row.texts[column] in ("", MISSING) for row in table.rows)
+            empty = column < len(table.empty) and table.empty[column]
             self.table.setColumnHidden(column, empty and key in OPTIONAL_COLUMNS)
         header = self.table.horizontalHeader()
         self._widths = self.table_model.column_widths(self.table.font(), header.font())
@@ -368,8 +377,9 @@ class FleetPage(QWidget):
             return
         model_id, quant = self.model.currentData(), self.quant.currentData()
         catalog = self.state.catalog
+        sort = self.table_model.sort_state()
         self._start(
-            lambda steps: _check(fleet, model_id, quant, catalog, steps),
+            lambda steps: _check(fleet, model_id, quant, catalog, steps, sort=sort),
             self._checked,
             tr("Checking") + f" {self.model.currentText()}…",
         )
@@ -459,17 +469,23 @@ def _problems_html(fleet: Fleet) -> str:
     return f"{tr('Skipped')}: <br>" + _listed([_short(in_language(p), 200) for p in fleet.problems], "<br>")
 
 
-def _load(folder: Path, catalog: Any, steps: Steps) -> tuple[Fleet, Table, str, str]:
-    """On the pool: the fleet, its rows, drift and skipped-files texts."""
+def _load(
+    folder: Path, catalog: Any, sort: Sort, steps: Steps
+) -> tuple[Fleet, dict[str, Any], Table, str, str]:
+    """On the pool: the fleet, its nodes by name, its rows (in the view's ``sort``), drift and
+    skipped-files texts."""
     fleet = load_fleet([folder], catalog, steps=steps)
-    return fleet, build_table(fleet, {}), drift_html(fleet), _problems_html(fleet)
+    nodes = {node.name: node for node in fleet.nodes}
+    return fleet, nodes, build_table(fleet, {}, sort), drift_html(fleet), _problems_html(fleet)
 
 
-def _check(fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps) -> tuple[Verdicts, Table]:
-    """On the pool: every node's verdict for the model, and the rows showing them."""
+def _check(
+    fleet: Fleet, model_id: str, quant: str, catalog: Any, steps: Steps, *, sort: Sort
+) -> tuple[Verdicts, Table]:
+    """On the pool: every node's verdict for the model, and the rows showing them (in ``sort``)."""
     results = fleet.can_run(model_id, catalog, quant=quant, steps=steps)
     verdicts = {node.name: (verdict, speed) for node, verdict, speed in results}
-    return verdicts, build_table(fleet, verdicts)
+    return verdicts, build_table(fleet, verdicts, sort)
 
 
 def _narrowed(wanted: list[int], room: int) -> list[int]:

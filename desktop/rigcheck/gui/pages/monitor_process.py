@@ -13,6 +13,7 @@ Qt-free: the child imports this module alone (and the core reader), not the GUI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,44 +36,62 @@ def wants_a_process(path: Path) -> bool:
         return False
 
 
-def read_in_process(path: Path, steps: Steps, *, max_cells: int = MAX_CELLS) -> Recording:
+def read_in_process(
+    path: Path, steps: Steps, *, max_cells: int = MAX_CELLS, target: Callable[..., None] | None = None
+) -> Recording:
     """:func:`read_recording` of ``path`` in a ``spawn``-started process; ``steps`` gets the fraction read
     and, when cancelled, ends the process. Raises what :func:`read_recording` raises (an
-    :class:`InputError` for a bad file), :class:`RuntimeError` if the process dies."""
+    :class:`InputError` for a bad file). A process that cannot be started, or ends without an answer
+    (a frozen app that cannot start a copy of itself, a child killed), leaves the reading to this
+    thread, as a small file's is: slower for the GUI, but the recording opens. ``target``: the child's
+    function (tests)."""
     import multiprocessing  # only when a large file is opened: not on the app's start-up path
 
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(
-        target=_child, args=(str(path), max_cells, send), daemon=True, name="rigcheck-replay"
+        target=target or _child, args=(str(path), max_cells, send), daemon=True, name="rigcheck-replay"
     )
-    child.start()
+    try:
+        child.start()
+    except (OSError, RuntimeError):
+        receive.close()
+        send.close()
+        return read_recording(path, max_cells=max_cells, steps=steps)
     send.close()  # the child's end: when the child dies, recv() ends instead of waiting for ever
     try:
-        fraction = 0.0
-        while True:
-            steps(fraction, 1.0)  # Cancelled when the user cancelled
-            if not receive.poll(POLL_S):
-                if not child.is_alive() and not receive.poll(0):
-                    raise RuntimeError(f"the reading process ended ({child.exitcode})")
-                continue
-            try:
-                kind, value = receive.recv()
-            except EOFError:
-                raise RuntimeError(f"the reading process ended ({child.exitcode})") from None
-            if kind == "progress":
-                fraction = float(value)
-            elif kind == "done":
-                return value  # type: ignore[no-any-return]
-            elif kind == "input":
-                raise InputError(*value)
-            else:
-                raise RuntimeError(str(value))
+        answer = _answer(receive, child, steps)
     finally:
         receive.close()
         if child.is_alive():
             child.kill()  # cancelled, or the GUI gave up: the child's memory goes with it
         child.join(5)
+    if answer is None:
+        return read_recording(path, max_cells=max_cells, steps=steps)
+    return answer
+
+
+def _answer(receive: Any, child: Any, steps: Steps) -> Recording | None:
+    """The child's recording (its error raised here), or None when it ended without answering."""
+    fraction = 0.0
+    while True:
+        steps(fraction, 1.0)  # Cancelled when the user cancelled
+        if not receive.poll(POLL_S):
+            if not child.is_alive() and not receive.poll(0):
+                return None
+            continue
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            return None
+        if kind == "progress":
+            fraction = float(value)
+        elif kind == "done":
+            return value  # type: ignore[no-any-return]
+        elif kind == "input":
+            raise InputError(*value)
+        else:
+            raise RuntimeError(str(value))
 
 
 def _child(path: str, max_cells: int, send: Any) -> None:
