@@ -227,3 +227,22 @@ def test_upgrade_writes_its_gpu_list_in_a_new_language_when_shown(qtbot: QtBot, 
     finally:
         window.set_language("en")
         settle(window, timeout_s=20)
+
+
+def test_fit_waiting_for_a_new_machine_does_not_answer_a_setting_changed_meanwhile(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A backend chosen (or a language switched) while Fit waits to be shown: its answer is made once, with
+    the new machine's choices, when the page is shown, not with the machine before's choices behind the
+    page on screen."""
+    window = _window_on(qtbot, tmp_path, "fit")
+    fit = window.pages["fit"]
+    window.show_page("overview")
+    assert window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")
+    window.state.set_backend("vulkan")
+    assert fit._ladder_job is None  # type: ignore[attr-defined]
+    assert "rtx4090-64gb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+    window.show_page("fit")
+    answered(qtbot, window)
+    assert "hgx-h100x8-2tb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+    assert fit.backend.currentData() == "vulkan"  # type: ignore[attr-defined]
