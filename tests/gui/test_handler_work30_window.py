@@ -227,3 +227,70 @@ def test_upgrade_writes_its_gpu_list_in_a_new_language_when_shown(qtbot: QtBot, 
     finally:
         window.set_language("en")
         settle(window, timeout_s=20)
+
+
+def test_fit_waiting_for_a_new_machine_does_not_answer_a_setting_changed_meanwhile(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A backend chosen (or a language switched) while Fit waits to be shown: its answer is made once, with
+    the new machine's choices, when the page is shown, not with the machine before's choices behind the
+    page on screen."""
+    window = _window_on(qtbot, tmp_path, "fit")
+    fit = window.pages["fit"]
+    window.show_page("overview")
+    assert window.open_snapshot(FIXTURES / "hgx-h100x8-2tb.json")
+    window.state.set_backend("vulkan")
+    assert fit._ladder_job is None  # type: ignore[attr-defined]
+    assert "rtx4090-64gb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+    window.show_page("fit")
+    answered(qtbot, window)
+    assert "hgx-h100x8-2tb.json" in fit.subtitle.text()  # type: ignore[attr-defined]
+    assert fit.backend.currentData() == "vulkan"  # type: ignore[attr-defined]
+
+
+def test_the_window_takes_the_interpreter_back_from_a_pool_thread_within_50_microseconds(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Each return from Qt into Python waits for a pool thread running Python at most this long: at 0.5 ms
+    a repaint behind Upgrade's comparison waited 20-40 ms in all."""
+    import sys
+
+    before = sys.getswitchinterval()
+    try:
+        snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json")
+        assert sys.getswitchinterval() <= 0.00005 + 1e-9
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_the_start_up_worker_imports_every_pages_module_ahead_of_its_first_show() -> None:
+    """A page first shown used to import its module (and the core it needs) in that click's handler:
+    Compatibility ~90 ms, Fleet ~70. startup.warm_imports, run on a worker once the window is up, imports
+    them all; checked in a fresh interpreter, where nothing else has imported them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from rigcheck.gui.startup import Lazy, page_table
+
+    modules = [f.module for _k, _t, f in page_table() if isinstance(f, Lazy)]
+    script = (
+        "import json, sys\n"
+        "from rigcheck.gui.startup import warm_imports\n"
+        "before = [m for m in json.loads(sys.argv[1]) if m in sys.modules]\n"
+        "warm_imports()\n"
+        "print(json.dumps([before, [m for m in json.loads(sys.argv[1]) if m not in sys.modules]]))\n"
+    )
+    desktop = Path(__file__).resolve().parents[2] / "desktop"
+    env = {**os.environ, "PYTHONPATH": str(desktop), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(modules)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before, missing = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(modules) == 7 and before == []  # none imported by the startup module itself
+    assert missing == []

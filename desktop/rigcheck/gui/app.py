@@ -35,7 +35,7 @@ APP_ID = "io.github.rigcheck.RigCheck"
 SCREENSHOT_SIZE = QSize(1280, 800)
 SETTLE_TIMEOUT_S = 30.0
 #: how long a pool thread may hold the interpreter while the GUI thread waits for it (see create_window)
-GUI_SWITCH_INTERVAL_S = 0.0005
+GUI_SWITCH_INTERVAL_S = 0.00005
 #: after the first page is up, the modules the Monitor page needs (numpy, psutil, the sampler) are
 #: imported on a pool thread, so that page opens without a pause (they cost ~250 ms cold), and every
 #: language's strings are read (gui.i18n.preload), so that a language switch does not parse them
@@ -119,7 +119,11 @@ def create_window(
     # (5 ms by default) each time the GUI thread wants it back, and one repaint calls into Python dozens
     # of times (paint events, layouts, size hints): 5 ms each made a 240 ms handler. 0.5 ms each keeps
     # the handlers short at a small cost to the worker (PySide gives the interpreter up on every call
-    # into Qt, so a 5 ms handler could wait 50-80 ms while a comparison ran).
+    # into Qt, so a 5 ms handler could wait 50-80 ms while a comparison ran). 0.5 ms still left a repaint
+    # blocked 20-40 ms behind Upgrade's comparison or the Overview's cards (benchmarks/gui_handlers.py,
+    # which enters Python once more per event; the GUI thread's schedstat); 0.05 ms, 1-10 ms. Two
+    # pure-Python threads sharing the interpreter run no slower at 0.05 ms than at 5 ms (a switch
+    # happens only when a thread waits).
     sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
     chosen = str(settings.value("ui/language", "system"))
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)

@@ -119,9 +119,9 @@ class MainWindow(QMainWindow):
         state.upgrade_requested.connect(self.what_would_it_take)
         self.build_pages()
         self._restore()
-        # the Upgrade page's core modules take ~45 ms to import, a snapshot's decoders ~9 ms to write: a
-        # worker does both once the window is up, so opening the page or a snapshot does not (pure-Python
-        # core code: no Qt object is made)
+        # the pages' modules take 30-90 ms each to import, a snapshot's decoders ~9 ms to write: a worker
+        # does both once the window is up, so that first showing a page or opening a snapshot does not
+        # (modules and code only: no Qt object is made; startup.warm_imports)
         self.when_settled(
             500, lambda: submit(self.state.pool, _warm_imports, lambda _r: None, lambda _m: None)
         )

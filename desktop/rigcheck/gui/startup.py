@@ -50,16 +50,22 @@ def load_for_first_page(state: AppState, module: str | None) -> None:
 
 
 def warm_imports() -> None:
-    """On a worker once the window is up: the Upgrade page's core modules, and the snapshot decoders
-    (written out on a second snapshot's opening otherwise, ~9 ms on the GUI thread)."""
+    """On a worker once the window is up: the snapshot decoders (written out on a second snapshot's
+    opening otherwise, ~9 ms on the GUI thread), the Upgrade page's core modules, and every page's module
+    with what it imports: a page first shown paid for its imports in that click's handler (Compatibility
+    ~90 ms with its rules and ``packaging``, Fleet ~70, Fit and Monitor ~40, Upgrade ~30). Modules only,
+    as for the first page (load_for_first_page): no Qt object is made here."""
     from importlib import import_module
 
     from rigcheck.core.machine import Machine
     from rigcheck.core.records import prepare
 
+    prepare(Machine)
     for module in ("rigcheck.core.estimate.upgrade", "rigcheck.core.estimate.soldered"):
         import_module(module)
-    prepare(Machine)
+    for _key, _title, factory in page_table():
+        if isinstance(factory, Lazy):
+            import_module(factory.module)
 
 
 def page_table() -> list[tuple[str, str, Callable[[AppState], QWidget]]]:

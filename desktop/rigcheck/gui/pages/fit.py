@@ -692,6 +692,8 @@ class FitPage(FormatLadder, QWidget):
 
     @Slot()
     def recompute(self) -> None:
+        if self._machine_pending:
+            return  # a setting changed meanwhile (a language, a backend): worked out with the rest when shown
         if self._busy or self.model is None or self.state.machine is None:
             if self.model is not None:
                 self.title.setText(self.model.name)
