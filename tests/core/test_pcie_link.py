@@ -11,8 +11,11 @@ from fakes.machines import one_catalog_gpu
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.fit import PCIE_GBS, fit
 from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.speed.prefill import offloaded_copy_bytes
 from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.models.resolve import from_catalog
+
+GIB = 1024**3
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +53,24 @@ def test_expert_offload_prefill_copies_over_the_narrower_link(catalog: Catalog) 
     wider = fit(m, wide, request, catalog, offload="experts", live=False, cpu_expert_layers=20).speed
     assert result.speed.prefill_tokens_per_s and wider.prefill_tokens_per_s
     assert wider.prefill_tokens_per_s > result.speed.prefill_tokens_per_s
+
+
+def test_a_short_micro_batch_copies_only_the_experts_its_tokens_use(catalog: Catalog) -> None:
+    """llama.cpp PR #15346: the scheduler copies the used experts of a host-resident MUL_MAT_ID only; 32
+    tokens × 8 of 128 experts touch 1 - (15/16)^32 = 87% of them."""
+    spec = catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    m = from_catalog(spec)
+    machine = one_catalog_gpu(catalog, "nvidia-geforce-rtx-5060-ti")
+    request = Request(quant="q4_k_m", context=32)
+    result = fit(m, machine, request, catalog, offload="experts", live=False, cpu_expert_layers=20)
+    est = result.estimate
+    assert est.layer_expert_bytes
+    touched = 1 - (1 - 8 / 128) ** 32
+    every = sum(est.layer_expert_bytes[:20])
+    assert offloaded_copy_bytes(est, len(est.layer_weight_bytes), 20, touched) == pytest.approx(
+        every * touched
+    )
+    line = next(line for line in result.speed.explanation if line.startswith("prefill adds PCIe"))
+    assert f"copying {every * touched / GIB:.1f} GiB" in line
+    assert f"{every * touched / GIB:.1f}" != f"{every / GIB:.1f}"
