@@ -74,3 +74,19 @@ def test_a_short_micro_batch_copies_only_the_experts_its_tokens_use(catalog: Cat
     line = next(line for line in result.speed.explanation if line.startswith("prefill adds PCIe"))
     assert f"copying {every * touched / GIB:.1f} GiB" in line
     assert f"{every * touched / GIB:.1f}" != f"{every / GIB:.1f}"
+
+
+def test_a_layer_both_offloaded_and_named_by_n_cpu_moe_is_copied_once(catalog: Catalog) -> None:
+    spec = catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    machine = one_catalog_gpu(catalog, "nvidia-geforce-rtx-5060-ti")
+    result = fit(from_catalog(spec), machine, Request(quant="q4_k_m", context=512), catalog, live=False)
+    est = result.estimate
+    n = len(est.layer_weight_bytes)
+    # the last 8 layers on the host, --n-cpu-moe naming every layer: each expert byte once, plus the
+    # host layers' other weights
+    assert offloaded_copy_bytes(est, n - 8, n, 1.0) == pytest.approx(
+        sum(est.layer_expert_bytes)
+        + sum(est.layer_weight_bytes[n - 8 :])
+        - sum(est.layer_expert_bytes[n - 8 :])
+    )

@@ -107,7 +107,8 @@ def offloaded_copy_bytes(
     micro-batch's tokens are routed to (COPY_USED_EXPERTS)."""
     experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
     host_layers = sum(est.layer_weight_bytes[gpu_layers:])
-    host_experts = sum(experts[:cpu_expert_layers]) + sum(experts[gpu_layers:])
+    # a layer past gpu_layers whose experts --n-cpu-moe also names is counted once
+    host_experts = sum(experts[: min(cpu_expert_layers, gpu_layers)]) + sum(experts[gpu_layers:])
     return host_layers - sum(experts[gpu_layers:]) + host_experts * touched
 
 
