@@ -95,6 +95,25 @@ def prefill_streamed_bytes(
     return weights - on_gpu_experts * (1 - touched), ubatch, touched
 
 
+#: ggml_backend_sched copies only the routed experts a micro-batch uses when it offloads a MUL_MAT_ID whose
+#: expert weights live in host memory ("sched : copy only the used experts when offloading prompt
+#: processing", ggml-org/llama.cpp PR #15346, merged 2025-08-20)
+COPY_USED_EXPERTS = "ggml-org/llama.cpp#15346"
+
+
+def offloaded_copy_bytes(
+    est: MemoryEstimate, gpu_layers: int, cpu_expert_layers: int, touched: float
+) -> float:
+    """Bytes llama.cpp copies to the GPU per prompt micro-batch: the layers past ``gpu_layers`` and the
+    routed experts kept in RAM (``--n-cpu-moe``), of whose routed experts only the share ``touched`` the
+    micro-batch's tokens are routed to (COPY_USED_EXPERTS)."""
+    experts = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
+    host_layers = sum(est.layer_weight_bytes[gpu_layers:])
+    # a layer past gpu_layers whose experts --n-cpu-moe also names is counted once
+    host_experts = sum(experts[: min(cpu_expert_layers, gpu_layers)]) + sum(experts[gpu_layers:])
+    return host_layers - sum(experts[gpu_layers:]) + host_experts * touched
+
+
 #: llama.cpp's default logical batch (``-b``/``n_batch`` 2048, common/common.h): one llama_decode call holds
 #: this many prompt tokens, split into micro-batches (LLAMA_CPP_UBATCH)
 LLAMA_CPP_BATCH = 2048
@@ -329,11 +348,10 @@ def gpu_prefill(
             # shorter than a micro-batch pays the whole copy for its few tokens), and the copy comes
             # before the computation that needs it: ggml_backend_sched_compute_splits copies a split's
             # inputs to its backend, then runs the split (ggml-org/llama.cpp
-            # ggml/src/ggml-backend.cpp@5bc7a74), so the two add up rather than overlap.
+            # ggml/src/ggml-backend.cpp@5bc7a74), so the two add up rather than overlap. Of host-resident
+            # routed experts it copies only those the micro-batch's tokens picked (COPY_USED_EXPERTS).
             link = min(pcie_gbs(gpus[i], specs[i]) for i in used)
-            moved = sum(est.layer_weight_bytes[n_gpu_layers:]) + sum(
-                (est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes))[:cpu_expert]
-            )
+            moved = offloaded_copy_bytes(est, n_gpu_layers, cpu_expert, touched)
             copy_s = moved / (link * 1e9) / ubatch
             prefill = 1 / (1 / prefill + copy_s)
             explanation.append(

@@ -16,9 +16,18 @@ from rigcheck.core.models.spec import ArchConfig
 PCIE_GBS = {3: 13.0, 4: 26.0, 5: 52.0, 6: 104.0}
 
 
+#: lanes the PCIE_GBS figures are for; a card wired for fewer lanes moves that share of it (an RTX 5060 Ti
+#: is PCIe 5.0 x8: https://www.techpowerup.com/review/nvidia-geforce-rtx-5060-ti-pci-express-x8-scaling/31.html,
+#: "Conclusion": "NVIDIA has upgraded the PCIe bus to Gen 5 x8")
+PCIE_FULL_LANES = 16
+
+
 def pcie_gbs(gpu: GPU, spec: GpuSpec | None) -> float:
+    """GB/s one direction of the GPU's host link moves: the generation's x16 figure (PCIE_GBS) × the lanes
+    it runs on out of 16 (the probed maximum link width, else the catalog card's lanes, else 16)."""
     gen = gpu.pcie_max_gen or (spec.pcie_gen if spec else None) or 4
-    return PCIE_GBS.get(gen, 26.0)
+    lanes = gpu.pcie_max_width or (spec.pcie_lanes if spec else None) or PCIE_FULL_LANES
+    return PCIE_GBS.get(gen, 26.0) * min(lanes, PCIE_FULL_LANES) / PCIE_FULL_LANES
 
 
 #: per-architecture read ratios, keyed by id() with the arch kept to guard against id reuse: the matrix
