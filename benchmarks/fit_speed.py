@@ -34,9 +34,11 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
+from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
+from scan_fit import ScanFit, fit_scan
 
 GIB = 1024**3
 #: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
@@ -79,6 +81,11 @@ class Point:
     per_hop_us: float = 0.0
     #: layers whose MLP is a mixture of experts (each pays SpeedFactor.moe_layer_us)
     moe_layers: int = 0
+    #: a hybrid's recurrent-scan FP32 FLOPs per prompt token (speed/recurrent_scan.py) and the GPU's FP32 peak
+    scan_flops: float = 0.0
+    fp32_flops: float | None = None
+    #: the pooled share of the FP32 peak those scans reach (scan_fit; None: no scan time)
+    scan_efficiency: float | None = None
 
     @property
     def hop_seconds(self) -> float:
@@ -147,7 +154,18 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         gpu.tdp_watts,
         max(row.gpu_count - 1, 0),
         moe_layers=sum(1 for flag in model.arch.moe_layers if flag) if model.arch.is_moe else 0,
+        scan_flops=scan_flops_per_token(model.arch),
+        fp32_flops=gpu.fp32_tflops * 1e12 if gpu.fp32_tflops else None,
     )
+
+
+def gemm_rate(p: Point) -> float:
+    """The row's prompt FLOP/s in its GEMMs: measured seconds per token less a hybrid's recurrent-scan time
+    (at the pooled scan share), never below a tenth of the measured time, × its FLOPs per token."""
+    seconds = 1 / p.row.value
+    if p.scan_flops and p.fp32_flops and p.scan_efficiency:
+        seconds = max(seconds - p.scan_flops / (p.fp32_flops * p.scan_efficiency), 0.1 * seconds)
+    return p.flops_per_token / seconds
 
 
 def decode_seconds(p: Point, eff: float, tau: float, moe_us: float = 0.0) -> float:
@@ -272,6 +290,14 @@ def main() -> None:
         for key, points in decode.items()
     }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
+    # a hybrid's recurrent scans, against the catalog's class factors (scan_fit): the prompt rows' GEMM time is
+    # what is left of them (gemm_rate)
+    scan: ScanFit | None = fit_scan(rows, catalog, estimate)
+    if scan is not None:
+        prefill = {
+            key: [replace(p, scan_efficiency=scan.efficiency) for p in points]
+            for key, points in prefill.items()
+        }
     #: each class × backend's decode factors, for a class that borrows its neighbour's on the same backend
     fitted: dict[tuple[str, str], tuple[float, float]] = {}
     #: every fitted class × backend row as printed, for a class that borrows its vendor's backend row
@@ -359,6 +385,8 @@ def main() -> None:
         slow_bf16 = bf16.get(key[1])
         if slow_bf16 is not None:
             urls = sorted(set(urls) | set(slow_bf16.urls))
+        if scan is not None and key[1] != "cpu":
+            urls = sorted(set(urls) | set(scan.urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
@@ -384,6 +412,8 @@ def main() -> None:
                 )
             if prefill_fit.tflops_per_watt is not None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
+        if scan is not None and key[1] != "cpu":
+            factor_lines.append(f"prefill_scan_efficiency = {scan.efficiency:.3f}")
         if with_nodp4a:
             factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
         if slow_bf16 is not None:
@@ -396,6 +426,7 @@ def main() -> None:
             + (f", prefill{prefill_from}: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + (f"; cost per mixture-of-experts layer {moe_fits[key][1]}" if key in moe_fits else "")
+            + (f"; {scan.said}" if scan is not None and key[1] != "cpu" else "")
             + (f"; {nodp4a.said}" if with_nodp4a else "")
             + (f"; {slow_bf16.said}" if slow_bf16 is not None else "")
             + '"'
@@ -668,7 +699,7 @@ def fit_prefill(
     for key, points in prefill.items():
         eff = decode_eff.get(key, 0.8)
         kept = [
-            (p, p.row.value * p.flops_per_token)
+            (p, gemm_rate(p))
             for p in points
             if p.peak_flops and not at_memory_floor(p, eff) and not (p.moe and p.unquantized)
         ]
@@ -767,7 +798,7 @@ def fit_prefill(
     float_moe: dict[str, tuple[float, int, list[str]]] = {}
     for b in {kb for _c, kb in prefill}:
         found = [
-            (p.row.value * p.flops_per_token / p.peak_flops / eff[key], p.row.format.upper())
+            (gemm_rate(p) / p.peak_flops / eff[key], p.row.format.upper())
             for key, points in prefill.items()
             if key[1] == b and key in eff
             for p in points
@@ -942,7 +973,10 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # the factor per class against its dense rows, the exponent pooled within classes); with F16/BF16 experts,
 # prefill_float_moe_factor alone (per backend). Vulkan decodes BF16 experts through that tiled GEMM
 # (speed.TILED_EXPERT_DECODE), at that rate. Offloaded weights add their PCIe copy per micro-batch to the
-# compute time.
+# compute time. A hybrid's Gated DeltaNet / Mamba-2 layers add their recurrent scans, run token by token in
+# FP32 (speed/recurrent_scan.py): their FLOPs at prefill_scan_efficiency × the FP32 peak, one share pooled over
+# every GPU class and backend (benchmarks/scan_fit.py; the prompt rows of hybrids are fitted above on what is
+# left of their time).
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 # The CPU × "ktransformers" row: ktransformers' own CPU kernels for the routed experts it keeps in RAM
