@@ -34,6 +34,7 @@ from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
+from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
@@ -65,7 +66,7 @@ class Point:
     bytes_per_token: float
     #: peak bandwidth, bytes/s (GPU) or host bandwidth (CPU)
     bandwidth: float
-    layers: int
+    layers: float
     #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
     flops_per_token: float
     peak_flops: float | None
@@ -141,7 +142,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         row.backend,
         read,
         gpu.bandwidth_gbs * 1e9,
-        len(per_layer),
+        # as transformer layers for the fixed cost (speed/fixed.py block_layers: a single-mixer block is half)
+        block_layers(model.arch.layer_mixers, 0, len(per_layer)),
         flops,
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),
