@@ -142,3 +142,18 @@ def test_the_catalog_refuses_a_scan_share_above_the_peak(catalog: Catalog) -> No
     factor = next(f for f in catalog.speed_factors if f.id == "amd-consumer-rocm")
     assert _check_format("speed_factor", replace(factor, prefill_scan_efficiency=1.5))
     assert not _check_format("speed_factor", factor)
+
+
+def test_the_overview_grid_counts_nemotron_h_blocks_as_half_layers(catalog: Catalog) -> None:
+    from rigcheck.core.estimate.solvers import grid
+
+    hybrid = catalog_model(catalog, "nemotron-3-nano-30b-a3b")
+    full = replace(hybrid, arch=replace(hybrid.arch, layer_mixers=()))
+    spec = catalog.gpu(R9700)
+    assert spec is not None
+    (cell,) = grid([hybrid], ["q4_k_m"], [spec], catalog)
+    (as_full,) = grid([full], ["q4_k_m"], [spec], catalog)
+    assert cell.verdict == "fits" and cell.decode_tokens_per_s and as_full.decode_tokens_per_s
+    factor = next(f for f in catalog.speed_factors if f.id == "amd-consumer-rocm")
+    saved = 1 / as_full.decode_tokens_per_s - 1 / cell.decode_tokens_per_s
+    assert saved == pytest.approx(26 * factor.per_layer_us * 1e-6)
