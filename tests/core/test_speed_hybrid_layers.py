@@ -5,6 +5,7 @@ per-layer decode cost of blocks that hold a single mixer (speed/fixed.py block_l
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +158,15 @@ def test_the_overview_grid_counts_nemotron_h_blocks_as_half_layers(catalog: Cata
     factor = next(f for f in catalog.speed_factors if f.id == "amd-consumer-rocm")
     saved = 1 / as_full.decode_tokens_per_s - 1 / cell.decode_tokens_per_s
     assert saved == pytest.approx(26 * factor.per_layer_us * 1e-6)
+
+
+def test_a_gguf_file_tells_single_mixer_blocks_by_their_tensors(tmp_path: Path, catalog: Catalog) -> None:
+    from fakes.gguf_files import write_gguf
+    from rigcheck.core.models.files import read_gguf
+
+    path = tmp_path / "nas.gguf"
+    write_gguf(path, layers=3, kv_heads=[2, 0, 4])  # the middle block has no attention tensors: an MLP alone
+    assert read_gguf(path, catalog=catalog).arch.layer_mixers == (2, 1, 2)
+    plain = tmp_path / "plain.gguf"
+    write_gguf(plain, layers=3)
+    assert read_gguf(plain, catalog=catalog).arch.layer_mixers == ()
