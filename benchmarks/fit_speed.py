@@ -35,9 +35,12 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
 from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
+from rigcheck.core.estimate.speed.fixed import block_layers
+from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
+from scan_fit import ScanFit, fit_scan
 
 GIB = 1024**3
 #: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
@@ -64,7 +67,7 @@ class Point:
     bytes_per_token: float
     #: peak bandwidth, bytes/s (GPU) or host bandwidth (CPU)
     bandwidth: float
-    layers: int
+    layers: float
     #: 2 × active parameters, and the compute peak in FLOP/s (None when unpublished)
     flops_per_token: float
     peak_flops: float | None
@@ -83,6 +86,11 @@ class Point:
     #: prompt GEMMs on the matrix engines through Vulkan cooperative matrices where the catalog peak is the
     #: shader-core rate (Intel Xe2 and later on a build that enables them: speed/coopmat.py)
     coopmat: bool = False
+    #: a hybrid's recurrent-scan FP32 FLOPs per prompt token (speed/recurrent_scan.py) and the GPU's FP32 peak
+    scan_flops: float = 0.0
+    fp32_flops: float | None = None
+    #: the pooled share of the FP32 peak those scans reach (scan_fit; None: no scan time)
+    scan_efficiency: float | None = None
 
     @property
     def hop_seconds(self) -> float:
@@ -138,7 +146,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         row.backend,
         read,
         gpu.bandwidth_gbs * 1e9,
-        len(per_layer),
+        # as transformer layers for the fixed cost (speed/fixed.py block_layers: a single-mixer block is half)
+        block_layers(model.arch.layer_mixers, 0, len(per_layer)),
         flops,
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),
@@ -154,6 +163,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         # GGML_VK_DISABLE_COOPMAT in the build column: a run with cooperative matrices turned off
         coopmat=vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build))  # type: ignore[arg-type]
         and "GGML_VK_DISABLE_COOPMAT" not in row.build,
+        scan_flops=scan_flops_per_token(model.arch),
+        fp32_flops=gpu.fp32_tflops * 1e12 if gpu.fp32_tflops else None,
     )
 
 
@@ -162,6 +173,15 @@ def llama_cpp_build(text: str) -> int | None:
     None where it names none (then the row is taken to be on a current build)."""
     found = re.search(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b", text or "")
     return int(found.group(1) or found.group(2)) if found else None
+
+
+def gemm_rate(p: Point) -> float:
+    """The row's prompt FLOP/s in its GEMMs: measured seconds per token less a hybrid's recurrent-scan time
+    (at the pooled scan share), never below a tenth of the measured time, × its FLOPs per token."""
+    seconds = 1 / p.row.value
+    if p.scan_flops and p.fp32_flops and p.scan_efficiency:
+        seconds = max(seconds - p.scan_flops / (p.fp32_flops * p.scan_efficiency), 0.1 * seconds)
+    return p.flops_per_token / seconds
 
 
 def decode_seconds(p: Point, eff: float, tau: float, moe_us: float = 0.0) -> float:
@@ -286,6 +306,14 @@ def main() -> None:
         for key, points in decode.items()
     }
     cpu_efficiency = fit_cpu(rows, catalog, decode.get((speed.CPU_CLASS, "cpu"), []))
+    # a hybrid's recurrent scans, against the catalog's class factors (scan_fit): the prompt rows' GEMM time is
+    # what is left of them (gemm_rate)
+    scan: ScanFit | None = fit_scan(rows, catalog, estimate)
+    if scan is not None:
+        prefill = {
+            key: [replace(p, scan_efficiency=scan.efficiency) for p in points]
+            for key, points in prefill.items()
+        }
     #: each class × backend's decode factors, for a class that borrows its neighbour's on the same backend
     fitted: dict[tuple[str, str], tuple[float, float]] = {}
     #: every fitted class × backend row as printed, for a class that borrows its vendor's backend row
@@ -373,6 +401,8 @@ def main() -> None:
         slow_bf16 = bf16.get(key[1])
         if slow_bf16 is not None:
             urls = sorted(set(urls) | set(slow_bf16.urls))
+        if scan is not None and key[1] != "cpu":
+            urls = sorted(set(urls) | set(scan.urls))
         print("[[speed_factor]]")
         print(f'id = "{key[0]}-{key[1]}"')
         print(f'hw_class = "{key[0]}"')
@@ -400,6 +430,8 @@ def main() -> None:
                 factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
             if prefill_fit.coopmat_factor != 1.0:
                 factor_lines.append(f"prefill_coopmat_factor = {min(prefill_fit.coopmat_factor, 16.0):.2f}")
+        if scan is not None and key[1] != "cpu":
+            factor_lines.append(f"prefill_scan_efficiency = {scan.efficiency:.3f}")
         if with_nodp4a:
             factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
         if slow_bf16 is not None:
@@ -412,6 +444,7 @@ def main() -> None:
             + (f", prefill{prefill_from}: {prefill_fit.said}" if prefill_fit is not None else "")
             + (f"; per further GPU: {hop_fits[key].said}" if key in hop_fits and hop_fits[key].us else "")
             + (f"; cost per mixture-of-experts layer {moe_fits[key][1]}" if key in moe_fits else "")
+            + (f"; {scan.said}" if scan is not None and key[1] != "cpu" else "")
             + (f"; {nodp4a.said}" if with_nodp4a else "")
             + (f"; {slow_bf16.said}" if slow_bf16 is not None else "")
             + '"'
@@ -692,7 +725,7 @@ def fit_prefill(
     for key, points in prefill.items():
         eff = decode_eff.get(key, 0.8)
         kept = [
-            (p, p.row.value * p.flops_per_token)
+            (p, gemm_rate(p))
             for p in points
             if p.peak_flops and not at_memory_floor(p, eff) and not (p.moe and p.unquantized)
         ]
@@ -818,7 +851,7 @@ def fit_prefill(
     float_moe: dict[str, tuple[float, int, list[str]]] = {}
     for b in {kb for _c, kb in prefill}:
         found = [
-            (p.row.value * p.flops_per_token / p.peak_flops / eff[key] / coop(key, p), p.row.format.upper())
+            (gemm_rate(p) / p.peak_flops / eff[key] / coop(key, p), p.row.format.upper())
             for key, points in prefill.items()
             if key[1] == b and key in eff
             for p in points
@@ -1005,7 +1038,10 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # the factor per class against its dense rows, the exponent pooled within classes); with F16/BF16 experts,
 # prefill_float_moe_factor alone (per backend). Vulkan decodes BF16 experts through that tiled GEMM
 # (speed.TILED_EXPERT_DECODE), at that rate. Offloaded weights add their PCIe copy per micro-batch to the
-# compute time.
+# compute time. A hybrid's Gated DeltaNet / Mamba-2 layers add their recurrent scans, run token by token in
+# FP32 (speed/recurrent_scan.py): their FLOPs at prefill_scan_efficiency × the FP32 peak, one share pooled over
+# every GPU class and backend (benchmarks/scan_fit.py; the prompt rows of hybrids are fitted above on what is
+# left of their time).
 # The CPU class: decode relative to the host's peak bandwidth (catalog/cpu_platforms.toml or a measurement);
 # prefill relative to cores × max clock × FP32 FLOPs per cycle by ISA (speed.cpu_compute), from CPU-only rows.
 # The CPU × "ktransformers" row: ktransformers' own CPU kernels for the routed experts it keeps in RAM

@@ -182,3 +182,21 @@ def test_the_build_column_names_the_llama_cpp_build() -> None:
     assert fit_speed.llama_cpp_build("b8840-12-gec6f7a6a5 (2026-04-21)") == 8840
     assert fit_speed.llama_cpp_build("74d6248f7 (9039); SYCL toolbox") == 9039
     assert fit_speed.llama_cpp_build("not stated (snapshot May 2024)") is None
+
+
+def test_a_hybrids_scan_time_is_taken_off_before_its_gemm_share_is_fitted() -> None:
+    """Rows whose time is GEMMs at 40% of the peak plus a recurrent scan: with the scan's share known, the
+    fitted efficiency is the GEMMs' 40%, not the slower share the whole time would give."""
+    scan_flops, fp32, share = 2e8, 40e12, 0.03
+    scan_s = scan_flops / (fp32 * share)
+    points = []
+    for g, peak, _w in CARDS:
+        gemm_s = FLOPS / (peak * 1e12 * 0.4)
+        p = point(g, peak, 1000, FLOPS / (gemm_s + scan_s) / 1e12)
+        points.append(dataclasses.replace(p, scan_flops=scan_flops, fp32_flops=fp32, scan_efficiency=share))
+    assert fit_speed.gemm_rate(points[0]) == pytest.approx(CARDS[0][1] * 1e12 * 0.4)
+    found = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): points}, {}, power="none")
+    assert found[("nvidia-consumer", "cuda")].efficiency == pytest.approx(0.4)
+    bare = [dataclasses.replace(p, scan_efficiency=None) for p in points]
+    slower = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): bare}, {}, power="none")
+    assert slower[("nvidia-consumer", "cuda")].efficiency < 0.39

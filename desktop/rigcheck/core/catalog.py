@@ -533,6 +533,10 @@ class SpeedFactor:
     #: BF16 weights read at this × the class's decode bandwidth efficiency: a backend whose BF16 mat-vec is
     #: another, slower kernel (speed.bf16_decode; 1: as quantized weights)
     decode_bf16_factor: float = 1.0
+    #: the share of the GPU's FP32 peak llama.cpp's recurrent scans of a hybrid's Gated DeltaNet / Mamba-2
+    #: layers reach in a prompt (core/estimate/speed/recurrent_scan.py), pooled over every class and backend
+    #: (None: not fitted; no scan time is added)
+    prefill_scan_efficiency: float | None = None
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words
@@ -993,6 +997,9 @@ def _check_format(kind: str, record: Any) -> str | None:
             return (
                 f"decode_nodp4a_efficiency: {nodp4a!r} is not a share of the FP32 peak (above 0, at most 1)"
             )
+        scan = record.prefill_scan_efficiency
+        if scan is not None and not 0.0 < scan <= 1.0:
+            return f"prefill_scan_efficiency: {scan!r} is not a share of the FP32 peak (above 0, at most 1)"
         watt = record.prefill_tflops_per_watt
         if watt is not None and not 0.0 < watt <= 10.0:
             return f"prefill_tflops_per_watt: {watt!r} is not between 0 and 10 TFLOPS per watt"

@@ -17,6 +17,7 @@ from rigcheck.core.estimate.memory import GIB, Request, estimate_memory
 from rigcheck.core.estimate.mlx import MLX_FORMATS
 from rigcheck.core.estimate.placement.budget import gpu_margin, host_reserve
 from rigcheck.core.estimate.placement.inference import layer_kv, runtime_bytes
+from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.reads import active_bytes
 from rigcheck.core.estimate.verdict import Verdict
 from rigcheck.core.machine import Machine
@@ -169,8 +170,12 @@ def grid(
                 if verdict != "does_not_fit" and spec.bandwidth_gbs and factor is not None:
                     on_gpu = (read_prefix[layers - 1] + head) if layers else 0
                     seconds = on_gpu / (spec.bandwidth_gbs * 1e9 * factor.decode_bandwidth_efficiency)
-                    seconds += layers * factor.per_layer_us * 1e-6
-                    seconds += (read_total - on_gpu) / host_rate + (n_layers - layers) * cpu_layer_s
+                    # fixed costs per transformer layer (a single-mixer block is half: speed/fixed.py)
+                    mixers = model.arch.layer_mixers
+                    seconds += block_layers(mixers, 0, layers) * factor.per_layer_us * 1e-6
+                    seconds += (read_total - on_gpu) / host_rate + block_layers(
+                        mixers, layers, n_layers
+                    ) * cpu_layer_s
                     tokens = slowdown / seconds if seconds > 0 else None
                 cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, tokens))
     return cells

@@ -83,6 +83,10 @@ class ArchConfig:
     #: per layer, cached elements per token where layers differ (Gemma 4's global layers, a sparse-
     #: attention indexer's keys, layers that reuse another layer's KV: 0); empty: the uniform rule
     layer_kv_elements: tuple[int, ...] = ()
+    #: per layer, how many of a transformer layer's two sub-blocks (token mixer, MLP) it holds, where a
+    #: layer holds one (Nemotron-H: each block is a norm and one mixer, Mamba-2, attention or an MLP);
+    #: empty: both in every layer
+    layer_mixers: tuple[int, ...] = ()
     # -- mixture of experts ----------------------------------------------------------------------
     #: routed experts per MoE layer (None for dense models)
     num_experts: int | None = None

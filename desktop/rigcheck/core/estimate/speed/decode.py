@@ -14,7 +14,7 @@ from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.bf16_decode import bf16_read_factor
 from rigcheck.core.estimate.speed.dp4a import emulated_dot_seconds
 from rigcheck.core.estimate.speed.experts import tiled_expert_seconds
-from rigcheck.core.estimate.speed.fixed import fixed_seconds, moe_layers_between
+from rigcheck.core.estimate.speed.fixed import block_layers, fixed_seconds, moe_layers_between
 from rigcheck.core.estimate.speed.multigpu import (
     ALLREDUCE_SOURCES,
     ALLREDUCES_PER_LAYER,
@@ -53,6 +53,18 @@ def gpu_decode_seconds(
     moe_on_gpus = (
         moe_layers_between(est.model.arch.moe_layers, 0, n_gpu_layers) if est.model.arch.is_moe else 0
     )
+    # the GPU layers as transformer layers for their fixed cost (a single-mixer block is half of one)
+    mixers = est.model.arch.layer_mixers
+    blocks_on_gpus = block_layers(mixers, 0, n_gpu_layers)
+    if mixers and n_gpu_layers:
+        explanation.append(
+            say(
+                "its {blocks} blocks each hold one mixer (Mamba-2, attention or an MLP), not attention and "
+                "an MLP: for the fixed per-layer cost they count as {layers} transformer layers",
+                blocks=n_gpu_layers,
+                layers=Sig(blocks_on_gpus, 4),
+            )
+        )
     for position, i in enumerate(used):
         bw = gpu_bandwidth(specs[i])
         factor = gpu_factors[i]
@@ -65,10 +77,12 @@ def gpu_decode_seconds(
             return Speed(explanation_said=(say(template, index=i, name=gpus[i].name),))
         if placement.split == "tensor":
             share, layers_here, moe_here = 1 / len(used), n_gpu_layers, moe_on_gpus
+            fixed_layers = blocks_on_gpus
         else:
             share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
             layers_here = round(n_gpu_layers * share)
             moe_here = round(moe_on_gpus * share)
+            fixed_layers = blocks_on_gpus * layers_here / max(n_gpu_layers, 1)
         read = gpu_read * share
         memory_s = read / (bw * 1e9 * factor.decode_bandwidth_efficiency)
         slow_bf16 = bf16_read_factor(factor, est.quant.id if est.quant else None)
@@ -97,7 +111,7 @@ def gpu_decode_seconds(
             compute_s = emulated[0]
             explanation.append(say("GPU {index}: {why}", index=i, why=emulated[1]))
         fixed_s = fixed_seconds(
-            layers_here, factor, hand_off=position > 0 and placement.split != "tensor", moe_layers=moe_here
+            fixed_layers, factor, hand_off=position > 0 and placement.split != "tensor", moe_layers=moe_here
         )
         device_s = max(memory_s, compute_s) + fixed_s
         if compute_s > memory_s or tiled_bound:
@@ -112,7 +126,7 @@ def gpu_decode_seconds(
             efficiency=Percent(factor.decode_bandwidth_efficiency),
             hw_class=factor.hw_class,
             backend=factor.backend,
-            layers=layers_here,
+            layers=Sig(fixed_layers, 4) if mixers else layers_here,
             per_layer=Sig(factor.per_layer_us, 6),
         )
         if factor.moe_layer_us and moe_here:

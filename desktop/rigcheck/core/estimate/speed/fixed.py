@@ -17,6 +17,11 @@ so a mixture-of-experts layer pays ``moe_layer_us`` on top of ``per_layer_us``. 
 routing into one kernel (CUDA's topk-moe fusion, ggml/src/ggml-cuda/topk-moe.cu) and replay whole graphs
 (CUDA graphs) pay little; the figure is fitted per hardware class × backend with the other two
 (benchmarks/fit_speed.py), 0 where the rows show none.
+
+``per_layer_us`` is a transformer layer's: two norms, a token mixer and an MLP, each with its residual add. A
+stack whose blocks hold one of those each (Nemotron-H: a norm and one Mamba-2, attention or MLP mixer,
+transformers models/nemotron_h/modeling_nemotron_h.py NemotronHBlock) runs about half a layer's kernels a
+block, so its blocks count as half a layer each (ArchConfig.layer_mixers, block_layers).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from __future__ import annotations
 from rigcheck.core.catalog import SpeedFactor
 
 
-def fixed_seconds(layers: int, factor: SpeedFactor, *, hand_off: bool = False, moe_layers: int = 0) -> float:
+def fixed_seconds(
+    layers: float, factor: SpeedFactor, *, hand_off: bool = False, moe_layers: int = 0
+) -> float:
     """Seconds per token a GPU spends on ``layers`` layers' fixed costs, ``moe_layers`` of them with a
     mixture-of-experts MLP, plus its per-GPU cost when the token is handed to it from another GPU (a further
     GPU of a layer split, as catalog/speed.toml says)."""
@@ -33,6 +40,14 @@ def fixed_seconds(layers: int, factor: SpeedFactor, *, hand_off: bool = False, m
         + moe_layers * factor.moe_layer_us
         + (factor.per_gpu_us if hand_off else 0.0)
     ) * 1e-6
+
+
+def block_layers(layer_mixers: tuple[int, ...], start: int, stop: int) -> float:
+    """Layers ``start`` to ``stop`` - 1 as transformer layers for their fixed cost: each holds 2 sub-blocks
+    (token mixer, MLP) unless ``layer_mixers`` says it holds fewer (empty: every layer holds both)."""
+    if not layer_mixers:
+        return float(max(stop - start, 0))
+    return sum(layer_mixers[start:stop]) / 2
 
 
 def moe_layers_between(moe_layers: tuple[bool, ...], start: int, stop: int) -> int:

@@ -16,6 +16,8 @@ from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
+from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
+from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_seconds_per_token
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
@@ -284,6 +286,7 @@ def gpu_prefill(
             est, arch, head, placement.gpu_layers, placement.cpu_expert_layers
         )
         seconds_per_token: list[float] = []
+        scan_us: list[float] = []
         memory_bound = False
         for i, rate in zip(used, rates, strict=True):
             if placement.split == "tensor":
@@ -291,10 +294,20 @@ def gpu_prefill(
             else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
                 share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
             compute_s = flops * share / (rate * speedup)
+            factor = gpu_factors[i]
+            # a hybrid's recurrent layers: their token-by-token scans on the vector ALUs, after the GEMMs
+            spec_i = specs[i]
+            scan_s = scan_seconds_per_token(
+                arch,
+                spec_i.fp32_tflops if spec_i is not None else None,
+                factor.prefill_scan_efficiency if factor is not None else None,
+            )
+            if scan_s:
+                compute_s += scan_s * share / speedup
+                scan_us.append(scan_s * share * 1e6)
             # Each micro-batch streams the GPU's weights once (every routed expert the batch touches):
             # a floor that binds for MoE models, whose total weights far exceed the active ones.
             bw = gpu_bandwidth(specs[i])
-            factor = gpu_factors[i]
             memory_s = 0.0
             if bw and factor is not None:
                 memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
@@ -318,6 +331,24 @@ def gpu_prefill(
         # the kernel paths that set the share of the peak, in brackets after it
         kernels = Joined("", (effective, " (", Joined("; ", tuple(paths)), ")"))
         explanation.append(kernels if paths else effective)
+        if scan_us:
+            explanation.append(
+                say(
+                    "prefill: the recurrent scans of its {layers} Gated DeltaNet / Mamba-2 layers add "
+                    "{us} µs per token (llama.cpp runs them token by token in FP32 on the vector ALUs, at "
+                    "{share} of the FP32 peak: {source})",
+                    layers=recurrent_layers(arch),
+                    us=Num(sum(scan_us), 1),
+                    share=Percent(
+                        next(
+                            f.prefill_scan_efficiency
+                            for f in (gpu_factors[i] for i in used)
+                            if f is not None and f.prefill_scan_efficiency
+                        )
+                    ),
+                    source=SCAN_SOURCE,
+                )
+            )
         for why, indices in power_bound.items():
             explanation.append(
                 say(

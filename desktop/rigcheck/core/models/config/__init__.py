@@ -42,6 +42,7 @@ from rigcheck.core.models.config.shared import (
     MAX_SIZE,
     Kinds,
     QkNorm,
+    _Body,
     _Dims,
     _Keys,
     _Moe,
@@ -137,6 +138,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         linear_state_elements=body.linear_state,
         linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
+        layer_mixers=_layer_mixers(body),
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,
         moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),
@@ -279,6 +281,14 @@ def _dims(k: _Keys, family: _Family) -> _Dims:
         k.assume("head_dim")
         head_dim = hidden // heads
     return _Dims(hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim, vocab=vocab)
+
+
+def _layer_mixers(body: _Body) -> tuple[int, ...]:
+    """Per layer, its sub-blocks with parameters (token mixer, MLP), where some layer lacks one; else ()."""
+    counts = tuple(
+        int(mixer > 0) + int(_total(mlp) > 0) for mixer, mlp in zip(body.mixers, body.mlps, strict=True)
+    )
+    return counts if any(c < 2 for c in counts) else ()
 
 
 def _layer_kinds(k: _Keys, family: _Family, layers: int) -> Kinds:

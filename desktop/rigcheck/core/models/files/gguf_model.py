@@ -221,6 +221,7 @@ def _gguf_model(parts: Sequence[Path], headers: Sequence[_Header], catalog: Cata
         num_experts=n_experts if counts.moe_layers else None,
         experts_per_token=per_token if counts.moe_layers else None,
         moe_layers=tuple(counts.moe_layers_flags[:decoder]),
+        layer_mixers=counts.layer_mixers[:decoder],
         embed_params=counts.embed,
         head_params=counts.head,
         layer_params=tuple(counts.layer_params[:decoder]),
@@ -271,10 +272,37 @@ class _Counts:
     in_layers: bool = False
     experts_in_tensors: int = 0
     bytes_by_format: dict[str, int] = field(default_factory=dict)
+    #: per layer: whether it has token-mixer tensors (attention, SSM, ...) and MLP tensors (_sub_block)
+    has_mixer: list[bool] = field(default_factory=list)
+    has_ffn: list[bool] = field(default_factory=list)
+
+    @property
+    def layer_mixers(self) -> tuple[int, ...]:
+        """ArchConfig.layer_mixers: per layer, its sub-blocks, where the file has both kinds of tensor and
+        some layer lacks one (a Nemotron-H block is one mixer); else () (both in every layer)."""
+        if not (any(self.has_mixer) and any(self.has_ffn)):
+            return ()  # tensor names this rule does not know (RWKV's channel mix...): assume both
+        counts = tuple(int(m) + int(f) for m, f in zip(self.has_mixer, self.has_ffn, strict=True))
+        return counts if any(c < 2 for c in counts) else ()
 
     @property
     def moe_layers(self) -> bool:
         return any(self.moe_layers_flags)
+
+
+#: llama.cpp tensor names (after ``blk.N.``) of a block's token mixer and of its MLP; norms are neither
+_MIXER_PREFIXES = ("attn_", "ssm_", "time_mix", "shortconv")
+_FFN_PREFIXES = ("ffn_", "channel_mix")
+
+
+def _sub_block(name: str) -> str | None:
+    """ "mixer", "ffn" or None for a layer tensor's name after ``blk.N.``."""
+    stem = name.split(".", 1)[0]
+    if "norm" in stem:
+        return None
+    if stem.startswith(_MIXER_PREFIXES):
+        return "mixer"
+    return "ffn" if stem.startswith(_FFN_PREFIXES) else None
 
 
 def _count_tensors(tensors: Iterable[_Tensor], layers: int, source: str) -> _Counts:
@@ -284,6 +312,8 @@ def _count_tensors(tensors: Iterable[_Tensor], layers: int, source: str) -> _Cou
         per_expert=[0] * layers,
         layer_bytes=[0] * layers,
         moe_layers_flags=[False] * layers,
+        has_mixer=[False] * layers,
+        has_ffn=[False] * layers,
     )
     by_format = counts.bytes_by_format
     for tensor in tensors:
@@ -294,6 +324,11 @@ def _count_tensors(tensors: Iterable[_Tensor], layers: int, source: str) -> _Cou
             counts.in_layers = True
             counts.layer_params[layer] += tensor.n_elements
             counts.layer_bytes[layer] += tensor.n_bytes
+            part = _sub_block(tensor.name[match.end() :]) if match else None
+            if part == "mixer":
+                counts.has_mixer[layer] = True
+            elif part == "ffn":
+                counts.has_ffn[layer] = True
             if "_exps." in tensor.name and len(tensor.dims) >= 2:
                 # routed experts are stacked on the last dimension: [.., n_expert]
                 n_expert = tensor.dims[-1]
