@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 import rigcheck
 from rigcheck.core.machine import load_machine
-from rigcheck.gui import i18n
+from rigcheck.gui import i18n, paint_yield
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.state import AppState
 from rigcheck.gui.workers import report_exception, submit
@@ -129,6 +129,7 @@ def create_window(
     i18n.set_language(i18n.system_language() if chosen == "system" else chosen)
     state = AppState(catalog, settings)
     window = MainWindow(state, probe, debug=debug)
+    paint_yield.install(window)  # pool work waits at its next step while the window paints
     window.after_first_frame(_set_app_icon)
     if snapshot is not None:
         state.set_machine(snapshot, f"{i18n.tr('Snapshot')} {snapshot_name}", False)

@@ -18,6 +18,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from rigcheck.core.steps import Cancelled, Steps
+from rigcheck.gui.paint_yield import step_aside
 
 
 class _Signals(QObject):
@@ -198,7 +199,13 @@ class Task(QRunnable):
 
     def run(self) -> None:
         self.thread_id = threading.get_ident()
-        steps = Steps(self.signals.progressed.emit, self._stop.is_set, every_s=self.progress_every_s)
+        stop = self._stop
+
+        def cancelled() -> bool:  # asked between two steps: a paint of the window goes first
+            step_aside()
+            return stop.is_set()
+
+        steps = Steps(self.signals.progressed.emit, cancelled, every_s=self.progress_every_s)
         try:
             with collector_held():
                 result = self._fn(steps)
