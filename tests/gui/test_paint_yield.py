@@ -72,3 +72,19 @@ def test_a_pool_task_takes_its_steps_only_between_paints(qtbot: QtBot) -> None:
         paint_yield._painted.set()
     qtbot.waitUntil(lambda: done == [5], timeout=5000)
     assert seen == [False] * 5
+
+
+def test_the_overview_cards_wait_for_a_paint_between_two_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """recommend_cards (pool work with no Steps) steps aside before each model's recommendation."""
+    from rigcheck.gui import fitview
+
+    asked: list[int] = []
+    monkeypatch.setattr(fitview, "step_aside", lambda: asked.append(1))
+    monkeypatch.setattr(fitview, "from_catalog", lambda spec: spec)
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise fitview.InputError("model", "not runnable")  # the card is skipped, as an unreadable model is
+
+    monkeypatch.setattr(fitview, "recommend", refused)
+    assert fitview.recommend_cards([object(), object(), object()], None, None, live=False) == ()  # type: ignore[list-item, arg-type]
+    assert len(asked) == 3

@@ -18,6 +18,7 @@ from rigcheck.core.estimate.recommend import Recommendation, Where, recommend, w
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.verdict_words import COLOURS, TIERS, placement_words, speed_text, verdict_where
+from rigcheck.gui.paint_yield import step_aside
 
 #: tier (rigcheck.core.verdict_words) -> the words in a narrow table column (the Models page)
 SHORT_WORDS: dict[str | None, str] = {
@@ -138,6 +139,7 @@ def recommend_cards(
     gives it, with what the card needs to open Fit on the same answer. Runs on a worker thread."""
     answers = []
     for spec in specs:
+        step_aside()  # a paint of the window goes first (gui/paint_yield.py)
         try:
             rec = recommend(
                 from_catalog(spec), machine, "inference", catalog, live=live, request=Request(backend=backend)
