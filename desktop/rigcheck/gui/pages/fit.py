@@ -65,7 +65,12 @@ from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, tr
 from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
 from rigcheck.gui.pages.fit_ladder import FormatLadder
-from rigcheck.gui.pages.fit_training import gpu_count_box, refresh_box, with_training_gpus
+from rigcheck.gui.pages.fit_training import (
+    gpu_count_box,
+    refresh_box,
+    training_extras,
+    with_training_gpus,
+)
 from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
 from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.widgets import Card, esc, heading, muted, off_screen, scroll_page, subheading, tooltip
@@ -205,6 +210,7 @@ class FitPage(FormatLadder, QWidget):
             (tr("Framework"), self.framework),
             (tr("LoRA rank"), self.lora_rank),
             (tr("Checkpointing"), self.checkpointing),
+            *self.extras.rows(),
             (tr("Training GPUs"), self.training_gpus),
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
@@ -373,6 +379,7 @@ class FitPage(FormatLadder, QWidget):
             self.split.currentIndexChanged,
             self.gpu_layers.valueChanged,
             self.training_gpus.valueChanged,
+            *(widget.currentIndexChanged for widget in self.extras.widgets()),
         ):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
@@ -450,10 +457,12 @@ class FitPage(FormatLadder, QWidget):
         for widget in (self.framework, self.lora_rank, self.checkpointing, self.training_gpus):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
+        self.extras.enable(self.workload.currentData(), self.model)
         # only the settings that apply are shown: a training stack's for training, an engine's for
         # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
         for widget in (self.engine, self.kv, self.backend, self.split, self.gpu_layers, self.framework,
-                       self.lora_rank, self.checkpointing, self.training_gpus):  # fmt: skip
+                       self.lora_rank, self.checkpointing, self.training_gpus,
+                       *self.extras.widgets()):  # fmt: skip
             self.form.setRowVisible(widget, widget.isEnabled())
 
     def _engine_formats(self) -> None:
@@ -485,6 +494,9 @@ class FitPage(FormatLadder, QWidget):
             [("", tr("framework default"))] + [(m, m) for m in ("none", "selective", "full", "offloaded")],
         )
         self.training_gpus = gpu_count_box()  # rigcheck fit --gpus; the default the CLI's (fit_training)
+        self.extras = training_extras(
+            self._combo
+        )  # --optimizer, --precision, --lora-targets, --linear-kernels
 
     def _machine_changed(self, *_args: object) -> None:
         """A new machine: its choices and answers now if on screen, else when next shown (a fit, the
@@ -671,7 +683,7 @@ class FitPage(FormatLadder, QWidget):
             lora_rank=self.lora_rank.value() or None,
             checkpointing=self.checkpointing.currentData() or None,
         )
-        return with_training_gpus(asked, self.training_gpus.value(), self.state.machine)
+        return with_training_gpus(self.extras.apply(asked), self.training_gpus.value(), self.state.machine)
 
     def _gpu_layers(self) -> int | None:
         """llama.cpp -ngl N, or None for as many as fit."""
