@@ -218,7 +218,7 @@ def test_cache_is_used_and_equals_a_fresh_parse(tmp_path: Path, monkeypatch: pyt
     def must_not_parse(_files: object) -> None:
         raise AssertionError("the cache was not used")
 
-    monkeypatch.setattr(catalog_module, "_parse_shipped", must_not_parse)
+    monkeypatch.setattr("rigcheck.core.catalog.loading._parse_shipped", must_not_parse)
     cached = load_catalog(use_overlay=False)
     assert cached == first == fresh
     assert cached.gpus and cached.models
