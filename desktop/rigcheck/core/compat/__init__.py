@@ -11,7 +11,7 @@ evaluator per kind of rule:
 - ``_rocm``: an AMD GPU's gfx target against [[rocm_release]], with the unofficial [[gfx_override]]s;
 - ``_precision``: bf16/fp8/fp4 per GPU from [[arch]];
 - ``_rules``: every other framework's [[framework]] rules (CC, gfx, CUDA, driver, ROCm, torch, OS, Python,
-  CPU flags).
+  CPU flags), each requirement checked in ``_requirements``.
 
 Each answer is a frozen :class:`Finding` with status ``ok``, ``warn``, ``fail`` or ``unknown``; ``unknown``
 whenever the machine or the catalog lacks a fact a rule needs — never a guessed ``ok``.
