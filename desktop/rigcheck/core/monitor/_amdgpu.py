@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rigcheck.core.monitor._values import _float, _scaled
 from rigcheck.core.monitor.records import GpuSample
-from rigcheck.core.probe._common import Notes, ProbeContext, read_int, read_text
+from rigcheck.core.probe._common import Notes, ProbeContext, hwmon_folder, read_int, read_text
 
 _DPM_CURRENT = re.compile(r"^\s*\S+:\s*(\d+(?:\.\d+)?)\s*mhz\s*\*", re.IGNORECASE | re.MULTILINE)
 
@@ -58,7 +58,8 @@ class _AmdSource:
                 or f"AMD GPU {card.pci_id or ''}".strip()
             )
             label = f"{card.name} ({name})"
-            hwmon = _amd_hwmon(dev)
+            # the card's hwmon folder: the first with power or temperature readings
+            hwmon = hwmon_folder(dev, ("power1_average", "power1_input", "power1_cap", "temp1_input"))
             power = next(
                 (hwmon / f for f in ("power1_average", "power1_input") if hwmon and (hwmon / f).exists()),
                 None,
@@ -109,18 +110,6 @@ class _AmdSource:
                 card.noted.add(field)
                 notes.info(f"{card.label}: {what} not available (no readable {files})")
         return gpu
-
-
-def _amd_hwmon(device: Path) -> Path | None:
-    """The card's hwmon folder: the first with power or temperature readings."""
-    try:
-        folders = sorted((device / "hwmon").iterdir())
-    except OSError:
-        return None
-    wanted = ("power1_average", "power1_input", "power1_cap", "temp1_input")
-    return next(
-        (f for f in folders if any((f / w).exists() for w in wanted)), folders[0] if folders else None
-    )
 
 
 def _amd_fan(hwmon: Path, notes: Notes) -> float | None:
