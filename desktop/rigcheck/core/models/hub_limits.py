@@ -1,6 +1,7 @@
 """The bounds of a hub look-up (time, bytes, parallel requests) and the file names it asks for.
 
-Read as ``limits.NAME`` where they are used, so a test that sets one here reaches every request.
+The bounds are read as ``limits.NAME`` where they are used, so a test that sets one here reaches every
+request (setting it on ``hub`` would not).
 """
 
 from __future__ import annotations
