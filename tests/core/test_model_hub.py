@@ -35,8 +35,7 @@ from huggingface_hub import close_session, constants
 
 from fakes.gguf_files import write_gguf
 from rigcheck.core.errors import InputError
-from rigcheck.core.models import hub as hub_module
-from rigcheck.core.models import hub_gguf
+from rigcheck.core.models import hub_gguf, hub_limits
 from rigcheck.core.models.config import parse_config
 from rigcheck.core.models.files import read_gguf
 from rigcheck.core.models.hub import Cancelled, load_hub_model
@@ -1017,7 +1016,7 @@ def test_unreachable_hub(hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path
 
 
 def test_a_hub_that_does_not_answer_times_out(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hub_module, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(hub_limits, "TIMEOUT_S", 0.3)
     started = time.monotonic()
     message = input_error(lambda: load_hub_model("org/slow"))
     assert message == (
@@ -1053,7 +1052,7 @@ def cache_bytes(hub_home: Path) -> int:
 
 def test_a_dripping_server_meets_the_overall_deadline(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
     """A byte every 50 ms never trips the per-read timeout; the look-up's deadline stops it."""
-    monkeypatch.setattr(hub_module, "DEADLINE_S", 1.0)
+    monkeypatch.setattr(hub_limits, "DEADLINE_S", 1.0)
     started = time.monotonic()
     message = input_error(lambda: load_hub_model("evil/drip"))
     elapsed = time.monotonic() - started
@@ -1075,7 +1074,7 @@ def test_a_flood_without_a_length_is_cut_at_the_cap(
     hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server that lies in the HEAD and then streams without a length is cut at the cap."""
-    monkeypatch.setattr(hub_module, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(hub_limits, "MAX_RESPONSE_BYTES", 1024 * 1024)
     message = input_error(lambda: load_hub_model("evil/flood"))
     assert "sent more than the 1,048,576 bytes RigCheck reads in one reply (config.json)" in message, message
     assert cache_bytes(tmp_path / "hf") == 0  # the cut-off part is not left for the library to resume
@@ -1383,17 +1382,17 @@ def test_a_gzip_bomb_of_a_gguf_range_is_cut_at_the_cap(hub: FakeHub) -> None:
 def test_many_shards_share_one_cap_per_lookup(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
     """Twelve 600 kB headers under a 4 MiB look-up cap: each reply is under the per-reply cap, all of
     them together are not (60 shards of 20 MB were 1.5 GB, exit 0)."""
-    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", 4 * 1024 * 1024)
+    monkeypatch.setattr(hub_limits, "MAX_LOOKUP_BYTES", 4 * 1024 * 1024)
     message = input_error(lambda: load_hub_model("evil/many-shards"))
     assert "more than the 4,194,304 bytes RigCheck reads in one look-up" in message, message
 
 
 def test_many_gguf_parts_share_one_cap_per_lookup(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = [file.size for file in hub.repos["evil/many-parts-GGUF"].files.values()]
-    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", sum(sizes) - 1)
+    monkeypatch.setattr(hub_limits, "MAX_LOOKUP_BYTES", sum(sizes) - 1)
     message = input_error(lambda: load_hub_model("evil/many-parts-GGUF:UD-Q4_K_XL"))
     assert f"more than the {sum(sizes) - 1:,} bytes RigCheck reads in one look-up" in message, message
-    monkeypatch.setattr(hub_module, "MAX_LOOKUP_BYTES", sum(sizes) + 64 * 1024)  # + the file list
+    monkeypatch.setattr(hub_limits, "MAX_LOOKUP_BYTES", sum(sizes) + 64 * 1024)  # + the file list
     assert load_hub_model("evil/many-parts-GGUF:UD-Q4_K_XL").weights is not None
 
 

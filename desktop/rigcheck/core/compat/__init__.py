@@ -6,11 +6,12 @@ evaluator per kind of rule:
 - ``_cuda``: the NVIDIA driver against CUDA versions ([[cuda_release]], [[cuda_major]]) and a toolkit
   against a GPU's architecture ([[arch]] ``min_cuda``);
 - ``_torch``: the installed PyTorch build against each GPU ([[torch_variant]] cubins/PTX) and the driver,
-  and the wheel to install ([[torch_release]]);
+  and the wheel to install ([[torch_release]]); builds, wheels and kernel checks in ``_torch_builds``,
+  the recommendation in ``_torch_recommend``;
 - ``_rocm``: an AMD GPU's gfx target against [[rocm_release]], with the unofficial [[gfx_override]]s;
 - ``_precision``: bf16/fp8/fp4 per GPU from [[arch]];
 - ``_rules``: every other framework's [[framework]] rules (CC, gfx, CUDA, driver, ROCm, torch, OS, Python,
-  CPU flags).
+  CPU flags), each requirement checked in ``_requirements``.
 
 Each answer is a frozen :class:`Finding` with status ``ok``, ``warn``, ``fail`` or ``unknown``; ``unknown``
 whenever the machine or the catalog lacks a fact a rule needs — never a guessed ``ok``.

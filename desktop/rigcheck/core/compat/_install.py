@@ -14,19 +14,21 @@ from packaging.specifiers import SpecifierSet
 from rigcheck.core.catalog import TorchRelease
 from rigcheck.core.compat._base import Check, Facts, combine, minor
 from rigcheck.core.compat._cuda import driver_supports
-from rigcheck.core.compat._torch import (
+from rigcheck.core.compat._torch_builds import (
     INDEX,
     ON_PYTORCH_INDEX,
+    arch_check,
+    cuda_of_variant,
+    parse_build,
+    variant_entry,
+)
+from rigcheck.core.compat._torch_recommend import (
     _best,
     _cuda_candidates,
     _jetson_builds,
     _pin,
     _released,
-    arch_check,
-    cuda_of_variant,
-    parse_build,
     recommend,
-    variant_entry,
 )
 from rigcheck.core.i18n import tr
 

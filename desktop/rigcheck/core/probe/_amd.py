@@ -23,7 +23,15 @@ from pathlib import Path
 from types import ModuleType
 
 from rigcheck.core.machine import GPU, Drivers
-from rigcheck.core.probe._common import Notes, ProbeContext, VendorResult, pci_ids_name, read_int, read_text
+from rigcheck.core.probe._common import (
+    Notes,
+    ProbeContext,
+    VendorResult,
+    hwmon_folder,
+    pci_ids_name,
+    read_int,
+    read_text,
+)
 from rigcheck.core.probe._pci import DrmCard, drm_cards
 
 VENDOR_ID = "1002"
@@ -98,7 +106,7 @@ def _describe(
     unified = _is_apu(card, total, notes) if total is not None else None
     # An APU may also map system RAM (GTT) on top of its carve-out: the estimator counts both.
     gtt = read_int(dev / "mem_info_gtt_total", notes) if unified else None
-    hwmon = _hwmon(dev)
+    hwmon = hwmon_folder(dev, ("power1_cap",))  # the one with a power cap (amdgpu creates one)
     name = (
         smi_facts.get("name")
         or read_text(dev / "product_name", notes)
@@ -162,15 +170,6 @@ def _is_apu(card: DrmCard, vram_total: int, notes: Notes) -> bool:
         f"{gtt_total / GIB:.1f} GiB of system RAM (GTT)"
     )
     return True
-
-
-def _hwmon(device: Path) -> Path | None:
-    """The first ``hwmon/hwmonN`` folder with a power cap (amdgpu creates one)."""
-    try:
-        folders = sorted((device / "hwmon").iterdir())
-    except OSError:
-        return None
-    return next((f for f in folders if (f / "power1_cap").exists()), folders[0] if folders else None)
 
 
 def _watts(hwmon: Path | None, name: str, notes: Notes) -> float | None:

@@ -139,6 +139,17 @@ def read_int(path: Path, notes: Notes | None = None, base: int = 10) -> int | No
         return None
 
 
+def hwmon_folder(device: Path, wanted: Sequence[str], *, fallback: bool = True) -> Path | None:
+    """The device's first ``hwmon/hwmonN`` folder holding any of the ``wanted`` attribute files; else
+    its first hwmon folder (``fallback``) or None."""
+    try:
+        folders = sorted((device / "hwmon").iterdir())
+    except OSError:
+        return None
+    default = folders[0] if fallback and folders else None
+    return next((f for f in folders if any((f / w).exists() for w in wanted)), default)
+
+
 def pci_ids_name(ctx: ProbeContext, vendor_id: str, device_id: str) -> str | None:
     """The device name from the system's ``pci.ids`` database (hwdata / pciutils), when installed."""
     vendor_id, device_id = vendor_id.lower(), device_id.lower()

@@ -19,7 +19,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from rigcheck.core.machine import GPU
-from rigcheck.core.probe._common import Notes, ProbeContext, VendorResult, pci_ids_name, read_int
+from rigcheck.core.probe._common import (
+    Notes,
+    ProbeContext,
+    VendorResult,
+    hwmon_folder,
+    pci_ids_name,
+    read_int,
+)
 from rigcheck.core.probe._pci import DrmCard, drm_cards
 
 VENDOR_ID = "8086"
@@ -60,7 +67,7 @@ def _describe(ctx: ProbeContext, card: DrmCard, notes: Notes) -> GPU:
     pci_name = pci_ids_name(ctx, VENDOR_ID, card.device_id) if card.device_id else None
     if pci_name and not pci_name.startswith("Intel"):
         pci_name = f"Intel {pci_name}"
-    hwmon = _hwmon(card.device)
+    hwmon = hwmon_folder(card.device, ("power1_max",), fallback=False)
     return GPU(
         vendor="intel",
         name=pci_name or f"Intel GPU {card.pci_id or ''}".strip(),
@@ -86,14 +93,6 @@ def _local_memory(card: DrmCard, notes: Notes) -> tuple[int | None, int | None]:
         return None, None
     free = read_int(card.path / "lmem_avail_bytes", notes)
     return total, free if free is not None and free <= total else None
-
-
-def _hwmon(device: Path) -> Path | None:
-    try:
-        folders = sorted((device / "hwmon").iterdir())
-    except OSError:
-        return None
-    return next((f for f in folders if (f / "power1_max").exists()), None)
 
 
 def _watts(hwmon: Path | None, name: str, notes: Notes) -> float | None:
