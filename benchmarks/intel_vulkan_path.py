@@ -1,0 +1,66 @@
+"""Which Intel × Vulkan decode rows measured the mat-vec kernel a current llama.cpp build runs (issue 28).
+
+llama.cpp's Vulkan backend decodes a quantised weight through one of two mat-vec shaders: the dequantising
+float one (DMMV) or the integer-dot one (MMVQ: the activations quantised to Q8_1, 4×8-bit dot products).
+``ggml_vk_should_use_mmvq`` picks per vendor and driver (ggml-org/llama.cpp
+ggml/src/ggml-vulkan/ggml-vulkan.cpp@000651caaa5b97364a481345863770c2b898d2e7): on Intel, Mesa's ANV driver
+takes MMVQ for every type but Q4_0 and Q5_1 once a row is at least 2,048 wide ("From tests on A770 Linux"),
+while Intel's Windows driver (``vk::DriverId::eIntelProprietaryWindows``) keeps the float shader for all
+but Q2/Q3/Q6 on Xe2 ("Intel Windows proprietary driver MMVQ performance for !Q2/Q3/Q6 is worse than fp16",
+citing issue #17628 and PR #23056).
+
+The K-quant MMVQ shaders came with PR #16900 ("Vulkan: MMVQ Integer Dot K-Quant and MUL_MAT_ID support",
+https://github.com/ggml-org/llama.cpp/pull/16900, November 2025); issue #17628
+(https://github.com/ggml-org/llama.cpp/issues/17628) places its arrival between builds 7189 and 7209 (an
+Arc A770's decode on Windows fell from 53 to 42 t/s between them, "from b7189") and still reproduces it on
+build 8051 (February 2026), so Intel's Windows driver ran MMVQ from b7190 through at least b8051, a path
+current builds no longer take there. Two kinds of row therefore measure a kernel the estimator (which
+models current builds) does not:
+
+* Mesa rows at build 7189 or earlier: K-quants on the float shader, not MMVQ;
+* Windows rows from build 7190 to 8051: K-quants on MMVQ, not the float shader.
+
+They are kept out of the intel × vulkan decode fit (benchmarks/fit_speed.py points_by_key). A row whose
+build or driver its source does not name is taken to be current, as ``fit_speed.llama_cpp_build`` does.
+The driver is read from the row's host and build columns, else its locator and notes ("Windows"; "Mesa",
+"Ubuntu", "Linux").
+"""
+
+from __future__ import annotations
+
+import re
+
+from measurements import Measurement
+
+#: the last build before K-quant MMVQ (PR #16900): issue #17628, "from b7189"
+LAST_FLOAT_MATVEC_BUILD = 7189
+#: the last build issue #17628 reports MMVQ's slowdown on Intel's Windows driver on (b8051, 2026-02-14)
+LAST_WINDOWS_MMVQ_BUILD = 8051
+
+_WINDOWS = re.compile(r"\bwindows\b|\bwin ?1[01]\b", re.IGNORECASE)
+_MESA = re.compile(r"\bmesa\b|\bubuntu\b|\blinux\b|\bfedora\b|\barch linux\b|\bdebian\b", re.IGNORECASE)
+
+
+def intel_vulkan_driver(row: Measurement) -> str | None:
+    """ "windows" or "mesa" as the row's host and build columns name the system, else its locator and notes;
+    None where they name neither (or both)."""
+    for text in (f"{row.host} {row.build}", f"{row.locator} {row.notes}"):
+        windows, mesa = bool(_WINDOWS.search(text)), bool(_MESA.search(text))
+        if windows != mesa:
+            return "windows" if windows else "mesa"
+    return None
+
+
+def old_intel_matvec(row: Measurement, build: int | None) -> bool:
+    """Whether an Intel × Vulkan decode row ran a mat-vec kernel current builds do not run on its driver
+    (see the module docstring); False for other rows and where the build or the driver is not known."""
+    if row.backend != "vulkan" or row.device_class != "intel-discrete" or row.metric != "decode_tokens_per_s":
+        return False
+    if build is None:
+        return False
+    driver = intel_vulkan_driver(row)
+    if driver == "mesa":
+        return build <= LAST_FLOAT_MATVEC_BUILD
+    if driver == "windows":
+        return LAST_FLOAT_MATVEC_BUILD < build <= LAST_WINDOWS_MMVQ_BUILD
+    return False
