@@ -22,6 +22,12 @@ models current builds) does not:
 
 They are kept out of the intel × vulkan decode fit (benchmarks/fit_speed.py points_by_key). A row whose
 build or driver its source does not name is taken to be current, as ``fit_speed.llama_cpp_build`` does.
+
+Mesa itself moved Intel's compute speed under llama.cpp: on an Arc A770, Mesa 24.3 "fixed the low
+performance" of 24.0 (0cc4m, https://github.com/ggml-org/llama.cpp/pull/10721, 2024-12-08; easyfab's
+tables there: Llama 7B Q4_0 pp512 70 t/s on Mesa 24.0.9 against 373 on 24.3.1, same build). Rows on a Mesa
+release before 24.3, as their source names it ("Mesa 24.2.8"), measure a driver no current distribution
+ships, and are kept out of the intel × vulkan fits of both decode and prefill (``old_mesa``).
 The driver is read from the row's host and build columns, else its locator and notes ("Windows"; "Mesa",
 "Ubuntu", "Linux").
 """
@@ -36,6 +42,9 @@ from measurements import Measurement
 LAST_FLOAT_MATVEC_BUILD = 7189
 #: the last build issue #17628 reports MMVQ's slowdown on Intel's Windows driver on (b8051, 2026-02-14)
 LAST_WINDOWS_MMVQ_BUILD = 8051
+#: the Mesa release that fixed the A770's compute performance under llama.cpp (PR #10721's thread)
+MESA_COMPUTE_FIX = (24, 3)
+_MESA_VERSION = re.compile(r"\bmesa (\d+)\.(\d+)", re.IGNORECASE)
 
 _WINDOWS = re.compile(r"\bwindows\b|\bwin ?1[01]\b", re.IGNORECASE)
 _MESA = re.compile(r"\bmesa\b|\bubuntu\b|\blinux\b|\bfedora\b|\barch linux\b|\bdebian\b", re.IGNORECASE)
@@ -64,3 +73,17 @@ def old_intel_matvec(row: Measurement, build: int | None) -> bool:
     if driver == "windows":
         return LAST_FLOAT_MATVEC_BUILD < build <= LAST_WINDOWS_MMVQ_BUILD
     return False
+
+
+def old_mesa(row: Measurement) -> bool:
+    """Whether an Intel × Vulkan speed row ran on a Mesa release before MESA_COMPUTE_FIX, as its host or
+    build column names it; False for other rows and where no Mesa release is named."""
+    if row.backend != "vulkan" or row.device_class != "intel-discrete" or not row.speed:
+        return False
+    found = _MESA_VERSION.search(f"{row.host} {row.build}")
+    return found is not None and (int(found.group(1)), int(found.group(2))) < MESA_COMPUTE_FIX
+
+
+def old_intel_vulkan_path(row: Measurement, build: int | None) -> bool:
+    """Whether a row stays out of the intel × vulkan fits: an old mat-vec kernel or an old Mesa."""
+    return old_intel_matvec(row, build) or old_mesa(row)

@@ -1,6 +1,7 @@
 """benchmarks/intel_vulkan_path.py: which Intel × Vulkan decode rows measured the mat-vec kernel a current
 llama.cpp build runs on their driver (ggml_vk_should_use_mmvq; K-quant MMVQ from PR #16900, after b7189;
-Intel's Windows driver back on the float shader after b8051), and that the fit leaves the others out."""
+Intel's Windows driver back on the float shader after b8051) on a Mesa from 24.3 on, and that the fit leaves
+the others out."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import fit_speed  # noqa: E402
-from intel_vulkan_path import intel_vulkan_driver, old_intel_matvec  # noqa: E402
+from intel_vulkan_path import intel_vulkan_driver, old_intel_matvec, old_intel_vulkan_path, old_mesa  # noqa: E402
 from measurements import load  # noqa: E402
 from rigcheck.core.catalog import load_catalog  # noqa: E402
 
@@ -48,10 +49,21 @@ def test_mesa_rows_before_k_quant_mmvq_and_windows_rows_on_it_are_old_paths() ->
     assert not old_intel_matvec(dataclasses.replace(MESA_B5589, device_class="amd-discrete"), 5589)
 
 
-def test_the_decode_fit_of_intel_on_vulkan_leaves_old_paths_out() -> None:
+def test_rows_on_a_mesa_before_24_3_are_old_for_decode_and_prefill() -> None:
+    prompt = ROWS["llamacpp14001-a770-linux-gemma-2-2b-q4km-pp512"]  # "Ubuntu 24.04.2, Mesa 24.2.8"
+    assert old_mesa(prompt) and old_intel_vulkan_path(prompt, build(prompt))
+    assert not old_mesa(dataclasses.replace(prompt, host="Fedora 43, Mesa 25.3.1"))
+    assert not old_mesa(dataclasses.replace(prompt, host="Linux"))  # no release named: taken as current
+    assert not old_mesa(dataclasses.replace(prompt, backend="sycl"))
+
+
+def test_the_fits_of_intel_on_vulkan_leave_old_paths_out() -> None:
     rows = [r for r in load() if r.split == "fit" and r.speed]
-    decode, _prefill = fit_speed.points_by_key(rows, load_catalog(use_overlay=False))
+    decode, prefill = fit_speed.points_by_key(rows, load_catalog(use_overlay=False))
     ids = {p.row.id for p in decode[("intel", "vulkan")]}
+    assert "llamacpp14001-a770-linux-gemma-2-2b-q4km-pp512" not in {
+        p.row.id for p in prefill[("intel", "vulkan")]
+    }
     assert MESA_B5589.id not in ids and WINDOWS_B7548.id not in ids
     # a current-build row of each driver stays in
     assert "llamacpp17628-a770-win-b7189-llama31-8b-q4km-tg128" in ids
