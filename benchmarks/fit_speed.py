@@ -289,7 +289,7 @@ def points_by_key(
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
         if nodp4a_row(row, catalog):
             continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
-        if old_intel_vulkan_path(row, llama_cpp_build(row.build)):
+        if old_intel_vulkan_path(row, llama_cpp_build(row.build), p.coopmat):
             continue  # a kernel or a Mesa current systems do not run (intel_vulkan_path)
         if slow_bf16_row(row.backend, row.format, row.metric):
             continue  # another mat-vec kernel (bf16_fit, slow_bf16_points): fitted apart

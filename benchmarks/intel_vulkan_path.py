@@ -28,6 +28,13 @@ performance" of 24.0 (0cc4m, https://github.com/ggml-org/llama.cpp/pull/10721, 2
 tables there: Llama 7B Q4_0 pp512 70 t/s on Mesa 24.0.9 against 373 on 24.3.1, same build). Rows on a Mesa
 release before 24.3, as their source names it ("Mesa 24.2.8"), measure a driver no current distribution
 ships, and are kept out of the intel × vulkan fits of both decode and prefill (``old_mesa``).
+
+The prompt GEMMs on Xe2's XMX engines took their current tiles with PR #18178 ("vulkan: Warptile tuning for
+Intel Xe2/Xe3", https://github.com/ggml-org/llama.cpp/pull/18178, opened 2025-12-18: 4× the workgroup size,
+2× BM and BN "for Intel Xe2+ GPUs that support coopmat extension"). Build 7209 is the last one known to
+precede it (issue #17628 runs it on 2025-11-30); a prompt row on cooperative matrices at that build or
+earlier measured the old tiles and stays out of the fit (``old_xe2_tiles``); one between b7209 and the merge
+is taken to be after it.
 The driver is read from the row's host and build columns, else its locator and notes ("Windows"; "Mesa",
 "Ubuntu", "Linux").
 """
@@ -42,6 +49,8 @@ from measurements import Measurement
 LAST_FLOAT_MATVEC_BUILD = 7189
 #: the last build issue #17628 reports MMVQ's slowdown on Intel's Windows driver on (b8051, 2026-02-14)
 LAST_WINDOWS_MMVQ_BUILD = 8051
+#: the last build known to precede PR #18178's Xe2 cooperative-matrix tiles (issue #17628, 2025-11-30)
+LAST_PRE_XE2_TILES_BUILD = 7209
 #: the Mesa release that fixed the A770's compute performance under llama.cpp (PR #10721's thread)
 MESA_COMPUTE_FIX = (24, 3)
 _MESA_VERSION = re.compile(r"\bmesa (\d+)\.(\d+)", re.IGNORECASE)
@@ -84,6 +93,19 @@ def old_mesa(row: Measurement) -> bool:
     return found is not None and (int(found.group(1)), int(found.group(2))) < MESA_COMPUTE_FIX
 
 
-def old_intel_vulkan_path(row: Measurement, build: int | None) -> bool:
-    """Whether a row stays out of the intel × vulkan fits: an old mat-vec kernel or an old Mesa."""
-    return old_intel_matvec(row, build) or old_mesa(row)
+def old_xe2_tiles(row: Measurement, build: int | None, coopmat: bool) -> bool:
+    """Whether an Intel × Vulkan prompt row on cooperative matrices (``coopmat``: an Xe2 GPU on a build that
+    enables them) ran before PR #18178's tiles; False where the build is not known."""
+    if (
+        row.backend != "vulkan"
+        or row.device_class != "intel-discrete"
+        or row.metric != "prefill_tokens_per_s"
+    ):
+        return False
+    return coopmat and build is not None and build <= LAST_PRE_XE2_TILES_BUILD
+
+
+def old_intel_vulkan_path(row: Measurement, build: int | None, coopmat: bool = False) -> bool:
+    """Whether a row stays out of the intel × vulkan fits: an old mat-vec kernel, an old Mesa, or prompt
+    GEMMs on the Xe2 tiles before PR #18178."""
+    return old_intel_matvec(row, build) or old_mesa(row) or old_xe2_tiles(row, build, coopmat)

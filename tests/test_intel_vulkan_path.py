@@ -13,7 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import fit_speed  # noqa: E402
-from intel_vulkan_path import intel_vulkan_driver, old_intel_matvec, old_intel_vulkan_path, old_mesa  # noqa: E402
+from intel_vulkan_path import (  # noqa: E402
+    intel_vulkan_driver,
+    old_intel_matvec,
+    old_intel_vulkan_path,
+    old_mesa,
+    old_xe2_tiles,
+)
 from measurements import load  # noqa: E402
 from rigcheck.core.catalog import load_catalog  # noqa: E402
 
@@ -55,6 +61,14 @@ def test_rows_on_a_mesa_before_24_3_are_old_for_decode_and_prefill() -> None:
     assert not old_mesa(dataclasses.replace(prompt, host="Fedora 43, Mesa 25.3.1"))
     assert not old_mesa(dataclasses.replace(prompt, host="Linux"))  # no release named: taken as current
     assert not old_mesa(dataclasses.replace(prompt, backend="sycl"))
+
+
+def test_xe2_prompt_rows_before_the_pr_18178_tiles_are_old() -> None:
+    b580 = ROWS["llamacpp14001-b580-win-gemma-2-2b-q4km-pp512"]  # b5589, cooperative matrices on
+    assert old_xe2_tiles(b580, 5589, coopmat=True) and old_intel_vulkan_path(b580, 5589, coopmat=True)
+    assert not old_xe2_tiles(b580, 5589, coopmat=False)  # an Alchemist's shader cores: no such tiles
+    assert not old_xe2_tiles(b580, 8064, coopmat=True)
+    assert not old_xe2_tiles(b580, None, coopmat=True)
 
 
 def test_the_fits_of_intel_on_vulkan_leave_old_paths_out() -> None:
