@@ -27,6 +27,7 @@ from bf16_fit import fit_bf16, slow_bf16_row
 from cpu_fit import print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
+from intel_vulkan_path import old_intel_vulkan_path
 from measurements import Measurement, load, row_context
 from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
@@ -288,6 +289,8 @@ def points_by_key(
             continue  # its experts run a tiled GEMM, not a read (speed.TILED_EXPERT_DECODE): not bandwidth
         if nodp4a_row(row, catalog):
             continue  # bound by emulated dot products, not the memory (dp4a_fit): fitted apart
+        if old_intel_vulkan_path(row, llama_cpp_build(row.build), p.coopmat):
+            continue  # a kernel or a Mesa current systems do not run (intel_vulkan_path)
         if slow_bf16_row(row.backend, row.format, row.metric):
             continue  # another mat-vec kernel (bf16_fit, slow_bf16_points): fitted apart
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)

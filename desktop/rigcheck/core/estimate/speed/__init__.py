@@ -371,21 +371,34 @@ def tiled_expert_decode(backend: Backend | None, quant_id: str | None) -> bool:
 #: (kyuz0/amd-strix-halo-toolboxes benchmark/results/*vulkan*@d1a34be), AMD's Windows driver too
 #: (llama.cpp PR #28155, Radeon 890M).
 #: NVIDIA: drivers from R580 expose the extension (nihui/vkpeak issue #26, 580.88; llama.cpp PR #14707: the
-#: game-ready driver before it printed 0, the Vulkan developer beta 1). Other vendors: not known.
+#: game-ready driver before it printed 0, the Vulkan developer beta 1).
+#: Intel: its Windows driver prints ``bf16: 0`` on every Arc in llama.cpp's logs through 2026 (Arc Pro B70 on
+#: 32.0.101.8737, llama.cpp issue #22413; Arc B580 on 32.0.101.8425, issue #18402; Arc B390, PR #23056 at
+#: build 9093 and PR #24407 at b9490), so on Windows its BF16 prompt GEMMs run the scalar FP32 shaders, off
+#: the XMX engines; Mesa's ANV printed ``bf16: 0`` on Battlemage and Alchemist at build 6715
+#: (geerlingguy/ai-benchmarks issues #27 and #29, October 2025) but ``bf16: 1`` on Lunar Lake at build 8997
+#: (llama.cpp PR #22461), so on Linux it depends on the Mesa release: not known. Other vendors: not known.
 VULKAN_BF16_NVIDIA_DRIVER = 580
 VULKAN_BF16_SOURCE = "ggml-org/llama.cpp vulkan-shaders-gen.cpp@0098fe6, 'scalar path promotes to float'"
 
 
 def bf16_on_scalar_shaders(
-    backend: Backend | None, quant_id: str | None, vendor: str, nvidia_driver: str | None = None
+    backend: Backend | None,
+    quant_id: str | None,
+    vendor: str,
+    nvidia_driver: str | None = None,
+    os: str | None = None,
 ) -> bool | None:
     """Whether llama.cpp's Vulkan backend multiplies this GPU's BF16 prompt GEMMs on its FP32 scalar shaders
-    (VULKAN_BF16_NVIDIA_DRIVER): False where it does not (another backend, another format, a driver with BF16
-    matrices), None where the driver's support is not known."""
+    (VULKAN_BF16_NVIDIA_DRIVER; ``os`` the machine's, which picks Intel's driver): False where it does not
+    (another backend, another format, a driver with BF16 matrices), None where the driver's support is not
+    known."""
     if backend != "vulkan" or quant_id != "bf16":
         return False
     if vendor == "amd":
         return True
+    if vendor == "intel":
+        return True if os == "windows" else None
     if vendor == "nvidia":
         major = re.match(r"(\d+)", nvidia_driver or "")
         return None if major is None else int(major.group(1)) < VULKAN_BF16_NVIDIA_DRIVER
@@ -481,8 +494,9 @@ def prefill_compute(
     # FP32 GEMMs on the vector ALUs cannot pass the FP32 peak, whatever share the class's matrix kernels reach
     efficiency = min(factor.prefill_compute_efficiency, 1.0) if fp32 else factor.prefill_compute_efficiency
     rate = peak * 1e12 * efficiency
-    if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, spec):
-        rate *= factor.prefill_coopmat_factor  # XMX through cooperative matrices (speed/coopmat.py)
+    if not fp32 and factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, spec):
+        # XMX through cooperative matrices (speed/coopmat.py); FP32 scalar shaders never reach them
+        rate *= factor.prefill_coopmat_factor
     per_watt = factor.prefill_tflops_per_watt
     limit = watts or (spec.tdp_watts if spec else None)
     if per_watt and limit and limit * per_watt * 1e12 < rate:

@@ -64,8 +64,8 @@ def prefill_maturity(engine: str, model_type: str, mature: Maturity) -> Said:
 
 
 #: Where the estimator cannot tell whether a GPU's Vulkan driver offers BF16 matrices
-#: (speed.bf16_on_scalar_shaders is None: an Intel GPU, an NVIDIA driver version not in the snapshot), the
-#: prompt estimate assumes it does, and says so.
+#: (speed.bf16_on_scalar_shaders is None: an Intel GPU outside Windows, an NVIDIA driver version not in the
+#: snapshot), the prompt estimate assumes it does, and says so.
 VULKAN_BF16_CAVEAT = (
     "BF16 on Vulkan: llama.cpp uses matrix cores for BF16 only where the driver reports BF16 support "
     "(llama-bench prints 'bf16: 1'); without it prompts run on slower scalar shaders than this estimate "
@@ -223,7 +223,8 @@ def gpu_prefill(
                     backend=factor.backend,
                 )
             break
-        if factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, specs[i]):
+        on_xmx = factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, specs[i])
+        if on_xmx and scalar_bf16[i] is not True:
             words = say(
                 "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
                 "the shader-core share",

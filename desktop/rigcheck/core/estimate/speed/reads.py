@@ -111,4 +111,6 @@ def bf16_scalar_path(est: MemoryEstimate, gpu: GPU, machine: Machine) -> bool | 
     """speed.bf16_on_scalar_shaders for this GPU, with the backend the estimate runs on it."""
     backend = est.backend or speed.default_backend(gpu.vendor)
     quant_id = est.quant.id if est.quant is not None else None
-    return speed.bf16_on_scalar_shaders(backend, quant_id, gpu.vendor, machine.drivers.nvidia)
+    return speed.bf16_on_scalar_shaders(
+        backend, quant_id, gpu.vendor, machine.drivers.nvidia, machine.host.os
+    )

@@ -1,0 +1,92 @@
+"""Intel Arc on llama.cpp's Vulkan backend (issue 28): decode at the class's fitted bandwidth share, BF16
+weights read as any other on Vulkan (the SYCL DMMV penalty is SYCL's alone), and BF16 prompts off the XMX
+engines where Intel's driver offers no BF16 matrices (Windows: 'bf16: 0' in every llama.cpp log of an Arc,
+speed.bf16_on_scalar_shaders). Factors are the shipped ones (catalog/speed.toml)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fakes.estimates import fit_on, tokens_per_s
+from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.fit import VULKAN_BF16_CAVEAT, FitResult
+from rigcheck.core.machine import CPU, OS, Host, Machine, Memory
+from rigcheck.core.whatif import simulate
+
+GIB = 1024**3
+B70 = "intel-arc-pro-b70"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return replace(load_catalog(use_overlay=False), maturities=())
+
+
+def machine(catalog: Catalog, gpu_id: str, os: OS | None = None) -> Machine:
+    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=128 * GIB), gpus=(), host=Host(os=os))
+    return simulate(bare, [catalog.gpu(gpu_id)], 128)  # type: ignore[list-item]
+
+
+def weights(result: FitResult) -> int:
+    """The model's weight bytes (its layers, embedding and head): roughly what a token reads."""
+    return sum(result.estimate.layer_weight_bytes) + result.estimate.other_weight_bytes
+
+
+def test_intel_bf16_matrices_are_ruled_by_the_driver_the_os_picks() -> None:
+    assert speed.bf16_on_scalar_shaders("vulkan", "bf16", "intel", os="windows") is True
+    # Mesa's ANV: 'bf16: 0' at b6715 on Battlemage, 'bf16: 1' at b8997 on Lunar Lake; the release decides
+    assert speed.bf16_on_scalar_shaders("vulkan", "bf16", "intel", os="linux") is None
+    assert speed.bf16_on_scalar_shaders("vulkan", "bf16", "intel") is None
+    assert speed.bf16_on_scalar_shaders("vulkan", "q4_k_m", "intel", os="windows") is False
+    assert speed.bf16_on_scalar_shaders("sycl", "bf16", "intel", os="windows") is False
+
+
+def test_a_battlemage_decodes_within_the_span_of_current_build_rows(catalog: Catalog) -> None:
+    """The bandwidth share an Arc Pro B70 decodes a dense 8B Q4_K_M at lies within the shares the kept fit
+    rows measured: 0.16 (Arc Pro B70, Ubuntu's b8064 on Mesa, PMZFX data/llm/b70-qwen2-5-1-5b-q4km-vulkan.json)
+    to 0.62 (Arc Pro B60 at release b8963, 18.11 t/s on Qwen3.5-27B Q4_K_S)."""
+    result = fit_on(catalog, machine(catalog, B70), "llama-3.1-8b", "q4_k_m", "vulkan")
+    spec = catalog.gpu(B70)
+    assert spec is not None and spec.bandwidth_gbs
+    share = tokens_per_s(result, "decode") * weights(result) / (spec.bandwidth_gbs * 1e9)
+    assert 0.16 <= share <= 0.62
+
+
+def test_bf16_weights_decode_on_vulkan_without_the_sycl_penalty(catalog: Catalog) -> None:
+    """llama.cpp's Vulkan mat-vec lists BF16 (ggml_vk_mul_mat), so a dense BF16 model streams at the class's
+    share like any other weight; SYCL's DMMV path reads it at decode_bf16_factor of that."""
+    vulkan = speed.speed_factor(catalog, "intel", "vulkan")
+    sycl = speed.speed_factor(catalog, "intel", "sycl")
+    assert vulkan is not None and sycl is not None
+    assert vulkan.decode_bf16_factor == 1.0 and sycl.decode_bf16_factor < 1.0
+    b70 = machine(catalog, B70)
+    bf16 = fit_on(catalog, b70, "qwen3-8b", "bf16", "vulkan")
+    q8 = fit_on(catalog, b70, "qwen3-8b", "q8_0", "vulkan")
+    # tokens/s × bytes per token: the same bandwidth time at both widths, up to the fixed per-layer cost
+    per_byte = [tokens_per_s(r, "decode") * weights(r) for r in (bf16, q8)]
+    assert per_byte[0] == pytest.approx(per_byte[1], rel=0.35)
+    assert "BF16 mat-vec" not in " ".join(bf16.speed.explanation)
+    sycl_bf16 = fit_on(catalog, b70, "qwen3-8b", "bf16", "sycl")
+    assert tokens_per_s(sycl_bf16, "decode") < tokens_per_s(bf16, "decode")
+
+
+def test_bf16_prompts_on_windows_leave_the_xmx_engines(catalog: Catalog) -> None:
+    """Battlemage runs F16 prompt GEMMs on XMX through cooperative matrices (speed/coopmat.py); BF16 on
+    Intel's Windows driver takes the scalar FP32 shaders, so the matrix-engine factor is not applied to it,
+    while on Linux (the Mesa release not known) the estimate assumes BF16 matrices and says so."""
+    factor = speed.speed_factor(catalog, "intel", "vulkan")
+    assert factor is not None and factor.prefill_coopmat_factor > 1.0
+    windows, linux = machine(catalog, B70, "windows"), machine(catalog, B70, "linux")
+    f16 = fit_on(catalog, windows, "qwen3-8b", "f16", "vulkan")
+    bf16_windows = fit_on(catalog, windows, "qwen3-8b", "bf16", "vulkan")
+    bf16_linux = fit_on(catalog, linux, "qwen3-8b", "bf16", "vulkan")
+    assert tokens_per_s(bf16_windows, "prefill") == pytest.approx(
+        tokens_per_s(f16, "prefill") / factor.prefill_coopmat_factor, rel=0.05
+    )
+    said = " ".join(bf16_windows.speed.explanation)
+    assert "promote it to FP32" in said and "XMX" not in said
+    assert tokens_per_s(bf16_linux, "prefill") == pytest.approx(tokens_per_s(f16, "prefill"), rel=0.05)
+    assert VULKAN_BF16_CAVEAT in bf16_linux.speed.explanation
