@@ -8,7 +8,7 @@ from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
 from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
-from rigcheck.core.estimate.ud_mix import ud_weights
+from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.said import Num, Sig, say
 
@@ -170,8 +170,9 @@ def _derived_mix(
     if by_role is not None:  # Unsloth UD: each tensor role at its block type (core/estimate/ud_mix.py)
         per_layer, other, embed, formula = by_role
         label = say("weights ({quant})", quant=quant.name)
+        source = f"{rule_name(quant.id)} per-role rule (core/estimate/ud_mix.py): {UD_SOURCE}"
         return (
-            Term("weights", label, sum(per_layer) + other, "estimate", formula, UD_SOURCE),
+            Term("weights", label, sum(per_layer) + other, "estimate", formula, source),
             per_layer,
             other,
             embed,
