@@ -143,3 +143,27 @@ def test_the_rx_9070_xt_runs_the_qat_file_of_gemma_4_26b_on_its_gpu() -> None:
         assert qat.verdict != "does_not_fit", context
         assert qat.placement is not None
         assert qat.placement.offload == "none" and qat.placement.cpu_expert_layers == 0, context
+
+
+@pytest.mark.parametrize(
+    ("quant", "file_type"),
+    [("UD-Q4_K_XL", "q4_k_m"), ("UD-Q8_K_XL", "q8_0"), ("UD-Q4_K_XL-QAT", "q4_0"), ("UD-IQ2_M", "iq2_m")],
+)
+def test_a_ud_or_qat_name_over_the_files_own_type_takes_the_header(quant: str, file_type: str) -> None:
+    """A UD file's header says its base file type (general.file_type: 15 for UD-Q4_K_XL, 2 for the QAT
+    files): asked by its UD or QAT name, the file's tensor bytes size it, not the role rule, and no
+    'assumed' note is added."""
+    from dataclasses import replace
+
+    from rigcheck.core.models.spec import WeightsInfo
+
+    spec = CATALOG.model("gemma-4-26b-a4b")
+    assert spec is not None
+    header = WeightsInfo(total_bytes=14_198_000_000, quant_id=file_type, files=("gemma-4-26B-A4B.gguf",))
+    model = replace(from_catalog(spec), weights=header)
+    est = estimate_memory(model, Request(quant=quant, context=512), CATALOG)
+    weights = next(t for t in est.terms if t.category == "weights")
+    assert weights.provenance == "file" and weights.bytes == 14_198_000_000
+    assert not any("(assumed)" in n for n in est.notes)
+    other = estimate_memory(model, Request(quant="Q8_0" if file_type != "q8_0" else "Q4_K_M"), CATALOG)
+    assert next(t for t in other.terms if t.category == "weights").provenance != "file"

@@ -240,10 +240,10 @@ def estimate_memory(
                     quant=quant.name,
                 )
             )
-        assumed = ud_names.assumed_note(quant, catalog.quant(quant.id) is not None) if quant else None
-        if assumed is not None:
-            notes.append(assumed)
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
+        if quant is not None and weights.provenance != "file":
+            assumed = ud_names.assumed_note(quant, catalog.quant(quant.id) is not None)
+            notes.extend((assumed,) if assumed is not None else ())
         if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
             # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers

@@ -94,6 +94,24 @@ def ud_base(key: str) -> str | None:
     return rest
 
 
+#: llama.cpp file types whose RigCheck id is not the type's name (core/models/files/limits.py _FTYPE_IDS)
+_MIX_IDS: Final = {"q2_k": "q2_k-mix", "q6_k": "q6_k-mix"}
+#: QAT formats: the file type their files carry (Q4_0, general.file_type 2)
+_QAT_FILE_TYPE: Final = {"q4_0-qat": "q4_0", "ud-qat-q4_0": "q4_0"}
+
+
+def file_type_of(quant_id: str) -> str | None:
+    """The file type (RigCheck's id) a UD or QAT format's files carry in ``general.file_type``: a file read
+    with that type is the format's own file, so its header sizes it (``ud-q4_k_xl`` -> ``q4_k_m``)."""
+    base = _QAT_FILE_TYPE.get(quant_id) or ud_base(quant_id)
+    return _MIX_IDS.get(base, base) if base else None
+
+
+def names_file(quant_id: str, file_quant_id: str | None) -> bool:
+    """Whether ``--quant`` names the file's own format: the same id, or a UD / QAT name over its type."""
+    return file_quant_id is not None and file_quant_id in (quant_id, file_type_of(quant_id))
+
+
 def display_name(key: str) -> str:
     """A UD id as Unsloth writes it: ``ud-q4_k_m`` -> ``UD-Q4_K_M``."""
     return key.upper()
