@@ -167,3 +167,34 @@ def test_a_ud_or_qat_name_over_the_files_own_type_takes_the_header(quant: str, f
     assert not any("(assumed)" in n for n in est.notes)
     other = estimate_memory(model, Request(quant="Q8_0" if file_type != "q8_0" else "Q4_K_M"), CATALOG)
     assert next(t for t in other.terms if t.category == "weights").provenance != "file"
+
+
+@pytest.mark.parametrize(
+    ("quant", "ref"),
+    [
+        ("UD-Q4_K_XL-QAT", "unsloth/gemma-4-26B-A4B-it-qat-GGUF:UD-Q4_K_XL"),
+        ("UD-Q4_K_M", "unsloth/gemma-4-26B-A4B-it-GGUF:UD-Q4_K_M"),
+        ("UD-Q4_K_XL", "unsloth/gemma-4-26B-A4B-it-GGUF:UD-Q4_K_XL"),
+        ("Q4_K_M", "ggml-org/gemma-4-26B-A4B-it-GGUF:Q4_K_M"),
+    ],
+)
+def test_run_it_names_the_repository_and_file_that_hold_the_format(quant: str, ref: str) -> None:
+    from fakes.cli import run_cli
+
+    code, out = run_cli(
+        "fit", "gemma-4-26b-a4b", "--quant", quant, "--gpu", "nvidia-h100-sxm5", "--ram-gb", "64"
+    )
+    assert code == 0, out
+    assert f"-hf {ref} " in out, out
+
+
+def test_ud_names_pick_unsloths_repository_only() -> None:
+    from rigcheck.core.estimate.ud_names import file_tag, gguf_repo
+
+    repos = ("ggml-org/x-GGUF", "unsloth/x-GGUF", "unsloth/x-it-qat-GGUF")
+    assert gguf_repo("ud-q4_k_m", repos) == "unsloth/x-GGUF"
+    assert gguf_repo("ud-qat-q4_0", repos) == "unsloth/x-it-qat-GGUF"
+    assert gguf_repo("q4_k_m", repos) is None
+    assert gguf_repo("ud-q4_k_m", ("ggml-org/x-GGUF",)) is None
+    assert file_tag("ud-qat-q4_0", "UD-Q4_K_XL-QAT") == "UD-Q4_K_XL"
+    assert file_tag("ud-q4_k_m", "UD-Q4_K_M") == "UD-Q4_K_M"

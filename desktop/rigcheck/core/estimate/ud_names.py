@@ -112,6 +112,30 @@ def names_file(quant_id: str, file_quant_id: str | None) -> bool:
     return file_quant_id is not None and file_quant_id in (quant_id, file_type_of(quant_id))
 
 
+#: the tag a QAT format's file has in its repository (llama.cpp -hf REPO:TAG): Unsloth's QAT files are
+#: named UD-Q4_K_XL (https://unsloth.ai/docs/models/gemma-4/qat), Google's Q4_0
+_QAT_TAG: Final = {"ud-qat-q4_0": "UD-Q4_K_XL", "q4_0-qat": "Q4_0"}
+UNSLOTH: Final = "unsloth"
+
+
+def file_tag(quant_id: str, shown: str) -> str:
+    """The -hf tag of a format's file: a QAT format's own file name (``UD-Q4_K_XL``), else ``shown``."""
+    return _QAT_TAG.get(quant_id, shown)
+
+
+def gguf_repo(quant_id: str, repos: tuple[str, ...]) -> str | None:
+    """The repository among ``repos`` that holds a UD format's file: Unsloth's, its QAT one for the QAT
+    format (unsloth/<model>-qat-GGUF); None for any other format, or when none of ``repos`` is Unsloth's."""
+    if not quant_id.startswith(UD_PREFIX):
+        return None
+    qat = quant_id in _QAT_FILE_TYPE
+    for repo in repos:
+        owner, _, name = repo.lower().partition("/")
+        if owner == UNSLOTH and (_QAT_WORD.search(name) is not None) == qat:
+            return repo
+    return None
+
+
 def display_name(key: str) -> str:
     """A UD id as Unsloth writes it: ``ud-q4_k_m`` -> ``UD-Q4_K_M``."""
     return key.upper()
