@@ -198,3 +198,27 @@ def test_ud_names_pick_unsloths_repository_only() -> None:
     assert gguf_repo("ud-q4_k_m", ("ggml-org/x-GGUF",)) is None
     assert file_tag("ud-qat-q4_0", "UD-Q4_K_XL-QAT") == "UD-Q4_K_XL"
     assert file_tag("ud-q4_k_m", "UD-Q4_K_M") == "UD-Q4_K_M"
+
+
+@pytest.mark.parametrize(
+    ("typed", "qat"),
+    [
+        ("unsloth/gemma-4-26B-A4B-it-qat-GGUF:UD-Q4_K_XL", True),
+        ("unsloth/gemma-4-26B-A4B-it-GGUF:UD-Q4_K_XL", False),
+    ],
+)
+def test_an_unreachable_qat_repository_says_how_to_ask_for_its_files(
+    monkeypatch: pytest.MonkeyPatch, typed: str, qat: bool
+) -> None:
+    from rigcheck.core.models import hub
+    from rigcheck.core.models.resolve import resolve_model
+
+    def unreachable(text: str, **_: object) -> object:
+        raise InputError(text, "cannot reach the Hugging Face hub")
+
+    monkeypatch.setattr(hub, "load_hub_model", unreachable)
+    with pytest.raises(InputError) as err:
+        resolve_model(typed, CATALOG)
+    message = str(err.value)
+    assert "offline as 'gemma-4-26b-a4b'" in message
+    assert ("--quant UD-Q4_K_XL-QAT" in message) == qat
