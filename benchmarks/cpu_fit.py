@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 
 from cpu_hosts import host_cpu, host_memory
-from measurements import Measurement, row_context
+from measurements import Measurement, row_context, row_quant
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -84,7 +84,7 @@ def cpu_rows(rows: list[Measurement], catalog: Catalog) -> list[CpuRow]:
             continue  # a host no platform places: its bandwidth would be the default's guess
         model = from_catalog(spec)
         try:
-            est = estimate_memory(model, Request(quant=row.format.lower(), context=row_context(row)), catalog)
+            est = estimate_memory(model, Request(quant=row_quant(row), context=row_context(row)), catalog)
         except InputError:
             continue
         per_layer, _experts, head = _active_bytes(est)

@@ -41,12 +41,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_hosts import host_cpu, host_memory
-from measurements import BACKENDS, Measurement, load, load_blind, source_of
+from measurements import BACKENDS, Measurement, load, load_blind, row_quant, source_of
 from rigcheck.core.catalog import Catalog, load_catalog
+from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.gtt_advice import raised_gtt_machine
-from rigcheck.core.estimate.memory import Request, estimate_memory
+from rigcheck.core.estimate.memory import Request, estimate_memory, resolve_quant
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -127,10 +128,13 @@ def _nvidia_class(gpu_id: str) -> str:
 
 
 def _quant_id(row: Measurement, catalog: Catalog) -> str:
-    qid = FORMAT_IDS.get(row.format, row.format.lower())
-    if catalog.quant(qid) is None:
-        raise NotEstimableError(f"format {row.format} not in the catalog")
-    return qid
+    """The row's format as the estimator resolves a --quant name (UD- names over their base type), a QAT
+    release's own layout where the model's name says QAT (measurements.row_quant)."""
+    name = row_quant(row)
+    try:
+        return resolve_quant(catalog, FORMAT_IDS.get(name, name)).id
+    except InputError:
+        raise NotEstimableError(f"format {row.format} not in the catalog") from None
 
 
 def _model(row: Measurement, catalog: Catalog):  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ from cpu_fit import print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
 from intel_vulkan_path import old_intel_vulkan_path
-from measurements import Measurement, load, row_context
+from measurements import Measurement, load, row_context, row_quant
 from per_hop_fit import HopFit, fit_per_hop
 from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
@@ -110,7 +110,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         return None  # a blind row (benchmarks/data/blind.csv) is never a fit point, whoever passes it
     model = from_catalog(spec_model)
     try:
-        est = estimate_memory(model, Request(quant=row.format.lower(), context=row_context(row)), catalog)
+        est = estimate_memory(model, Request(quant=row_quant(row), context=row_context(row)), catalog)
     except InputError:
         return None
     per_layer, _experts, head = _active_bytes(est)
@@ -509,7 +509,7 @@ def fit_ktransformers(rows: list[Measurement], catalog: Catalog) -> EngineCpuFit
         try:
             machine = row_machine(row, catalog)
             req = Request(
-                quant=row.format.lower(), context=max(row.tokens or 512, 128), engine="ktransformers",
+                quant=row_quant(row), context=max(row.tokens or 512, 128), engine="ktransformers",
                 backend=row.backend if row.backend in ("cuda", "rocm") else None,  # type: ignore[arg-type]
             )  # fmt: skip
             result = fit(from_catalog(spec), machine, req, probing, live=False, advise=False)
@@ -983,7 +983,7 @@ def fit_cpu(
             result = fit(
                 from_catalog(spec),
                 machine,
-                Request(quant=row.format.lower(), context=row_context(row)),
+                Request(quant=row_quant(row), context=row_context(row)),
                 catalog,
                 offload=kind,
                 live=False,
@@ -1175,7 +1175,7 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     try:
         # the row's prompt length, as estimate_accuracy.py passes it: it sets the micro-batch and how many of
         # them a layer split overlaps (speed/prefill.py pipelined_ubatches)
-        req = Request(quant=row.format.lower(), context=row_context(row), backend=backend)  # type: ignore[arg-type]
+        req = Request(quant=row_quant(row), context=row_context(row), backend=backend)  # type: ignore[arg-type]
         result = fit(
             from_catalog(spec),
             machine,

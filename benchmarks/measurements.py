@@ -25,6 +25,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from rigcheck.core.estimate.ud_names import qat_variant
+
 R = TypeVar("R")
 E = TypeVar("E", bound=ValueError)
 
@@ -308,6 +310,13 @@ def count_by(rows: Iterable[Measurement], subset: str) -> int:
 
 def holdout_share(rows: Sequence[Measurement]) -> float:
     return sum(1 for r in rows if r.split == "holdout") / len(rows) if rows else 0.0
+
+
+def row_quant(row: Measurement) -> str:
+    """The format a row ran, as a --quant name: its format column, or that format's QAT release where the
+    model's name says QAT (a Q4_0 or UD-Q4_K_XL file of a quantization-aware-trained Gemma is laid out apart:
+    rigcheck.core.estimate.ud_names)."""
+    return qat_variant(row.format, row.model)
 
 
 def row_context(row: Measurement) -> int:

@@ -139,7 +139,12 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quant",
         metavar="Q",
-        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, … "
+        help="weight format: bf16, fp8, int8, nf4, gptq-4bit, awq-4bit, mxfp4, Q4_K_M, … ; Unsloth Dynamic "
+        "UD-<GGUF type> (UD-Q4_K_XL, UD-Q4_K_M, UD-IQ2_M, …; one without a known layout is sized as its "
+        "base type, noted); a QAT release (Gemma's quantization-aware-trained Q4_0 files): UD-Q4_K_XL-QAT "
+        "for Unsloth's (every tensor Q4_0), Q4_0-QAT or qat for Google's (embedding Q8_0); a .gguf file or "
+        "hub GGUF is sized from its header without --quant, or when Q is its file type or a UD/QAT name over "
+        "it "
         "(default: the format the model is released in, e.g. MXFP4 for gpt-oss)",
     )
     parser.add_argument(

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from rigcheck.core.catalog import Catalog, QuantFormat
 from rigcheck.core.errors import InputError
+from rigcheck.core.estimate import ud_names
 from rigcheck.core.estimate.memory_cache import _kv_cache
 from rigcheck.core.estimate.memory_runtime import _inference_runtime
 from rigcheck.core.estimate.memory_types import (
@@ -101,12 +102,21 @@ _KV_ALIASES = {"fp16": "f16", "fp32": "f32", "fp8": "fp8-e4m3", "e4m3": "fp8-e4m
 
 
 def resolve_quant(catalog: Catalog, name: str) -> QuantFormat:
+    """The catalog's format of this name or alias; a QAT name (``UD-Q4_K_XL-QAT``) its QAT entry; a UD name
+    the catalog lacks (``UD-Q4_K_M``, ``UD-IQ2_M``) built over its base type (core/estimate/ud_names.py)."""
     key = name.strip().lower()
     key = _QUANT_ALIASES.get(key, key)
+    key = ud_names.qat_key(key) or key
     quant = catalog.quant(key)
+    base_key = ud_names.ud_base(key) if quant is None else None
+    if base_key is not None:
+        base = catalog.quant(_QUANT_ALIASES.get(base_key, base_key))
+        quant = ud_names.ud_format(key, base) if base is not None and base.kind == "gguf" else None
     if quant is None:
         known = ", ".join(sorted(q.name for q in catalog.quants if q.kind != "gguf" or "_" in q.id))
-        raise InputError("--quant", f"unknown quantization {name!r} (known: {known})")
+        raise InputError(
+            "--quant", f"unknown quantization {name!r} (known: {known}; UD-<type> for any GGUF type above)"
+        )
     return quant
 
 
@@ -231,6 +241,9 @@ def estimate_memory(
                 )
             )
         weights, layer_weights, other, embed = _weights(model, quant, req.engine)
+        if quant is not None and weights.provenance != "file":
+            assumed = ud_names.assumed_note(quant, catalog.quant(quant.id) is not None)
+            notes.extend((assumed,) if assumed is not None else ())
         if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
             # The input embedding stays in host memory; a tied head is a second copy on the GPU. ktransformers
             # too: its injection rules put model.embed_tokens on "cpu" (kvcache-ai/ktransformers

@@ -8,7 +8,8 @@ from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
 from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
-from rigcheck.core.estimate.ud_mix import ud_weights
+from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
+from rigcheck.core.estimate.ud_names import names_file
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
 from rigcheck.core.said import Num, Sig, say
 
@@ -47,7 +48,7 @@ def _weights(
     arch = model.arch
     weights = model.weights
     embed_share = arch.embed_params / max(arch.embed_params + arch.head_params, 1)
-    if weights is not None and (quant is None or quant.id == weights.quant_id):
+    if weights is not None and (quant is None or names_file(quant.id, weights.quant_id)):
         layers = weights.layer_bytes or _spread(weights.total_bytes - weights.other_bytes, arch)
         other = weights.other_bytes if weights.layer_bytes else weights.total_bytes - sum(layers)
         files = ", ".join(weights.files[:2]) + (" …" if len(weights.files) > 2 else "")
@@ -170,8 +171,9 @@ def _derived_mix(
     if by_role is not None:  # Unsloth UD: each tensor role at its block type (core/estimate/ud_mix.py)
         per_layer, other, embed, formula = by_role
         label = say("weights ({quant})", quant=quant.name)
+        source = f"{rule_name(quant.id)} per-role rule (core/estimate/ud_mix.py): {UD_SOURCE}"
         return (
-            Term("weights", label, sum(per_layer) + other, "estimate", formula, UD_SOURCE),
+            Term("weights", label, sum(per_layer) + other, "estimate", formula, source),
             per_layer,
             other,
             embed,
@@ -211,7 +213,9 @@ def _expert_bytes(
         return ()
     experts = expert_params_per_layer(arch)
     params = arch.layer_params or _spread_params(arch)
-    from_file = model.weights is not None and quant is not None and quant.id == model.weights.quant_id
+    from_file = (
+        model.weights is not None and quant is not None and names_file(quant.id, model.weights.quant_id)
+    )
     if quant is not None and quant.kind == "mx" and not from_file:
         return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
     return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))

@@ -74,7 +74,7 @@ class UdRule:
     dense_down_edges: float
 
 
-RULES: Final = {
+RULES: Final[dict[str, UdRule]] = {
     "ud-q4_k_xl": UdRule(
         base=Q4_K,
         head=Q6_K,
@@ -96,6 +96,17 @@ RULES: Final = {
         dense_down_edges=BF16,
     ),
 }
+#: UD names sized by another name's rule: UD-Q4_K_M is Q4_K_M with the roles Unsloth raises, which is what
+#: the UD-Q4_K_XL rule is (it starts from Q4_K_M and raises only those roles); checked against Unsloth's
+#: UD-Q4_K_M of Qwen3.6-35B-A3B (core/estimate/ud_names.py)
+RULE_OF: Final = {"ud-q4_k_xl": "ud-q4_k_xl", "ud-q8_k_xl": "ud-q8_k_xl", "ud-q4_k_m": "ud-q4_k_xl"}
+RULES.update({alias: RULES[rule] for alias, rule in RULE_OF.items()})
+
+
+def rule_name(quant_id: str) -> str | None:
+    """The rule a UD id is sized by, as Unsloth writes it (``ud-q4_k_m`` -> ``UD-Q4_K_XL``)."""
+    rule = RULE_OF.get(quant_id)
+    return rule.upper() if rule else None
 
 
 def use_more_bits(i_layer: int, n_layers: int) -> bool:

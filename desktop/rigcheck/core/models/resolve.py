@@ -18,6 +18,9 @@ from rigcheck.core.catalog import Catalog, ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.models.spec import ModelInfo
 
+#: "qat" as a word of a repository or file name (unsloth/gemma-4-26B-A4B-it-qat-GGUF)
+_QAT = re.compile(r"(?:^|[-_./])qat(?=$|[-_./:])")
+
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?::[\w.+-]+)?")
 #: a file in a hub repository, e.g. unsloth/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M.gguf
 _HUB_FILE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+/[^\\:]+\.gguf", re.IGNORECASE)
@@ -211,8 +214,10 @@ def _resolve(
             held = catalog_for_repository(text, catalog)
             if held is None:
                 raise
+            # a QAT repository's files are laid out apart (core/estimate/ud_names.py): say how to ask for them
+            qat = "; its QAT files: --quant UD-Q4_K_XL-QAT" if _QAT.search(text.lower()) else ""
             raise InputError(
-                error.source, f"{error.problem}; the catalog has this model offline as {held.id!r}"
+                error.source, f"{error.problem}; the catalog has this model offline as {held.id!r}{qat}"
             ) from None
     close = suggest_models(text, catalog)
     hint = f"; did you mean {', '.join(close)}?" if close else "; see 'rigcheck models'"
