@@ -1115,11 +1115,16 @@ def _check_config(config: dict[str, Any]) -> str | None:
     return None
 
 
+#: catalog files another module reads with a loader of its own (not catalog records):
+#: engine_builds.toml by core/engine_builds.py
+OWN_LOADER_FILES = frozenset({"engine_builds.toml"})
+
+
 def _walk(folder: Traversable) -> Iterator[Traversable]:
     for child in sorted(folder.iterdir(), key=lambda t: t.name):
         if child.is_dir():
             yield from _walk(child)
-        elif child.name.endswith(".toml"):
+        elif child.name.endswith(".toml") and child.name not in OWN_LOADER_FILES:
             yield child
 
 
