@@ -174,6 +174,6 @@ def build_correction(
                 pr=m.pr,
                 first=m.first_build,
             )
-            terms.append(BuildTerm(m.id, metric, ratio, formula, f"{m.url}: {m.ratio_source}"))
+            terms.append(BuildTerm(m.id, metric, ratio, formula, m.ratio_source))
     explanation = tuple(say("{formula} ({source})", formula=t.formula_said, source=t.source) for t in terms)
     return BuildCorrection(divisors["decode"], divisors["prefill"], tuple(terms), explanation, tuple(advice))
