@@ -99,8 +99,8 @@ def _ratios(m: Milestone) -> tuple[tuple[Metric, float], ...]:
 def _advice(build: int, m: Milestone, ratios: tuple[tuple[Metric, float], ...]) -> Text:
     if not ratios:
         return say(
-            "llama.cpp b{build} is older than PR #{pr} (b{first}, {url}); update: its speed-up was not "
-            "measured in a published before/after table",
+            "llama.cpp b{build} is older than PR #{pr} (b{first}, {url}); update (no before/after ratio of "
+            "it is catalogued, so the estimate does not change)",
             build=build,
             pr=m.pr,
             first=m.first_build,
