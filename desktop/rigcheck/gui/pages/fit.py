@@ -750,6 +750,10 @@ class FitPage(FormatLadder, QWidget):
             self._ladder_generation += 1  # a table still being worked out is for settings no longer asked
             self._ladder_job = None
             return
+        if (
+            result.speed.build_advice_said
+        ):  # an older llama.cpp build: the milestones it lacks (no solver runs)
+            result = replace(result, advice_said=(*result.advice_said, *result.speed.build_advice_said))
         if self._bench is not None:
             rows, name = self._bench
             result = apply_measured(result, rows, machine, name)
