@@ -260,7 +260,16 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
             result = fit(
                 model,
                 machine,
-                Request(quant=quant, context=context, backend=backend, engine=engine, threads=_threads(row)),  # type: ignore[arg-type]
+                Request(
+                    quant=quant,
+                    context=context,
+                    backend=backend,  # type: ignore[arg-type]
+                    engine=engine,  # type: ignore[arg-type]
+                    threads=_threads(row),
+                    # the llama.cpp build the row ran (fit, held-out and blind alike): an older one is
+                    # divided by each later kernel milestone (speed/engine_build.py)
+                    engine_build=row.engine_build if engine == "llama.cpp" else None,
+                ),
                 catalog,
                 offload=offload,  # type: ignore[arg-type]
                 live=False,

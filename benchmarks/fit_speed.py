@@ -28,18 +28,20 @@ from cpu_fit import print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
 from intel_vulkan_path import old_intel_vulkan_path
-from measurements import Measurement, load, row_context, row_quant
+from measurements import Measurement, load, row_build, row_context, row_quant
 from per_hop_fit import HopFit, fit_per_hop
-from rigcheck.core.catalog import Catalog, SpeedFactor, load_catalog
+from rigcheck.core.catalog import Catalog, GpuSpec, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
 from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
+from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
+from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.whatif import simulate
 from scan_fit import ScanFit, fit_scan
 
@@ -109,6 +111,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     if spec_model is None or row.offloaded or row.split == "blind":
         return None  # a blind row (benchmarks/data/blind.csv) is never a fit point, whoever passes it
     model = from_catalog(spec_model)
+    gpu_spec = catalog.gpu(row.gpu_id) if row.gpu_count and row.gpu_id else None
+    row = current_build_row(row, model.arch, gpu_spec)
     try:
         est = estimate_memory(model, Request(quant=row_quant(row), context=row_context(row)), catalog)
     except InputError:
@@ -169,11 +173,24 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     )
 
 
+def current_build_row(row: Measurement, arch: ArchConfig, gpu: GpuSpec | None) -> Measurement:
+    """The row as a current llama.cpp would have run it: its tokens/s × the ratio of each kernel milestone
+    newer than its build that applies to its model and hardware (catalog/engine_builds.toml, the same
+    correction speed/engine_build.py divides a user's old-build estimate by), so the class factors fitted
+    on it are a current build's. Unchanged for an unstated build and for other engines."""
+    build = row.engine_build
+    if build is None or not row.speed:
+        return row
+    backend = row.backend if row.gpu_count else "cpu"
+    found = build_correction("llama.cpp", build, arch, backend, gpu)
+    ratio = found.decode_divisor if row.metric == "decode_tokens_per_s" else found.prefill_divisor
+    return replace(row, value=row.value * ratio) if ratio != 1.0 else row
+
+
 def llama_cpp_build(text: str) -> int | None:
     """The llama.cpp build number a row's ``build`` column names ("a0dd7795 (5589)", "b8724 (b54cb2e3d)"),
-    None where it names none (then the row is taken to be on a current build)."""
-    found = re.search(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b", text or "")
-    return int(found.group(1) or found.group(2)) if found else None
+    None where it names none (then the row is taken to be on a current build): measurements.row_build."""
+    return row_build(text)
 
 
 def gemm_rate(p: Point) -> float:
@@ -1175,7 +1192,12 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
     try:
         # the row's prompt length, as estimate_accuracy.py passes it: it sets the micro-batch and how many of
         # them a layer split overlaps (speed/prefill.py pipelined_ubatches)
-        req = Request(quant=row_quant(row), context=row_context(row), backend=backend)  # type: ignore[arg-type]
+        req = Request(
+            quant=row_quant(row),
+            context=row_context(row),
+            backend=backend,  # type: ignore[arg-type]
+            engine_build=row.engine_build,  # an older build: the estimate divided by its milestones
+        )
         result = fit(
             from_catalog(spec),
             machine,

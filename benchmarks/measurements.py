@@ -133,6 +133,14 @@ class Measurement:
         return self.engine.startswith("Ollama")
 
     @property
+    def engine_build(self) -> int | None:
+        """The llama.cpp build a llama.cpp row ran (row_build on its ``build`` column); None for other
+        engines (Ollama's, ik_llama.cpp's and MLX's versions are not llama.cpp's) and unstated builds."""
+        if not self.engine.startswith("llama.cpp"):
+            return None
+        return row_build(self.build)
+
+    @property
     def tokens(self) -> int | None:
         """The first token count in the test name: 512 for pp512, 128 for tg128, 2048 for tg@ctx2048."""
         found = re.search(r"\d+", self.test)
@@ -162,6 +170,28 @@ class Measurement:
         if self.gpu_count > 1:
             found.append("multi-GPU")
         return tuple(found)
+
+
+#: a build number as the rows print it: "a0dd7795 (5589)", "(9039); SYCL", "b8724 (b54cb2e3d)", "b6652.amd0",
+#: "6792; AMDVLK ...", "llama.cpp build 7973"
+_BUILD_NUMBER = re.compile(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b|^(\d{4,5})\b|\bbuild (\d{4,5})\b")
+#: a run on a PR's branch ("PR #19375 branch gg/qwen3-next-opt on b7946") has that PR's change
+_PR_BRANCH = re.compile(r"PR #(\d+) branch")
+
+
+def row_build(text: str) -> int | None:
+    """The llama.cpp build number a ``build`` column names, None where it names none (the row is then taken
+    to be on a current build). A run on a PR's branch counts as the build that PR first shipped in
+    (catalog/engine_builds.toml), when that is later than the branch's base."""
+    from rigcheck.core.engine_builds import load_milestones
+
+    found = _BUILD_NUMBER.search((text or "").strip())
+    number = next((int(g) for g in found.groups() if g), None) if found else None
+    for pr in _PR_BRANCH.findall(text or ""):
+        shipped = next((m.first_build for m in load_milestones() if m.pr == int(pr)), None)
+        if shipped is not None and number is not None:
+            number = max(number, shipped)
+    return number
 
 
 def split_of(row_id: str) -> Split:

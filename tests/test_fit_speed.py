@@ -184,6 +184,41 @@ def test_the_build_column_names_the_llama_cpp_build() -> None:
     assert fit_speed.llama_cpp_build("not stated (snapshot May 2024)") is None
 
 
+def test_the_build_column_reads_leading_numbers_and_pr_branches() -> None:
+    assert fit_speed.llama_cpp_build("6792; AMDVLK 2025.Q2.1-1, -ub 512") == 6792
+    assert fit_speed.llama_cpp_build("6194 (3007baf), ROCm 6.4.1") == 6194
+    assert fit_speed.llama_cpp_build("982e3472, ROCm 6.4.1") is None  # a commit hash, no build number
+    # a run on PR #19375's branch has that PR's change: the build it shipped in (catalog/engine_builds.toml)
+    assert fit_speed.llama_cpp_build("PR #19375 branch gg/qwen3-next-opt on b7946 (Feb 2026)") == 8053
+
+
+def test_a_fit_row_on_an_old_build_is_scaled_to_a_current_one() -> None:
+    """A Qwen3-Next row measured before PR #19375 (b8053) is fitted as the current build would run it: ×
+    the PR's ratio (decode 1.33); the same row on a later build, and another engine's, stay as measured."""
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.models.resolve import from_catalog
+
+    catalog = load_catalog(use_overlay=False)
+    row = next(r for r in load() if r.id.startswith("llamacpp") and r.model_id == "qwen3-next-80b-a3b")
+    arch = from_catalog(catalog.model("qwen3-next-80b-a3b")).arch  # type: ignore[arg-type]
+    gpu = catalog.gpu("nvidia-geforce-rtx-3090")
+    decode = dataclasses.replace(
+        row,
+        engine="llama.cpp",
+        build="c6f7a423c (7189)",
+        backend="cuda",
+        metric="decode_tokens_per_s",
+        value=30.0,
+    )
+    assert fit_speed.current_build_row(decode, arch, gpu).value == pytest.approx(30.0 * 1.33)
+    assert fit_speed.current_build_row(dataclasses.replace(decode, build="b8084"), arch, gpu).value == 30.0
+    assert (
+        fit_speed.current_build_row(dataclasses.replace(decode, build="not stated"), arch, gpu).value == 30.0
+    )
+    ollama = dataclasses.replace(decode, engine="Ollama 0.13")
+    assert fit_speed.current_build_row(ollama, arch, gpu).value == 30.0
+
+
 def test_a_hybrids_scan_time_is_taken_off_before_its_gemm_share_is_fitted() -> None:
     """Rows whose time is GEMMs at 40% of the peak plus a recurrent scan: with the scan's share known, the
     fitted efficiency is the GEMMs' 40%, not the slower share the whole time would give."""

@@ -30,6 +30,7 @@ from rigcheck.cli.options import (
     MONITOR_MIN_INTERVAL_S,
     SPLIT_MODES,
     WORKLOAD_HELP,
+    _engine_build,
     _hub_search_arguments,
     _judging_options,
     _model_arguments,
@@ -179,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         help="llama.cpp -t N: CPU threads for the layers in RAM and CPU prompt processing (default: the "
         "physical cores)",
+    )
+    fit.add_argument(
+        "--engine-build",
+        metavar="bNNNN",
+        type=_engine_build,
+        help="the llama.cpp build you run (its release tag, e.g. b6096; 'unknown': a current one): the "
+        "speed estimate is divided by each later kernel milestone that applies (catalog/engine_builds.toml)",
     )
     fit.add_argument(
         "--power-limit",

@@ -152,7 +152,7 @@ def _cmd_fit(args: argparse.Namespace, out: TextIO) -> int:
         if args.workload == "inference":
             raise UsageError("--context max is for --workload lora, qlora or full")
         args.context = None
-    req = replace(_request(args), backend=args.backend, threads=args.threads)
+    req = replace(_request(args), backend=args.backend, threads=args.threads, engine_build=args.engine_build)
     if req.workload != "inference" and getattr(args, "gpus", None) is None:
         from rigcheck.core.estimate.training_profiles import run_gpus
 

@@ -110,6 +110,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _engine_build(text: str) -> int | None:
+    """``--engine-build``: a llama.cpp release tag (b6096, or 6096), or ``unknown`` for a current build."""
+    from rigcheck.core.engine_builds import parse_build
+
+    try:
+        return parse_build(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _context_arg(text: str) -> int | str:
     return "max" if text.strip().lower() == "max" else _positive_int(text)
 

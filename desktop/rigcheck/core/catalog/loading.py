@@ -29,11 +29,16 @@ def default_overlay_dir() -> Path:
     return user_data_path("rigcheck", appauthor=False) / "catalog"
 
 
+#: catalog files another module reads with a loader of its own (not catalog records):
+#: engine_builds.toml by core/engine_builds.py
+OWN_LOADER_FILES = frozenset({"engine_builds.toml"})
+
+
 def _walk(folder: Traversable) -> Iterator[Traversable]:
     for child in sorted(folder.iterdir(), key=lambda t: t.name):
         if child.is_dir():
             yield from _walk(child)
-        elif child.name.endswith(".toml"):
+        elif child.name.endswith(".toml") and child.name not in OWN_LOADER_FILES:
             yield child
 
 

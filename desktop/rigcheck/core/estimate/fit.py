@@ -187,6 +187,9 @@ def fit(
         advice = tuple(
             advice_for(model, machine, req, catalog, est, verdict=verdict, placement=placement, live=live)
         )
+        advice += (
+            speed.build_advice_said
+        )  # an older engine build: the milestones it lacks (speed/engine_build.py)
     return FitResult(verdict, placement, speed, est, budget, tuple(reasons), advice)
 
 

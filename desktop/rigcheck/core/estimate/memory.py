@@ -302,6 +302,7 @@ def estimate_memory(
         else (),
         backend=req.backend,
         threads=req.threads,
+        engine_build=req.engine_build,
         speculative=req.speculative if req.workload == "inference" else None,
         notes_said=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,

@@ -112,6 +112,8 @@ class Request:
     #: training: the Gated DeltaNet kernels the stack runs: ``fla`` (flash-linear-attention installed,
     #: transformers' fast path) or ``torch`` (transformers' pure-torch fallback, estimate/gdn_fallback.py)
     linear_kernels: LinearKernels = "fla"
+    #: the engine's build (llama.cpp release tag number, core/engine_builds.parse_build); None = a current one
+    engine_build: int | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,8 @@ class MemoryEstimate:
     lora_alpha: int | None = None
     #: training: the Gated DeltaNet kernels assumed (Request.linear_kernels)
     linear_kernels: LinearKernels = "fla"
+    #: the engine build the speed is for (Request.engine_build); None = a current one
+    engine_build: int | None = None
 
     def total(self, category: Category | None = None) -> int:
         return sum(t.bytes for t in self.terms if category is None or t.category == category)

@@ -106,6 +106,18 @@ def fit_json(result: FitResult) -> dict[str, Any]:
             "estimated_decode_tokens_per_s": _round(s.estimated_decode_tokens_per_s),
             "estimated_prefill_tokens_per_s": _round(s.estimated_prefill_tokens_per_s),
             "measured_from": s.measured_from,
+            # an older engine build: each later milestone's ratio divided out (speed/engine_build.py)
+            "engine_build": result.estimate.engine_build,
+            "build_terms": [
+                {
+                    "milestone": t.milestone,
+                    "metric": t.metric,
+                    "value": t.value,
+                    "formula": t.formula,
+                    "source": t.source,
+                }
+                for t in s.build_terms
+            ],
         },
         "estimate": estimate_json(result.estimate),
         "params_source": result.estimate.model.params_source,

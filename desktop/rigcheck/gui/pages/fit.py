@@ -201,6 +201,19 @@ class FitPage(FormatLadder, QWidget):
         self.backend.setToolTip(
             tr("The llama.cpp backend the speed estimate assumes (Automatic: each GPU vendor's usual one)")
         )
+        # the llama.cpp build the user runs (rigcheck fit --engine-build): an older one is slower where a
+        # later kernel milestone applies (core/estimate/speed/engine_build.py); 0 is a current build
+        self.engine_build = QSpinBox()
+        self.engine_build.setRange(0, 99999)
+        self.engine_build.setPrefix("b")
+        self.engine_build.setSpecialValueText(tr("Current"))
+        self.engine_build.setAccessibleName(tr("llama.cpp build"))
+        self.engine_build.setToolTip(
+            tr(
+                "The llama.cpp build you run (its release tag): an older one is slower where a later kernel "
+                "change applies"
+            )
+        )
         for text, widget in (
             (tr("Weight format"), self.quant),
             (tr("Context"), context_row),
@@ -215,6 +228,7 @@ class FitPage(FormatLadder, QWidget):
             (tr("Offload"), self.offload),
             (tr("Engine"), self.engine),
             (tr("GPU backend"), self.backend),
+            (tr("llama.cpp build"), self.engine_build),
             (tr("Multi-GPU"), self.split),
             (tr("GPU layers"), self.gpu_layers),
         ):
@@ -380,6 +394,7 @@ class FitPage(FormatLadder, QWidget):
             self.gpu_layers.valueChanged,
             self.training_gpus.valueChanged,
             *(widget.currentIndexChanged for widget in self.extras.widgets()),
+            self.engine_build.valueChanged,
         ):
             signal.connect(self.recompute)
         self.engine.currentIndexChanged.connect(self._engine_changed)
@@ -454,14 +469,15 @@ class FitPage(FormatLadder, QWidget):
         machine = self.state.machine
         self.split.setEnabled(llama and machine is not None and len(machine.gpus) > 1)
         self.gpu_layers.setEnabled(llama and machine is not None and bool(machine.gpus))
+        self.engine_build.setEnabled(inference and self.engine.currentData() == "llama.cpp")
         for widget in (self.framework, self.lora_rank, self.checkpointing, self.training_gpus):
             widget.setEnabled(not inference)
         self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
         self.extras.enable(self.workload.currentData(), self.model)
         # only the settings that apply are shown: a training stack's for training, an engine's for
         # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
-        for widget in (self.engine, self.kv, self.backend, self.split, self.gpu_layers, self.framework,
-                       self.lora_rank, self.checkpointing, self.training_gpus,
+        for widget in (self.engine, self.kv, self.backend, self.engine_build, self.split, self.gpu_layers,
+                       self.framework, self.lora_rank, self.checkpointing, self.training_gpus,
                        *self.extras.widgets()):  # fmt: skip
             self.form.setRowVisible(widget, widget.isEnabled())
 
@@ -682,6 +698,9 @@ class FitPage(FormatLadder, QWidget):
             else None,
             lora_rank=self.lora_rank.value() or None,
             checkpointing=self.checkpointing.currentData() or None,
+            engine_build=(self.engine_build.value() or None)
+            if self.engine.currentData() == "llama.cpp"
+            else None,
         )
         return with_training_gpus(self.extras.apply(asked), self.training_gpus.value(), self.state.machine)
 
@@ -743,6 +762,10 @@ class FitPage(FormatLadder, QWidget):
             self._ladder_generation += 1  # a table still being worked out is for settings no longer asked
             self._ladder_job = None
             return
+        if (
+            result.speed.build_advice_said
+        ):  # an older llama.cpp build: the milestones it lacks (no solver runs)
+            result = replace(result, advice_said=(*result.advice_said, *result.speed.build_advice_said))
         if self._bench is not None:
             rows, name = self._bench
             result = apply_measured(result, rows, machine, name)

@@ -474,7 +474,12 @@ class PrefillCompute:
 
 
 def prefill_compute(
-    spec: GpuSpec | None, factor: SpeedFactor | None, watts: float | None = None, *, fp32: bool = False
+    spec: GpuSpec | None,
+    factor: SpeedFactor | None,
+    watts: float | None = None,
+    *,
+    fp32: bool = False,
+    build: int | None = None,
 ) -> PrefillCompute | None:
     """min(peak × the class's ``prefill_compute_efficiency``, board power × its ``prefill_tflops_per_watt``).
 
@@ -485,7 +490,9 @@ def prefill_compute(
     watts: the professional Ada cards (RTX 6000 Ada: 364 TFLOPS at 300 W) reach a smaller share of their peak
     than a GeForce RTX 4090 (330 TFLOPS at 450 W). ``watts``: the power limit the driver enforces (the
     snapshot's), else the catalog's board power. ``fp32``: measured against the FP32 peak
-    (prefill_peak_tflops), at most all of it. None when the peak or the class's efficiency is unknown.
+    (prefill_peak_tflops), at most all of it. ``build``: the llama.cpp build (None: a current one), for
+    the Vulkan cooperative-matrix rule (speed/coopmat.py). None when the peak or the class's efficiency is
+    unknown.
     """
     found = prefill_peak_tflops(spec, fp32=fp32)
     if found is None or factor is None or factor.prefill_compute_efficiency is None:
@@ -494,7 +501,11 @@ def prefill_compute(
     # FP32 GEMMs on the vector ALUs cannot pass the FP32 peak, whatever share the class's matrix kernels reach
     efficiency = min(factor.prefill_compute_efficiency, 1.0) if fp32 else factor.prefill_compute_efficiency
     rate = peak * 1e12 * efficiency
-    if not fp32 and factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, spec):
+    if (
+        not fp32
+        and factor.prefill_coopmat_factor != 1.0
+        and vulkan_matrix_engines(factor.backend, spec, build)
+    ):
         # XMX through cooperative matrices (speed/coopmat.py); FP32 scalar shaders never reach them
         rate *= factor.prefill_coopmat_factor
     per_watt = factor.prefill_tflops_per_watt

@@ -14,6 +14,7 @@ from rigcheck.core.estimate.mlx import mlx_factor_line
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.cpu import cpu_prefill, ram_decode_seconds
 from rigcheck.core.estimate.speed.decode import gpu_decode_seconds
+from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.experts import ktransformers_parts, ktransformers_prefill
 from rigcheck.core.estimate.speed.prefill import gpu_prefill, prefill_maturity
 from rigcheck.core.estimate.speed.reads import active_bytes, bf16_scalar_path
@@ -143,4 +144,21 @@ def inference_speed(
         prefill = cpu_prefill(est, head, machine, catalog, explanation, speedup=speedup)
         if prefill is not None and mature is not None and mature.prefill_factor != 1.0:
             explanation.append(prefill_maturity(est.engine, arch.model_type, mature))
-    return Speed(decode, prefill, None, bound if decode else None, tuple(explanation))
+    # the engine build: an older one is slower by each later kernel milestone that applies
+    main = gpus[used[0]] if used else None
+    backend = (est.backend or speed.default_backend(main.vendor)) if main is not None else "cpu"
+    built = build_correction(est.engine, est.engine_build, arch, backend, specs[used[0]] if used else None)
+    if decode is not None:
+        decode /= built.decode_divisor
+    if prefill is not None:
+        prefill /= built.prefill_divisor
+    explanation.extend(built.explanation_said)
+    return Speed(
+        decode,
+        prefill,
+        None,
+        bound if decode else None,
+        tuple(explanation),
+        build_terms=built.terms,
+        build_advice_said=built.advice_said,
+    )

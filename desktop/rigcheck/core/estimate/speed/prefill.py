@@ -210,7 +210,11 @@ def gpu_prefill(
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id)
         compute = speed.prefill_compute(
-            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32
+            specs[i],
+            factor,
+            gpus[i].power_limit_watts,
+            fp32=scalar_bf16[i] is True or sycl_fp32,
+            build=est.engine_build if est.engine == "llama.cpp" else None,
         )
         if compute is None or factor is None:
             rates = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rigcheck.core.estimate.speed.engine_build import BuildTerm
 from rigcheck.core.said import Text, render_all
 
 Bound = Literal["memory_bandwidth", "compute", "pcie", "ram_bandwidth", "cpu_optimizer"]
@@ -22,6 +23,10 @@ class Speed:
     estimated_decode_tokens_per_s: float | None = None
     estimated_prefill_tokens_per_s: float | None = None
     measured_from: str | None = None
+    #: an older engine build (Request.engine_build): each later milestone's ratio divided out, and the
+    #: advice to update (speed/engine_build.py)
+    build_terms: tuple[BuildTerm, ...] = ()
+    build_advice_said: tuple[Text, ...] = ()
 
     @property
     def explanation(self) -> tuple[str, ...]:
