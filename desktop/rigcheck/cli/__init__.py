@@ -351,6 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui = commands.add_parser("gui", help="open the desktop app (the default with no command)")
     gui.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        type=Path,
+        help="open FILE as a drop on the window does: a monitor recording (.csv) replays on the Monitor, "
+        "a saved snapshot (.json) becomes the machine, anything else is read as a model",
+    )
+    gui.add_argument(
         "--machine", metavar="FILE", type=Path, help="show a saved snapshot instead of this machine"
     )
     gui.add_argument(
@@ -387,10 +395,14 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
         from rigcheck.core.machine import load_machine
 
         load_machine(args.machine)  # a bad snapshot is one line and exit 2, before any window
+    opened = getattr(args, "file", None)
+    if opened is not None and not opened.exists():
+        raise UsageError(f"{opened}: no such file or folder")
     try:
         return gui_main(
             [],
             machine=getattr(args, "machine", None),
+            open_file=opened,
             page=getattr(args, "page", None),
             screenshot=getattr(args, "screenshot", None),
             size=getattr(args, "size", None),

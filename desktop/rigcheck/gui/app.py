@@ -232,7 +232,7 @@ def _install_excepthook(debug: bool) -> None:
 
 def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page: str | None = None,
          screenshot: Path | None = None, size: tuple[int, int] | None = None,
-         debug: bool = False) -> int:  # fmt: skip
+         debug: bool = False, open_file: Path | None = None) -> int:  # fmt: skip
     if QApplication.instance() is None:
         # Qt aborts the process when no platform plugin loads: decide first, and say what is missing
         from rigcheck.gui.display import NoDisplayError, choose_platform
@@ -264,6 +264,8 @@ def main(argv: Sequence[str] | None = None, *, machine: Path | None = None, page
         if page is not None and page not in window.pages:
             window.close()
             raise ValueError(f"unknown page {page!r} (pages: {', '.join(window.pages)})")
+        if open_file is not None:
+            window.load_path(open_file)  # as a drop: a recording replays on the Monitor, which it shows
         if screenshot is not None:
             try:
                 for path in screenshots(window, screenshot, page, size):
