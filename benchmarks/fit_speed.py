@@ -449,7 +449,7 @@ def main() -> None:
         print()
     print_ktransformers(rows, catalog)
     print_cpu_classes(rows, catalog)
-    print_borrowed(fitted, hop_fits, generic, prefill_fits, prefill)
+    print_borrowed(fitted, hop_fits, generic, prefill_fits=prefill_fits, prefill=prefill, scan=scan)
     print_borrowed_backend(printed, generic)
 
 
@@ -1129,8 +1129,10 @@ def print_borrowed(
     fitted: dict[tuple[str, str], tuple[float, float]],
     hops: dict[tuple[str, str], HopFit],
     generic: dict[str, GenericPrefill],
-    prefill_fits: dict[tuple[str, str], PrefillFit],
-    prefill: dict[tuple[str, str], list[Point]],
+    *,
+    prefill_fits: dict[tuple[str, str], PrefillFit] | None = None,
+    prefill: dict[tuple[str, str], list[Point]] | None = None,
+    scan: ScanFit | None = None,
 ) -> None:
     """Classes without decode rows of their own: a neighbour's decode factors, marked uncertain; their own
     prefill shares where they have prompt rows, else their backend's generic rule (prefill_fallback)."""
@@ -1140,7 +1142,7 @@ def print_borrowed(
         if (neighbour, backend) not in fitted or any(c == cls for c, _b in fitted):
             continue
         eff, tau = fitted[(neighbour, backend)]
-        own = prefill_fits.get((cls, backend))
+        own = (prefill_fits or {}).get((cls, backend))
         print("[[speed_factor]]")
         print(f'id = "{cls}-{backend}"')
         print(f'hw_class = "{cls}"')
@@ -1156,6 +1158,9 @@ def print_borrowed(
         elif backend in generic:
             # no prompt rows either: the backend's generic share, said as assumed (prefill_fallback)
             print("\n".join(generic[backend].lines()))
+        if scan is not None and (own is not None or backend in generic):
+            # the recurrent-scan share is one figure pooled over every GPU class and backend (scan_fit)
+            print(f"prefill_scan_efficiency = {scan.efficiency:.3f}")
         if own is not None:
             print(
                 f'source = "benchmarks/data/measurements.csv: decode from the {neighbour} factors (no decode '
@@ -1172,7 +1177,7 @@ def print_borrowed(
             print(f'measured = "{"; ".join(measured)}"')
         if own is not None:
             print("sources = [")
-            for url in sorted({p.row.source_url for p in prefill.get((cls, backend), [])}):
+            for url in sorted({p.row.source_url for p in (prefill or {}).get((cls, backend), [])}):
                 print(f'  "{url}",')
             print("]")
         print('confidence = "uncertain"')
