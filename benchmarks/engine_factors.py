@@ -158,6 +158,9 @@ def toml(fitted: dict[str, Fitted]) -> str:
                     f"{value:g}" if field.name.endswith("_us") or not value.is_integer() else f"{value:.1f}"
                 )
                 out.append(f"{field.name} = {shown}")
+        if f.prefill_rule:
+            # the Metal row's prefill share is a generic rule, not its own fit: said as assumed (prefill_fallback)
+            out.append(f'prefill_rule = "{f.prefill_rule}"')
         out += [
             f'source = "{f.source}"',
             f'measured = "{f.measured}"',

@@ -30,6 +30,7 @@ from dp4a_fit import fit_nodp4a, nodp4a_row
 from intel_vulkan_path import old_intel_vulkan_path
 from measurements import Measurement, load, row_build, row_context, row_quant
 from per_hop_fit import HopFit, fit_per_hop
+from prefill_fallback import GenericPrefill, generic_prefill
 from rigcheck.core.catalog import Catalog, GpuSpec, SpeedFactor, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -381,6 +382,8 @@ def main() -> None:
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         decode_fits[key] = (eff, tau, err, how, extra_urls)
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
+    # a class × backend with no prompt rows at all: its backend's median share (prefill_fallback)
+    generic = generic_prefill(prefill_fits, prefill, POOL_APART)
     bf16 = fit_bf16(
         [
             replace(
@@ -414,6 +417,7 @@ def main() -> None:
             default = (key[0], DEFAULT_BACKEND.get(key[0].split("-")[0], "cpu"))
             prefill_fit = prefill_fits.get(default) if default != key else None
             prefill_from = f" (no prefill rows of its own: the {default[0]}-{default[1]} shares)"
+        fallback = generic.get(key[1]) if prefill_fit is None else None
         urls = sorted({p.row.source_url for p in points + pre} | set(extra_urls))
         with_nodp4a = nodp4a is not None and key[0].startswith("nvidia") and key[1] == "cuda"
         if with_nodp4a:
@@ -436,20 +440,9 @@ def main() -> None:
         if key in hop_fits and hop_fits[key].us:
             factor_lines.append(f"per_gpu_us = {hop_fits[key].us:g}")
         if prefill_fit is not None:
-            factor_lines.append(f"prefill_compute_efficiency = {min(prefill_fit.efficiency, 2.0):.2f}")
-            if prefill_fit.float_factor != 1.0:
-                factor_lines.append(f"prefill_float_factor = {min(prefill_fit.float_factor, 2.0):.2f}")
-            if prefill_fit.moe_factor != 1.0:
-                factor_lines.append(f"prefill_moe_factor = {min(prefill_fit.moe_factor, 2.0):.2f}")
-                factor_lines.append(f"prefill_moe_exponent = {prefill_fit.moe_exponent:.2f}")
-            if prefill_fit.float_moe_factor != 1.0:
-                factor_lines.append(
-                    f"prefill_float_moe_factor = {min(prefill_fit.float_moe_factor, 2.0):.2f}"
-                )
-            if prefill_fit.tflops_per_watt is not None:
-                factor_lines.append(f"prefill_tflops_per_watt = {prefill_fit.tflops_per_watt:.3f}")
-            if prefill_fit.coopmat_factor != 1.0:
-                factor_lines.append(f"prefill_coopmat_factor = {min(prefill_fit.coopmat_factor, 16.0):.2f}")
+            factor_lines += prefill_lines(prefill_fit)
+        if fallback is not None and key[1] != "cpu":
+            factor_lines += fallback.lines()
         if scan is not None and key[1] != "cpu":
             factor_lines.append(f"prefill_scan_efficiency = {scan.efficiency:.3f}")
         if with_nodp4a:
@@ -476,8 +469,25 @@ def main() -> None:
         print()
     print_ktransformers(rows, catalog)
     print_cpu_classes(rows, catalog)
-    print_borrowed(fitted, hop_fits)
-    print_borrowed_backend(printed)
+    print_borrowed(fitted, hop_fits, generic, prefill_fits=prefill_fits, prefill=prefill, scan=scan)
+    print_borrowed_backend(printed, generic)
+
+
+def prefill_lines(fit: PrefillFit) -> list[str]:
+    """A class × backend's fitted prefill shares as TOML lines (the multipliers that differ from 1)."""
+    lines = [f"prefill_compute_efficiency = {min(fit.efficiency, 2.0):.2f}"]
+    if fit.float_factor != 1.0:
+        lines.append(f"prefill_float_factor = {min(fit.float_factor, 2.0):.2f}")
+    if fit.moe_factor != 1.0:
+        lines.append(f"prefill_moe_factor = {min(fit.moe_factor, 2.0):.2f}")
+        lines.append(f"prefill_moe_exponent = {fit.moe_exponent:.2f}")
+    if fit.float_moe_factor != 1.0:
+        lines.append(f"prefill_float_moe_factor = {min(fit.float_moe_factor, 2.0):.2f}")
+    if fit.tflops_per_watt is not None:
+        lines.append(f"prefill_tflops_per_watt = {fit.tflops_per_watt:.3f}")
+    if fit.coopmat_factor != 1.0:
+        lines.append(f"prefill_coopmat_factor = {min(fit.coopmat_factor, 16.0):.2f}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -1085,7 +1095,7 @@ BORROWED = (
         "amd-datacenter",
         "rocm",
         "amd-consumer",
-        "No measured Instinct llama.cpp row yet: the Radeon ROCm factors.",
+        "No Instinct (CDNA) llama.cpp decode row in the fit split yet: the Radeon ROCm decode factors.",
     ),
 )
 
@@ -1110,7 +1120,9 @@ BORROWED_BACKEND = (
 DECODE_FIELDS = ("decode_bandwidth_efficiency", "per_layer_us", "moe_layer_us")
 
 
-def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
+def print_borrowed_backend(
+    printed: dict[tuple[str, str], list[str]], generic: dict[str, GenericPrefill]
+) -> None:
     for cls, backend, neighbour, why in BORROWED_BACKEND:
         decode = printed.get((neighbour, backend))
         own = printed.get((cls, DEFAULT_BACKEND.get(cls.split("-")[0], "cpu")), [])
@@ -1118,6 +1130,8 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
             continue
         lines = [line for line in decode if line.startswith(DECODE_FIELDS)]
         lines += [line for line in own if line.startswith("prefill_")]
+        if not any(line.startswith("prefill_compute_efficiency") for line in lines) and backend in generic:
+            lines += generic[backend].lines()  # no prompt rows for the class: its backend's rule
         print("[[speed_factor]]")
         print(f'id = "{cls}-{backend}"')
         print(f'hw_class = "{cls}"')
@@ -1132,14 +1146,23 @@ def print_borrowed_backend(printed: dict[tuple[str, str], list[str]]) -> None:
 
 
 def print_borrowed(
-    fitted: dict[tuple[str, str], tuple[float, float]], hops: dict[tuple[str, str], HopFit]
+    fitted: dict[tuple[str, str], tuple[float, float]],
+    hops: dict[tuple[str, str], HopFit],
+    generic: dict[str, GenericPrefill],
+    *,
+    prefill_fits: dict[tuple[str, str], PrefillFit] | None = None,
+    prefill: dict[tuple[str, str], list[Point]] | None = None,
+    scan: ScanFit | None = None,
 ) -> None:
+    """Classes without decode rows of their own: a neighbour's decode factors, marked uncertain; their own
+    prefill shares where they have prompt rows, else their backend's generic rule (prefill_fallback)."""
     print("# ---- classes without measurements of their own: a neighbour's factors, marked uncertain ----\n")
     for cls, backend, neighbour, why in BORROWED:
         # the neighbour's factors on this backend (not whichever of its backends was fitted last)
         if (neighbour, backend) not in fitted or any(c == cls for c, _b in fitted):
             continue
         eff, tau = fitted[(neighbour, backend)]
+        own = (prefill_fits or {}).get((cls, backend))
         print("[[speed_factor]]")
         print(f'id = "{cls}-{backend}"')
         print(f'hw_class = "{cls}"')
@@ -1150,9 +1173,33 @@ def print_borrowed(
         hop = hops.get((cls, backend))
         if hop is not None and hop.us:
             print(f"per_gpu_us = {hop.us:g}")
-        print(f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"')
+        if own is not None:
+            print("\n".join(prefill_lines(own)))
+        elif backend in generic:
+            # no prompt rows either: the backend's generic share, said as assumed (prefill_fallback)
+            print("\n".join(generic[backend].lines()))
+        if scan is not None and (own is not None or backend in generic):
+            # the recurrent-scan share is one figure pooled over every GPU class and backend (scan_fit)
+            print(f"prefill_scan_efficiency = {scan.efficiency:.3f}")
+        if own is not None:
+            print(
+                f'source = "benchmarks/data/measurements.csv: decode from the {neighbour} factors (no decode '
+                'rows of this class in the fit split); prefill fitted on its own rows"'
+            )
+        else:
+            print(
+                f'source = "benchmarks/data/measurements.csv (no rows of this class): the {neighbour} factors"'
+            )
+        measured = [f"prefill: {own.said}"] if own is not None else []
         if hop is not None and hop.us:
-            print(f'measured = "per further GPU: {hop.said}"')
+            measured.append(f"per further GPU: {hop.said}")
+        if measured:
+            print(f'measured = "{"; ".join(measured)}"')
+        if own is not None:
+            print("sources = [")
+            for url in sorted({p.row.source_url for p in (prefill or {}).get((cls, backend), [])}):
+                print(f'  "{url}",')
+            print("]")
         print('confidence = "uncertain"')
         print(f'notes = "{why}"')
         print()

@@ -129,11 +129,25 @@ def test_a_borrowing_class_takes_its_neighbours_factors_on_the_same_backend(
 ) -> None:
     """amd-datacenter (ROCm) borrows amd-consumer's ROCm factors, not those of another amd-consumer backend."""
     fit_speed.print_borrowed(
-        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}, {}
+        {("amd-consumer", "rocm"): (0.95, 106.0), ("amd-consumer", "vulkan"): (0.80, 2.0)}, {}, {}
     )
     out = capsys.readouterr().out
     block = out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
     assert "decode_bandwidth_efficiency = 0.95" in block and "per_layer_us = 106" in block
+
+
+def test_a_borrowing_class_without_prompt_rows_takes_its_backends_generic_prefill_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No decode and no prompt rows: the neighbour's decode factors and the backend's generic prefill share,
+    with the rule in words (prefill_fallback), never no prefill at all."""
+    from prefill_fallback import GenericPrefill
+
+    generic = {"rocm": GenericPrefill("rocm", 0.5, (("amd-apu", 0.67), ("amd-consumer", 0.34)), 20)}
+    fit_speed.print_borrowed({("amd-consumer", "rocm"): (0.95, 106.0)}, {}, generic)
+    block = capsys.readouterr().out.split('id = "amd-datacenter-rocm"')[1].split("[[speed_factor]]")[0]
+    assert "prefill_compute_efficiency = 0.50" in block
+    assert 'prefill_rule = "the median share of the rocm classes with prompt measurements' in block
 
 
 def test_ollamas_gpu_rows_fit_ollamas_maturity_and_never_llama_cpps() -> None:

@@ -167,6 +167,9 @@ class SpeedFactor:
     #: layers reach in a prompt (core/estimate/speed/recurrent_scan.py), pooled over every class and backend
     #: (None: not fitted; no scan time is added)
     prefill_scan_efficiency: float | None = None
+    #: where the class × backend has no prompt measurements: the generic rule its prefill share comes from,
+    #: in words (benchmarks/prefill_fallback.py); None when fitted on its own rows
+    prefill_rule: str | None = None
     #: the backend this class runs when none is asked for
     default: bool = False
     #: what the factors were fitted on and how well they do there, in words

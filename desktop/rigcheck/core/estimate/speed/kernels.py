@@ -91,8 +91,12 @@ def cuda_prompt_kernel(
 
 def _amd_uses_mmq(arch: str, gfx: str, kind: str, ubatch: int, experts: int) -> bool:
     if arch == "cdna3":
-        return True  # rocBLAS/Tensile performs poorly on CDNA3: MMQ always
-    if arch.startswith("cdna"):  # the other MFMA chips
+        # rocBLAS/Tensile performs poorly on CDNA3: MMQ always, on the MFMA matrix cores with stream-K since
+        # ggml-org/llama.cpp PR #14624 ("HIP: Enable Matrix cores for MMQ Kernels, Enable stream-K for CDNA3")
+        return True
+    # CDNA1/2, and CDNA4 (gfx950: not GGML_CUDA_CC_IS_CDNA3, whose range ends below GGML_CUDA_CC_CDNA4,
+    # ggml/src/ggml-cuda/common.cuh@0010882): MFMA MMQ for the types and shapes PR #14949 measured faster
+    if arch.startswith("cdna"):
         if experts > 64 or ubatch <= 128 or kind in ("Q4_0", "Q4_1", "Q5_0", "Q5_1"):
             return True
         return ubatch <= 256 and kind in ("Q4_K", "Q5_K")

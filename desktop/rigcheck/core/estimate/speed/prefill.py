@@ -11,6 +11,7 @@ from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
+from rigcheck.core.estimate.speed.assumed import assumed_share
 from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE, vulkan_matrix_engines
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
@@ -336,6 +337,7 @@ def gpu_prefill(
         # the kernel paths that set the share of the peak, in brackets after it
         kernels = Joined("", (effective, " (", Joined("; ", tuple(paths)), ")"))
         explanation.append(kernels if paths else effective)
+        explanation.extend(assumed_share(gpu_factors[i] for i in used))
         if scan_us:
             explanation.append(
                 say(
