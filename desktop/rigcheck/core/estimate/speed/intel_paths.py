@@ -29,7 +29,7 @@ XMX peaks: Intel lists INT8 TOPS per card (the catalog's ``int8_tops``, where a 
 on every Xe2 card that has one it is 16-17.6 × the FP32 figure (Arc Pro B70 367 / 22.94, Arc Pro B60
 197 / 12.29, Arc B580 233 / 13.67, Arc B570 203 / 11.52), so the fitted matrix-engine factor over the
 shader-core share (``SpeedFactor.prefill_coopmat_factor``) is one share of the XMX peak for all of them to
-within 10%.
+within about 10%.
 """
 
 from __future__ import annotations
