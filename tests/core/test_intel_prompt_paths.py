@@ -46,6 +46,9 @@ def test_alchemist_on_vulkan_stays_on_the_vector_engines(catalog: Catalog) -> No
     assert mmq is not None and mmq.kind == "mmq" and not mmq.on_xmx
     assert shader is not None and shader.kind == "fp16-shader" and not shader.on_xmx
     assert "Q4_K" in VULKAN_MMQ_TYPES and "IQ4_XS" not in VULKAN_MMQ_TYPES
+    # IQ3_S has MMQ kernels since PR #28822 (September 2026): a current build takes them
+    iq3 = intel_prompt_path("vulkan", a770, "iq3_s")
+    assert iq3 is not None and iq3.kind == "mmq"
     # an Xe2 card on a build before cooperative matrices were enabled for Intel takes the same paths
     old = intel_prompt_path("vulkan", gpu(catalog, "intel-arc-b580"), "q4_k_m", INTEL_COOPMAT_BUILD - 1)
     assert old is not None and old.kind == "mmq"
@@ -103,6 +106,7 @@ def test_the_explanation_names_the_path(catalog: Catalog) -> None:
     _, b70 = _prefill(catalog, "intel-arc-pro-b70", "q4_k_m")
     assert "integer-dot MMQ shaders" in a770_mmq
     assert "FP16 dequantising shaders on the vector engines (no MMQ kernel" in a770_iq
+    assert "slower than MMQ" in a770_iq and "pull/28822" in a770_iq
     assert "dequantised inside cooperative-matrix shaders" in b70
     assert "ggml-org/ggml@d99724f" in b70
 

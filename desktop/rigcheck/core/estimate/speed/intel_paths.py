@@ -13,11 +13,13 @@ pipelines (``pipeline_dequant_mul_mat_mat_q8_1`` stays empty), so ``ggml_vk_mul_
 pipeline and takes the FP16 one. BF16 joins it only where the driver has BF16 cooperative matrices
 (``coopmat_bf16_support``; speed.bf16_on_scalar_shaders). On Alchemist (Xe-HPG, coopmat off) the FP16
 family runs on the vector engines: integer-dot MMQ (activations quantised to Q8_1, 4×8-bit dot products) for
-Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4 and Q2_K-Q6_K where the driver reports accelerated int8 dot products
-(``int dot: 1`` in llama-bench's device line; Intel's Windows driver printed 0 on an A770 in
-ggml-org/llama.cpp PR #14001), and FP16 dequantising shaders for the rest (IQ types, F16) and where it does
-not. Both run on the shader cores, so one fitted share (the class's prefill efficiency against the FP32
-peak) stands for both: no measured Alchemist row runs an IQ type to fit another.
+Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, Q2_K-Q6_K (and IQ3_S since PR #28822) where the driver reports
+accelerated int8 dot products (``int dot: 1`` in llama-bench's device line; Intel's Windows driver printed 0
+on an A770 in ggml-org/llama.cpp PR #14001), and FP16 dequantising shaders for the rest (other IQ types,
+F16) and where it does not. Both run on the shader cores, so one fitted share (the class's prefill
+efficiency against the FP32 peak) stands for both: no measured Alchemist row runs an IQ type to fit another,
+though PR #28822 measured the FP16 path about 1.5× slower on short prompts (FP16_SHADER_SOURCE), which the
+explanation says.
 
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
@@ -50,10 +52,15 @@ SYCL_SOURCE = (
     f"{GGML_SOURCE} src/ggml-sycl/ggml-sycl.cpp, ggml_sycl_supports_mmq and ggml_sycl_op_mul_mat_sycl"
 )
 
-#: the weight types whose integer-dot MMQ pipelines the Vulkan FP16 family builds (CREATE_MMQ ... q8_1)
+#: the weight types whose integer-dot MMQ pipelines the Vulkan FP16 family builds (CREATE_MMQ ... q8_1 at
+#: GGML_SOURCE), and IQ3_S since ggml-org/llama.cpp PR #28822 ("vulkan: add IQ3_S MMQ matmul kernels",
+#: merged September 2026, after GGML_SOURCE's sync)
 VULKAN_MMQ_TYPES = frozenset(
-    {"Q2_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}
+    {"Q2_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ3_S"}
 )
+#: PR #28822 on an Arc A770 (Mesa 26.0.8): the FP16 dequantising path it replaced for IQ3_S ran a 64-token
+#: prompt 1.51× and a 128-token one 1.47× slower than the new MMQ kernels (its pp512 cell was not read)
+FP16_SHADER_SOURCE = "https://github.com/ggml-org/llama.cpp/pull/28822"
 
 #: coopmat: Vulkan cooperative matrices (XMX); mmq: Vulkan integer-dot MMQ; fp16-shader: Vulkan FP16
 #: dequantising shaders; sycl-fp16-gemm / sycl-fp32-gemm: SYCL's dequantise + oneDNN/oneMKL GEMM
@@ -138,8 +145,11 @@ def intel_prompt_path(
         False,
         say(
             "{kind} weights on Vulkan with KHR_coopmat off on this GPU: FP16 dequantising shaders on the "
-            "vector engines (no MMQ kernel for this type); the XMX engines stay idle ({source})",
+            "vector engines (no MMQ kernel for this type); the XMX engines stay idle ({source}); this path "
+            "is slower than MMQ ({measured}: about 1.5× on an Arc A770's short prompts), which the one "
+            "shader-core share of this estimate does not tell apart",
             kind=kind,
             source=VULKAN_SOURCE,
+            measured=FP16_SHADER_SOURCE,
         ),
     )
