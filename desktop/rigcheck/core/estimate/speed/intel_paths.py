@@ -90,8 +90,8 @@ def intel_prompt_path(
 ) -> IntelPromptPath | None:
     """The path llama.cpp's Vulkan or SYCL backend multiplies this Intel GPU's prompt weights of ``quant_id``
     through (module docstring), on build ``build`` (None: a current one). None for other vendors and
-    backends, an unknown weight type, and BF16 (speed.bf16_on_scalar_shaders and speed/sycl_bf16.py say
-    where it runs)."""
+    backends, an unknown weight type, F32 on Vulkan, and BF16 (speed.bf16_on_scalar_shaders and
+    speed/sycl_bf16.py say where it runs)."""
     if spec is None or spec.vendor != "intel" or backend not in ("vulkan", "sycl"):
         return None
     kind = _weight_type(quant_id)
@@ -117,6 +117,8 @@ def intel_prompt_path(
                 source=SYCL_SOURCE,
             ),
         )
+    if kind == "F32":
+        return None  # F32 weights take Vulkan's FP32 matmul pipelines, not ruled on here
     if vulkan_matrix_engines(backend, spec, build):
         return IntelPromptPath(
             "coopmat",
