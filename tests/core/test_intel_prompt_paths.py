@@ -58,6 +58,9 @@ def test_sycl_dequantises_to_fp16_for_an_xmx_gemm(catalog: Catalog) -> None:
     for gpu_id in ("intel-arc-a770", "intel-arc-pro-b70"):
         path = intel_prompt_path("sycl", gpu(catalog, gpu_id), "q4_k_m")
         assert path is not None and path.kind == "sycl-fp16-gemm" and path.on_xmx
+    # the XMX path needs a GGML_SYCL_F16 build (off by default): the words say it is assumed
+    sycl = intel_prompt_path("sycl", gpu(catalog, "intel-arc-pro-b70"), "q4_k_m")
+    assert sycl is not None and "GGML_SYCL_F16=ON" in str(sycl.why_said)
     # BF16 is ruled on elsewhere (speed/sycl_bf16.py, speed.bf16_on_scalar_shaders); other vendors not at all
     assert intel_prompt_path("sycl", gpu(catalog, "intel-arc-pro-b70"), "bf16") is None
     assert intel_prompt_path("vulkan", gpu(catalog, "nvidia-geforce-rtx-3070"), "q4_k_m") is None

@@ -24,8 +24,10 @@ explanation says.
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
 ``ggml_sycl_op_mul_mat_sycl``: F16 and quantised weights are converted to FP16 (``to_fp16_sycl``) and
-multiplied by oneDNN or oneMKL in FP16, on the XMX engines of Alchemist and Battlemage alike; BF16 goes the
-FP32 way unless the build has oneDNN's BF16 path (speed/sycl_bf16.py).
+multiplied by oneDNN or oneMKL in FP16, on the XMX engines of Alchemist and Battlemage alike, in a build with
+GGML_SYCL_F16 (off by default: then they are converted to FP32 for an FP32 GEMM; the fitted rows are F16
+builds, SYCL_F16_SOURCE); BF16 goes the FP32 way unless the build has oneDNN's BF16 path
+(speed/sycl_bf16.py).
 
 XMX peaks: Intel lists INT8 TOPS per card (the catalog's ``int8_tops``, where a readable source gives it);
 on every Xe2 card that has one it is 16-17.6 × the FP32 figure (Arc Pro B70 367 / 22.94, Arc Pro B60
@@ -51,6 +53,11 @@ VULKAN_SOURCE = (
 SYCL_SOURCE = (
     f"{GGML_SOURCE} src/ggml-sycl/ggml-sycl.cpp, ggml_sycl_supports_mmq and ggml_sycl_op_mul_mat_sycl"
 )
+
+#: ``ggml_sycl_op_mul_mat_sycl`` takes its FP16 (XMX) GEMM only when built with GGML_SYCL_F16 (``use_fp16``),
+#: an option that is OFF unless the build turns it on; the fitted SYCL rows name builds with it on
+#: (PMZFX/intel-arc-pro-b70-benchmarks llm-benchmarks.md: "F16 accumulation (-DGGML_SYCL_F16=ON)")
+SYCL_F16_SOURCE = f"{GGML_SOURCE} CMakeLists.txt, option(GGML_SYCL_F16 ... OFF)"
 
 #: the weight types whose integer-dot MMQ pipelines the Vulkan FP16 family builds (CREATE_MMQ ... q8_1 at
 #: GGML_SOURCE), and IQ3_S since ggml-org/llama.cpp PR #28822 ("vulkan: add IQ3_S MMQ matmul kernels",
@@ -112,9 +119,12 @@ def intel_prompt_path(
             True,
             say(
                 "{kind} weights on SYCL: dequantised to FP16, then a oneDNN/oneMKL FP16 GEMM on the XMX "
-                "engines (its MMQ kernels are off: {source})",
+                "engines (its MMQ kernels are off: {source}); this assumes a build with GGML_SYCL_F16=ON, "
+                "which is off by default ({cmake}): without it they are dequantised to FP32 for a GEMM on "
+                "the vector engines, slower than this estimate",
                 kind=kind,
                 source=SYCL_SOURCE,
+                cmake=SYCL_F16_SOURCE,
             ),
         )
     if kind == "F32":
