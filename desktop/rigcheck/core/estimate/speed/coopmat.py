@@ -13,7 +13,8 @@ commit 669c13e), whose own runs print build 5589 with it and 5583 without: an Ar
 
 So on an Intel Xe2 card (Battlemage: Arc B570/B580, Arc Pro B60/B70; Lunar Lake's Arc 130V/140V) the
 prompt GEMMs run on its XMX engines, on Alchemist (Arc A-series) on its vector ALUs: the class's prefill
-efficiency, fitted against the FP32 peak the catalog lists for Intel cards (no XMX figure), is the
+efficiency, fitted against the FP32 peak the catalog lists for Intel cards (its XMX figures, INT8 TOPS where
+cited, stand 16-17.6 × FP32 on every Xe2 card: speed/intel_paths.py), is the
 shader-core one, and ``SpeedFactor.prefill_coopmat_factor`` (fitted on Xe2 rows, benchmarks/fit_speed.py)
 what the matrix engines add. Other vendors' drivers are not ruled on here: their catalog figures are
 already the matrix-unit peaks (speed.prefill_peak_tflops).

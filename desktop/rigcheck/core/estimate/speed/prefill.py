@@ -15,6 +15,7 @@ from rigcheck.core.estimate.speed.assumed import assumed_share
 from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE, vulkan_matrix_engines
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
+from rigcheck.core.estimate.speed.intel_paths import intel_prompt_path
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
@@ -228,7 +229,14 @@ def gpu_prefill(
                     backend=factor.backend,
                 )
             break
-        on_xmx = factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(factor.backend, specs[i])
+        build = est.engine_build if est.engine == "llama.cpp" else None
+        # the Intel path by weight type and Xe generation (speed/intel_paths.py), named before its factor
+        intel_path = intel_prompt_path(factor.backend, specs[i], quant_id, build)
+        if intel_path is not None and intel_path.why_said not in paths:
+            paths.append(intel_path.why_said)
+        on_xmx = factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(
+            factor.backend, specs[i], build
+        )
         if on_xmx and scalar_bf16[i] is not True:
             words = say(
                 "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
