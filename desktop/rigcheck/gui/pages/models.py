@@ -750,8 +750,12 @@ class ModelsPage(QWidget):
                 hidden.add(column)
             if sum(w for c, w in self._column_widths.items() if c not in hidden) <= room:
                 break
+        # still too wide (900 px, Italian): the hub id would be squeezed to "Q…B"; the detail pane below
+        # names it whole, so the column goes rather than show a stub
+        squeezed = sum(w for c, w in self._column_widths.items() if c not in hidden) > room
         for column in NARROW_HIDES:
             self.table.setColumnHidden(column, column in hidden)
+        self.table.setColumnHidden(HF_ID, squeezed)
 
     def _measure_columns(self) -> dict[int, int]:
         """Each column's width from its texts' font metrics: what ``sizeHintForColumn`` gives, without its
