@@ -154,7 +154,7 @@ class FitPage(FormatLadder, QWidget):
         grid.setHorizontalSpacing(16)
         page.addLayout(grid)
         controls = Card()
-        controls.setMaximumWidth(420)
+        controls.setMaximumWidth(460)  # the Italian split choice whole at 1920 px
         form = self.form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
@@ -293,7 +293,10 @@ class FitPage(FormatLadder, QWidget):
         speed_card.body.addWidget(self.speed)
         speed_card.body.addStretch(1)  # the words at the top of the card, the room (if any) below them
         grid.addWidget(speed_card, 1, 1)
-        grid.setColumnStretch(1, 1)
+        # the settings widen with the window up to their maximum (1920 px: "Layers over every GPU (llama.cpp
+        # default)" was cut at "(llama"); below ~1300 px they keep their size hint, as before
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 2)
 
         ladder_card = Card()
         ladder_card.body.addWidget(subheading(tr("Formats on this machine")))
