@@ -524,8 +524,7 @@ class ModelsPage(QWidget):
         footer.addWidget(self.count)
         footer.addSpacing(16)
         footer.addWidget(legend_icon)
-        footer.addWidget(legend)
-        footer.addStretch(1)
+        footer.addWidget(legend, 1)  # all the room there is: one line at 1920 px (a stretch kept it wrapped)
         footer.addWidget(self.take_button)
         footer.addWidget(self.fit_button)
 
