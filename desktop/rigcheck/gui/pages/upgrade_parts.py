@@ -116,8 +116,13 @@ class CostChart(QWidget):
         self.setVisible(False)  # no chart without data
 
 
+#: a unit's slash between two letters or digits ("GB/s", "token/s", "$0.68/h"): a line may not break there
+_UNIT_SLASH = re.compile(r"(?<=\w)/(?=\w)")
+
+
 def _cell(text: str, tip: str = "") -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
+    # a word joiner after each unit's slash: a wrapped cell read "(819 GB/" over "s)" at 1024 px
+    item = QTableWidgetItem(_UNIT_SLASH.sub("/\u2060", text))
     if tip:
         item.setToolTip(tooltip(tip))
     return item
