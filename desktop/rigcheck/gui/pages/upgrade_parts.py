@@ -128,6 +128,22 @@ def _cell(text: str, tip: str = "") -> QTableWidgetItem:
     return item
 
 
+class _ButtonCell(QWidget):
+    """A row's button at its own height, centred in a cell as tall as the row's wrapped texts (a cell
+    widget is stretched to the cell: four lines of Italian notes made a 60-pixel grey slab of "Prova")."""
+
+    def __init__(self, button: QPushButton) -> None:
+        super().__init__()
+        self.button = button
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.addWidget(button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.setFocusProxy(button)
+
+    def click(self) -> None:
+        self.button.click()
+
+
 #: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
 CAPS = {0: 25, 1: 25, 2: 20}  # the speed's is a floor once Notes have room (see _size_columns)
 
@@ -228,7 +244,7 @@ class OptionsTable(QTableWidget):
         if why:
             button.setToolTip(tooltip(why))
         button.clicked.connect(lambda _checked=False, r=row: self._try(r))
-        self.setCellWidget(row, 4, button)
+        self.setCellWidget(row, 4, _ButtonCell(button))
 
     def show_options(self, options: Sequence[Option]) -> None:
         self.set_headers(built_in=False)
