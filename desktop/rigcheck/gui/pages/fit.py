@@ -63,6 +63,7 @@ from rigcheck.gui.fitchoices import (
 )
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.markup import units_whole
 from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
 from rigcheck.gui.pages.fit_ladder import FormatLadder
 from rigcheck.gui.pages.fit_training import gpu_count_box, refresh_box, with_training_gpus
@@ -829,7 +830,10 @@ class FitPage(FormatLadder, QWidget):
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
             lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [f"<span style='color:gray'>{esc(split_sources(e)[0])}</span>" for e in speed.explanation]
+        lines += [  # "77 GB/s" never broken after its slash
+            f"<span style='color:gray'>{units_whole(esc(split_sources(e)[0]))}</span>"
+            for e in speed.explanation
+        ]
         self.speed.setText("<br>".join(lines))
         self._fill_why(result)
 

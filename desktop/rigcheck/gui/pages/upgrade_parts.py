@@ -24,6 +24,7 @@ from rigcheck.core.estimate.upgrade import Option, Outcome
 from rigcheck.core.verdict_words import speed_text
 from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.markup import units_whole
 from rigcheck.gui.widgets import esc, tooltip
 
 
@@ -116,13 +117,9 @@ class CostChart(QWidget):
         self.setVisible(False)  # no chart without data
 
 
-#: a unit's slash between two letters or digits ("GB/s", "token/s", "$0.68/h"): a line may not break there
-_UNIT_SLASH = re.compile(r"(?<=\w)/(?=\w)")
-
-
 def _cell(text: str, tip: str = "") -> QTableWidgetItem:
     # a word joiner after each unit's slash: a wrapped cell read "(819 GB/" over "s)" at 1024 px
-    item = QTableWidgetItem(_UNIT_SLASH.sub("/\u2060", text))
+    item = QTableWidgetItem(units_whole(text))
     if tip:
         item.setToolTip(tooltip(tip))
     return item
