@@ -296,7 +296,7 @@ class CompatPage(QWidget):
                 self._job = None
                 self.headline.setText(f"✘ {message}")
 
-        self._job = submit(self.state.pool, work, done, failed)
+        self._job = submit(self.state.pool, work, done, failed, owner=self)
 
     def _show(
         self,

@@ -93,7 +93,7 @@ class FormatLadder:
                 self._ladder_job = None
                 self.ladder_note.setText(f"✘ {message}")
 
-        self._ladder_job = submit(self.state.pool, work, done, failed)
+        self._ladder_job = submit(self.state.pool, work, done, failed, owner=self)
 
     def _show_ladder(self, rec: Recommendation | None, commands: Commands | None, current: str) -> None:
         self.recommendation = rec

@@ -708,6 +708,7 @@ class ModelsPage(QWidget):
             lambda: recommend_catalog(specs, machine, catalog, live=is_live, backend=backend),
             done,
             failed,
+            owner=self,
         )
 
     def busy(self) -> bool:
