@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QRect, Qt, QTimer
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QPushButton,
@@ -28,12 +28,24 @@ from rigcheck.gui.markup import units_whole
 from rigcheck.gui.widgets import esc, tooltip
 
 
-def outcome_text(outcome: Outcome) -> str:
-    """ "✔ Runs on the GPU · Q4_K_M · ~19 tokens/s", in the shared vocabulary."""
+def _outcome_view(outcome: Outcome) -> tuple[str, str, str, float | None, bool]:
+    """(glyph, words, colour, speed, training) of an outcome, as :func:`verdict_view` says it."""
     training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
     speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
     workload = "lora" if training else "inference"
-    glyph, words, _colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
+    glyph, words, colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
+    return glyph, words, colour, speed, training
+
+
+def outcome_colour(outcome: Outcome) -> QColor:
+    """The verdict's colour, as the Models page and the Overview's cards paint it (green on the GPU, amber
+    with part in RAM, red when it does not fit): the Upgrade tables printed every verdict in plain text."""
+    return QColor(_outcome_view(outcome)[2])
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """ "✔ Runs on the GPU · Q4_K_M · ~19 tokens/s", in the shared vocabulary."""
+    glyph, words, _colour, speed, training = _outcome_view(outcome)
     parts = [f"{glyph} {tr(words)}"]
     if outcome.quant:
         parts.append(display_quant(outcome.quant))
@@ -282,6 +294,8 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 0, _cell(choice_label(choice)))
             self.setItem(row, 1, _cell(tr("price not in the catalog")))
             self.setItem(row, 2, _cell(outcome_text(outcome) if outcome is not None else "—"))
+            if outcome is not None:
+                self.item(row, 2).setForeground(outcome_colour(outcome))
             self.setItem(row, 3, _cell(kind))
             self._button(row, True)
         self._size_columns()

@@ -15,7 +15,7 @@ from rigcheck.core.estimate.cost import Prices, cumulative
 from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport
 from rigcheck.gui.i18n import num, tr
-from rigcheck.gui.pages.upgrade_parts import CostChart, outcome_text
+from rigcheck.gui.pages.upgrade_parts import CostChart, outcome_colour, outcome_text
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import POWER_VERDICTS, esc, tooltip
 
@@ -107,6 +107,8 @@ class BeforeAfter:
             elif before.text() != after.text():
                 after.setFont(bold)
                 name.setToolTip(tr("Changes on the candidate"))
+            before.setForeground(outcome_colour(change.before))
+            after.setForeground(outcome_colour(change.after))
             self.table.setItem(row, 0, name)
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
