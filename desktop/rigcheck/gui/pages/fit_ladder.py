@@ -131,7 +131,7 @@ class FormatLadder:
                 fmt_bytes(rung.result.estimate.total_bytes),
                 fmt_bytes(rung.result.estimate.total("weights")),  # the weight files: what a download takes
                 f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
-                rung.quality_note(),
+                rung.quality_note() or "—",  # none published: a dash, as a speed not known
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
