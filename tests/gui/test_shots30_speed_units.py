@@ -57,3 +57,18 @@ def test_the_speed_card_joins_its_units(qtbot: QtBot, tmp_path: Path) -> None:
         assert f"77 GB/{JOINER}s" in text and "GB/s" not in text
     finally:
         i18n.set_language("en")
+
+
+def test_the_upgrade_comparison_joins_its_units(qtbot: QtBot, tmp_path: Path) -> None:
+    window = snapshot_window(qtbot, tmp_path, "rtx4090-64gb.json", language="it")
+    try:
+        window.resize(1024, 700)
+        window.show()
+        window.show_page("upgrade")
+        answered(qtbot, window)
+        table = window.pages["upgrade"].table  # type: ignore[attr-defined]
+        texts = [table.item(r, c).text() for r in range(table.rowCount()) for c in (1, 2)]
+        assert any(f"token/{JOINER}s" in t for t in texts)
+        assert not any("token/s" in t for t in texts)
+    finally:
+        i18n.set_language("en")

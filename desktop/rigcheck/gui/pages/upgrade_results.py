@@ -15,6 +15,7 @@ from rigcheck.core.estimate.cost import Prices, cumulative
 from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.markup import units_whole
 from rigcheck.gui.pages.upgrade_parts import CostChart, outcome_colour, outcome_text
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import POWER_VERDICTS, esc, tooltip
@@ -95,11 +96,12 @@ class BeforeAfter:
         )
         for row, change in enumerate(ordered):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
-            before = QTableWidgetItem(outcome_text(change.before))
+            # "~160 token/s" never broken after its slash where a cell wraps (Italian at 1024 px)
+            before = QTableWidgetItem(units_whole(outcome_text(change.before)))
             after_text = outcome_text(change.after)
             if change.better is not None and change.better.quant:
                 after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
-            after = QTableWidgetItem(after_text)
+            after = QTableWidgetItem(units_whole(after_text))
             if change.newly_runnable:
                 for item in (name, after):
                     item.setFont(bold)
