@@ -357,6 +357,9 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         costs.body.addWidget(self.cost_text)
         self.chart = CostChart()
         costs.body.addWidget(self.chart)
+        # the words at the top when the chart is hidden (no new GPU): the card is as tall as the power one
+        # beside it, and the spare height went between the title and its line
+        costs.body.addStretch(1)
         bottom.addWidget(costs, 2)
         page.addWidget(self.money)
 
