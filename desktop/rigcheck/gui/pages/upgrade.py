@@ -336,6 +336,12 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # sized once per fill, not per layout
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # rows as tall as their wrapped verdicts, again once the stretched columns have their new widths
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self._fit_table_rows)
+        header.sectionResized.connect(lambda *_a: self._rows_timer.start())
         self.table.setMinimumHeight(300)
         page.addWidget(self.table)
 
