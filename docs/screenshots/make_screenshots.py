@@ -174,16 +174,25 @@ def shoot(
         window.resize(*size)
         window.show()
         window.show_page(page)
-        settle(window)
+        _settle(window, name)
         if setup is not None:
             setup(window.pages[page], Path(scratch))
-            settle(window)
+            _settle(window, name)
         target = OUT / f"{name}.png"
         if not window.grab().save(str(target), "PNG"):
             raise SystemExit(f"{target}: cannot write")
         print(target.relative_to(ROOT))
         window.close()
     i18n.set_language("en")
+
+
+def _settle(window, what: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the window's work (the probe, pool jobs, every built page's deferred steps); a page still
+    busy after two minutes (a loaded machine) is said on stderr, never grabbed silently half-drawn."""
+    if not settle(window, 120.0):
+        print(
+            f"warning: {what}: the page's work had not finished; this picture may be stale", file=sys.stderr
+        )
 
 
 def render_set(
@@ -209,19 +218,22 @@ def render_set(
             window.setMinimumSize(0, 0)
             window.resize(width, height)
             window.show()
-            settle(window)
+            _settle(window, f"{machine} {language} {size}")
             for page in pages:
                 window.show_page(page)
-                settle(window)
+                _settle(window, f"{machine} {language} {size} {page}")
                 if page == "monitor" and machine in ("two-gpus", "hgx", "rtx4090"):
                     window.pages[page].open_recording(recording)  # type: ignore[attr-defined]
+                    # read on the pool: the slider has its range once the rows are in (set before, the
+                    # value was dropped and every replay showed its last second)
+                    _settle(window, f"{machine} {language} {size} {page}")
                     window.pages[page].slider.setValue(700)  # type: ignore[attr-defined]
-                    settle(window)
+                    _settle(window, f"{machine} {language} {size} {page}")
                 if page == "models":
                     _select_model(window.pages[page], "qwen3.6-27b")
                 if page == "fleet":
                     window.pages[page].open_folder(fleet)  # type: ignore[attr-defined]
-                    settle(window)
+                    _settle(window, f"{machine} {language} {size} {page}")
                 stem = (
                     f"{machine}-{language}-{size}-{page}"
                     if names == "review"

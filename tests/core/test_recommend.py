@@ -294,3 +294,19 @@ def test_the_ladder_speaks_speeds_as_the_headline_rounds_them(catalog: Catalog, 
                 seen.append(figure)
                 assert len(digits) <= 2, (model_id, sentence)
     assert seen
+
+
+def test_quality_notes_use_the_locale_decimal_mark(catalog: Catalog, rtx4090: Machine) -> None:
+    """Issue 30 (screenshots): the Fit page's quality column read "-0.0050 di perplessità" in Italian."""
+    from rigcheck.core import i18n
+
+    rec = recommend(model(catalog, "llama-3.1-8b"), rtx4090, "inference", catalog)
+    q4 = next(r for r in rec.ladder if r.quant == "Q4_K_M")
+    assert q4.quality_note().startswith("+0.1754 ")
+    i18n.set_language("it")
+    try:
+        assert q4.quality_note().startswith("+0,1754 di perplessità")
+        negative = [r.quality_note() for r in rec.ladder if r.quality and r.quality.ppl_delta < 0]
+        assert all(n.startswith("-0,") for n in negative)
+    finally:
+        i18n.set_language("en")

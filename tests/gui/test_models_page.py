@@ -270,7 +270,7 @@ def test_hub_lookup_shows_progress_then_chooses_the_model(
     qtbot.mouseClick(page.lookup_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "config.json" in page.step.text(), timeout=2000)
     assert "Qwen/Qwen3-8B" in page.step.text()
-    assert page.activity.isVisible() and page.busy.maximum() == 0  # busy, not a fake percentage
+    assert page.activity.isVisible() and page.spinner.maximum() == 0  # busy, not a fake percentage
     assert not page.lookup_button.isEnabled() and page.cancel_button.isEnabled()
     with qtbot.waitSignal(state.model_chosen, timeout=2000) as chosen:
         gate_open = True

@@ -8,7 +8,7 @@ keeps the whole text (as plain text) in its tooltip and accessible description.
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from rigcheck.gui.widgets import tooltip
@@ -38,7 +38,18 @@ class ElidedLabel(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         text = text.replace("\n", " ")
         super().setText(text)
-        self.setToolTip(tooltip(text) if len(text) > 40 else "")
+        self._update_tooltip()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._update_tooltip()
+
+    def _update_tooltip(self) -> None:
+        """The whole text on hover when it is long, or whenever it is drawn elided (a short detail such as
+        "capacità 24,0 GiB ciascuna" in a narrow card had no tooltip to read it whole)."""
+        text = self.text()
+        elided = bool(text) and self.shown_text() != text
+        self.setToolTip(tooltip(text) if len(text) > 40 or elided else "")
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(self.fontMetrics().horizontalAdvance("M…") * 2, super().minimumSizeHint().height())

@@ -31,3 +31,16 @@ def esc(value: object) -> str:
     for char, entity in _ESCAPES:
         text = text.replace(char, entity)
     return text
+
+
+#: a unit with a slash between letters or digits ("GB/s", "token/s", "0.68/h"), alone in its word (a
+#: path's parts, "ggml/src/mmq.cu", are not units)
+_SLASHED_UNIT = re.compile(r"(?<![\w/\-])(\w+)/(\w+)(?![\w/\-]|\.\w)")
+#: U+2060 WORD JOINER: no line break here, nothing drawn
+_WORD_JOINER = "\u2060"
+
+
+def units_whole(text: str) -> str:
+    """``text`` (plain or escaped markup) with a word joiner after each slashed unit's slash: a word-wrapped
+    label or table cell broke "77 GB/s" after its slash ("GB/" over "s"); a nowrap span only holds spaces."""
+    return _SLASHED_UNIT.sub(lambda m: f"{m.group(1)}/{_WORD_JOINER}{m.group(2)}", text)

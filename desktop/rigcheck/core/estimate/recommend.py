@@ -122,7 +122,9 @@ class Rung:
         q = self.quality
         if q is None:
             return ""
-        return render(say("{delta} perplexity on {model}", delta=f"{q.ppl_delta:+.4f}", model=q.measured_on))
+        # signed, with the locale's decimal mark ("-0,0050" in Italian, not "-0.0050")
+        delta = Joined("", ("+" if q.ppl_delta >= 0 else "", Num(q.ppl_delta, 4, group=False)))
+        return render(say("{delta} perplexity on {model}", delta=delta, model=q.measured_on))
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,10 @@ class CompatPage(QWidget):
         self.tree.currentItemChanged.connect(self._show_details)
         self.copied = muted("")
         page.addWidget(self.copied)
+        # shown once they say something: empty, with the layout's spacing, they left ~60 px blank under the
+        # findings at 1024×700
+        self.details.hide()
+        self.copied.hide()
         self._job: Job | None = None
         self._generation = 0
         #: the tree's rows and column widths are built a step per event-loop turn (see _show)
@@ -292,7 +296,7 @@ class CompatPage(QWidget):
                 self._job = None
                 self.headline.setText(f"✘ {message}")
 
-        self._job = submit(self.state.pool, work, done, failed)
+        self._job = submit(self.state.pool, work, done, failed, owner=self)
 
     def _show(
         self,
@@ -463,6 +467,7 @@ class CompatPage(QWidget):
     def _show_details(self, item: QTreeWidgetItem | None, _previous: object) -> None:
         if item is None or item.parent() is None:
             self.details.clear()
+            self.details.hide()
             return
         source = item.data(4, Qt.ItemDataRole.UserRole) or ""
         self.details.setText(
@@ -470,10 +475,12 @@ class CompatPage(QWidget):
             + (f"<br><b>{tr('Fix')}:</b> {esc(item.text(4))}" if item.text(4) else "")
             + (f"<br><small>{esc(source)}</small>" if source else "")
         )
+        self.details.show()
 
     def copy(self, text: str) -> None:
         QGuiApplication.clipboard().setText(text)
         self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
+        self.copied.show()
 
 
 #: the bold line over a finding's reason (its framework and subject)

@@ -63,6 +63,7 @@ from rigcheck.gui.fitchoices import (
 )
 from rigcheck.gui.fitview import view_of_result
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.markup import units_whole
 from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
 from rigcheck.gui.pages.fit_ladder import FormatLadder
 from rigcheck.gui.pages.fit_training import (
@@ -159,7 +160,7 @@ class FitPage(FormatLadder, QWidget):
         grid.setHorizontalSpacing(16)
         page.addLayout(grid)
         controls = Card()
-        controls.setMaximumWidth(420)
+        controls.setMaximumWidth(460)  # the Italian split choice whole at 1920 px
         form = self.form = QFormLayout()
         controls.body.addWidget(subheading(tr("Settings")))
         controls.body.addLayout(form)
@@ -313,7 +314,10 @@ class FitPage(FormatLadder, QWidget):
         speed_card.body.addWidget(self.speed)
         speed_card.body.addStretch(1)  # the words at the top of the card, the room (if any) below them
         grid.addWidget(speed_card, 1, 1)
-        grid.setColumnStretch(1, 1)
+        # the settings widen with the window up to their maximum (1920 px: "Layers over every GPU (llama.cpp
+        # default)" was cut at "(llama"); below ~1300 px they keep their size hint, as before
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 2)
 
         ladder_card = Card()
         ladder_card.body.addWidget(subheading(tr("Formats on this machine")))
@@ -861,7 +865,10 @@ class FitPage(FormatLadder, QWidget):
             lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
         if not lines:
             lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [f"<span style='color:gray'>{esc(split_sources(e)[0])}</span>" for e in speed.explanation]
+        lines += [  # "77 GB/s" never broken after its slash
+            f"<span style='color:gray'>{units_whole(esc(split_sources(e)[0]))}</span>"
+            for e in speed.explanation
+        ]
         self.speed.setText("<br>".join(lines))
         self._fill_why(result)
 

@@ -93,7 +93,7 @@ class FormatLadder:
                 self._ladder_job = None
                 self.ladder_note.setText(f"✘ {message}")
 
-        self._ladder_job = submit(self.state.pool, work, done, failed)
+        self._ladder_job = submit(self.state.pool, work, done, failed, owner=self)
 
     def _show_ladder(self, rec: Recommendation | None, commands: Commands | None, current: str) -> None:
         self.recommendation = rec
@@ -131,7 +131,7 @@ class FormatLadder:
                 fmt_bytes(rung.result.estimate.total_bytes),
                 fmt_bytes(rung.result.estimate.total("weights")),  # the weight files: what a download takes
                 f"~{approx_speed(tps)}" if tps is not None and rung.runs else "—",
-                rung.quality_note(),
+                rung.quality_note() or "—",  # none published: a dash, as a speed not known
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)

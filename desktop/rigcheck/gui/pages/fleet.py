@@ -357,11 +357,23 @@ class FleetPage(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().lineSpacing() * lines + 10)
         others = fitted_widths
         header = self.table.horizontalHeader()
+        # room to spare once every text is whole (1920 px, "RTX 4090"): the verdict, the answer, takes it;
+        # the GPU list stretched over ~850 px of nothing beside a verdict squeezed to the right edge
+        verdict = len(widths) - 1
+        spare = verdict >= len(COLUMNS) and sum(widths) < self.table.viewport().width()
+        header.setSectionResizeMode(
+            gpus, QHeaderView.ResizeMode.Interactive if spare else QHeaderView.ResizeMode.Stretch
+        )
+        if verdict >= len(COLUMNS):
+            mode = QHeaderView.ResizeMode.Stretch if spare else QHeaderView.ResizeMode.Interactive
+            header.setSectionResizeMode(verdict, mode)
+        if spare:
+            header.resizeSection(gpus, widths[gpus])
         fitted = iter(others)
         for column in range(len(widths)):
             if column != gpus:
                 width = next(fitted)
-                if not self.table.isColumnHidden(column):
+                if not self.table.isColumnHidden(column) and not (spare and column == verdict):
                     header.resizeSection(column, width)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name

@@ -207,7 +207,7 @@ class ModelDetail(Card):
             except InputError as exc:  # one line naming the problem, as the rest of the page says it
                 return Detail(spec, (), "", None, in_language(str(exc)))
 
-        self._job = submit(self.state.pool, work, done, failed)
+        self._job = submit(self.state.pool, work, done, failed, owner=self)
 
     def refresh(self) -> None:
         """The machine, backend or language changed: the same model again."""

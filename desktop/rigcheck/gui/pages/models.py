@@ -524,8 +524,7 @@ class ModelsPage(QWidget):
         footer.addWidget(self.count)
         footer.addSpacing(16)
         footer.addWidget(legend_icon)
-        footer.addWidget(legend)
-        footer.addStretch(1)
+        footer.addWidget(legend, 1)  # all the room there is: one line at 1920 px (a stretch kept it wrapped)
         footer.addWidget(self.take_button)
         footer.addWidget(self.fit_button)
 
@@ -560,11 +559,11 @@ class ModelsPage(QWidget):
         self.cancel_button.clicked.connect(self.cancel_lookup)
         self.cancel_button.setEnabled(False)
 
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setMaximumWidth(160)
-        self.busy.setAccessibleName(tr("Looking up"))
+        self.spinner = QProgressBar()
+        self.spinner.setRange(0, 0)
+        self.spinner.setTextVisible(False)
+        self.spinner.setMaximumWidth(160)
+        self.spinner.setAccessibleName(tr("Looking up"))
         self.step = QLabel()
         self.step.setAccessibleName(tr("Look-up step"))
         self.message = QLabel()
@@ -583,7 +582,7 @@ class ModelsPage(QWidget):
         self.activity = QWidget()
         activity = QHBoxLayout(self.activity)
         activity.setContentsMargins(0, 0, 0, 0)
-        activity.addWidget(self.busy)
+        activity.addWidget(self.spinner)
         activity.addWidget(self.step, 1)
 
         # on the heading's line, not a line of its own: at 900×600 the catalog table kept four rows
@@ -642,6 +641,8 @@ class ModelsPage(QWidget):
         self._refilter()
         self._fit_job: Job | None = None
         self._fit_generation = 0
+        #: the generation whose answers are still on the pool (None: the fit column is up to date)
+        self._fits_pending: int | None = None
         self._column_widths: dict[int, int] = {}
         #: a machine or backend came while another page was on screen: worked out when this one is shown
         self._stale = False
@@ -680,12 +681,15 @@ class ModelsPage(QWidget):
         self._stale = self.window().isVisible() and not self.isVisible()
         if self._stale:
             self._fit_job = None
+            self._fits_pending = None
             return
         specs, catalog, backend = self.state.catalog.models, self.state.catalog, self.state.backend
         self.source.set_fits({})
         self.detail.refresh()  # the selected model on the new machine or backend
 
         def done(fits: dict[str, FitView]) -> None:
+            if generation == self._fits_pending:
+                self._fits_pending = None
             if generation == self._fit_generation:  # a newer machine has been asked for since
                 self.source.set_fits(fits)
                 self._refilter()
@@ -693,12 +697,25 @@ class ModelsPage(QWidget):
                 self._fit_columns()
                 self._selection_changed()  # "What would it take?" needs the selected row's answer
 
+        def failed(message: str) -> None:
+            if generation == self._fits_pending:
+                self._fits_pending = None
+            self._show_message(message, error=True)
+
+        self._fits_pending = generation
         self._fit_job = submit(
             self.state.pool,
             lambda: recommend_catalog(specs, machine, catalog, live=is_live, backend=backend),
             done,
-            lambda message: self._show_message(message, error=True),
+            failed,
+            owner=self,
         )
+
+    def busy(self) -> bool:
+        """Every model's answer on this machine is still on the pool, or the selected model's detail is:
+        what the window waits for before a screenshot (the fit column and its widths). A hub search the
+        user started is not waited for (the network's time, not the page's work)."""
+        return self._fits_pending is not None or self.detail.busy()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -733,8 +750,12 @@ class ModelsPage(QWidget):
                 hidden.add(column)
             if sum(w for c, w in self._column_widths.items() if c not in hidden) <= room:
                 break
+        # still too wide (900 px, Italian): the hub id would be squeezed to "Q…B"; the detail pane below
+        # names it whole, so the column goes rather than show a stub
+        squeezed = sum(w for c, w in self._column_widths.items() if c not in hidden) > room
         for column in NARROW_HIDES:
             self.table.setColumnHidden(column, column in hidden)
+        self.table.setColumnHidden(HF_ID, squeezed)
 
     def _measure_columns(self) -> dict[int, int]:
         """Each column's width from its texts' font metrics: what ``sizeHintForColumn`` gives, without its

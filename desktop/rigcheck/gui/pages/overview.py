@@ -175,7 +175,7 @@ class OverviewPage(QWidget):
                 self._job = None
                 self.cards_waiting.setText(f"✘ {message}")
 
-        self._job = submit(self.state.pool, work, done, failed)
+        self._job = submit(self.state.pool, work, done, failed, owner=self)
 
     def _build_cards(self, generation: int, machine: Machine, answers: list[CardAnswer]) -> None:
         """CARDS_PER_TURN cards now, the rest on the next event-loop turns; shown together at the end."""

@@ -336,6 +336,12 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # sized once per fill, not per layout
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # rows as tall as their wrapped verdicts, again once the stretched columns have their new widths
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self._fit_table_rows)
+        header.sectionResized.connect(lambda *_a: self._rows_timer.start())
         self.table.setMinimumHeight(300)
         page.addWidget(self.table)
 
@@ -357,6 +363,9 @@ class UpgradePage(GpuPicker, WaysToRun, BeforeAfter, QWidget):
         costs.body.addWidget(self.cost_text)
         self.chart = CostChart()
         costs.body.addWidget(self.chart)
+        # the words at the top when the chart is hidden (no new GPU): the card is as tall as the power one
+        # beside it, and the spare height went between the title and its line
+        costs.body.addStretch(1)
         bottom.addWidget(costs, 2)
         page.addWidget(self.money)
 

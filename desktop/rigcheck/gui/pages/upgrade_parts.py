@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QRect, Qt, QTimer
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QPushButton,
@@ -24,15 +24,28 @@ from rigcheck.core.estimate.upgrade import Option, Outcome
 from rigcheck.core.verdict_words import speed_text
 from rigcheck.gui.fitview import verdict_view
 from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.markup import units_whole
 from rigcheck.gui.widgets import esc, tooltip
+
+
+def _outcome_view(outcome: Outcome) -> tuple[str, str, str, float | None, bool]:
+    """(glyph, words, colour, speed, training) of an outcome, as :func:`verdict_view` says it."""
+    training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
+    speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
+    workload = "lora" if training else "inference"
+    glyph, words, colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
+    return glyph, words, colour, speed, training
+
+
+def outcome_colour(outcome: Outcome) -> QColor:
+    """The verdict's colour, as the Models page and the Overview's cards paint it (green on the GPU, amber
+    with part in RAM, red when it does not fit): the Upgrade tables printed every verdict in plain text."""
+    return QColor(_outcome_view(outcome)[2])
 
 
 def outcome_text(outcome: Outcome) -> str:
     """ "✔ Runs on the GPU · Q4_K_M · ~19 tokens/s", in the shared vocabulary."""
-    training = outcome.decode_tokens_per_s is None and outcome.train_tokens_per_s is not None
-    speed = outcome.train_tokens_per_s if training else outcome.decode_tokens_per_s
-    workload = "lora" if training else "inference"
-    glyph, words, _colour = verdict_view(outcome.verdict, outcome.where, speed, workload)
+    glyph, words, _colour, speed, training = _outcome_view(outcome)
     parts = [f"{glyph} {tr(words)}"]
     if outcome.quant:
         parts.append(display_quant(outcome.quant))
@@ -117,10 +130,27 @@ class CostChart(QWidget):
 
 
 def _cell(text: str, tip: str = "") -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
+    # a word joiner after each unit's slash: a wrapped cell read "(819 GB/" over "s)" at 1024 px
+    item = QTableWidgetItem(units_whole(text))
     if tip:
         item.setToolTip(tooltip(tip))
     return item
+
+
+class _ButtonCell(QWidget):
+    """A row's button at its own height, centred in a cell as tall as the row's wrapped texts (a cell
+    widget is stretched to the cell: four lines of Italian notes made a 60-pixel grey slab of "Prova")."""
+
+    def __init__(self, button: QPushButton) -> None:
+        super().__init__()
+        self.button = button
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.addWidget(button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.setFocusProxy(button)
+
+    def click(self) -> None:
+        self.button.click()
 
 
 #: the ways table's columns at most this share of its width (the rest is Notes'): names, price, speed
@@ -223,7 +253,7 @@ class OptionsTable(QTableWidget):
         if why:
             button.setToolTip(tooltip(why))
         button.clicked.connect(lambda _checked=False, r=row: self._try(r))
-        self.setCellWidget(row, 4, button)
+        self.setCellWidget(row, 4, _ButtonCell(button))
 
     def show_options(self, options: Sequence[Option]) -> None:
         self.set_headers(built_in=False)
@@ -264,6 +294,8 @@ class OptionsTable(QTableWidget):
             self.setItem(row, 0, _cell(choice_label(choice)))
             self.setItem(row, 1, _cell(tr("price not in the catalog")))
             self.setItem(row, 2, _cell(outcome_text(outcome) if outcome is not None else "—"))
+            if outcome is not None:
+                self.item(row, 2).setForeground(outcome_colour(outcome))
             self.setItem(row, 3, _cell(kind))
             self._button(row, True)
         self._size_columns()

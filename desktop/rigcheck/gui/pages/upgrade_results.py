@@ -7,7 +7,8 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem
 
 from rigcheck.core.catalog import GpuSpec
@@ -15,7 +16,8 @@ from rigcheck.core.estimate.cost import Prices, cumulative
 from rigcheck.core.estimate.power import PowerBudget
 from rigcheck.core.estimate.upgrade import Outcome, UpgradeReport
 from rigcheck.gui.i18n import num, tr
-from rigcheck.gui.pages.upgrade_parts import CostChart, outcome_text
+from rigcheck.gui.markup import units_whole
+from rigcheck.gui.pages.upgrade_parts import CostChart, outcome_colour, outcome_text
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import POWER_VERDICTS, esc, tooltip
 
@@ -84,6 +86,24 @@ class BeforeAfter:
             parts.append(f"{len(changed)} {tr('more change speed or format')}")
         self.summary.setText(" · ".join(parts))
 
+    def _fit_table_rows(self) -> None:
+        """Each row as tall as its wrapped verdicts at the columns' widths ("… · BF16 now possible" in bold
+        on two lines overran a row of the default height); a few dozen rows, after each fill or resize."""
+        table = self.table
+        least = table.verticalHeader().defaultSectionSize()
+        wrap = int(Qt.TextFlag.TextWordWrap)
+        for row in range(table.rowCount()):
+            tallest = 0
+            for column in (1, 2):
+                item = table.item(row, column)
+                if item is None:
+                    continue
+                box = QRect(0, 0, max(20, table.columnWidth(column) - 8), 10_000)
+                tallest = max(
+                    tallest, QFontMetrics(item.font()).boundingRect(box, wrap, item.text()).height()
+                )
+            table.setRowHeight(row, max(least, tallest + 8))
+
     def _fill_table(self, report: UpgradeReport) -> None:
         self.table.setRowCount(len(report.models))
         bold = QFont(self.table.font())
@@ -95,11 +115,12 @@ class BeforeAfter:
         )
         for row, change in enumerate(ordered):
             name = QTableWidgetItem(("★ " if change.newly_runnable else "") + change.name)
-            before = QTableWidgetItem(outcome_text(change.before))
+            # "~160 token/s" never broken after its slash where a cell wraps (Italian at 1024 px)
+            before = QTableWidgetItem(units_whole(outcome_text(change.before)))
             after_text = outcome_text(change.after)
             if change.better is not None and change.better.quant:
                 after_text += " · " + tr("{quant} now possible").format(quant=change.better.quant)
-            after = QTableWidgetItem(after_text)
+            after = QTableWidgetItem(units_whole(after_text))
             if change.newly_runnable:
                 for item in (name, after):
                     item.setFont(bold)
@@ -107,10 +128,13 @@ class BeforeAfter:
             elif before.text() != after.text():
                 after.setFont(bold)
                 name.setToolTip(tr("Changes on the candidate"))
+            before.setForeground(outcome_colour(change.before))
+            after.setForeground(outcome_colour(change.after))
             self.table.setItem(row, 0, name)
             self.table.setItem(row, 1, before)
             self.table.setItem(row, 2, after)
         self.table.resizeColumnToContents(0)
+        self._fit_table_rows()
         # every model at once where the window has the room (1920 px left 150 px empty under a table that
         # scrolled); past 600 px the page scrolls, not the table
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
