@@ -7,6 +7,7 @@ from __future__ import annotations
 from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
+from rigcheck.core.estimate.router_bytes import ROUTER_BITS, router_params_per_layer, with_f32_router
 from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
 from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
 from rigcheck.core.estimate.ud_names import names_file
@@ -75,7 +76,7 @@ def _weights(
         # far smaller share of embedding than an 8B).
         out_bpw = max(quant.bits_per_weight, Q6_K_BPW)
         body_bpw = _gguf_body_bpw(quant.file_bpw, quant.bits_per_weight, out_bpw)
-        per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+        per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
         if arch.tie_word_embeddings:  # one tensor, quantized as the output
             embed = int(arch.embed_params * out_bpw / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
@@ -97,14 +98,19 @@ def _weights(
     elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
-        per_layer = tuple(
-            int(expert * bpw / 8 + (p - expert) * rest / 8)
-            for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+        per_layer = with_f32_router(
+            tuple(
+                int(expert * bpw / 8 + (p - expert) * rest / 8)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            ),
+            arch,
+            rest,
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
         formula = say(
-            "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
+            "routed experts × {bpw} bits / 8 + routers × 32 bits (F32) / 8 + other weights × {rest} bits "
+            "(Q8_0) / 8, as llama.cpp's GGUF",
             bpw=bpw,
             rest=rest,
         )
@@ -181,7 +187,7 @@ def _derived_mix(
     body_bpw = quant.layer_bpw or quant.bits_per_weight
     out_bpw = quant.outside_bpw or max(quant.bits_per_weight, Q6_K_BPW)
     in_bpw = quant.outside_bpw or (out_bpw if arch.tie_word_embeddings else quant.bits_per_weight)
-    per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+    per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
     embed = int(arch.embed_params * in_bpw / 8)
     other = embed + int(arch.head_params * out_bpw / 8)
     formula = say(
@@ -218,7 +224,13 @@ def _expert_bytes(
     )
     if quant is not None and quant.kind == "mx" and not from_file:
         return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
-    return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))
+    # pro rata over the layer's weights less its router, which a GGUF keeps at F32 (router_bytes.py)
+    gguf = quant is not None and quant.kind == "gguf"
+    routers = router_params_per_layer(arch) if gguf else (0,) * len(layer_weights)
+    return tuple(
+        int(max(w - r * ROUTER_BITS / 8, 0) * e / (p - r)) if p > r else 0
+        for w, e, p, r in zip(layer_weights, experts, params, routers, strict=True)
+    )
 
 
 def _spread_params(arch: ArchConfig) -> tuple[int, ...]:
