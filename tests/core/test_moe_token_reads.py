@@ -1,7 +1,8 @@
 """What one decode token of a mixture-of-experts model reads in llama.cpp, derived here by hand from each
 config.json (the catalog's [model.config]) and llama.cpp's graph: the top-k routed experts, the shared
 expert(s), the router whole (F32 in a GGUF: core/estimate/router_bytes.py), the attention or recurrent mixer,
-dense first layers, the output head; not the input embedding (a row lookup), not MTP layers. The speed
+dense first layers, the output head, the KV read and a recurrent state read and written back; not the input
+embedding (a row lookup), not MTP layers. The speed
 model's count (speed/reads.py active_bytes) must match within 1 %.
 
 The hand sums below name every tensor; BENCHMARKS.md (issue 28, 28-moe-dec) tabulates them per architecture.
@@ -52,7 +53,8 @@ def test_qwen3_5_35b_a3b_q4_k_m_reads_what_its_graph_does(catalog: Catalog) -> N
     layers = 30 * (gdn + norms + moe) + 10 * (attention + norms + moe)
     routers = 40 * router
     kv = 10 * CTX * 2 * 2 * 256 * 2  # f16 K and V of the 10 full-attention layers
-    state = 30 * (32 * 128 * 128 + 3 * (2 * 2048 + 4096)) * 4  # fp32 delta state + conv state
+    # fp32 delta state + conv state, read from the cache and the new one written back (reads.STATE_TRAFFIC)
+    state = 2 * 30 * (32 * 128 * 128 + 3 * (2 * 2048 + 4096)) * 4
     head = 248_320 * hidden
     derived = (layers - routers) * Q4_K_M_LAYERS / 8 + routers * 4 + head * Q6_K / 8 + kv + state
     assert reads(catalog, "qwen3.5-35b-a3b", "q4_k_m") == pytest.approx(derived, rel=0.01)
