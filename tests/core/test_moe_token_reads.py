@@ -121,3 +121,12 @@ def test_every_moe_layer_reads_its_router_whole_at_f32(
 def test_a_dense_model_has_no_router(catalog: Catalog) -> None:
     model = from_catalog(catalog.model("llama-3.1-8b"))  # type: ignore[arg-type]
     assert not any(router_params_per_layer(model.arch))
+
+
+def test_a_tied_head_is_read_whole_on_an_engine_that_keeps_the_embedding_on_the_gpu(catalog: Catalog) -> None:
+    # Gemma 4 26B-A4B ties its head to the 262,144 × 2816 token table: mlx-lm and vLLM multiply every token
+    # by that table (embed_tokens.as_linear), so the head a token reads is the table at the file's rate
+    model = from_catalog(catalog.model("gemma-4-26b-a4b"))  # type: ignore[arg-type]
+    est = estimate_memory(model, Request(quant="bf16", context=CTX, engine="mlx"), catalog)
+    _per_layer, _experts, head = active_bytes(est)
+    assert head == pytest.approx(262_144 * 2816 * 2, rel=0.01)

@@ -98,7 +98,12 @@ def active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
         head = other
     else:  # the input embedding is a row lookup; only the head is read whole
-        head = int(other * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+        # a tied head is the token table itself (vocabulary × hidden), multiplied by every token's state
+        # (mlx-lm: ``self.model.embed_tokens.as_linear(out)``, ml-explore/mlx-lm
+        # mlx_lm/models/qwen3.py@144d58ced2d7392fe5acc7fb4daeb39a3fcf5a1f Model.__call__)
+        tied = arch.vocab_size * arch.hidden_size if arch.tie_word_embeddings else 0
+        head_params = arch.head_params + tied
+        head = int(other * min(head_params / max(arch.embed_params + arch.head_params, 1), 1.0))
     return per_layer, expert_read, head
 
 
