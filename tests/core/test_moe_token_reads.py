@@ -10,12 +10,16 @@ The hand sums below name every tensor; BENCHMARKS.md (issue 28, 28-moe-dec) tabu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from fakes.gguf_files import FF, HIDDEN, write_gguf
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate.memory import Request, estimate_memory
 from rigcheck.core.estimate.router_bytes import router_params_per_layer
 from rigcheck.core.estimate.speed.reads import active_bytes
+from rigcheck.core.models.files import read_gguf
 from rigcheck.core.models.resolve import from_catalog
 
 #: the Q4_K_M layer rate the estimate applies (its whole-file 4.8944 bpw on Llama-3.1-8B less the
@@ -130,3 +134,16 @@ def test_a_tied_head_is_read_whole_on_an_engine_that_keeps_the_embedding_on_the_
     est = estimate_memory(model, Request(quant="bf16", context=CTX, engine="mlx"), catalog)
     _per_layer, _experts, head = active_bytes(est)
     assert head == pytest.approx(262_144 * 2816 * 2, rel=0.01)
+
+
+def test_a_gguf_files_routed_experts_are_its_expert_tensors_not_a_share_of_the_f32_router(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    # a GGUF written as llama.cpp lays it out (fakes/gguf_files.py): F32 ffn_gate_inp, Q8_0 expert tensors
+    path = tmp_path / "moe.gguf"
+    write_gguf(path, experts=(4, 2))
+    model = read_gguf(path, catalog=catalog)
+    est = estimate_memory(model, Request(context=CTX, engine="llama.cpp"), catalog)
+    experts_q8_0 = 4 * 3 * FF * HIDDEN * 34 // 32  # gate, up, down of 4 experts, 34 bytes per 32 weights
+    assert est.layer_expert_bytes[0] == pytest.approx(experts_q8_0, rel=0.005)  # pro rata of all: +0.9%
+    assert est.layer_weight_bytes[0] - est.layer_expert_bytes[0] >= 4 * HIDDEN * 4  # the router, F32

@@ -225,7 +225,11 @@ def _expert_bytes(
     if quant is not None and quant.kind == "mx" and not from_file:
         return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
     # pro rata over the layer's weights less its router, which a GGUF keeps at F32 (router_bytes.py)
-    gguf = quant is not None and quant.kind == "gguf"
+    # (sized by a GGUF mix here, or read from a .gguf file's headers, where the router's F32 is in the bytes)
+    files = model.weights.files if model.weights is not None and (from_file or quant is None) else ()
+    gguf = any(f.lower().endswith(".gguf") for f in files) or (
+        not files and quant is not None and quant.kind == "gguf"
+    )
     routers = router_params_per_layer(arch) if gguf else (0,) * len(layer_weights)
     return tuple(
         int(max(w - r * ROUTER_BITS / 8, 0) * e / (p - r)) if p > r else 0
