@@ -12,7 +12,7 @@ from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
 from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
 from rigcheck.core.estimate.ud_names import names_file
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
-from rigcheck.core.said import Num, Sig, say
+from rigcheck.core.said import Num, Said, Sig, say
 
 #: llama.cpp's MXFP4 GGUFs of gpt-oss (ggml-org/gpt-oss-*-GGUF) keep the routed experts in MXFP4 and
 #: the other 2-D weights in Q8_0 (34 bytes per 32 weights): experts × 4.25 + the rest × 8.5 bits gives
@@ -83,13 +83,8 @@ def _weights(
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = say(
-            "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
-            "× {embed} bits, / 8",
-            body=Num(body_bpw, 3, group=False),
-            quant=quant.name,
-            out=Sig(out_bpw, 6),
-            embed=Sig(quant.bits_per_weight, 6),
+        formula = _mix_formula(
+            arch, Num(body_bpw, 3, group=False), quant.name, Sig(out_bpw, 6), Sig(quant.bits_per_weight, 6)
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
@@ -166,6 +161,27 @@ def _weights(
     return term, per_layer, other, embed
 
 
+def _mix_formula(arch: ArchConfig, body: Num | Sig, quant: str, out: Sig, embed: Sig) -> Said:
+    """A llama.cpp mix's weights formula; a mixture of experts' routers are named, at the F32 they keep."""
+    if any(router_params_per_layer(arch)):
+        return say(
+            "layers × {body} bits ({quant} layer average), their routers × 32 bits (F32), + output × {out} "
+            "bits + input embedding × {embed} bits, / 8",
+            body=body,
+            quant=quant,
+            out=out,
+            embed=embed,
+        )
+    return say(
+        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+        "× {embed} bits, / 8",
+        body=body,
+        quant=quant,
+        out=out,
+        embed=embed,
+    )
+
+
 def _derived_mix(
     model: ModelInfo, quant: QuantFormat, layer_params: tuple[int, ...]
 ) -> tuple[Term, tuple[int, ...], int, int]:
@@ -190,14 +206,7 @@ def _derived_mix(
     per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
     embed = int(arch.embed_params * in_bpw / 8)
     other = embed + int(arch.head_params * out_bpw / 8)
-    formula = say(
-        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
-        "× {embed} bits, / 8",
-        body=Sig(body_bpw, 6),
-        quant=quant.name,
-        out=Sig(out_bpw, 6),
-        embed=Sig(in_bpw, 6),
-    )
+    formula = _mix_formula(arch, Sig(body_bpw, 6), quant.name, Sig(out_bpw, 6), Sig(in_bpw, 6))
     source = quant.layer_bpw_source or quant.source
     term = Term(
         "weights",
