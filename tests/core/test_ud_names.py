@@ -61,10 +61,12 @@ def test_a_ud_name_over_no_gguf_type_is_still_refused() -> None:
 
 def test_ud_q4_k_m_takes_the_ud_q4_k_xl_rule_and_meets_its_published_file() -> None:
     """PMZFX/intel-arc-pro-b70-benchmarks data/llm/intel-arc-pro-b70-qwen3-6-35b-a3b-ud-q4-k-m-sycl.json@90f6948:
-    file_size_gib 20.61; plain Q4_K_M lands 5.6% under it."""
+    file_size_gib 20.61; plain Q4_K_M lands 5.6% under it. The XL rule stands for the M file (assumed), so
+    it lands over it: +2.9%, +3.2% since the 40 routers (256 × 2048) count at the F32 the file holds them in
+    (core/estimate/router_bytes.py)."""
     ud = _weights("qwen3.6-35b-a3b", "UD-Q4_K_M")
     assert ud == _weights("qwen3.6-35b-a3b", "UD-Q4_K_XL")
-    assert abs(ud / (20.61 * GIB) - 1) < 0.03
+    assert abs(ud / (20.61 * GIB) - 1) < 0.035
     assert _weights("qwen3.6-35b-a3b", "Q4_K_M") / (20.61 * GIB) - 1 < -0.05
 
 

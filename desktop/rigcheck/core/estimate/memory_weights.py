@@ -7,11 +7,12 @@ from __future__ import annotations
 from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
+from rigcheck.core.estimate.router_bytes import ROUTER_BITS, router_params_per_layer, with_f32_router
 from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
 from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
 from rigcheck.core.estimate.ud_names import names_file
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
-from rigcheck.core.said import Num, Sig, say
+from rigcheck.core.said import Num, Said, Sig, say
 
 #: llama.cpp's MXFP4 GGUFs of gpt-oss (ggml-org/gpt-oss-*-GGUF) keep the routed experts in MXFP4 and
 #: the other 2-D weights in Q8_0 (34 bytes per 32 weights): experts × 4.25 + the rest × 8.5 bits gives
@@ -75,20 +76,15 @@ def _weights(
         # far smaller share of embedding than an 8B).
         out_bpw = max(quant.bits_per_weight, Q6_K_BPW)
         body_bpw = _gguf_body_bpw(quant.file_bpw, quant.bits_per_weight, out_bpw)
-        per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+        per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
         if arch.tie_word_embeddings:  # one tensor, quantized as the output
             embed = int(arch.embed_params * out_bpw / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = say(
-            "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
-            "× {embed} bits, / 8",
-            body=Num(body_bpw, 3, group=False),
-            quant=quant.name,
-            out=Sig(out_bpw, 6),
-            embed=Sig(quant.bits_per_weight, 6),
+        formula = _mix_formula(
+            arch, Num(body_bpw, 3, group=False), quant.name, Sig(out_bpw, 6), Sig(quant.bits_per_weight, 6)
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
@@ -97,14 +93,19 @@ def _weights(
     elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
-        per_layer = tuple(
-            int(expert * bpw / 8 + (p - expert) * rest / 8)
-            for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+        per_layer = with_f32_router(
+            tuple(
+                int(expert * bpw / 8 + (p - expert) * rest / 8)
+                for p, expert in zip(layer_params, expert_params_per_layer(arch), strict=True)
+            ),
+            arch,
+            rest,
         )
         other = int(embed_head * rest / 8)
         embed = int(arch.embed_params * rest / 8)
         formula = say(
-            "routed experts × {bpw} bits / 8 + other weights × {rest} bits (Q8_0) / 8, as llama.cpp's GGUF",
+            "routed experts × {bpw} bits / 8 + routers × 32 bits (F32) / 8 + other weights × {rest} bits "
+            "(Q8_0) / 8, as llama.cpp's GGUF",
             bpw=bpw,
             rest=rest,
         )
@@ -160,6 +161,27 @@ def _weights(
     return term, per_layer, other, embed
 
 
+def _mix_formula(arch: ArchConfig, body: Num | Sig, quant: str, out: Sig, embed: Sig) -> Said:
+    """A llama.cpp mix's weights formula; a mixture of experts' routers are named, at the F32 they keep."""
+    if any(router_params_per_layer(arch)):
+        return say(
+            "layers × {body} bits ({quant} layer average), their routers × 32 bits (F32), + output × {out} "
+            "bits + input embedding × {embed} bits, / 8",
+            body=body,
+            quant=quant,
+            out=out,
+            embed=embed,
+        )
+    return say(
+        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
+        "× {embed} bits, / 8",
+        body=body,
+        quant=quant,
+        out=out,
+        embed=embed,
+    )
+
+
 def _derived_mix(
     model: ModelInfo, quant: QuantFormat, layer_params: tuple[int, ...]
 ) -> tuple[Term, tuple[int, ...], int, int]:
@@ -181,17 +203,10 @@ def _derived_mix(
     body_bpw = quant.layer_bpw or quant.bits_per_weight
     out_bpw = quant.outside_bpw or max(quant.bits_per_weight, Q6_K_BPW)
     in_bpw = quant.outside_bpw or (out_bpw if arch.tie_word_embeddings else quant.bits_per_weight)
-    per_layer = tuple(int(p * body_bpw / 8) for p in layer_params)
+    per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
     embed = int(arch.embed_params * in_bpw / 8)
     other = embed + int(arch.head_params * out_bpw / 8)
-    formula = say(
-        "layers × {body} bits ({quant} layer average) + output × {out} bits + input embedding "
-        "× {embed} bits, / 8",
-        body=Sig(body_bpw, 6),
-        quant=quant.name,
-        out=Sig(out_bpw, 6),
-        embed=Sig(in_bpw, 6),
-    )
+    formula = _mix_formula(arch, Sig(body_bpw, 6), quant.name, Sig(out_bpw, 6), Sig(in_bpw, 6))
     source = quant.layer_bpw_source or quant.source
     term = Term(
         "weights",
@@ -218,7 +233,17 @@ def _expert_bytes(
     )
     if quant is not None and quant.kind == "mx" and not from_file:
         return tuple(int(e * quant.bits_per_weight / 8) for e in experts)
-    return tuple(int(w * e / p) if p else 0 for w, e, p in zip(layer_weights, experts, params, strict=True))
+    # pro rata over the layer's weights less its router, which a GGUF keeps at F32 (router_bytes.py)
+    # (sized by a GGUF mix here, or read from a .gguf file's headers, where the router's F32 is in the bytes)
+    files = model.weights.files if model.weights is not None and (from_file or quant is None) else ()
+    gguf = any(f.lower().endswith(".gguf") for f in files) or (
+        not files and quant is not None and quant.kind == "gguf"
+    )
+    routers = router_params_per_layer(arch) if gguf else (0,) * len(layer_weights)
+    return tuple(
+        int(max(w - r * ROUTER_BITS / 8, 0) * e / (p - r)) if p > r else 0
+        for w, e, p, r in zip(layer_weights, experts, params, routers, strict=True)
+    )
 
 
 def _spread_params(arch: ArchConfig) -> tuple[int, ...]:

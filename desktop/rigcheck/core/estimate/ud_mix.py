@@ -9,7 +9,8 @@ Each role below takes a ggml block type, so nothing here is fitted to a file:
 - llama.cpp's own layout (ggml-org/llama.cpp src/llama-quant.cpp@007dbbf3, llama_tensor_get_type_impl):
   the output head at Q6_K unless the base is wider, a tied embedding as the head, an untied one at the
   base; in Q4_K_M ``ffn_down`` at Q6_K in the layers ``use_more_bits`` picks (i < n/8, i >= 7n/8, or
-  (i - n/8) % 3 == 2); norms, conv1d and routers are left unquantized (small: counted at the base).
+  (i - n/8) % 3 == 2); norms and conv1d are left unquantized (small: counted at the base); routers stay
+  F32, which a decode token reads whole (core/estimate/router_bytes.py).
 - Unsloth's measurements (https://unsloth.ai/docs/models/qwen3.5/gguf-benchmarks, "Some tensors are very
   sensitive to quantization"): ``ssm_out`` "dramatically increases KLD and the disk space savings is
   minuscule", "quantizing any attn_* is especially sensitive for hybrid architectures, and so leaving them
@@ -29,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from rigcheck.core.estimate.router_bytes import ROUTER_BITS, router_params_per_layer
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.said import Said, Sig, say
 
@@ -161,6 +163,7 @@ def weights_by_rule(
     roles = layer_roles(arch, layer_params, experts)
     hybrid_or_moe = arch.is_moe or "linear" in arch.layer_kinds
     expert_bpw = _expert_bpw(arch, rule)
+    routers = router_params_per_layer(arch)
     per_layer = []
     for i, (kind, r) in enumerate(zip(arch.layer_kinds, roles, strict=True)):
         if kind == "linear":
@@ -172,6 +175,7 @@ def weights_by_rule(
         if not hybrid_or_moe and (i < n // 8 or i >= 7 * n // 8):
             down = max(down, rule.dense_down_edges)
         bits = r.mixer * mixer_bpw + r.dense_ffn * (2 * rule.base + down) / 3 + r.experts * expert_bpw
+        bits += routers[i] * max(ROUTER_BITS - mixer_bpw, 0.0)  # the router, in the mixer's count, is F32
         per_layer.append(int(bits / 8))
     embed_bpw = rule.head if arch.tie_word_embeddings else (rule.embed or rule.base)
     embed = int(arch.embed_params * embed_bpw / 8)

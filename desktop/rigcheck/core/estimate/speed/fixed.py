@@ -18,6 +18,18 @@ routing into one kernel (CUDA's topk-moe fusion, ggml/src/ggml-cuda/topk-moe.cu)
 (CUDA graphs) pay little; the figure is fitted per hardware class × backend with the other two
 (benchmarks/fit_speed.py), 0 where the rows show none.
 
+Why one figure per MoE layer and not one per routed expert (issue 28 audit, ggml-org/ggml@d99724f2): the
+graph's only nodes that grow with k are the k - 1 adds, and CUDA/HIP fuse a chain of up to 8 adds into one
+kernel (src/ggml-cuda/ggml-cuda.cu, ggml_cuda_op_fused_add, since llama/15631), Vulkan up to MAX_FUSED_ADDS
+= 9 (src/ggml-vulkan/ggml-vulkan.cpp, since llama/15252); the softmax/sigmoid, top-k and weight get_rows run
+as one topk-moe kernel on both (llama/16130, llama/16641); a decode MUL_MAT_ID is one mat-vec launch for all
+k experts. n_expert only widens the router's product (its bytes: router_bytes.py) and the top-k's one row.
+SYCL fuses neither the adds nor the routing, and before llama/21920 (2026-04-22: fused MoE mat-vec for one
+token) copied the expert ids to the host with a queue wait in each MUL_MAT_ID and ran one mat-vec per used
+expert (src/ggml-sycl/ggml-sycl.cpp, ggml_sycl_mul_mat_id): a part that grows with k. Every SYCL MoE row in
+the fit routes top-8, so that part cannot be told from the per-layer one there, and the figure stands for
+k = 8.
+
 ``per_layer_us`` is a transformer layer's: two norms, a token mixer and an MLP, each with its residual add. A
 stack whose blocks hold one of those each (Nemotron-H: a norm and one Mamba-2, attention or MLP mixer,
 transformers models/nemotron_h/modeling_nemotron_h.py NemotronHBlock) runs about half a layer's kernels a

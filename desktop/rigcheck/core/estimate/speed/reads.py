@@ -56,11 +56,25 @@ def read_ratios(arch: ArchConfig) -> tuple[tuple[float, ...], tuple[float, ...]]
     return dense, routed
 
 
+#: times a recurrent layer's state crosses memory per decode token: llama.cpp reads it from the cache and
+#: writes the new one back (build_rs's get_rows of the state, the GATED_DELTA_NET / SSM_SCAN op's output
+#: holding the new state, and a ggml_cpy of it into the cache: ggml-org/llama.cpp
+#: src/llama-graph.cpp@00395eb285c7c6821ff372e3ca41dae9da33c2c7 build_rs,
+#: src/models/delta-net-base.cpp@156ce1c1a856e182db62028fc09c368183a1a1c9 build_recurrent_attn). The
+#: intermediate copies are a layer's state (2 MiB in Qwen3.5) handed from one kernel to the next, which a
+#: GPU's L2 or last-level cache holds; the read of the old state and the write of the new one are not
+STATE_TRAFFIC = 2
+
+
 def active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
-    """Bytes a token reads in each layer (active weights + KV), the routed-expert part of it, and the head."""
+    """Bytes a token moves in each layer (active weights, KV read, a recurrent state read and written
+    back), the routed-expert part of it, and the head."""
     arch = est.model.arch
     dense, routed_share = read_ratios(arch)
-    kv = layer_kv(est)
+    kv = [
+        k * STATE_TRAFFIC if kind == "linear" else k
+        for k, kind in zip(layer_kv(est), arch.layer_kinds, strict=True)
+    ]
     if est.layer_expert_bytes:
         expert_read = [
             int(e * r) if r > 0 else 0 for e, r in zip(est.layer_expert_bytes, routed_share, strict=True)
@@ -84,7 +98,12 @@ def active_bytes(est: MemoryEstimate) -> tuple[list[int], list[int], int]:
     if est.host_weight_bytes:  # the input embedding is already out: what is left is the head
         head = other
     else:  # the input embedding is a row lookup; only the head is read whole
-        head = int(other * (arch.head_params / max(arch.embed_params + arch.head_params, 1)))
+        # a tied head is the token table itself (vocabulary × hidden), multiplied by every token's state
+        # (mlx-lm: ``self.model.embed_tokens.as_linear(out)``, ml-explore/mlx-lm
+        # mlx_lm/models/qwen3.py@144d58ced2d7392fe5acc7fb4daeb39a3fcf5a1f Model.__call__)
+        tied = arch.vocab_size * arch.hidden_size if arch.tie_word_embeddings else 0
+        head_params = arch.head_params + tied
+        head = int(other * min(head_params / max(arch.embed_params + arch.head_params, 1), 1.0))
     return per_layer, expert_read, head
 
 
