@@ -16,6 +16,7 @@ shared options and value types, ``conventions`` the exit statuses and output wri
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -396,8 +397,15 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
 
         load_machine(args.machine)  # a bad snapshot is one line and exit 2, before any window
     opened = getattr(args, "file", None)
-    if opened is not None and not opened.exists():
-        raise UsageError(f"{opened}: no such file or folder")
+    if opened is not None:
+        if not opened.exists():
+            raise UsageError(f"{opened}: no such file or folder")
+        if not (opened.is_file() or opened.is_dir()):  # a reader of a pipe or device waits or never ends
+            raise UsageError(
+                f"{opened}: not a file or folder RigCheck can open (a pipe, a socket or a device)"
+            )
+        if not os.access(opened, os.R_OK):
+            raise UsageError(f"{opened}: cannot read it (permission denied)")
     try:
         return gui_main(
             [],
