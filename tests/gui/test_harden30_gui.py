@@ -108,3 +108,25 @@ def test_a_dropped_fifo_named_json_does_not_block_the_window(
     assert elapsed < 2, f"the GUI thread waited {elapsed:.1f} s on a FIFO"
     assert shown and "snapshot.json" in shown[0]
     writer.join(timeout=10)
+
+
+def test_lora_targets_a_model_lacks_are_a_message_on_the_page(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Qwen3-30B-A3B's MLPs are all routed experts (fused parameters PEFT's target_modules never wrap): "MLP
+    # (gate, up, down)" matches no module; the CLI says so in one line, the page must not raise
+    from gui.test_fit_backend import open_page
+    from rigcheck.core.models.resolve import from_catalog
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr("sys.excepthook", lambda _t, exc, _tb: raised.append(exc))
+    page = open_page(qtbot, tmp_path)
+    spec = page.state.catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    page.state.choose_model(from_catalog(spec))
+    page.workload.setCurrentIndex(page.workload.findData("lora"))
+    page.extras.targets.setCurrentIndex(page.extras.targets.findData("mlp"))
+    qtbot.wait(200)
+    assert raised == []
+    assert page.result is None
+    assert "match no module of this model" in page.verdict.text()
