@@ -130,3 +130,18 @@ def test_lora_targets_a_model_lacks_are_a_message_on_the_page(
     assert raised == []
     assert page.result is None
     assert "match no module of this model" in page.verdict.text()
+
+
+def test_a_bad_snapshot_on_the_command_line_is_one_line_and_exit_2_before_any_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as --machine: with --screenshot the window's modal "Cannot open snapshot" box waited for a click
+    # that never came (the run hung); without it the message is the same one line, before any window
+    opened = _no_window(monkeypatch)
+    bad = tmp_path / "snapshot.json"
+    bad.write_text('{"schema": "rigcheck.machine/1", "memory": "<b>lots</b>"}', encoding="utf-8")
+    for extra in ([], ["--screenshot", str(tmp_path / "shots")]):
+        assert cli_main(["gui", str(bad), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "snapshot.json" in err
+    assert opened == []
