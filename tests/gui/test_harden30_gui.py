@@ -145,3 +145,14 @@ def test_a_bad_snapshot_on_the_command_line_is_one_line_and_exit_2_before_any_wi
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "snapshot.json" in err
     assert opened == []
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_file_name_is_exit_2_not_the_current_folder(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Path("") is ".": `rigcheck gui ""` read the folder it ran in as a model
+    opened = _no_window(monkeypatch)
+    assert cli_main(["gui", name]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "empty file name" in err and opened == []

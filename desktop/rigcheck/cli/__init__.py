@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         nargs="?",
         metavar="FILE",
-        type=Path,
+        type=_target,  # "" is an error, not Path("") (the current folder read as a model)
         help="open FILE as a drop on the window does: a monitor recording (.csv) replays on the Monitor, "
         "a saved snapshot (.json) becomes the machine, anything else is read as a model",
     )
