@@ -49,3 +49,32 @@ def test_an_overlay_engine_builds_file_is_said_not_overlaid(tmp_path: Path, text
     assert "engine_builds.toml" in problem and "not read from the overlay" in problem
     assert "milestone" not in problem and "TOML" not in problem
     assert "\n" not in problem
+
+
+def test_lora_targets_a_model_lacks_are_said_in_italian() -> None:
+    # the Fit page's "LoRA targets" choice on a model without such modules (Qwen3-30B-A3B's MLPs are all
+    # fused routed experts): the page shows the fit's InputError through in_language, which labelled this
+    # sentence "(messaggio in inglese)" because it was no known template
+    from rigcheck.core import i18n
+    from rigcheck.core.catalog import load_catalog
+    from rigcheck.core.errors import InputError
+    from rigcheck.core.estimate.fit import fit
+    from rigcheck.core.estimate.memory import Request
+    from rigcheck.core.known_text import in_language
+    from rigcheck.core.machine import load_machine
+    from rigcheck.core.models.resolve import from_catalog
+
+    catalog = load_catalog(use_overlay=False)
+    spec = catalog.model("qwen3-30b-a3b")
+    assert spec is not None
+    machine = load_machine(Path("tests/fixtures/machines/rtx4090-64gb.json"))
+    request = Request(workload="lora", lora_targets=("gate", "up", "down"))
+    with pytest.raises(InputError) as caught:
+        fit(from_catalog(spec), machine, request, catalog)
+    i18n.set_language("it")
+    try:
+        shown = in_language(str(caught.value))
+    finally:
+        i18n.set_language("en")
+    assert "gate,up,down" in shown and "nessun modulo" in shown
+    assert "(messaggio in inglese)" not in shown and "match no module" not in shown
