@@ -78,3 +78,19 @@ def test_lora_targets_a_model_lacks_are_said_in_italian() -> None:
         i18n.set_language("en")
     assert "gate,up,down" in shown and "nessun modulo" in shown
     assert "(messaggio in inglese)" not in shown and "match no module" not in shown
+
+
+def test_a_qat_ud_format_on_a_model_without_a_qat_repository_names_no_other_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --quant UD-Q4_K_XL-QAT on Qwen3-8B (no QAT release): the estimate is the QAT layout (Q4_0 throughout),
+    # but "Run it" downloaded unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL, Unsloth's ordinary dynamic file, another
+    # layout and size than the one estimated; with no QAT repository it names a local file instead
+    argv = ["fit", "qwen3-8b", "--machine", "tests/fixtures/machines/rtx4090-64gb.json"]
+    assert main([*argv, "--quant", "UD-Q4_K_XL-QAT"]) == 0
+    out = capsys.readouterr().out
+    (llama,) = [line for line in out.splitlines() if line.strip().startswith("llama.cpp:")]
+    assert "-hf" not in llama and "UD-Q4_K_XL-QAT" in llama
+    assert main([*argv, "--quant", "UD-Q4_K_XL"]) == 0  # the ordinary UD file still downloads
+    out = capsys.readouterr().out
+    assert "-hf unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL " in out
