@@ -16,6 +16,7 @@ shared options and value types, ``conventions`` the exit statuses and output wri
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -354,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         nargs="?",
         metavar="FILE",
-        type=Path,
+        type=_target,  # "" is an error, not Path("") (the current folder read as a model)
         help="open FILE as a drop on the window does: a monitor recording (.csv) replays on the Monitor, "
         "a saved snapshot (.json) becomes the machine, anything else is read as a model",
     )
@@ -396,8 +397,21 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
 
         load_machine(args.machine)  # a bad snapshot is one line and exit 2, before any window
     opened = getattr(args, "file", None)
-    if opened is not None and not opened.exists():
-        raise UsageError(f"{opened}: no such file or folder")
+    if opened is not None:
+        if not opened.exists():
+            raise UsageError(f"{opened}: no such file or folder")
+        if not (opened.is_file() or opened.is_dir()):  # a reader of a pipe or device waits or never ends
+            raise UsageError(
+                f"{opened}: not a file or folder RigCheck can open (a pipe, a socket or a device)"
+            )
+        if not os.access(opened, os.R_OK):
+            raise UsageError(f"{opened}: cannot read it (permission denied)")
+        from rigcheck.gui.startup import looks_like_snapshot
+
+        if opened.suffix.lower() == ".json" and opened.name != "config.json" and looks_like_snapshot(opened):
+            from rigcheck.core.machine import load_machine
+
+            load_machine(opened)  # as --machine: one line and exit 2, never a modal box a screenshot waits on
     try:
         return gui_main(
             [],

@@ -22,7 +22,8 @@ from rigcheck.core.errors import InputError
 FILE = "catalog/engine_builds.toml"
 #: the words that mean "a build nobody named": the estimate then assumes a current one
 UNKNOWN_BUILDS = frozenset({"", "unknown", "current", "latest"})
-_BUILD = re.compile(r"b?(\d{1,6})")
+#: ASCII digits only: `\d` would read Arabic-Indic or full-width digits as a build number
+_BUILD = re.compile(r"b?([0-9]{1,6})")
 
 
 @dataclass(frozen=True)

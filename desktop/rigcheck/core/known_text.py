@@ -100,6 +100,9 @@ ERROR_TEMPLATES: tuple[str, ...] = (
     "the hub took longer than {seconds} s in all",
     "not a Hugging Face model id (expected {forms})",
     "malformed reply from the hub ({what})",
+    # core/estimate/lora_targets.py: the Fit page's "LoRA targets" on a model without such modules
+    "LoRA targets {targets} match no module of this model (PEFT: 'Target modules not found in the base "
+    "model'); try all-linear",
 )
 
 #: how deep "source: source: problem" is unpicked looking for a known problem

@@ -541,6 +541,16 @@ class MainWindow(QMainWindow):
     def load_path(self, path: Path) -> None:
         """A dropped file: a snapshot opens as the machine, a monitor CSV in the Monitor's replay;
         anything else is read as a model."""
+        if path.exists() and not (path.is_file() or path.is_dir()):  # a pipe or device: a read may never end
+            _warn(
+                self,
+                tr("Cannot open this file"),
+                tr(
+                    "{name} is not a file or folder RigCheck can open (a pipe, a socket or a device)",
+                    name=path.name,
+                ),
+            )
+            return
         if path.suffix.lower() == ".csv":
             self.show_page("monitor")
             self.pages["monitor"].open_recording(path)  # type: ignore[attr-defined]

@@ -123,6 +123,8 @@ def fill_placeholder(placeholder: QWidget, title: str) -> None:
 
 
 def looks_like_snapshot(path: Path) -> bool:
+    if not path.is_file():  # opening a FIFO waits for a writer: never on the GUI thread
+        return False
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)

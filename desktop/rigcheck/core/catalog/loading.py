@@ -69,6 +69,12 @@ def _overlay_files(folder: Path, problems: list[str]) -> Iterator[tuple[str, str
         return
     total = 0
     for path in paths:
+        if path.name in OWN_LOADER_FILES:  # read by a loader of its own, which never overlays it
+            problems.append(
+                f"{path}: {path.name} is not read from the overlay (RigCheck uses its shipped copy); "
+                "file skipped"
+            )
+            continue
         try:
             with path.open("rb") as handle:
                 raw = handle.read(MAX_OVERLAY_FILE_BYTES + 1)

@@ -39,7 +39,7 @@ from rigcheck.core.estimate.memory import GIB
 from rigcheck.core.estimate.mlx import mlx_repo
 from rigcheck.core.estimate.recommend import Recommendation, Rung, display_quant
 from rigcheck.core.estimate.training_commands import training_commands
-from rigcheck.core.estimate.ud_names import file_tag, gguf_repo
+from rigcheck.core.estimate.ud_names import file_tag, gguf_repo, needs_qat_repository
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.hub_gguf import split_gguf_id
 from rigcheck.core.models.spec import ModelInfo
@@ -91,11 +91,17 @@ def _gguf_source(rung: Rung, catalog: Catalog) -> tuple[str, str]:
         and spec.native_format == "mxfp4"
     ):
         tag = ""  # the released-format GGUF has a single file (ggml-org's gpt-oss repositories)
+    shown = tag
     if quant is not None and tag:
         tag = file_tag(quant.id, tag)  # a QAT format's file is named as its repository names it
+    held = gguf_repo(quant.id, spec.gguf_repos) if quant is not None and spec is not None else None
+    if quant is not None and needs_qat_repository(quant.id) and held is None:
+        # no QAT repository listed: the tag in another repository is the ordinary UD file, not this one
+        path = f"./{model.id}-{shown}.gguf"
+        return f"-m {_q(path)}", path
     if spec is not None and spec.gguf_repos:
         # a UD or QAT file is in Unsloth's repository where the catalog lists one (core/estimate/ud_names.py)
-        repo = (quant and gguf_repo(quant.id, spec.gguf_repos)) or spec.gguf_repos[0]
+        repo = held or spec.gguf_repos[0]
         ref = f"{repo}:{tag}" if tag else repo
         return f"-hf {_q(ref)}", f"hf.co/{ref}"
     path = f"./{model.id}-{tag or 'model'}.gguf"

@@ -136,6 +136,12 @@ def gguf_repo(quant_id: str, repos: tuple[str, ...]) -> str | None:
     return None
 
 
+def needs_qat_repository(quant_id: str) -> bool:
+    """Whether a format's files are only in a QAT repository (Unsloth's UD QAT files): without one listed,
+    the same tag elsewhere is another file (the ordinary UD-Q4_K_XL mix), so none is named."""
+    return quant_id.startswith(UD_PREFIX) and quant_id in _QAT_FILE_TYPE
+
+
 def display_name(key: str) -> str:
     """A UD id as Unsloth writes it: ``ud-q4_k_m`` -> ``UD-Q4_K_M``."""
     return key.upper()
