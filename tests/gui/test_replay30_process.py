@@ -47,14 +47,13 @@ def test_a_bad_file_read_in_the_process_is_the_same_input_error(tmp_path: Path) 
 
 def test_cancel_ends_the_reading_process(tmp_path: Path) -> None:
     path = record_csv(tmp_path / "long.csv", 2000)
-    calls = 0
+    before = set(multiprocessing.active_children())  # another test's reader may still be ending
 
     def cancel() -> bool:
-        nonlocal calls
-        calls += 1
-        return calls > 2  # the child has started by then: the parent has polled it twice
+        # as soon as the reader has been started: asking after a few polls instead raced a fast box's
+        # child, which could read these 2,000 rows and answer within two 0.1 s polls
+        return bool(set(multiprocessing.active_children()) - before)
 
-    before = set(multiprocessing.active_children())  # another test's reader may still be ending
     with pytest.raises(Cancelled):
         monitor_process.read_in_process(path, Steps(cancel=cancel))
     assert not set(multiprocessing.active_children()) - before
