@@ -1,10 +1,12 @@
-"""The desktop app's main window on a saved snapshot, for GUI tests: settings in the test's temp folder."""
+"""The desktop app's main window on a saved snapshot, for GUI tests: settings in the test's temp folder; how
+Qt wraps a text (`wrapped_lines`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QFont, QTextLayout, QTextOption
 from pytestqt.qtbot import QtBot
 
 from rigcheck.core.machine import load_machine
@@ -45,3 +47,19 @@ def open_fleet(qtbot: QtBot, window: MainWindow, folder: Path, timeout_ms: int =
         lambda: page.fleet is not None and bool(page.verdicts) and not page.busy(), timeout=timeout_ms
     )
     return page
+
+
+def wrapped_lines(text: str, width: float, font: QFont) -> list[str]:
+    """``text`` laid out with word wrap at ``width`` pixels in ``font``, line by line: what a wrapping label
+    or table cell shows."""
+    layout = QTextLayout(text, font)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WordWrap)
+    layout.setTextOption(option)
+    layout.beginLayout()
+    lines = []
+    while (line := layout.createLine()).isValid():
+        line.setLineWidth(width)
+        lines.append(text[line.textStart() : line.textStart() + line.textLength()])
+    layout.endLayout()
+    return lines

@@ -43,14 +43,15 @@ def answered(qtbot: QtBot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: not window.busy(), timeout=20000)
 
 
-def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
+def open_page(qtbot: QtBot, tmp_path: Path, model: str = "ministral-3-14b", quant: str = "bf16") -> FitPage:
+    """The Fit page on the Strix Halo snapshot with ``model`` in ``quant``."""
     window = open_window(qtbot, tmp_path)
     page = window.pages["fit"]
     assert isinstance(page, FitPage)
-    spec = page.state.catalog.model("ministral-3-14b")
+    spec = page.state.catalog.model(model)
     assert spec is not None
     page.state.choose_model(from_catalog(spec))
-    page.quant.setCurrentIndex(page.quant.findData("bf16"))
+    page.quant.setCurrentIndex(page.quant.findData(quant))
     return page
 
 

@@ -7,23 +7,15 @@ from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
-from test_fit_backend import open_window
+from test_fit_backend import open_page as open_fit_page
 
-from rigcheck.core.models.resolve import from_catalog
 from rigcheck.gui.pages.fit import FitPage
 
 pytestmark = pytest.mark.gui
 
 
 def open_page(qtbot: QtBot, tmp_path: Path) -> FitPage:
-    window = open_window(qtbot, tmp_path)
-    page = window.pages["fit"]
-    assert isinstance(page, FitPage)
-    spec = page.state.catalog.model("qwen3-next-80b-a3b")
-    assert spec is not None
-    page.state.choose_model(from_catalog(spec))
-    page.quant.setCurrentIndex(page.quant.findData("q4_k_m"))
-    return page
+    return open_fit_page(qtbot, tmp_path, "qwen3-next-80b-a3b", "q4_k_m")
 
 
 def test_an_old_build_is_slower_and_advised(qtbot: QtBot, tmp_path: Path) -> None:

@@ -6,30 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout, QTextOption
+from PySide6.QtGui import QFont, QFontMetricsF
 from pytestqt.qtbot import QtBot
 
-from fakes.windows import answered, snapshot_window
+from fakes.windows import answered, snapshot_window, wrapped_lines
 from rigcheck.gui import i18n
 from rigcheck.gui.markup import units_whole
 
 pytestmark = pytest.mark.gui
 
 JOINER = "\u2060"
-
-
-def _lines(text: str, width: float, font: QFont) -> list[str]:
-    layout = QTextLayout(text, font)
-    option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WordWrap)
-    layout.setTextOption(option)
-    layout.beginLayout()
-    lines = []
-    while (line := layout.createLine()).isValid():
-        line.setLineWidth(width)
-        lines.append(text[line.textStart() : line.textStart() + line.textLength()])
-    layout.endLayout()
-    return lines
 
 
 def test_units_whole_joins_only_slashed_units(qtbot: QtBot) -> None:
@@ -41,7 +27,7 @@ def test_units_whole_joins_only_slashed_units(qtbot: QtBot) -> None:
     text = "RAM: 5,3 GiB di pesi letti per token a 77 GB/s: Intel Core 12th gen desktop"
     font = QFont()
     for width in range(40, int(QFontMetricsF(font).horizontalAdvance(text)), 3):
-        lines = _lines(units_whole(text), width, font)
+        lines = wrapped_lines(units_whole(text), width, font)
         assert not any(line.rstrip().endswith("/") for line in lines[:-1]), (width, lines)
 
 

@@ -4,26 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout, QTextOption
+from PySide6.QtGui import QFont, QFontMetricsF
 from pytestqt.qtbot import QtBot
 
+from fakes.windows import wrapped_lines
 from rigcheck.gui.pages.upgrade_parts import _cell
 
 pytestmark = pytest.mark.gui
-
-
-def _lines(text: str, width: float, font: QFont) -> list[str]:
-    layout = QTextLayout(text, font)
-    option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WordWrap)
-    layout.setTextOption(option)
-    layout.beginLayout()
-    lines = []
-    while (line := layout.createLine()).isValid():
-        line.setLineWidth(width)
-        lines.append(text[line.textStart() : line.textStart() + line.textLength()])
-    layout.endLayout()
-    return lines
 
 
 @pytest.mark.parametrize(
@@ -34,6 +21,6 @@ def test_a_wrapped_cell_keeps_its_units_whole(qtbot: QtBot, text: str) -> None:
     font = QFont()
     width = QFontMetricsF(font).horizontalAdvance(text)
     for narrower in range(10, int(width), 4):
-        lines = _lines(shown, narrower, font)
+        lines = wrapped_lines(shown, narrower, font)
         assert not any(line.rstrip().endswith("/") for line in lines[:-1]), (narrower, lines)
     assert shown.replace("\u2060", "") == text
