@@ -408,7 +408,7 @@ def _cmd_gui(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"{opened}: cannot read it (permission denied)")
         from rigcheck.gui.startup import looks_like_snapshot
 
-        if opened.suffix.lower() == ".json" and opened.name != "config.json" and looks_like_snapshot(opened):
+        if looks_like_snapshot(opened):
             from rigcheck.core.machine import load_machine
 
             load_machine(opened)  # as --machine: one line and exit 2, never a modal box a screenshot waits on

@@ -555,7 +555,7 @@ class MainWindow(QMainWindow):
             self.show_page("monitor")
             self.pages["monitor"].open_recording(path)  # type: ignore[attr-defined]
             return
-        if path.suffix.lower() == ".json" and path.name != "config.json" and _looks_like_snapshot(path):
+        if _looks_like_snapshot(path):
             self.open_snapshot(path)
             return
         from rigcheck.core.models.files import load_model_path

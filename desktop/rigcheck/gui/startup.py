@@ -123,6 +123,10 @@ def fill_placeholder(placeholder: QWidget, title: str) -> None:
 
 
 def looks_like_snapshot(path: Path) -> bool:
+    """Whether ``path`` opens as a machine rather than a model: a ``.json`` other than ``config.json``
+    whose first bytes name a snapshot or report schema (a drop on the window, ``rigcheck gui FILE``)."""
+    if path.suffix.lower() != ".json" or path.name == "config.json":
+        return False
     if not path.is_file():  # opening a FIFO waits for a writer: never on the GUI thread
         return False
     try:
