@@ -35,16 +35,9 @@ def router_params_per_layer(arch: ArchConfig) -> tuple[int, ...]:
     return tuple(per_layer if is_moe else 0 for is_moe in moe)
 
 
-def f32_router_extra(arch: ArchConfig, layer_bits: float | tuple[float, ...]) -> tuple[int, ...]:
-    """Bytes each layer holds beyond ``layer_bits`` a weight because its router is F32 (``layer_bits``
-    one rate for every layer, or one per layer)."""
-    routers = router_params_per_layer(arch)
-    bits = layer_bits if isinstance(layer_bits, tuple) else (layer_bits,) * len(routers)
-    return tuple(int(r * max(ROUTER_BITS - b, 0.0) / 8) for r, b in zip(routers, bits, strict=True))
-
-
-def with_f32_router(
-    per_layer: tuple[int, ...], arch: ArchConfig, layer_bits: float | tuple[float, ...]
-) -> tuple[int, ...]:
+def with_f32_router(per_layer: tuple[int, ...], arch: ArchConfig, layer_bits: float) -> tuple[int, ...]:
     """``per_layer`` (every weight at ``layer_bits``) with each router's weights at F32 instead."""
-    return tuple(b + x for b, x in zip(per_layer, f32_router_extra(arch, layer_bits), strict=True))
+    extra = max(ROUTER_BITS - layer_bits, 0.0)
+    return tuple(
+        b + int(r * extra / 8) for b, r in zip(per_layer, router_params_per_layer(arch), strict=True)
+    )

@@ -142,15 +142,10 @@ def needs_qat_repository(quant_id: str) -> bool:
     return quant_id.startswith(UD_PREFIX) and quant_id in _QAT_FILE_TYPE
 
 
-def display_name(key: str) -> str:
-    """A UD id as Unsloth writes it: ``ud-q4_k_m`` -> ``UD-Q4_K_M``."""
-    return key.upper()
-
-
 def ud_format(key: str, base: QuantFormat) -> QuantFormat:
     """The format of UD name ``key`` (not in the catalog) over its base type's catalog entry: sized by the
     per-role rule where ``ud_mix.RULES`` has one, else as the base type's own mix (``assumed_note``)."""
-    name = display_name(key)
+    name = key.upper()  # as Unsloth writes it: ud-q4_k_m -> UD-Q4_K_M
     if key in RULES:
         return QuantFormat(
             id=key,
