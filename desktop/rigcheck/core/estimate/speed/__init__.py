@@ -467,6 +467,8 @@ class PrefillCompute:
     power_bound: bool
     #: in words, when the power limit binds (empty otherwise), as said: :attr:`why` in words
     why_said: Text
+    #: the class's cooperative-matrix factor applied: prompt GEMMs on Intel's XMX engines (speed/coopmat.py)
+    coopmat: bool = False
 
     @property
     def why(self) -> str:
@@ -501,12 +503,13 @@ def prefill_compute(
     # FP32 GEMMs on the vector ALUs cannot pass the FP32 peak, whatever share the class's matrix kernels reach
     efficiency = min(factor.prefill_compute_efficiency, 1.0) if fp32 else factor.prefill_compute_efficiency
     rate = peak * 1e12 * efficiency
-    if (
+    # XMX through cooperative matrices (speed/coopmat.py); FP32 scalar shaders never reach them
+    coopmat = (
         not fp32
         and factor.prefill_coopmat_factor != 1.0
         and vulkan_matrix_engines(factor.backend, spec, build)
-    ):
-        # XMX through cooperative matrices (speed/coopmat.py); FP32 scalar shaders never reach them
+    )
+    if coopmat:
         rate *= factor.prefill_coopmat_factor
     per_watt = factor.prefill_tflops_per_watt
     limit = watts or (spec.tdp_watts if spec else None)
@@ -522,8 +525,8 @@ def prefill_compute(
             peak_why=peak_why,
             efficiency=Percent(efficiency),
         )
-        return PrefillCompute(capped, peak, True, why)
-    return PrefillCompute(rate, peak, False, "")
+        return PrefillCompute(capped, peak, True, why, coopmat)
+    return PrefillCompute(rate, peak, False, "", coopmat)
 
 
 #: FP32 FLOPs per core per clock by the widest vector extension the CPU reports (two FMA pipes × lanes × 2):

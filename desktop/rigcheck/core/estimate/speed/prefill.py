@@ -12,7 +12,7 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.assumed import assumed_share
-from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE, vulkan_matrix_engines
+from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
 from rigcheck.core.estimate.speed.intel_paths import intel_prompt_path
@@ -211,12 +211,9 @@ def gpu_prefill(
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id)
+        build = est.engine_build if est.engine == "llama.cpp" else None
         compute = speed.prefill_compute(
-            specs[i],
-            factor,
-            gpus[i].power_limit_watts,
-            fp32=scalar_bf16[i] is True or sycl_fp32,
-            build=est.engine_build if est.engine == "llama.cpp" else None,
+            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32, build=build
         )
         if compute is None or factor is None:
             rates = []
@@ -229,15 +226,11 @@ def gpu_prefill(
                     backend=factor.backend,
                 )
             break
-        build = est.engine_build if est.engine == "llama.cpp" else None
         # the Intel path by weight type and Xe generation (speed/intel_paths.py), named before its factor
         intel_path = intel_prompt_path(factor.backend, specs[i], quant_id, build)
         if intel_path is not None and intel_path.why_said not in paths:
             paths.append(intel_path.why_said)
-        on_xmx = factor.prefill_coopmat_factor != 1.0 and vulkan_matrix_engines(
-            factor.backend, specs[i], build
-        )
-        if on_xmx and scalar_bf16[i] is not True:
+        if compute.coopmat:
             words = say(
                 "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
                 "the shader-core share",
