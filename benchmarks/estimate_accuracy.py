@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_hosts import host_cpu, host_memory
-from measurements import BACKENDS, Measurement, load, load_blind, row_quant, source_of
+from measurements import BACKENDS, Measurement, load, load_blind, row_context, row_quant, source_of
 from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate import speed
@@ -247,7 +247,7 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
             raise NotEstimableError(
                 "the source names no CPU model: its cores × clock (the CPU compute peak) are unknown"
             )
-        context = max(row.tokens or 512, 128)
+        context = row_context(row)
         ngl = _gpu_layers(row)
         extra: dict[str, object] = {}
         if ngl is not None and "gpu_layers" in inspect.signature(fit).parameters:

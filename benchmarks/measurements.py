@@ -352,5 +352,13 @@ def row_quant(row: Measurement) -> str:
 def row_context(row: Measurement) -> int:
     """The context a row ran at, as estimate_accuracy.py sizes it (its test's tokens, 512 when unstated): the
     KV cache a decode token reads is the row's, not a fixed 4,096 tokens' (which made small models' reads
-    look several times larger to the fit than to the estimate it is judged by)."""
+    look several times larger to the fit than to the estimate it is judged by).
+
+    A decode row keeps a floor of 128 tokens; a prefill row is its prompt's length. llama.cpp runs a prompt
+    shorter than its micro-batch as one micro-batch of that many tokens (the estimator's micro-batch is
+    min(512, context)), and each micro-batch pays one copy of the host-resident weights the scheduler
+    offloads (ggml-org/llama.cpp ggml/src/ggml-backend.cpp@0054c01, ggml_backend_sched_compute_splits), so
+    an 85-token prompt spreads that copy over 85 tokens, not 128."""
+    if row.metric == "prefill_tokens_per_s" and row.tokens:
+        return row.tokens
     return max(row.tokens or 512, 128)

@@ -201,10 +201,7 @@ def test_cpu_host_facts_are_cited_and_each_describes_a_measured_host_whose_cpu_c
             assert any(re.search(h["match"], row.host or "", re.IGNORECASE) for h in hosts), row.id
 
 
-def test_strix_halo_rows_state_the_gtt_their_runs_needed() -> None:
-    """An APU row that ran a model larger than the default GTT (half the RAM) with every layer on the GPU
-    states the carve-out and the raised GTT its source documents, and the accuracy script builds the GPU
-    from them as the probe would (carve-out in memory_total_bytes, GTT in memory_shared_bytes)."""
+def _load_accuracy() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "estimate_accuracy", ROOT / "benchmarks" / "estimate_accuracy.py"
     )
@@ -213,6 +210,14 @@ def test_strix_halo_rows_state_the_gtt_their_runs_needed() -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("estimate_accuracy", module)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_strix_halo_rows_state_the_gtt_their_runs_needed() -> None:
+    """An APU row that ran a model larger than the default GTT (half the RAM) with every layer on the GPU
+    states the carve-out and the raised GTT its source documents, and the accuracy script builds the GPU
+    from them as the probe would (carve-out in memory_total_bytes, GTT in memory_shared_bytes)."""
+    module = _load_accuracy()
     sizes = {r.id.removesuffix("-size"): r.value for r in ROWS if r.metric == "file_bytes"}
     big = [
         r
@@ -242,3 +247,24 @@ def test_llama_cpp_rows_include_ollama_but_not_forks_or_other_engines() -> None:
     assert not any(v for engine, v in by_engine.items() if engine.startswith(("ktransformers", "ik_llama")))
     ollama_rows = [row for row in ROWS if row.engine.startswith("Ollama")]
     assert ollama_rows and all(row.llama_cpp for row in ollama_rows)
+
+
+def test_a_prompt_shorter_than_a_micro_batch_is_estimated_at_its_own_length() -> None:
+    """llama.cpp runs a prompt shorter than its 512-token micro-batch as one micro-batch of that many tokens,
+    which pays the whole per-micro-batch copy of host-resident weights; so a prefill row is sized at its
+    prompt's tokens (pp85: 85), not at the 128-token floor a decode row's context keeps, and the accuracy
+    script sizes it the same way."""
+    short = [r for r in ROWS if r.metric == "prefill_tokens_per_s" and r.tokens and r.tokens < 128]
+    assert short, "the set has prefill rows of prompts under 128 tokens"
+    for row in short:
+        assert M.row_context(row) == row.tokens, row.id
+    decode = next(r for r in ROWS if r.metric == "decode_tokens_per_s" and r.tokens and r.tokens < 128)
+    assert M.row_context(decode) == 128
+    accuracy = _load_accuracy()
+    catalog = load_catalog(use_overlay=False)
+    offloaded = next(r for r in short if r.offload_kind == "experts")
+    at_own = accuracy.estimate(offloaded, catalog).estimate
+    at_floor = accuracy.estimate(dataclasses.replace(offloaded, test="pp128"), catalog).estimate
+    # the same copy per micro-batch over 85 tokens instead of 128: slower per token
+    assert at_own is not None and at_floor is not None
+    assert at_own < at_floor * 0.85
