@@ -268,3 +268,18 @@ def test_a_prompt_shorter_than_a_micro_batch_is_estimated_at_its_own_length() ->
     # the same copy per micro-batch over 85 tokens instead of 128: slower per token
     assert at_own is not None and at_floor is not None
     assert at_own < at_floor * 0.85
+
+
+def test_every_stated_llama_cpp_build_number_is_read() -> None:
+    """A llama.cpp row whose build column names a release (``b7644``, ``9c142e3a2 (7670)``,
+    ``b9174-g0253fb21f``) is estimated at that build, fit, held-out and blind rows alike, so a kernel
+    milestone of catalog/engine_builds.toml applies to the rows that predate it (the AMD rows included).
+    A run on a PR's branch counts as the build the PR shipped in, so those rows are left out here."""
+    stated = re.compile(r"\(([0-9]{4,5})[;)]|\bb([0-9]{4,5})\b")
+    rows = [
+        r for r in (*ROWS, *M.load_blind()) if r.engine.startswith("llama.cpp") and "branch" not in r.build
+    ]
+    named = [(r, int(found.group(1) or found.group(2))) for r in rows if (found := stated.search(r.build))]
+    assert any(r.gpu_id.startswith("amd-") for r, _ in named), "the set has AMD rows at stated builds"
+    for row, number in named:
+        assert row.engine_build == number, (row.id, row.build)
