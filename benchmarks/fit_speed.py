@@ -141,8 +141,12 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         return None
     hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
     # BF16 on Vulkan's scalar shaders computes in FP32: the row is measured against the FP32 peak, as the
-    # estimator does (speed.bf16_on_scalar_shaders; the rows name no NVIDIA driver)
-    scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor)  # type: ignore[arg-type]
+    # estimator does (speed.bf16_on_scalar_shaders; the rows name no NVIDIA driver nor OS; an Intel GPU the
+    # row's build runs no cooperative matrices on has no BF16 matrix path)
+    engines = (
+        vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build)) if gpu.vendor == "intel" else None
+    )  # type: ignore[arg-type]
+    scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor, matrix_engines=engines)  # type: ignore[arg-type]
     found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
     peak = found[0] if found else None
     read = sum(per_layer) + head

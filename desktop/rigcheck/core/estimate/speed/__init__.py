@@ -377,7 +377,15 @@ def tiled_expert_decode(backend: Backend | None, quant_id: str | None) -> bool:
 #: build 9093 and PR #24407 at b9490), so on Windows its BF16 prompt GEMMs run the scalar FP32 shaders, off
 #: the XMX engines; Mesa's ANV printed ``bf16: 0`` on Battlemage and Alchemist at build 6715
 #: (geerlingguy/ai-benchmarks issues #27 and #29, October 2025) but ``bf16: 1`` on Lunar Lake at build 8997
-#: (llama.cpp PR #22461), so on Linux it depends on the Mesa release: not known. Other vendors: not known.
+#: (llama.cpp PR #22461), so on Linux it depends on the Mesa release: not known. Mesa 25.2.0 (2025-08-06) is
+#: the first with it ("VK_KHR_shader_bfloat16 on anv/gfx125+", docs/relnotes/25.2.0.rst), where ANV reports
+#: ``shaderBFloat16CooperativeMatrix = has_bfloat16 && has_cooperative_matrix``
+#: (chaotic-cx/mesa-mirror src/intel/vulkan/anv_physical_device.c@c745bf3; Xe2 inherits ``has_bfloat16 =
+#: true`` from XEHP_FEATURES, sailfishos-mirror/mesa src/intel/dev/intel_device_info.c@0cc89ca).
+#: Whatever the driver, an Intel GPU on which llama.cpp runs no cooperative matrices (Alchemist, Xe2 before
+#: build 5589: speed/coopmat.py) has no BF16 matrix path: ``ggml_vk_get_device`` looks for BF16 matrix shapes
+#: only inside ``if (device->coopmat_support)`` (ggml-org/ggml src/ggml-vulkan/ggml-vulkan.cpp@d99724f), so
+#: its BF16 prompts always run the scalar shaders. Other vendors: not known.
 VULKAN_BF16_NVIDIA_DRIVER = 580
 VULKAN_BF16_SOURCE = "ggml-org/llama.cpp vulkan-shaders-gen.cpp@0098fe6, 'scalar path promotes to float'"
 
@@ -388,17 +396,20 @@ def bf16_on_scalar_shaders(
     vendor: str,
     nvidia_driver: str | None = None,
     os: str | None = None,
+    *,
+    matrix_engines: bool | None = None,
 ) -> bool | None:
     """Whether llama.cpp's Vulkan backend multiplies this GPU's BF16 prompt GEMMs on its FP32 scalar shaders
-    (VULKAN_BF16_NVIDIA_DRIVER; ``os`` the machine's, which picks Intel's driver): False where it does not
-    (another backend, another format, a driver with BF16 matrices), None where the driver's support is not
-    known."""
+    (VULKAN_BF16_NVIDIA_DRIVER; ``os`` the machine's, which picks Intel's driver; ``matrix_engines`` whether
+    the backend runs cooperative matrices on this Intel GPU at all, coopmat.vulkan_matrix_engines): False
+    where it does not (another backend, another format, a driver with BF16 matrices), None where the
+    driver's support is not known."""
     if backend != "vulkan" or quant_id != "bf16":
         return False
     if vendor == "amd":
         return True
     if vendor == "intel":
-        return True if os == "windows" else None
+        return True if os == "windows" or matrix_engines is False else None
     if vendor == "nvidia":
         major = re.match(r"(\d+)", nvidia_driver or "")
         return None if major is None else int(major.group(1)) < VULKAN_BF16_NVIDIA_DRIVER
