@@ -440,6 +440,11 @@ def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[fl
     cards' figure is doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs run FP16 at
     the FP32 rate). ``fp32``: the kernels compute in FP32 (BF16 on Vulkan's scalar shaders,
     bf16_on_scalar_shaders), so the FP32 peak is theirs.
+
+    Intel GPUs are measured against their FP32 peak whatever else the catalog lists: the fp16_tflops the
+    Lunar Lake and Arrow Lake iGPUs carry is the vector engines' packed FP16 rate (2 × FP32, TechPowerUp's
+    "FP16 (half)"), not an XMX figure, and every Intel prompt share is fitted against FP32, with what the
+    XMX engines add as prefill_coopmat_factor (speed/coopmat.py).
     """
     if spec is None:
         return None
@@ -447,6 +452,8 @@ def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[fl
         if not spec.fp32_tflops:
             return None
         return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32 (BF16 promoted to FP32)"
+    if spec.vendor == "intel" and spec.fp32_tflops:
+        return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32"
     tensor = spec.bf16_tflops or spec.fp16_tflops
     if tensor:
         arch = (spec.architecture or "").lower()
