@@ -24,6 +24,16 @@ efficiency against the FP32 peak) stands for both: no measured Alchemist row run
 though PR #28822 measured the FP16 path about 1.5× slower on short prompts (FP16_SHADER_SOURCE), which the
 explanation says.
 
+A prompt's routed-expert GEMMs (MUL_MAT_ID, ``ggml_vk_mul_mat_id_q_f16``) take the same family: on Xe2 the
+cooperative-matrix ``matmul_id_subgroup_<type>_f16`` shaders, which gather each expert's tokens inside one
+dispatch (subgroup ballots), with no Q8_1 integer-dot ID pipelines; on Alchemist the integer-dot ones where
+the driver has int8 dot products. ``ggml_vk_guess_matmul_id_pipeline`` picks the tile from the expert's rows
+and the micro-batch's token count (``nei1``, not the tokens per expert), so a 512-token prompt on Xe2 runs the
+large 128 × 128 tile (``mul_mat_id_l`` is on for Intel only with cooperative matrices), each tile covering up
+to 128 of one expert's tokens (micro-batch × k / E: 16-64 for current MoE models), and Alchemist the 64 × 64
+one. The MoE share is fitted (speed.prefill_path), not derived from these tiles: the one Xe2 Vulkan MoE row
+(held out) runs at about twice the share the tile fill would give.
+
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
 ``ggml_sycl_op_mul_mat_sycl``: F16 and quantised weights are converted to FP16 (``to_fp16_sycl``) and
