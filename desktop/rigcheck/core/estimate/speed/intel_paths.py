@@ -31,8 +31,8 @@ the driver has int8 dot products. ``ggml_vk_guess_matmul_id_pipeline`` picks the
 and the micro-batch's token count (``nei1``, not the tokens per expert), so a 512-token prompt on Xe2 runs the
 large 128 × 128 tile (``mul_mat_id_l`` is on for Intel only with cooperative matrices), each tile covering up
 to 128 of one expert's tokens (micro-batch × k / E: 16-64 for current MoE models), and Alchemist the 64 × 64
-one. The MoE share is fitted (speed.prefill_path), not derived from these tiles: the one Xe2 Vulkan MoE row
-(held out) runs at about twice the share the tile fill would give.
+one. The MoE share is fitted (speed.prefill_path), not derived from these tiles: tile fill explains neither
+generation's rows (Xe2's one MoE row runs above it, Alchemist's below).
 
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
@@ -137,7 +137,7 @@ def intel_prompt_path(
             "coopmat",
             True,
             say(
-                "BF16 weights on Vulkan: BF16 tiles on the XMX engines where the driver offers BF16 "
+                "BF16 on Vulkan: BF16 tiles on the XMX engines where the driver offers BF16 "
                 "cooperative matrices, as Mesa's ANV does from Mesa {release} ({source}); an older Mesa, or "
                 "Intel's Windows driver, runs the scalar FP32 shaders instead ({vulkan})",
                 release=MESA_BF16_RELEASE,
