@@ -141,8 +141,12 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         return None
     hw_class = speed.hardware_class(gpu.vendor, gpu.name, gpu, gpu.unified_memory)
     # BF16 on Vulkan's scalar shaders computes in FP32: the row is measured against the FP32 peak, as the
-    # estimator does (speed.bf16_on_scalar_shaders; the rows name no NVIDIA driver)
-    scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor)  # type: ignore[arg-type]
+    # estimator does (speed.bf16_on_scalar_shaders; the rows name no NVIDIA driver nor OS; an Intel GPU the
+    # row's build runs no cooperative matrices on has no BF16 matrix path)
+    engines = (
+        vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build)) if gpu.vendor == "intel" else None
+    )  # type: ignore[arg-type]
+    scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor, matrix_engines=engines)  # type: ignore[arg-type]
     found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
     peak = found[0] if found else None
     read = sum(per_layer) + head
@@ -640,6 +644,20 @@ MIN_MOE_ROWS = 2
 MIN_FLOAT_MOE_ROWS = 1
 #: classes with no MoE prefill row of their own take the MoE factor of a class running the same kernels
 BORROWED_MOE = {"nvidia-datacenter": "nvidia-consumer"}
+#: backends whose MUL_MAT_ID in a prompt is not one tiled kernel but a loop over experts, so their MoE rows set
+#: a factor of their own instead of the class's: SYCL copies the expert ids to the host (``stream->wait()``),
+#: sorts the rows by expert and runs one full ggml_sycl_mul_mat (to_fp16_sycl + a oneDNN/oneMKL GEMM) per used
+#: expert (ggml-org/ggml src/ggml-sycl/ggml-sycl.cpp@d99724f, ggml_sycl_mul_mat_id), where Vulkan gathers each
+#: expert's tokens inside one matmul_id dispatch (ggml_vk_mul_mat_id_q_f16, ggml-vulkan.cpp@d99724f)
+OWN_MOE_BACKENDS = frozenset({"sycl"})
+
+
+def moe_group(key: tuple[str, str]) -> str:
+    """The rows that share one MoE prefill factor: the class's, except a backend of OWN_MOE_BACKENDS."""
+    cls, backend = key
+    return f"{cls}/{backend}" if backend in OWN_MOE_BACKENDS else cls
+
+
 #: a power cap is fitted for a class × backend only when its dense rows hold at least this many GPUs with a
 #: published board power on each side of it: below the cap (their peak × efficiency sets their rate) and at
 #: it (their watts do); with fewer, one regime would be a single card's, and the class keeps the plain share
@@ -762,26 +780,27 @@ def fit_prefill(
         if kept:
             rows[key] = kept
     backends = {b for _c, b in rows}
-    classes = {c for c, _b in rows}
     # the float factor of a class × backend: its own unquantized rows where it has MIN_FLOAT_ROWS of them,
     # else the median over its backend's (see MIN_FLOAT_ROWS)
     f_float = dict.fromkeys(rows, 1.0)
-    f_moe = dict.fromkeys(classes, 1.0)
+    groups_moe = {moe_group(key) for key in rows}
+    f_moe = dict.fromkeys(groups_moe, 1.0)
     eff = {key: statistics.median(r / (p.peak_flops or 1.0) for p, r in kept) for key, kept in rows.items()}
     cap: dict[tuple[str, str], float | None] = dict.fromkeys(rows)
     exponent = 0.0
     float_n = {b: sum(1 for (_c, kb), kept in rows.items() if kb == b for p, _s in kept if p.unquantized)
                for b in backends}  # fmt: skip
     own_float_n = {key: sum(1 for p, _s in kept if p.unquantized) for key, kept in rows.items()}
-    dense_n = {c: sum(1 for (kc, _b), kept in rows.items() if kc == c for p, _s in kept if not p.moe)
-               for c in classes}  # fmt: skip
-    moe_n = dict.fromkeys(classes, 0)
+    dense_n = {c: sum(1 for key, kept in rows.items() if moe_group(key) == c for p, _s in kept if not p.moe)
+               for c in groups_moe}  # fmt: skip
+    moe_n = dict.fromkeys(groups_moe, 0)
     # The efficiency is the dense model's: where a class × backend has dense rows enough, they alone set it,
     # and its MoE rows set the class's MoE factor; elsewhere all its rows do, with the factor divided out.
     dense_key = {key: sum(1 for p, _s in kept if not p.moe) >= MIN_MOE_ROWS for key, kept in rows.items()}
 
-    def moe_share(c: str, p: Point) -> float:
-        return min(f_moe[c] * (p.tokens_per_expert / speed.MOE_TOKENS_REF) ** exponent, 1.0) if p.moe else 1.0
+    def moe_share(key: tuple[str, str], p: Point) -> float:
+        factor = f_moe[moe_group(key)]
+        return min(factor * (p.tokens_per_expert / speed.MOE_TOKENS_REF) ** exponent, 1.0) if p.moe else 1.0
 
     # the matrix-engine factor (Point.coopmat) of a class × backend with MIN_COOPMAT_ROWS rows on each side
     f_coop = dict.fromkeys(rows, 1.0)
@@ -801,7 +820,7 @@ def fit_prefill(
                     r
                     / (
                         (f_float[key] if p.unquantized else 1.0)
-                        * (f_moe[key[0]] if p.moe else 1.0)
+                        * (f_moe[moe_group(key)] if p.moe else 1.0)
                         * coop(key, p)
                     ),
                 )
@@ -842,11 +861,11 @@ def fit_prefill(
             c: [
                 (p.tokens_per_expert, r / dense_rate(p, eff[key], cap[key]) / coop(key, p))
                 for key, kept in rows.items()
-                if key[0] == c and dense_key[key]
+                if moe_group(key) == c and dense_key[key]
                 for p, r in kept
                 if p.moe
             ]
-            for c in classes
+            for c in groups_moe
         }
         num = den = 0.0
         for found in moe_rows.values():
@@ -867,7 +886,7 @@ def fit_prefill(
                 / (
                     dense_rate(p, eff[key], cap[key])
                     * (f_float[key] if p.unquantized else 1.0)
-                    * moe_share(key[0], p)
+                    * moe_share(key, p)
                 )
                 for p, r in rows[key]
                 if p.coopmat
@@ -899,6 +918,7 @@ def fit_prefill(
     fits = {}
     for key, kept in rows.items():
         cls, backend = key
+        group = moe_group(key)
         own = float_by == "class" and own_float_n[key] >= MIN_FLOAT_ROWS
         n_float = (own_float_n[key] if own else float_n[backend]) if f_float[key] != 1.0 else 0
         said = (
@@ -932,13 +952,14 @@ def fit_prefill(
                 if own
                 else f"; float factor from {n_float} unquantized {backend} rows"
             )
-        if f_moe[cls] != 1.0:
+        if f_moe[group] != 1.0:
             said += (
-                f"; MoE factor from {moe_n[cls]} MoE and {dense_n[cls]} dense rows of the class"
-                if moe_n.get(cls, 0)
+                f"; MoE factor from {moe_n[group]} MoE and {dense_n[group]} dense rows of the "
+                + ("class" if group == cls else f"class on {backend} (its own MUL_MAT_ID loop)")
+                if moe_n.get(group, 0)
                 else f"; MoE factor borrowed from {BORROWED_MOE[cls]} (no MoE row of its own)"
             )
-        if f_moe[cls] != 1.0:
+        if f_moe[group] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
         if key in coop_fits:
             said += (
@@ -954,8 +975,8 @@ def fit_prefill(
         fits[key] = PrefillFit(
             eff[key],
             f_float[key],
-            f_moe[cls],
-            exponent if f_moe[cls] != 1.0 else 0.0,
+            f_moe[group],
+            exponent if f_moe[group] != 1.0 else 0.0,
             cap[key],
             said,
             fm,

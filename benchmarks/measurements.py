@@ -34,9 +34,19 @@ DATA = Path(__file__).resolve().parent / "data" / "measurements.csv"
 BLIND = DATA.parent / "blind.csv"
 
 DEVICE_CLASSES = frozenset(
-    {"nvidia-discrete", "amd-discrete", "intel-discrete", "apple", "strix-halo", "gb10", "cpu"}
+    {
+        "nvidia-discrete",
+        "amd-discrete",
+        "intel-discrete",
+        "intel-integrated",
+        "apple",
+        "strix-halo",
+        "gb10",
+        "cpu",
+    }
 )
-UNIFIED_CLASSES = frozenset({"apple", "strix-halo", "gb10"})
+#: intel-integrated: Lunar Lake / Arrow Lake iGPUs, which share the host's memory
+UNIFIED_CLASSES = frozenset({"apple", "strix-halo", "gb10", "intel-integrated"})
 BACKENDS = frozenset({"cuda", "rocm", "metal", "vulkan", "cpu", "sycl"})
 METRICS = frozenset({"decode_tokens_per_s", "prefill_tokens_per_s", "file_bytes", "gpu_memory_bytes"})
 SPEED_METRICS = frozenset({"decode_tokens_per_s", "prefill_tokens_per_s"})

@@ -249,3 +249,30 @@ def test_a_hybrids_scan_time_is_taken_off_before_its_gemm_share_is_fitted() -> N
     bare = [dataclasses.replace(p, scan_efficiency=None) for p in points]
     slower = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): bare}, {}, power="none")
     assert slower[("nvidia-consumer", "cuda")].efficiency < 0.39
+
+
+def test_sycls_expert_loop_fits_its_own_moe_factor_apart_from_the_classs_tiled_kernels() -> None:
+    """SYCL runs a prompt's MUL_MAT_ID as a host-synchronised loop of one GEMM per expert
+    (fit_speed.OWN_MOE_BACKENDS), Vulkan as one tiled matmul_id dispatch: on one class, MoE rows at 0.2 of
+    the dense rate on SYCL and 0.6 on Vulkan fit 0.2 and 0.6, not one pooled figure for both."""
+    rows: dict[tuple[str, str], list[fit_speed.Point]] = {}
+    for backend, share in (("sycl", 0.2), ("vulkan", 0.6)):
+        dense = [
+            dataclasses.replace(point(f"{backend}{g}", 20, 200, 20 * 0.4), hw_class="intel", backend=backend)
+            for g in "abc"
+        ]
+        moe = [
+            dataclasses.replace(
+                point(f"{backend}m{g}", 20, 200, 20 * 0.4 * share),
+                hw_class="intel",
+                backend=backend,
+                moe=True,
+            )
+            for g in "ab"
+        ]
+        rows[("intel", backend)] = dense + moe
+    found = fit_speed.fit_prefill(rows, {}, power="none")
+    assert found[("intel", "sycl")].moe_factor == pytest.approx(0.2, rel=0.01)
+    assert found[("intel", "vulkan")].moe_factor == pytest.approx(0.6, rel=0.01)
+    assert "its own MUL_MAT_ID loop" in found[("intel", "sycl")].said
+    assert fit_speed.moe_group(("intel", "vulkan")) == fit_speed.moe_group(("intel", "rocm")) == "intel"

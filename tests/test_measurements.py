@@ -99,7 +99,7 @@ def test_offload_covers_layers_and_experts_and_unified_covers_each_platform() ->
     kinds = {r.offload_kind for r in ROWS if r.offloaded}
     assert kinds == {"layers", "experts"}
     platforms = {r.device_class for r in ROWS if r.unified and r.speed}
-    assert platforms == {"apple", "strix-halo", "gb10"}
+    assert platforms == {"apple", "strix-halo", "gb10", "intel-integrated"}
 
 
 def test_data_centre_small_dense_rows_present() -> None:

@@ -127,3 +127,16 @@ def test_one_xmx_share_serves_every_xe2_card(catalog: Catalog) -> None:
     }
     assert {"intel-arc-pro-b70", "intel-arc-pro-b60", "intel-arc-b580", "intel-arc-b570"} <= set(ratios)
     assert max(ratios.values()) / min(ratios.values()) < 1.11  # 16.0 (B70, B60) to 17.6 (B570)
+
+
+def test_an_intel_igpus_packed_fp16_figure_is_not_its_prompt_peak(catalog: Catalog) -> None:
+    """The catalog's fp16_tflops on Intel's iGPUs is the vector engines' packed FP16 rate (2 × FP32,
+    TechPowerUp), neither the XMX rate nor the FP32 figure every Intel prompt share is fitted against (the
+    XMX uplift is prefill_coopmat_factor), so the prompt peak of an Arc 140V is its FP32 figure, as for the
+    discrete cards."""
+    lnl = gpu(catalog, "intel-arc-140v")
+    assert lnl.fp16_tflops and lnl.fp32_tflops and lnl.fp16_tflops > lnl.fp32_tflops
+    found = speed.prefill_peak_tflops(lnl)
+    assert found is not None and found[0] == lnl.fp32_tflops
+    b70 = gpu(catalog, "intel-arc-pro-b70")
+    assert speed.prefill_peak_tflops(b70) == speed.prefill_peak_tflops(b70, fp32=False)

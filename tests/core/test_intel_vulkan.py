@@ -90,3 +90,42 @@ def test_bf16_prompts_on_windows_leave_the_xmx_engines(catalog: Catalog) -> None
     assert "promote it to FP32" in said and "XMX" not in said
     assert tokens_per_s(bf16_linux, "prefill") == pytest.approx(tokens_per_s(f16, "prefill"), rel=0.05)
     assert VULKAN_BF16_CAVEAT in bf16_linux.speed.explanation
+
+
+A770 = "intel-arc-a770"
+
+
+def test_intel_bf16_is_scalar_wherever_vulkan_runs_no_cooperative_matrices() -> None:
+    """ggml_vk_get_device sets coopmat_bf16_support only inside ``if (device->coopmat_support)``, which
+    ggml_vk_khr_cooperative_matrix_support leaves off on Intel before Xe2, so an Alchemist card's BF16 prompt
+    GEMMs take the scalar FP32 shaders whatever the OS and driver."""
+    for os in ("linux", "windows", None):
+        assert speed.bf16_on_scalar_shaders("vulkan", "bf16", "intel", os=os, matrix_engines=False) is True
+    assert speed.bf16_on_scalar_shaders("vulkan", "bf16", "intel", os="linux", matrix_engines=True) is None
+    assert speed.bf16_on_scalar_shaders("vulkan", "q8_0", "intel", matrix_engines=False) is False
+    # other vendors' rules do not hang on Intel's coopmat gate
+    assert (
+        speed.bf16_on_scalar_shaders("vulkan", "bf16", "nvidia", "580.65.06", matrix_engines=False) is False
+    )
+
+
+def test_an_alchemist_bf16_prompt_names_the_scalar_path_without_the_driver_caveat(catalog: Catalog) -> None:
+    result = fit_on(catalog, machine(catalog, A770, "linux"), "qwen3-8b", "bf16", "vulkan")
+    said = " ".join(result.speed.explanation)
+    assert "promote it to FP32" in said
+    assert VULKAN_BF16_CAVEAT not in result.speed.explanation
+
+
+def test_a_battlemage_bf16_prompt_on_linux_names_the_mesa_release_with_bf16_matrices(
+    catalog: Catalog,
+) -> None:
+    """Mesa's ANV exposes BF16 cooperative matrices from 25.2 on Xe-HPG and later (speed/intel_paths.py), so
+    on Linux the estimate keeps the XMX path and says which Mesa it needs; Windows keeps the scalar one."""
+    linux = " ".join(
+        fit_on(catalog, machine(catalog, B70, "linux"), "qwen3-8b", "bf16", "vulkan").speed.explanation
+    )
+    assert "Mesa 25.2" in linux
+    windows = " ".join(
+        fit_on(catalog, machine(catalog, B70, "windows"), "qwen3-8b", "bf16", "vulkan").speed.explanation
+    )
+    assert "Mesa 25.2" not in windows

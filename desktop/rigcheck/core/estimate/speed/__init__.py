@@ -19,12 +19,14 @@ This package's own namespace holds those inputs; the model itself is one module 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from rigcheck.core.catalog import Backend, Catalog, CpuPlatform, GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
+from rigcheck.core.estimate.speed.vulkan_bf16 import VULKAN_BF16_NVIDIA_DRIVER as VULKAN_BF16_NVIDIA_DRIVER
+from rigcheck.core.estimate.speed.vulkan_bf16 import VULKAN_BF16_SOURCE as VULKAN_BF16_SOURCE
+from rigcheck.core.estimate.speed.vulkan_bf16 import bf16_on_scalar_shaders as bf16_on_scalar_shaders
 from rigcheck.core.machine import CPU, GPU, Machine
 from rigcheck.core.said import Joined, Num, Percent, Said, Text, render, say
 
@@ -361,50 +363,6 @@ def tiled_expert_decode(backend: Backend | None, quant_id: str | None) -> bool:
     return backend is not None and quant_id is not None and quant_id in TILED_EXPERT_DECODE.get(backend, ())
 
 
-#: llama.cpp's Vulkan backend multiplies BF16 weights in a prompt on matrix cores only where the driver
-#: exposes BF16 cooperative matrices (VK_KHR_shader_bfloat16: ``device->coopmat_bf16_support``,
-#: ggml-org/llama.cpp PR #12554); elsewhere its scalar matmul shaders promote BF16 to FP32 ("scalar path
-#: promotes to float": ggml/src/ggml-vulkan/vulkan-shaders/vulkan-shaders-gen.cpp@0098fe6, FLOAT_TYPE for
-#: bf16), so the multiply runs at the FP32 vector rate where every other weight type gets the FP16 rate of
-#: its matrix-core or packed-FP16 shaders; the class's prefill efficiency is taken to hold on either path.
-#: AMD: Mesa RADV and AMDVLK print ``bf16: 0`` on Strix Halo in every llama-bench log through build 9193
-#: (kyuz0/amd-strix-halo-toolboxes benchmark/results/*vulkan*@d1a34be), AMD's Windows driver too
-#: (llama.cpp PR #28155, Radeon 890M).
-#: NVIDIA: drivers from R580 expose the extension (nihui/vkpeak issue #26, 580.88; llama.cpp PR #14707: the
-#: game-ready driver before it printed 0, the Vulkan developer beta 1).
-#: Intel: its Windows driver prints ``bf16: 0`` on every Arc in llama.cpp's logs through 2026 (Arc Pro B70 on
-#: 32.0.101.8737, llama.cpp issue #22413; Arc B580 on 32.0.101.8425, issue #18402; Arc B390, PR #23056 at
-#: build 9093 and PR #24407 at b9490), so on Windows its BF16 prompt GEMMs run the scalar FP32 shaders, off
-#: the XMX engines; Mesa's ANV printed ``bf16: 0`` on Battlemage and Alchemist at build 6715
-#: (geerlingguy/ai-benchmarks issues #27 and #29, October 2025) but ``bf16: 1`` on Lunar Lake at build 8997
-#: (llama.cpp PR #22461), so on Linux it depends on the Mesa release: not known. Other vendors: not known.
-VULKAN_BF16_NVIDIA_DRIVER = 580
-VULKAN_BF16_SOURCE = "ggml-org/llama.cpp vulkan-shaders-gen.cpp@0098fe6, 'scalar path promotes to float'"
-
-
-def bf16_on_scalar_shaders(
-    backend: Backend | None,
-    quant_id: str | None,
-    vendor: str,
-    nvidia_driver: str | None = None,
-    os: str | None = None,
-) -> bool | None:
-    """Whether llama.cpp's Vulkan backend multiplies this GPU's BF16 prompt GEMMs on its FP32 scalar shaders
-    (VULKAN_BF16_NVIDIA_DRIVER; ``os`` the machine's, which picks Intel's driver): False where it does not
-    (another backend, another format, a driver with BF16 matrices), None where the driver's support is not
-    known."""
-    if backend != "vulkan" or quant_id != "bf16":
-        return False
-    if vendor == "amd":
-        return True
-    if vendor == "intel":
-        return True if os == "windows" else None
-    if vendor == "nvidia":
-        major = re.match(r"(\d+)", nvidia_driver or "")
-        return None if major is None else int(major.group(1)) < VULKAN_BF16_NVIDIA_DRIVER
-    return None
-
-
 #: NVIDIA architectures whose GeForce cards (desktop and laptop) run FP16 tensor maths with FP32
 #: accumulation at half the FP16-accumulate rate; professional and data-centre chips run both at one rate
 #: (NVIDIA's Turing, GA102 and Ada whitepapers list both figures per card)
@@ -429,6 +387,11 @@ def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[fl
     cards' figure is doubled here. Without a tensor figure the FP32 peak is used (Apple GPUs run FP16 at
     the FP32 rate). ``fp32``: the kernels compute in FP32 (BF16 on Vulkan's scalar shaders,
     bf16_on_scalar_shaders), so the FP32 peak is theirs.
+
+    Intel GPUs are measured against their FP32 peak whatever else the catalog lists: the fp16_tflops the
+    Lunar Lake and Arrow Lake iGPUs carry is the vector engines' packed FP16 rate (2 × FP32, TechPowerUp's
+    "FP16 (half)"), not an XMX figure, and every Intel prompt share is fitted against FP32, with what the
+    XMX engines add as prefill_coopmat_factor (speed/coopmat.py).
     """
     if spec is None:
         return None
@@ -436,6 +399,8 @@ def prefill_peak_tflops(spec: GpuSpec | None, *, fp32: bool = False) -> tuple[fl
         if not spec.fp32_tflops:
             return None
         return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32 (BF16 promoted to FP32)"
+    if spec.vendor == "intel" and spec.fp32_tflops:
+        return spec.fp32_tflops, f"{spec.fp32_tflops:g} TFLOPS FP32"
     tensor = spec.bf16_tflops or spec.fp16_tflops
     if tensor:
         arch = (spec.architecture or "").lower()

@@ -56,7 +56,7 @@ def inference_speed(
     found = {i: speed.engine_gpu_factor(catalog, gpus[i], specs[i], est.engine, est.backend) for i in used}
     gpu_factors = {i: factor for i, (factor, _own) in found.items()}
     # and whether its BF16 GEMMs run on Vulkan's FP32 scalar shaders (decode's tiled experts, prefill)
-    scalar_bf16 = {i: bf16_scalar_path(est, gpus[i], machine) for i in used}
+    scalar_bf16 = {i: bf16_scalar_path(est, gpus[i], specs[i], machine) for i in used}
     on_gpus = gpu_decode_seconds(
         est,
         placement,

@@ -11,7 +11,10 @@ Lunar Lake; speed/coopmat.py). Its coopmat family dequantises every weight type 
 quants, F16) inside the shader and multiplies FP16 tiles on the XMX engines; it builds no integer-dot MMQ
 pipelines (``pipeline_dequant_mul_mat_mat_q8_1`` stays empty), so ``ggml_vk_mul_mat_q_f16`` finds no Q8_1
 pipeline and takes the FP16 one. BF16 joins it only where the driver has BF16 cooperative matrices
-(``coopmat_bf16_support``; speed.bf16_on_scalar_shaders). On Alchemist (Xe-HPG, coopmat off) the FP16
+(``coopmat_bf16_support``; speed.bf16_on_scalar_shaders): the BF16 family (``matmul_bf16`` cm1, BF16 tiles)
+where the driver lists a BF16 × BF16 → FP32 matrix shape, else the scalar shaders that promote BF16 to FP32,
+with scalar tile sizes. Mesa's ANV lists one from Mesa 25.2 on Xe-HPG and later (MESA_BF16_SOURCE); Intel's
+Windows driver lists none. On Alchemist (Xe-HPG, coopmat off) the FP16
 family runs on the vector engines: integer-dot MMQ (activations quantised to Q8_1, 4×8-bit dot products) for
 Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, Q2_K-Q6_K (and IQ3_S since PR #28822) where the driver reports
 accelerated int8 dot products (``int dot: 1`` in llama-bench's device line; Intel's Windows driver printed 0
@@ -20,6 +23,16 @@ F16) and where it does not. Both run on the shader cores, so one fitted share (t
 efficiency against the FP32 peak) stands for both: no measured Alchemist row runs an IQ type to fit another,
 though PR #28822 measured the FP16 path about 1.5× slower on short prompts (FP16_SHADER_SOURCE), which the
 explanation says.
+
+A prompt's routed-expert GEMMs (MUL_MAT_ID, ``ggml_vk_mul_mat_id_q_f16``) take the same family: on Xe2 the
+cooperative-matrix ``matmul_id_subgroup_<type>_f16`` shaders, which gather each expert's tokens inside one
+dispatch (subgroup ballots), with no Q8_1 integer-dot ID pipelines; on Alchemist the integer-dot ones where
+the driver has int8 dot products. ``ggml_vk_guess_matmul_id_pipeline`` picks the tile from the expert's rows
+and the micro-batch's token count (``nei1``, not the tokens per expert), so a 512-token prompt on Xe2 runs the
+large 128 × 128 tile (``mul_mat_id_l`` is on for Intel only with cooperative matrices), each tile covering up
+to 128 of one expert's tokens (micro-batch × k / E: 16-64 for current MoE models), and Alchemist the 64 × 64
+one. The MoE share is fitted (speed.prefill_path), not derived from these tiles: tile fill explains neither
+generation's rows (Xe2's one MoE row runs above it, Alchemist's below).
 
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
@@ -69,6 +82,13 @@ VULKAN_MMQ_TYPES = frozenset(
 #: prompt 1.51× and a 128-token one 1.47× slower than the new MMQ kernels (its pp512 cell was not read)
 FP16_SHADER_SOURCE = "https://github.com/ggml-org/llama.cpp/pull/28822"
 
+#: Mesa's ANV offers BF16 cooperative matrices from release 25.2.0 (2025-08-06) on gfx12.5 and later, Xe2
+#: included: "VK_KHR_shader_bfloat16 on anv/gfx125+" (bminor/mesa-mesa docs/relnotes/25.2.0.rst@22194d5), with
+#: ``shaderBFloat16CooperativeMatrix = has_bfloat16 && has_cooperative_matrix``
+#: (chaotic-cx/mesa-mirror src/intel/vulkan/anv_physical_device.c@c745bf3)
+MESA_BF16_RELEASE = "25.2"
+MESA_BF16_SOURCE = "Mesa 25.2.0 release notes, 'VK_KHR_shader_bfloat16 on anv/gfx125+'"
+
 #: coopmat: Vulkan cooperative matrices (XMX); mmq: Vulkan integer-dot MMQ; fp16-shader: Vulkan FP16
 #: dequantising shaders; sycl-fp16-gemm / sycl-fp32-gemm: SYCL's dequantise + oneDNN/oneMKL GEMM
 PathKind = Literal["coopmat", "mmq", "fp16-shader", "sycl-fp16-gemm", "sycl-fp32-gemm"]
@@ -93,15 +113,38 @@ def _weight_type(quant_id: str | None) -> str | None:
 
 
 def intel_prompt_path(
-    backend: Backend | None, spec: GpuSpec | None, quant_id: str | None, build: int | None = None
+    backend: Backend | None,
+    spec: GpuSpec | None,
+    quant_id: str | None,
+    build: int | None = None,
+    bf16_scalar: bool | None = False,
 ) -> IntelPromptPath | None:
     """The path llama.cpp's Vulkan or SYCL backend multiplies this Intel GPU's prompt weights of ``quant_id``
     through (module docstring), on build ``build`` (None: a current one). None for other vendors and
     backends, an unknown weight type, F32 on Vulkan, and BF16 (speed.bf16_on_scalar_shaders and
-    speed/sycl_bf16.py say where it runs)."""
+    speed/sycl_bf16.py say where it runs), except BF16 on Vulkan on an Xe2 GPU whose driver is not known
+    (``bf16_scalar`` None): the BF16 cooperative-matrix path, with the Mesa release it needs."""
     if spec is None or spec.vendor != "intel" or backend not in ("vulkan", "sycl"):
         return None
     kind = _weight_type(quant_id)
+    if (
+        kind == "BF16"
+        and backend == "vulkan"
+        and bf16_scalar is None
+        and vulkan_matrix_engines(backend, spec, build)
+    ):
+        return IntelPromptPath(
+            "coopmat",
+            True,
+            say(
+                "BF16 on Vulkan: BF16 tiles on the XMX engines where the driver offers BF16 "
+                "cooperative matrices, as Mesa's ANV does from Mesa {release} ({source}); an older Mesa, or "
+                "Intel's Windows driver, runs the scalar FP32 shaders instead ({vulkan})",
+                release=MESA_BF16_RELEASE,
+                source=MESA_BF16_SOURCE,
+                vulkan=VULKAN_SOURCE,
+            ),
+        )
     if kind is None or kind == "BF16":
         return None
     if backend == "sycl":

@@ -227,7 +227,7 @@ def gpu_prefill(
                 )
             break
         # the Intel path by weight type and Xe generation (speed/intel_paths.py), named before its factor
-        intel_path = intel_prompt_path(factor.backend, specs[i], quant_id, build)
+        intel_path = intel_prompt_path(factor.backend, specs[i], quant_id, build, scalar_bf16[i])
         if intel_path is not None and intel_path.why_said not in paths:
             paths.append(intel_path.why_said)
         if compute.coopmat:

@@ -8,6 +8,7 @@ from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.memory import MemoryEstimate, expert_params_per_layer
 from rigcheck.core.estimate.placement.inference import layer_kv
+from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.machine import GPU, Machine
 from rigcheck.core.models.spec import ArchConfig
 
@@ -126,10 +127,13 @@ def gpu_bandwidth(spec: GpuSpec | None) -> float | None:
     return spec.bandwidth_gbs if spec else None
 
 
-def bf16_scalar_path(est: MemoryEstimate, gpu: GPU, machine: Machine) -> bool | None:
-    """speed.bf16_on_scalar_shaders for this GPU, with the backend the estimate runs on it."""
+def bf16_scalar_path(est: MemoryEstimate, gpu: GPU, spec: GpuSpec | None, machine: Machine) -> bool | None:
+    """speed.bf16_on_scalar_shaders for this GPU, with the backend the estimate runs on it and whether that
+    backend runs cooperative matrices on it (an Intel GPU's, by generation and llama.cpp build)."""
     backend = est.backend or speed.default_backend(gpu.vendor)
     quant_id = est.quant.id if est.quant is not None else None
+    build = est.engine_build if est.engine == "llama.cpp" else None
+    engines = vulkan_matrix_engines(backend, spec, build) if gpu.vendor == "intel" else None
     return speed.bf16_on_scalar_shaders(
-        backend, quant_id, gpu.vendor, machine.drivers.nvidia, machine.host.os
+        backend, quant_id, gpu.vendor, machine.drivers.nvidia, machine.host.os, matrix_engines=engines
     )
