@@ -45,6 +45,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.whatif import simulate
 from scan_fit import ScanFit, fit_scan
+from sycl_matvec_fit import fit_unreordered, unreordered_row
 
 GIB = 1024**3
 #: achieved DRAM bandwidth stays below ~95% of the peak on every device measured (stream-copy tests);
@@ -315,6 +316,8 @@ def points_by_key(
             continue  # a kernel or a Mesa current systems do not run (intel_vulkan_path)
         if slow_bf16_row(row.backend, row.format, row.metric):
             continue  # another mat-vec kernel (bf16_fit, slow_bf16_points): fitted apart
+        if unreordered_row(row):
+            continue  # SYCL's mat-vec without the reordered layout (sycl_matvec_fit): fitted apart
         (decode if row.metric == "decode_tokens_per_s" else prefill)[key].append(p)
     return decode, prefill
 
@@ -400,6 +403,19 @@ def main() -> None:
         ],
         lambda cls, b: decode_fits[(cls, b)][:2] if (cls, b) in decode_fits else None,
     )
+    unreordered = fit_unreordered(
+        [
+            replace(
+                p,
+                per_hop_us=hop_fits[(p.hw_class, p.backend)].us
+                if (p.hw_class, p.backend) in hop_fits
+                else 0.0,
+            )
+            for r in rows
+            if unreordered_row(r) and (p := point(r, catalog)) is not None
+        ],
+        lambda cls, b: decode_fits[(cls, b)][:2] if (cls, b) in decode_fits else None,
+    )
     nodp4a = fit_nodp4a(
         rows,
         catalog,
@@ -429,6 +445,9 @@ def main() -> None:
         slow_bf16 = bf16.get(key[1])
         if slow_bf16 is not None:
             urls = sorted(set(urls) | set(slow_bf16.urls))
+        slow_matvec = unreordered.get(key[1], [])
+        for matvec in slow_matvec:
+            urls = sorted(set(urls) | set(matvec.urls))
         if scan is not None and key[1] != "cpu":
             urls = sorted(set(urls) | set(scan.urls))
         print("[[speed_factor]]")
@@ -453,6 +472,8 @@ def main() -> None:
             factor_lines.append(f"decode_nodp4a_efficiency = {nodp4a.efficiency:.2f}")
         if slow_bf16 is not None:
             factor_lines.append(f"decode_bf16_factor = {slow_bf16.factor:.2f}")
+        for matvec in slow_matvec:
+            factor_lines.append(f"{matvec.field} = {matvec.factor:.2f}")
         print("\n".join(factor_lines))
         printed[key] = [line for line in factor_lines if not line.startswith("per_gpu_us")]
         print('source = "benchmarks/data/measurements.csv (fit split; benchmarks/fit_speed.py)"')
@@ -464,6 +485,7 @@ def main() -> None:
             + (f"; {scan.said}" if scan is not None and key[1] != "cpu" else "")
             + (f"; {nodp4a.said}" if with_nodp4a else "")
             + (f"; {slow_bf16.said}" if slow_bf16 is not None else "")
+            + "".join(f"; {matvec.said}" for matvec in slow_matvec)
             + '"'
         )
         print("sources = [")

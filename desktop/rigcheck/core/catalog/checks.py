@@ -143,6 +143,9 @@ def _check_format(kind: str, record: Any) -> str | None:
             return f"prefill_coopmat_factor: {record.prefill_coopmat_factor!r} must be above 0 and at most 16"
         if not 0.0 < record.decode_bf16_factor <= 2.0:
             return f"decode_bf16_factor: {record.decode_bf16_factor!r} must be above 0 and at most 2"
+        for name in ("decode_unreordered_factor", "decode_unaligned_factor"):
+            if not 0.0 < getattr(record, name) <= 2.0:
+                return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
         nodp4a = record.decode_nodp4a_efficiency
         if nodp4a is not None and not 0.0 < nodp4a <= 1.0:
             return (

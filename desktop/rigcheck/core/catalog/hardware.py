@@ -163,6 +163,11 @@ class SpeedFactor:
     #: BF16 weights read at this × the class's decode bandwidth efficiency: a backend whose BF16 mat-vec is
     #: another, slower kernel (speed.bf16_decode; 1: as quantized weights)
     decode_bf16_factor: float = 1.0
+    #: quantised weights whose SYCL mat-vec lacks the reordered layout (speed.sycl_matvec) read at this × the
+    #: class's decode bandwidth efficiency (1: as the reordered types)
+    decode_unreordered_factor: float = 1.0
+    #: the same for a type whose blocks are not a multiple of 4 bytes (its quants read as 16-bit halves)
+    decode_unaligned_factor: float = 1.0
     #: the share of the GPU's FP32 peak llama.cpp's recurrent scans of a hybrid's Gated DeltaNet / Mamba-2
     #: layers reach in a prompt (core/estimate/speed/recurrent_scan.py), pooled over every class and backend
     #: (None: not fitted; no scan time is added)

@@ -23,6 +23,7 @@ from rigcheck.core.estimate.speed.multigpu import (
 )
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, peak_tflops
 from rigcheck.core.estimate.speed.result import Bound, Speed
+from rigcheck.core.estimate.speed.sycl_matvec import unreordered_read_factor
 from rigcheck.core.machine import Machine
 from rigcheck.core.said import Bytes, Joined, Percent, Sig, Text, say
 
@@ -89,6 +90,16 @@ def gpu_decode_seconds(
         if slow_bf16 is not None:
             memory_s /= slow_bf16[0]
             explanation.append(say("GPU {index}: {why}", index=i, why=slow_bf16[1]))
+        unreordered = unreordered_read_factor(
+            factor,
+            specs[i],
+            est.quant.id if est.quant else None,
+            est.engine_build,
+            moe=est.model.arch.is_moe,
+        )
+        if unreordered is not None:
+            memory_s /= unreordered[0]
+            explanation.append(say("GPU {index}: {why}", index=i, why=unreordered[1]))
         tiled = tiled_expert_seconds(
             est,
             gpus[i],
