@@ -26,6 +26,10 @@ decode rows on GPUs (no offload), never against the blind set:
    only where a class has MoE and dense rows enough and the cost lowers its median error
    (benchmarks/fit_speed.py ``fit_moe_cost``); :func:`pooled_moe_costs` gives every other class on a backend
    the median of that backend's fitted costs, to see what the fit rows of those classes say to it.
+
+And one not special to experts, the brief's "compute-bound dequantisation of K-quants": :func:`type_errors`
+groups every fit decode row on a GPU (llama.cpp, no offload; dense and MoE) by the ggml type of its bulk
+weights; a type whose mat-vec is bound by its unpacking instructions rather than its bytes reads high there.
 """
 
 from __future__ import annotations
@@ -182,6 +186,22 @@ def with_pooled_costs(catalog: Catalog, pooled: dict[str, float]) -> tuple[Catal
     return replace(catalog, speed_factors=tuple(factors)), changed
 
 
+def type_errors(catalog: Catalog, rows: Sequence[Measurement]) -> dict[str, list[float]]:
+    """Signed errors of the fit split's llama.cpp decode rows on GPUs without offload, by the bulk ggml type
+    of their format (F16/BF16 under their own names)."""
+    by_type: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row.split != "fit" or row.metric != "decode_tokens_per_s" or not row.gpu_count or row.offloaded:
+            continue
+        if row.engine.lower().startswith(("mlx", "ollama", "ktransformers")):
+            continue
+        kind = row.format.upper() if row.format.upper() in UNQUANTISED else ggml_type(row.format.lower())
+        outcome = estimate(row, catalog)
+        if kind and outcome.error is not None:
+            by_type[kind].append(outcome.error)
+    return dict(by_type)
+
+
 def _medians(errors: Sequence[float]) -> str:
     if not errors:
         return "no rows"
@@ -222,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     after = moe_rows(changed_catalog, [m.row for m in before])
     print(f"   fit rows of the classes that would take one, as fitted: {_medians([m.error for m in before])}")
     print(f"   with the pooled cost:                                   {_medians([m.error for m in after])}")
+    print("4. every fit decode row on a GPU, by the bulk weights' ggml type:")
+    for kind, errors in sorted(type_errors(catalog, rows).items(), key=lambda kv: -len(kv[1])):
+        print(f"   {kind:<8} {_medians(errors)}")
     return 0
 
 

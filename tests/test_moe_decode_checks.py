@@ -18,6 +18,7 @@ from moe_decode_checks import (  # noqa: E402
     filled_share,
     moe_rows,
     pooled_moe_costs,
+    type_errors,
     with_pooled_costs,
 )
 from rigcheck.core.catalog import load_catalog  # noqa: E402
@@ -87,3 +88,16 @@ def test_the_checks_read_fit_rows_only() -> None:
     assert found and all(m.row.split == "fit" and m.row.moe and not m.row.offloaded for m in found)
     held = [r for r in rows if r.split != "fit"]
     assert moe_rows(CATALOG, held) == []
+
+
+def test_rows_are_grouped_by_their_bulk_weight_type() -> None:
+    rows = load()
+    by_type = type_errors(CATALOG, rows)
+    assert {"Q4_K", "Q3_K", "MXFP4", "BF16"} <= set(by_type)
+    fit_decode = [
+        r
+        for r in rows
+        if r.split == "fit" and r.metric == "decode_tokens_per_s" and r.gpu_count and not r.offloaded
+    ]
+    assert sum(len(v) for v in by_type.values()) <= len(fit_decode)
+    assert type_errors(CATALOG, [r for r in rows if r.split != "fit"]) == {}
