@@ -8,11 +8,13 @@ from rigcheck.core.catalog import QuantFormat
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.memory_types import LLAMA_CPP_ENGINES, Engine, Provenance, Request, Term
 from rigcheck.core.estimate.router_bytes import ROUTER_BITS, router_params_per_layer, with_f32_router
+from rigcheck.core.estimate.row_fallback import SOURCE as FALLBACK_SOURCE
+from rigcheck.core.estimate.row_fallback import expert_down_extra_bytes, routed_expert_width
 from rigcheck.core.estimate.ud_mix import SOURCE as UD_SOURCE
 from rigcheck.core.estimate.ud_mix import rule_name, ud_weights
 from rigcheck.core.estimate.ud_names import names_file
 from rigcheck.core.models.spec import ArchConfig, ModelInfo
-from rigcheck.core.said import Num, Said, Sig, say
+from rigcheck.core.said import Bytes, Joined, Num, Said, Sig, Text, say
 
 #: llama.cpp's MXFP4 GGUFs of gpt-oss (ggml-org/gpt-oss-*-GGUF) keep the routed experts in MXFP4 and
 #: the other 2-D weights in Q8_0 (34 bytes per 32 weights): experts × 4.25 + the rest × 8.5 bits gives
@@ -77,19 +79,36 @@ def _weights(
         out_bpw = max(quant.bits_per_weight, Q6_K_BPW)
         body_bpw = _gguf_body_bpw(quant.file_bpw, quant.bits_per_weight, out_bpw)
         per_layer = with_f32_router(tuple(int(p * body_bpw / 8) for p in layer_params), arch, body_bpw)
+        # routed experts whose rows are not whole K-quant blocks are stored in a wider fallback type
+        fallback = expert_down_extra_bytes(model, quant.id)
+        per_layer = tuple(w + x for w, x in zip(per_layer, fallback, strict=True))
         if arch.tie_word_embeddings:  # one tensor, quantized as the output
             embed = int(arch.embed_params * out_bpw / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
         else:
             embed = int(arch.embed_params * quant.bits_per_weight / 8)
             other = embed + int(arch.head_params * out_bpw / 8)
-        formula = _mix_formula(
+        formula: Text = _mix_formula(
             arch, Num(body_bpw, 3, group=False), quant.name, Sig(out_bpw, 6), Sig(quant.bits_per_weight, 6)
         )
         source = (
             f"{quant.file_bpw_source or quant.source} (whole-file {quant.file_bpw} bpw on Llama-3.1-8B); "
             "output.weight at Q6_K: llama.cpp src/llama-quant.cpp"
         )
+        if any(fallback):
+            formula = Joined(
+                "",
+                (
+                    formula,
+                    say(
+                        " + {bytes} more for the routed experts' down projections, whose rows of {width} "
+                        "weights are not whole 256-weight blocks (llama-quantize's fallback types)",
+                        bytes=Bytes(sum(fallback)),
+                        width=routed_expert_width(arch),
+                    ),
+                ),
+            )
+            source = f"{source}; fallback types: {FALLBACK_SOURCE}"
     elif quant.kind == "mx" and arch.is_moe and engine in LLAMA_CPP_ENGINES:
         # llama.cpp's own layout: MXFP4 experts, Q8_0 for attention, router, embeddings and head.
         bpw, rest = quant.bits_per_weight, LLAMA_CPP_MX_OTHER_BPW
@@ -240,9 +259,15 @@ def _expert_bytes(
         not files and quant is not None and quant.kind == "gguf"
     )
     routers = router_params_per_layer(arch) if gguf else (0,) * len(layer_weights)
+    # the bytes a mix's fallback types add are all in the routed experts (row_fallback.py)
+    fallback = (
+        expert_down_extra_bytes(model, quant.id)
+        if quant is not None and quant.kind == "gguf" and quant.file_bpw is not None and not from_file
+        else (0,) * len(layer_weights)
+    )
     return tuple(
-        int(max(w - r * ROUTER_BITS / 8, 0) * e / (p - r)) if p > r else 0
-        for w, e, p, r in zip(layer_weights, experts, params, routers, strict=True)
+        int(max(w - x - r * ROUTER_BITS / 8, 0) * e / (p - r)) + x if p > r else 0
+        for w, e, p, r, x in zip(layer_weights, experts, params, routers, fallback, strict=True)
     )
 
 
