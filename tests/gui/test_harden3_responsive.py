@@ -23,7 +23,7 @@ from rigcheck.core.report import fleet as fleet_module
 from rigcheck.core.steps import Cancelled, Steps
 from rigcheck.gui.main_window import MainWindow
 from rigcheck.gui.pages import fleet as fleet_page
-from rigcheck.gui.pages import monitor as monitor_page
+from rigcheck.gui.pages import monitor_record, monitor_replay  # the save dialog, read_recording
 from rigcheck.gui.pages.fleet import FleetPage
 from rigcheck.gui.pages.monitor import MonitorPage
 from rigcheck.gui.state import AppState
@@ -248,13 +248,13 @@ def test_a_replay_is_read_off_the_gui_thread(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: list[int] = []
-    real = monitor_page.read_recording
+    real = monitor_replay.read_recording
 
     def read(*args: object, **kwargs: object) -> object:
         threads.append(threading.get_ident())
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(monitor_page, "read_recording", read)
+    monkeypatch.setattr(monitor_replay, "read_recording", read)
     page = monitor_of(window)
     path = record_csv(tmp_path / "run.csv", 120)
     with qtbot.waitSignal(page.replay_finished, timeout=20000) as opened:
@@ -284,7 +284,7 @@ def test_cancel_stops_reading_a_recording(
 
         return real(target, steps=slow, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(monitor_page, "read_recording", read)
+    monkeypatch.setattr(monitor_replay, "read_recording", read)
     with qtbot.waitSignal(page.replay_finished, timeout=20000) as finished:
         page.open_recording(path)
         qtbot.wait(100)
@@ -320,7 +320,7 @@ def test_record_to_csv_keeps_an_existing_recording_unless_confirmed(
     assert "already exists" in page.alert_label.text() and not page.record_button.isChecked()
     assert target.read_text(encoding="utf-8") == "time,wall\n1,2\n"
     # the button: a save dialog, then the page's own question; "No" keeps the file
-    monkeypatch.setattr(monitor_page.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    monkeypatch.setattr(monitor_record.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     answers = iter([False, True])
     monkeypatch.setattr(page, "confirm_replace", lambda _path: next(answers))
     page.record_button.setChecked(True)

@@ -21,6 +21,7 @@ from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui import i18n
 from rigcheck.gui.pages import models as models_page
+from rigcheck.gui.pages import models_lookup, models_table  # load_hub_model and tr are read there too
 from rigcheck.gui.pages.models import (
     CONTEXT,
     FAMILY,
@@ -265,7 +266,7 @@ def test_hub_lookup_shows_progress_then_chooses_the_model(
             time.sleep(0.005)
         return fake_hub(found, calls)(repo_id, **kw)
 
-    monkeypatch.setattr(models_page, "load_hub_model", slow)
+    monkeypatch.setattr(models_lookup, "load_hub_model", slow)
     qtbot.keyClicks(page.hub_id, "Qwen/Qwen3-8B")
     qtbot.mouseClick(page.lookup_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "config.json" in page.step.text(), timeout=2000)
@@ -283,7 +284,7 @@ def test_enter_in_the_hub_field_starts_the_lookup(
     qtbot: QtBot, page: ModelsPage, state: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     found = from_catalog(state.catalog.model("phi-4"))  # type: ignore[arg-type]
-    monkeypatch.setattr(models_page, "load_hub_model", fake_hub(found))
+    monkeypatch.setattr(models_lookup, "load_hub_model", fake_hub(found))
     qtbot.keyClicks(page.hub_id, "microsoft/phi-4")
     with qtbot.waitSignal(state.model_chosen, timeout=2000) as chosen:
         qtbot.keyClick(page.hub_id, Qt.Key.Key_Return)
@@ -294,7 +295,7 @@ def test_hub_errors_are_one_line_inline_and_the_buttons_come_back(
     qtbot: QtBot, page: ModelsPage, state: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     problem = "gated: accept the licence at https://huggingface.co/org/x\n(and a second line)"
-    monkeypatch.setattr(models_page, "load_hub_model", fake_hub(InputError("hf:org/x", problem)))
+    monkeypatch.setattr(models_lookup, "load_hub_model", fake_hub(InputError("hf:org/x", problem)))
     qtbot.keyClicks(page.hub_id, "org/x")
     with qtbot.assertNotEmitted(state.model_chosen):
         page.lookup_button.click()
@@ -303,7 +304,7 @@ def test_hub_errors_are_one_line_inline_and_the_buttons_come_back(
     assert page.message.text() == "⚠ hf:org/x: gated: accept the licence at https://huggingface.co/org/x"
     assert not page.activity.isVisible()
 
-    monkeypatch.setattr(models_page, "load_hub_model", fake_hub(RuntimeError("connection reset")))
+    monkeypatch.setattr(models_lookup, "load_hub_model", fake_hub(RuntimeError("connection reset")))
     page.lookup_button.click()
     qtbot.waitUntil(lambda: "connection reset" in page.message.text(), timeout=2000)
     assert page.message.text() == "⚠ hf:org/x: RuntimeError: connection reset"
@@ -313,7 +314,7 @@ def test_hub_errors_are_one_line_inline_and_the_buttons_come_back(
 def test_cancel_stops_the_lookup(
     qtbot: QtBot, page: ModelsPage, state: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models_page, "load_hub_model", fake_hub(None))
+    monkeypatch.setattr(models_lookup, "load_hub_model", fake_hub(None))
     qtbot.keyClicks(page.hub_id, "org/huge")
     page.lookup_button.setFocus()
     qtbot.keyClick(page.lookup_button, Qt.Key.Key_Space)
@@ -332,7 +333,7 @@ def test_an_empty_hub_id_is_explained_not_looked_up(
     qtbot: QtBot, page: ModelsPage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(models_page, "load_hub_model", fake_hub(None, calls))
+    monkeypatch.setattr(models_lookup, "load_hub_model", fake_hub(None, calls))
     qtbot.keyClick(page.hub_id, Qt.Key.Key_Return)
     assert "org/name" in page.message.text()
     assert idle(page) and not calls
@@ -400,6 +401,8 @@ def test_italian(qtbot: QtBot, state: AppState, monkeypatch: pytest.MonkeyPatch)
         return i18n.tr(text)
 
     monkeypatch.setattr(models_page, "tr", recording_tr)
+    monkeypatch.setattr(models_table, "tr", recording_tr)
+    monkeypatch.setattr(models_lookup, "tr", recording_tr)
     i18n.set_language("it")
     page = ModelsPage(state)
     qtbot.addWidget(page)

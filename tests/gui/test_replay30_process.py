@@ -16,8 +16,7 @@ from test_harden3_responsive import monitor_of, record_csv, window  # noqa: F401
 from rigcheck.core.replay import read_recording
 from rigcheck.core.steps import Cancelled, Steps
 from rigcheck.gui.main_window import MainWindow
-from rigcheck.gui.pages import monitor as monitor_page
-from rigcheck.gui.pages import monitor_process
+from rigcheck.gui.pages import monitor_process, monitor_replay  # read_recording is read there
 
 pytestmark = pytest.mark.gui
 
@@ -69,7 +68,7 @@ def test_the_page_reads_a_large_recording_in_a_process(
         raise AssertionError("read on a pool thread of the GUI's process")
 
     monkeypatch.setattr(monitor_process, "PROCESS_MIN_BYTES", 1)
-    monkeypatch.setattr(monitor_page, "read_recording", in_this_process)
+    monkeypatch.setattr(monitor_replay, "read_recording", in_this_process)
     page = monitor_of(window)
     path = record_csv(tmp_path / "run.csv", 500)
     with qtbot.waitSignal(page.replay_finished, timeout=30000) as opened:

@@ -10,32 +10,17 @@ on top with its pip command; every finding's fix (or command) is copied with one
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import (
-    QEvent,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRectF,
-    QSize,
-    Qt,
-    QTimer,
-    Slot,
-)
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
-    QFontMetricsF,
     QGuiApplication,
-    QPainter,
     QPalette,
     QResizeEvent,
     QShowEvent,
-    QTextLayout,
-    QTextOption,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -43,9 +28,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -55,7 +37,6 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.compat import (
     BUCKETS,
-    DISPLAY_RANK,
     Finding,
     Summary,
     TorchWheel,
@@ -68,47 +49,45 @@ from rigcheck.core.compat import (
 from rigcheck.core.machine import Machine
 from rigcheck.core.units import index_ranges
 from rigcheck.gui.i18n import tr
+from rigcheck.gui.pages.compat_cells import (
+    FINDING,
+    FIX_ROLE,
+    FOLDED,
+    TITLE_ROLE,
+    WrappingDelegate,
+    line_height,
+)
+from rigcheck.gui.pages.compat_words import (
+    FIX_SHOWN,
+    _bucket_count,
+    counts_header,
+    finding_title,
+    first_sentences,
+    ordered,
+)
 from rigcheck.gui.state import AppState
 from rigcheck.gui.widgets import STATUS, Card, esc, heading, muted, subheading, tooltip
 from rigcheck.gui.workers import Job, submit
 
 COLUMNS = ("Status", "Framework", "What", "Reason", "Fix", "")
-#: the column that shows a finding: its subject in bold, the reason beneath, then the fix (Framework, What
-#: and Fix are hidden columns, kept for the details line and the tooltips): one wide column reads in two
-#: to four lines where five narrow ones took eight to twelve at 900-1024 px
-FINDING = 3
 FIX = 4
 #: root causes listed above the tree (the rest are in the tree)
 SHOWN_CAUSES = 3
 #: findings added to the tree per event-loop turn (each with its Copy button: ~1 ms a row), so applying
 #: a big machine's list never holds the GUI thread past ~50 ms (issue 26 #5)
 ROWS_PER_TURN = 12
-#: the order of a GPU's rows: what needs doing first, what works next; "not-here" is folded away below them
-ROW_ORDER = ("problem", "unknown", "limited", "ok")
-#: the marker (column 0, UserRole) of the collapsed line that holds a GPU's "would not work here" rows
-FOLDED = "not-here-group"
-#: the counts header: (buckets counted, words, colour); not-applicable is muted, never red
-HEADER_COUNTS = (
-    (("problem",), ("1 problem", "{n} problems"), "#c8433a"),
-    (("unknown",), ("1 unknown", "{n} unknown"), "#c98a12"),
-    (("ok", "limited"), ("1 OK", "{n} OK"), "#2e9d57"),
-    (("not-here",), ("1 not applicable", "{n} not applicable"), "#7a7f87"),
-)
-#: what the counts line calls each display bucket
-BUCKET_WORDS = {
-    "problem": "need attention",
-    "unknown": "unknown",
-    "not-here": "would not work here",
-    "limited": "would work with limits",
-    "ok": "OK",
-}
-
-
-def _bucket_count(bucket: str, n: int) -> str:
-    """'3 unknown': Italian agrees the adjective with the count ('1 sconosciuto', '3 sconosciuti')."""
-    if bucket == "unknown" and n != 1:
-        return tr("{n} unknown", n=n)
-    return f"{n} {tr(BUCKET_WORDS[bucket])}"
+# read from here by the tests
+__all__ = [
+    "FINDING",
+    "FIX_ROLE",
+    "FIX_SHOWN",
+    "FOLDED",
+    "TITLE_ROLE",
+    "CompatPage",
+    "_bucket_count",
+    "counts_header",
+    "first_sentences",
+]
 
 
 class CompatPage(QWidget):
@@ -481,253 +460,3 @@ class CompatPage(QWidget):
         QGuiApplication.clipboard().setText(text)
         self.copied.setText(tr("Copied to the clipboard:") + f" {text}")
         self.copied.show()
-
-
-#: the bold line over a finding's reason (its framework and subject)
-TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
-#: the line under a finding's reason: "Fix: …"
-FIX_ROLE = Qt.ItemDataRole.UserRole + 2
-
-
-def ordered(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
-    """A GPU's rows in ROW_ORDER (problems, unknowns, limited, OK; the worst status first within each),
-    and apart from them the "would not work here" ones, which the page folds into one collapsed line."""
-    rank = lambda f: (ROW_ORDER.index(bucket(f)), DISPLAY_RANK.get(f.status, 9))  # noqa: E731
-    rows = sorted((f for f in findings if bucket(f) != "not-here"), key=rank)
-    return rows, [f for f in findings if bucket(f) == "not-here"]
-
-
-def counts_header(counts: dict[str, int], *, failing: bool = True) -> str:
-    """ "2 problems · 5 OK · 8 not applicable", each count in its colour ("0 problems" in green: the
-    answer to "is anything wrong?" is always there; problems that are all warnings in the warning's
-    amber, as their rows)."""
-    parts = []
-    for buckets, words, colour in HEADER_COUNTS:
-        n = sum(counts.get(b, 0) for b in buckets)
-        if n == 0 and buckets != ("problem",):
-            continue
-        shown = colour if n or buckets != ("problem",) else STATUS["ok"][2]
-        if buckets == ("problem",) and n and not failing:
-            shown = STATUS["warn"][2]
-        text = tr(words[0]) if n == 1 else tr(words[1], n=n)
-        parts.append(f'<span style="color:{shown}">{esc(text)}</span>')
-    return " · ".join(parts)
-
-
-def finding_title(framework: str, subject: str) -> str:
-    """ "nvidia-driver · NVIDIA driver 570.124.04"; the subject alone when it names the framework."""
-
-    def words(text: str) -> str:
-        return text.casefold().replace("-", " ").replace("_", " ")
-
-    first = words(subject).split()[0] if subject.split() else ""
-    if not framework or words(framework) in words(subject) or (first and first in words(framework)):
-        return subject
-    return f"{subject} · {framework}"
-
-
-#: a fix longer than this shows its first sentences in the row, whole in the tooltip and the details line
-FIX_SHOWN = 180
-
-
-def first_sentences(text: str, limit: int = FIX_SHOWN) -> str:
-    """``text``'s first sentences up to ``limit`` characters, "…" where more follows (a fix of five
-    sentences made its row twelve lines tall); one long sentence is cut at a word."""
-    if len(text) <= limit:
-        return text
-    shown, rest = "", text
-    while rest:
-        cut = rest.find(". ")
-        sentence, rest = (rest, "") if cut < 0 else (rest[: cut + 1], rest[cut + 2 :])
-        if shown and len(shown) + len(sentence) + 1 > limit:
-            break
-        shown = f"{shown} {sentence}".strip()
-    if len(shown) > limit + 40:  # one long sentence: cut at a word
-        shown, rest = shown[: shown.rfind(" ", 0, limit) if " " in shown[:limit] else limit], "…"
-    return shown + (" …" if rest else "")
-
-
-def accent(palette: QPalette) -> QColor:
-    """The link colour, lightened on a dark palette (Qt's default link blue is unreadable on dark grey)."""
-    link = palette.color(QPalette.ColorRole.Link)
-    if palette.color(QPalette.ColorRole.Base).lightness() < 128 and link.lightness() < 150:
-        return QColor("#6ea8fe")
-    return link
-
-
-#: pixels between a finding's reason and its fix
-FIX_GAP = 2
-
-
-def line_height(tree: QTreeWidget) -> int:
-    """A one-line row's height in ``tree`` (what a row with a Copy button is, too)."""
-    return tree.fontMetrics().height() + 6
-
-
-def wrap_option(
-    alignment: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-) -> QTextOption:
-    option = QTextOption(alignment)
-    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-    return option
-
-
-#: text_height's answers by (text, font, width): the column search and every row's size hint ask the same
-#: questions again on each resize and language switch (a layout per cell per candidate width, ~0.1 s)
-_heights: dict[tuple[str, str, int], int] = {}
-HEIGHTS_KEPT = 50_000
-
-
-def text_height(text: str, font: QFont, width: int) -> int:
-    """How tall ``text`` is wrapped to ``width`` pixels as the cells paint it (words, else anywhere)."""
-    key = (text, font.key(), width)
-    known = _heights.get(key)
-    if known is not None:
-        return known
-    if len(_heights) >= HEIGHTS_KEPT:
-        _heights.clear()
-    _heights[key] = height = _one_line_height(text, font, width) or _layout_height(text, font, width)
-    return height
-
-
-#: per font: its metrics and the height QTextLayout gives one line of plain Latin text in it
-_one_line: dict[str, tuple[QFontMetricsF, int]] = {}
-
-
-def _one_line_height(text: str, font: QFont, width: int) -> int | None:
-    """The height of ``text`` when it plainly fits on one line of ``width`` (most Status, Framework and
-    What cells): no layout needed. None when it may wrap or holds a glyph from a fallback font (✔, –)
-    whose line could be taller: those are laid out."""
-    if "\n" in text or (not text.isascii() and any(ord(c) > 0x24F for c in text)):
-        return None
-    known = _one_line.get(font.key())
-    if known is None:
-        known = _one_line[font.key()] = (QFontMetricsF(font), _layout_height("Mg", font, 1000))
-    metrics, height = known
-    # 2 px of slack: the layout's own advance may round differently from the metrics'
-    return height if metrics.horizontalAdvance(text) + 2 < max(width, 16) else None
-
-
-def _layout_height(text: str, font: QFont, width: int) -> int:
-    layout = QTextLayout(text, font)
-    layout.setTextOption(wrap_option())
-    layout.beginLayout()
-    height = 0.0
-    while True:
-        line = layout.createLine()
-        if not line.isValid():
-            break
-        line.setLineWidth(max(width, 16))
-        height += line.height()
-    layout.endLayout()
-    return math.ceil(height)
-
-
-def _folded(index: QModelIndex | QPersistentModelIndex) -> bool:
-    return index.siblingAtColumn(0).data(Qt.ItemDataRole.UserRole) == FOLDED
-
-
-class WrappingDelegate(QStyledItemDelegate):
-    """Rows as tall as their wrapped text at the column's current width, so Reason and Fix are read
-    whole at 1024 px instead of ending in "…"; a finding's first line lines up across the columns."""
-
-    def __init__(self, tree: QTreeWidget) -> None:
-        super().__init__(tree)
-        self.tree = tree
-        self._kept: tuple[QFont, int, int] | None = None
-        tree.installEventFilter(self)
-
-    def sizeHint(  # noqa: N802 - Qt's name
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
-        tree_font, floor, margin = self._measures()
-        text = index.data(Qt.ItemDataRole.DisplayRole)
-        column = index.column()
-        if not text or not index.parent().isValid() or _folded(index):  # a group's title: one line
-            hint = super().sizeHint(option, index)
-            return QSize(hint.width(), max(hint.height(), floor))
-        font = index.data(Qt.ItemDataRole.FontRole)
-        font = font if isinstance(font, QFont) else tree_font
-        height = text_height(str(text), font, self._wrap_width(column, margin))
-        if column == FINDING:
-            room = self._wrap_width(column, margin)
-            title, fix = index.data(TITLE_ROLE), index.data(FIX_ROLE)
-            height += text_height(str(title), self._bold(font), room) if title else 0
-            height += text_height(str(fix), font, room) + FIX_GAP if fix else 0
-        # Reason and Fix wrap to their column, so their text has no width of its own to ask Qt for (it
-        # costs a style pass per cell); the short columns keep Qt's width (Framework fits its content)
-        width = (
-            self.tree.header().sectionSize(column)
-            if column in (3, 4)
-            else super().sizeHint(option, index).width()
-        )
-        return QSize(width, max(floor, height + 6))
-
-    @staticmethod
-    def _bold(font: QFont) -> QFont:
-        bold = QFont(font)
-        bold.setBold(True)
-        return bold
-
-    def _measures(self) -> tuple[QFont, int, int]:
-        """The tree's font, one text line's row height and the cell's text margins, kept until the font
-        or style changes (asked for each cell on every layout: ~0.03 ms each, hundreds a layout)."""
-        if self._kept is None:
-            margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
-            self._kept = (self.tree.font(), line_height(self.tree), margin)
-        return self._kept
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
-            self._kept = None
-        return False
-
-    def paint(
-        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        """As Qt paints a cell, but the text wraps at word boundaries or, for a token longer than the
-        column (a pip command, "attn_implementation='sdpa'"), anywhere: never past the cell's edge."""
-        if not index.parent().isValid() or not index.data(Qt.ItemDataRole.DisplayRole) or _folded(index):
-            super().paint(painter, option, index)
-            return
-        cell = QStyleOptionViewItem(option)
-        self.initStyleOption(cell, index)
-        text, cell.text = cell.text, ""
-        style = self.tree.style()
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, cell, painter, self.tree)
-        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
-        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, cell, self.tree)
-        selected = bool(cell.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        painter.save()
-        painter.setPen(cell.palette.color(role))
-        box = QRectF(rect.adjusted(margin, 0, -margin, 0))
-        option = wrap_option(cell.displayAlignment)
-        room = max(int(box.width()), 16)
-        finding = index.column() == FINDING
-        title = index.data(TITLE_ROLE) if finding else None
-        if title:  # the finding's subject in bold, its reason beneath in the row's colour
-            bold = self._bold(cell.font)
-            painter.setFont(bold)
-            painter.drawText(box, str(title), option)
-            box.setTop(box.top() + text_height(str(title), bold, room))
-        painter.setFont(cell.font)
-        painter.drawText(box, text, option)
-        fix = index.data(FIX_ROLE) if finding else None
-        if fix:  # then what to do, in the link colour: the action stands apart from the explanation
-            box.setTop(box.top() + text_height(text, cell.font, room) + FIX_GAP)
-            muted_row = index.siblingAtColumn(0).data(Qt.ItemDataRole.UserRole) in ("not-here", "limited")
-            if not selected and not muted_row:  # a muted row stays muted, its fix too
-                painter.setPen(accent(self.tree.palette()))
-            painter.drawText(box, str(fix), option)
-        painter.restore()
-
-    def text_width(self, column: int) -> int:
-        """The width text wraps to in ``column``: the section less the cell's margins and indentation."""
-        return self._wrap_width(column, self._measures()[2])
-
-    def _wrap_width(self, column: int, margin: int) -> int:
-        width = self.tree.header().sectionSize(column) - margin
-        if column == 0:
-            width -= self.tree.indentation()
-        return max(width, 16)

@@ -7,7 +7,6 @@ format, and the commands) is worked out on the pool and shown when ready.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,110 +32,48 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rigcheck.core.catalog import Backend
 from rigcheck.core.errors import InputError
 from rigcheck.core.estimate.commands import Commands
-from rigcheck.core.estimate.fit import FitResult, Offload, fit, max_context
+from rigcheck.core.estimate.fit import FitResult, fit
 from rigcheck.core.estimate.measured import BenchRow, apply_measured, load_llama_bench
-from rigcheck.core.estimate.memory import LLAMA_CPP_ENGINES, Request, resolve_quant
-from rigcheck.core.estimate.recommend import (
-    Recommendation,
-    display_quant,
-    longest_running_context,
-    recommend,
-)
+from rigcheck.core.estimate.recommend import Recommendation
 from rigcheck.core.estimate.training_advice import training_steps
-from rigcheck.core.estimate.training_profiles import FRAMEWORKS, PROFILES
 from rigcheck.core.known_text import in_language
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ModelInfo
-from rigcheck.core.units import approx_speed, fmt_bytes
-from rigcheck.gui.cited import split_sources
-from rigcheck.gui.fitchoices import (
-    ENGINES,
-    VENDOR_BACKENDS,
-    backend_choices,
-    engine_choices,
-    format_choices,
-    offload_choices,
-    training_format,
-)
-from rigcheck.gui.fitview import view_of_result
+from rigcheck.gui.fitchoices import ENGINES
 from rigcheck.gui.i18n import num, tr
-from rigcheck.gui.markup import units_whole
-from rigcheck.gui.memory_chart import CATEGORY_COLOURS, CATEGORY_NAMES, MemoryChart
+from rigcheck.gui.memory_chart import MemoryChart
+from rigcheck.gui.pages.fit_answer import FitAnswer
+from rigcheck.gui.pages.fit_context import MIN_CONTEXT, SLIDER_DEBOUNCE_MS, SLIDER_STEPS, ContextSlider
 from rigcheck.gui.pages.fit_ladder import FormatLadder
-from rigcheck.gui.pages.fit_training import (
-    gpu_count_box,
-    refresh_box,
-    training_extras,
-    with_training_gpus,
+from rigcheck.gui.pages.fit_settings import (
+    AUTO_GPU_LAYERS,
+    BACKEND_CHOICES,
+    FILE_QUANT,
+    KV_TYPES,
+    OFFLOADS,
+    QUANTS,
+    SPLITS,
+    WORKLOADS,
+    FitSettings,
+    _file_quant_text,
+    _quant_name,
 )
-from rigcheck.gui.state import BACKEND_NAMES, NUMBER_RANGES, AppState
+from rigcheck.gui.pages.fit_solvers import FitSolvers
+from rigcheck.gui.pages.fit_training import refresh_box
+from rigcheck.gui.state import AppState
 from rigcheck.gui.what_it_takes import take_button
-from rigcheck.gui.widgets import Card, esc, heading, muted, off_screen, scroll_page, subheading, tooltip
+from rigcheck.gui.widgets import Card, esc, heading, muted, off_screen, scroll_page, subheading
 from rigcheck.gui.workers import Job
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QShowEvent
 
-QUANTS = (
-    "bf16",
-    "fp8",
-    "q8_0",
-    "q6_k",
-    "q5_k_m",
-    "q4_k_m",
-    "iq4_xs",
-    "q3_k_m",
-    "q2_k",
-    "nf4",
-    "gptq-4bit",
-    "awq-4bit",
-    "mxfp4",
-    "fp8-fp4-experts",
-)
-FILE_QUANT = "file"
-KV_TYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
-WORKLOADS = (
-    ("inference", "Inference"),
-    ("lora", "LoRA fine-tune"),
-    ("qlora", "QLoRA fine-tune"),
-    ("full", "Full fine-tune"),
-)
-OFFLOADS = (
-    ("auto", "Automatic"),
-    ("none", "GPU only"),
-    ("layers", "Layers to RAM (llama.cpp)"),
-    ("experts", "MoE experts to RAM (llama.cpp --n-cpu-moe)"),
-    ("optimizer", "Optimizer to RAM (ZeRO-Offload)"),
-    ("full", "Everything in RAM (MegaTrain)"),
-)
-#: llama.cpp --split-mode, as the estimator splits (core/estimate/placement/split.py)
-SPLITS = (
-    ("layer", "Layers over every GPU (llama.cpp default)"),
-    ("tensor", "Rows of every matrix (-sm row / tensor)"),
-    ("none", "The main GPU alone (-sm none)"),
-)
-#: the GPU-layers box's value for "as many as fit" (llama.cpp -ngl unset)
-AUTO_GPU_LAYERS = -1
-#: llama.cpp's GPU backends, as ``rigcheck fit --backend`` takes them; "" is each vendor's usual one
-#: (speed.default_backend: CUDA, ROCm, Metal, Vulkan for Intel)
-BACKEND_CHOICES = (("", "Automatic"), *BACKEND_NAMES.items())
-SLIDER_STEPS = 1000
-#: how long the context slider rests before the estimate follows it
-SLIDER_DEBOUNCE_MS = 60
-MIN_CONTEXT = 256
-BOUND_WORDS = {
-    "memory_bandwidth": "GPU memory bandwidth",
-    "compute": "compute",
-    "pcie": "PCIe transfers",
-    "ram_bandwidth": "RAM bandwidth",
-    "cpu_optimizer": "the CPU optimizer",
-}
+__all__ = ["AUTO_GPU_LAYERS", "FitPage"]  # AUTO_GPU_LAYERS: read from here by tests
 
 
-class FitPage(FormatLadder, QWidget):
+class FitPage(FitSettings, ContextSlider, FitAnswer, FitSolvers, FormatLadder, QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
@@ -420,28 +357,7 @@ class FitPage(FormatLadder, QWidget):
         if model is not None:
             self.set_model(model)
 
-    def _combo(self, name: str, items: list[tuple[str, str]]) -> QComboBox:
-        combo = QComboBox()
-        combo.setAccessibleName(name)
-        # a long choice ("Strati su tutte le GPU (predefinito di llama.cpp)") no longer widens the settings
-        # card at 900 px and squeezes the memory bars beside it: the box shows what fits, the list is whole
-        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(14)
-        for key, text in items:
-            combo.addItem(text, key)
-        return combo
-
     # -- state -----------------------------------------------------------------------------------
-
-    def _restore(self) -> None:
-        settings = self.state.settings
-        quant = str(settings.value("fit/quant", "q4_k_m")).lower()
-        index = self.quant.findData(quant)
-        self.quant.setCurrentIndex(index if index >= 0 else self.quant.findData("q4_k_m"))
-        self.context_value.setValue(
-            int(self.state.number("fit/context", 8192, *NUMBER_RANGES["fit/context"]))
-        )
-        self.backend.setCurrentIndex(max(self.backend.findData(self.state.backend or ""), 0))
 
     def retranslate(self) -> None:
         """After a language switch: the file's own format row and the results again; every setting stays."""
@@ -449,74 +365,6 @@ class FitPage(FormatLadder, QWidget):
         if file_index >= 0 and self.model is not None and self.model.weights is not None:
             self.quant.setItemText(file_index, _file_quant_text(self.model))
         self.recompute()
-
-    @Slot(str)
-    def _backend_changed(self, backend: str) -> None:
-        index = max(self.backend.findData(backend), 0)
-        if index != self.backend.currentIndex():
-            self.backend.setCurrentIndex(index)
-
-    @Slot()
-    def _engine_changed(self) -> None:
-        """The backend choice is llama.cpp's (and Ollama's, which runs llama.cpp): other engines run their own
-        kernels. A training run uses a training stack, so the inference engine, its backend and KV cache do
-        not apply to it."""
-        inference = self.workload.currentData() == "inference"
-        self.engine.setEnabled(inference)
-        self.kv.setEnabled(inference)
-        self.backend.setEnabled(
-            inference and self.engine.currentData() in LLAMA_CPP_ENGINES and self.backend.count() > 1
-        )
-        # how layers split over GPUs, and a -ngl cap, are llama.cpp's (Ollama's) inference choices; the split
-        # only means something with two GPUs or more
-        llama = inference and self.engine.currentData() in LLAMA_CPP_ENGINES
-        machine = self.state.machine
-        self.split.setEnabled(llama and machine is not None and len(machine.gpus) > 1)
-        self.gpu_layers.setEnabled(llama and machine is not None and bool(machine.gpus))
-        self.engine_build.setEnabled(inference and self.engine.currentData() == "llama.cpp")
-        for widget in (self.framework, self.lora_rank, self.checkpointing, self.training_gpus):
-            widget.setEnabled(not inference)
-        self.lora_rank.setEnabled(self.workload.currentData() in ("lora", "qlora"))
-        self.extras.enable(self.workload.currentData(), self.model)
-        # only the settings that apply are shown: a training stack's for training, an engine's for
-        # inference, the split with two GPUs or more (a greyed row still reads as a choice to make)
-        for widget in (self.engine, self.kv, self.backend, self.engine_build, self.split, self.gpu_layers,
-                       self.framework, self.lora_rank, self.checkpointing, self.training_gpus,
-                       *self.extras.widgets()):  # fmt: skip
-            self.form.setRowVisible(widget, widget.isEnabled())
-
-    def _engine_formats(self) -> None:
-        """MLX and ExLlamaV3 run formats of their own (MLX's group-64 quantizations, EXL3); the other engines
-        the GGUF and checkpoint formats. A training run shows its own format and is left alone."""
-        if not self.quant.isEnabled():
-            return
-        items = [(q, _quant_name(self.state, q)) for q in format_choices(self.engine.currentData(), QUANTS)]
-        file_index = self.quant.findData(FILE_QUANT)
-        if file_index >= 0:
-            items.insert(0, (FILE_QUANT, self.quant.itemText(file_index)))
-        _refill(self.quant, items)
-
-    def _training_widgets(self) -> None:
-        """How a training run trains: the framework (its own defaults), LoRA rank, checkpointing."""
-        self.framework = self._combo(
-            tr("Training framework"),
-            [(f, PROFILES[f].stack) for f in FRAMEWORKS],  # the first, TRL + PEFT, is the default
-        )
-        self.framework.setToolTip(
-            tr("The fine-tuning stack whose defaults (loss, checkpointing, kernels, LoRA) size the memory")
-        )
-        self.lora_rank = QSpinBox()
-        self.lora_rank.setRange(0, 4096)
-        self.lora_rank.setSpecialValueText(tr("framework default"))
-        self.lora_rank.setAccessibleName(tr("LoRA rank"))
-        self.checkpointing = self._combo(
-            tr("Checkpointing"),
-            [("", tr("framework default"))] + [(m, m) for m in ("none", "selective", "full", "offloaded")],
-        )
-        self.training_gpus = gpu_count_box()  # rigcheck fit --gpus; the default the CLI's (fit_training)
-        self.extras = training_extras(
-            self._combo
-        )  # --optimizer, --precision, --lora-targets, --linear-kernels
 
     def _machine_changed(self, *_args: object) -> None:
         """A new machine: its choices and answers now if on screen, else when next shown (a fit, the
@@ -538,45 +386,6 @@ class FitPage(FormatLadder, QWidget):
         self._machine_pending = False
         self._refresh_choices()
         self.recompute()
-
-    def _refresh_choices(self) -> None:
-        """Offer only what applies: offload modes of this workload and model kind, backends of this
-        machine's GPUs, and for training the format it trains on (shown, not choosable)."""
-        workload = self.workload.currentData()
-        is_moe = bool(self.model is not None and self.model.arch.is_moe)
-        _refill(self.offload, [(k, tr(v)) for k, v in OFFLOADS if k in offload_choices(workload, is_moe)])
-        machine = self.state.machine
-        vendors = [g.vendor for g in machine.gpus] if machine is not None else list(VENDOR_BACKENDS)
-        _refill(self.engine, [(e, e) for e in engine_choices(vendors if machine is not None else ())])
-        allowed = backend_choices(vendors)
-        names = dict(BACKEND_CHOICES)
-        _refill(
-            self.backend,
-            [(b, names[b] if b else tr(names[b])) for b in allowed],
-            prefer=self.state.backend or "",
-        )
-        used = training_format(workload)
-        if used is not None:
-            if self.quant.isEnabled():
-                self._inference_quant = self.quant.currentIndex()
-            self.quant.blockSignals(True)
-            self.quant.setCurrentIndex(max(self.quant.findData(used), 0))
-            self.quant.blockSignals(False)
-            self.quant.setEnabled(False)
-            self.quant.setToolTip(
-                tr(
-                    "Training uses the format of its method: "
-                    "NF4 for QLoRA, BF16 for LoRA and full fine-tuning"
-                )
-            )
-        elif not self.quant.isEnabled():
-            self.quant.blockSignals(True)
-            if self._inference_quant >= 0:
-                self.quant.setCurrentIndex(self._inference_quant)
-            self.quant.blockSignals(False)
-            self.quant.setEnabled(True)
-            self.quant.setToolTip("")
-        self._engine_changed()
 
     @Slot(object)
     def set_model(self, model: ModelInfo) -> None:
@@ -618,110 +427,9 @@ class FitPage(FormatLadder, QWidget):
         self._busy = False
         self.recompute()
 
-    def _recommend(self, model: ModelInfo) -> Recommendation | None:
-        machine = self.state.machine
-        if machine is None:
-            return None
-        request = self.request()
-        try:
-            return recommend(
-                model, machine, request.workload, self.state.catalog, context=request.context,
-                engine=request.engine, live=self.state.is_live, request=request,
-            )  # fmt: skip
-        except InputError:
-            return None
-
-    def _quant_index(self, quant_id: str | None) -> int:
-        """The combo row whose format is ``quant_id`` (a catalog id), or -1."""
-        if quant_id is None:
-            return self.quant.findData(FILE_QUANT)
-        for index in range(self.quant.count()):
-            data = self.quant.itemData(index)
-            if data != FILE_QUANT and resolve_quant(self.state.catalog, data).id == quant_id:
-                return index
-        return -1
-
-    def _recommended_index(self, model: ModelInfo) -> int:
-        rec = self._recommend(model)
-        if rec is None or rec.best is None or rec.workload != "inference":
-            return -1
-        return self._quant_index(rec.best.quant_id)
-
-    def _max(self) -> int:
-        return self.model.arch.max_context if self.model and self.model.arch.max_context else 131072
-
-    def _to_slider(self, tokens: int) -> int:
-        span = math.log(self._max() / MIN_CONTEXT) or 1.0
-        return round(SLIDER_STEPS * math.log(max(tokens, MIN_CONTEXT) / MIN_CONTEXT) / span)
-
-    def _from_slider(self, value: int) -> int:
-        tokens = MIN_CONTEXT * (self._max() / MIN_CONTEXT) ** (value / SLIDER_STEPS)
-        step = 256 if tokens < 16384 else 1024
-        return min(self._max(), max(MIN_CONTEXT, int(round(tokens / step) * step)))
-
-    def _sync_slider(self) -> None:
-        # the arrow keys move the context a quarter of a doubling (8k -> ~9.7k), Page Up/Down one doubling
-        doublings = max(math.log2(self._max() / MIN_CONTEXT), 1.0)
-        self.context.setPageStep(max(1, round(SLIDER_STEPS / doublings)))
-        self.context.setSingleStep(max(1, round(SLIDER_STEPS / doublings / 4)))
-        self.context.blockSignals(True)
-        self.context.setValue(self._to_slider(self.context_value.value()))
-        self.context.blockSignals(False)
-
-    @Slot(int)
-    def _slider_moved(self, value: int) -> None:
-        """The number follows the slider at once; the estimate once the slider rests (a drag sends a
-        value per pixel, each a full recomputation)."""
-        self.context_value.blockSignals(True)
-        self.context_value.setValue(self._from_slider(value))
-        self.context_value.blockSignals(False)
-        self._slider_timer.start()
-
     def busy(self) -> bool:
         """A slider move is waiting for its recomputation, or the format table for its answers."""
         return self._slider_timer.isActive() or self._ladder_job is not None
-
-    @Slot(int)
-    def _context_typed(self, _value: int) -> None:
-        self._sync_slider()
-        self.recompute()
-
-    def request(self) -> Request:
-        """The settings asked; a training run on the GPUs the CLI would use (fit_training)."""
-        quant = self.quant.currentData()
-        asked = Request(
-            quant=None if quant == FILE_QUANT else quant,
-            context=self.context_value.value(),
-            batch=self.batch.value(),
-            kv_type=self.kv.currentData(),
-            workload=self.workload.currentData(),
-            engine=self.engine.currentData(),
-            backend=self._backend(),
-            framework=(self.framework.currentData() or None)
-            if self.workload.currentData() != "inference"
-            else None,
-            lora_rank=self.lora_rank.value() or None,
-            checkpointing=self.checkpointing.currentData() or None,
-            engine_build=(self.engine_build.value() or None)
-            if self.engine.currentData() == "llama.cpp"
-            else None,
-        )
-        return with_training_gpus(self.extras.apply(asked), self.training_gpus.value(), self.state.machine)
-
-    def _gpu_layers(self) -> int | None:
-        """llama.cpp -ngl N, or None for as many as fit."""
-        value = self.gpu_layers.value()
-        return None if value == AUTO_GPU_LAYERS else value
-
-    def _offload(self) -> Offload:
-        """The offload chosen; a GPU-layers cap means layer offload (-ngl) where offload is automatic."""
-        chosen: Offload = self.offload.currentData()
-        return "layers" if self._gpu_layers() is not None and chosen == "auto" else chosen
-
-    def _backend(self) -> Backend | None:
-        """The chosen llama.cpp backend; None for Automatic and for the engines that do not take one."""
-        chosen = self.backend.currentData()
-        return chosen if chosen and self.engine.currentData() in LLAMA_CPP_ENGINES else None
 
     # -- compute ---------------------------------------------------------------------------------
 
@@ -799,173 +507,3 @@ class FitPage(FormatLadder, QWidget):
         self._bench = (rows, Path(path).name)
         self.solver_text.setText(f"{tr('llama-bench results')}: {Path(path).name} ({len(rows)})")
         self.recompute()
-
-    def _upgrade_question(self) -> tuple[str, str, int | None] | None:
-        """What "What would it take?" asks Upgrade: this model, workload and context."""
-        result, model = self.result, self.state.model
-        if result is None or model is None:
-            return None
-        return model.id, result.estimate.workload, result.estimate.context
-
-    def _show(self, result: FitResult) -> None:
-        self.take_button.setVisible(result.verdict == "does_not_fit")
-        view = view_of_result(result)
-        glyph, words, colour = view.glyph, view.words, view.colour
-        est = result.estimate
-        self.verdict.setText(
-            f"<span style='color:{colour}; font-size:15pt; font-weight:bold'>{glyph} {tr(words)}</span>"
-            f"<br>{esc(display_quant(est.quant_name))} · {num(est.context)} {tr('tokens')} · "
-            f"{tr('needs')} {fmt_bytes(est.total_bytes)}"
-        )
-        machine = self.state.machine
-        names = (
-            [f"GPU {g.index if g.index is not None else i}" for i, g in enumerate(machine.gpus)]
-            if machine
-            else []
-        )
-        # a GPU whose memory is the system RAM (unified): what it leaves unused is the CPU's too
-        shared = [i for i, g in enumerate(machine.gpus) if g.unified_memory] if machine else []
-        self.chart.show_result(result, names, shared)
-        self.legend.setText(
-            # each entry keeps its swatch, name and size on one line: only the gaps between entries wrap
-            " &nbsp; ".join(
-                f"<span style='color:{colour}'>■</span>&nbsp;"
-                + f"{tr(CATEGORY_NAMES[category])} {fmt_bytes(est.total(category))}".replace(" ", "&nbsp;")  # type: ignore[arg-type]
-                for category, colour in CATEGORY_COLOURS.items()
-                if est.total(category)  # type: ignore[arg-type]
-            )
-            + "<br><span style='color:gray'>"
-            + tr("Each bar is one device's own capacity; the filled part is what is placed there.")
-            + "</span>"
-        )
-        # the core's sentences read without their bracketed English URLs; the sources go to the tooltip
-        cited = [split_sources(r) for r in result.reasons]
-        items = "".join(f"<li>{esc(r)}</li>" for r, _sources in cited)
-        items += "".join(f"<li>→ {esc(a)}</li>" for a in result.advice)
-        self.reasons.setText(f"<ul style='margin-left:-20px'>{items}</ul>")
-        sources = list(dict.fromkeys(s for _r, found in cited for s in found))
-        self.reasons.setToolTip(tooltip(tr("Sources") + ":\n" + "\n".join(sources)) if sources else "")
-        speed = result.speed
-        lines = []
-        if speed.decode_tokens_per_s is not None:
-            lines.append(  # the number asked for, large: the card's answer before its explanation
-                f"<b>{tr('Generation')}</b>: <span style='font-size:x-large; font-weight:600'>"
-                f"~{approx_speed(speed.decode_tokens_per_s)}</span> {tr('tokens/s')}"
-            )
-        if speed.prefill_tokens_per_s is not None:
-            lines.append(
-                f"<b>{tr('Prompt processing')}</b>: ~{approx_speed(speed.prefill_tokens_per_s)} "
-                f"{tr('tokens/s')}"
-            )
-        if speed.train_tokens_per_s is not None:
-            lines.append(
-                f"<b>{tr('Training')}</b>: ~{approx_speed(speed.train_tokens_per_s)} {tr('tokens/s')}"
-            )
-        if speed.bound_by:
-            lines.append(f"{tr('Bound by')} <b>{tr(BOUND_WORDS[speed.bound_by])}</b>")
-        if not lines:
-            lines.append(tr("No speed estimate: it does not fit, or a figure it needs is unknown."))
-        lines += [  # "77 GB/s" never broken after its slash
-            f"<span style='color:gray'>{units_whole(esc(split_sources(e)[0]))}</span>"
-            for e in speed.explanation
-        ]
-        self.speed.setText("<br>".join(lines))
-        self._fill_why(result)
-
-    def _fill_why(self, result: FitResult) -> None:
-        est = result.estimate
-        rows = "".join(
-            f"<tr><td><b>{esc(t.name)}</b></td><td align='right'>{fmt_bytes(t.bytes)}</td>"
-            f"<td>{esc(tr(t.provenance))}</td><td>{esc(t.formula)}<br><small>{esc(t.source)}</small></td></tr>"
-            for t in est.terms
-        )
-        notes = "".join(f"<li>{esc(n)}</li>" for n in (*est.model.notes, *est.notes))
-        assumed = esc(", ".join(est.model.arch.assumed))
-        self.why.setHtml(
-            f"<table cellspacing='6'><tr><th align='left'>{tr('part')}</th><th>{tr('bytes')}</th>"
-            f"<th align='left'>{tr('from')}</th><th align='left'>{tr('formula and source')}</th></tr>"
-            f"{rows}</table>"
-            + (f"<p>{tr('Assumed (not in the config)')}: {assumed}</p>" if assumed else "")
-            + (f"<ul>{notes}</ul>" if notes else "")
-        )
-
-    @Slot(bool)
-    def _toggle_why(self, shown: bool) -> None:
-        self.why.setVisible(shown)
-        self.why_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
-
-    # -- solvers ---------------------------------------------------------------------------------
-
-    @Slot()
-    def fit_max_context(self) -> None:
-        """The longest context that runs with the offload chosen, and the longest entirely on the GPU."""
-        if self.model is None or self.state.machine is None:
-            return
-        model, machine, request = self.model, self.state.machine, self.request()
-        try:
-            on_gpu = max_context(model, machine, request, self.state.catalog, live=self.state.is_live)
-            runs = longest_running_context(
-                model, machine, request, self.state.catalog, offload=self.offload.currentData(),
-                live=self.state.is_live,
-            )  # fmt: skip
-        except InputError as exc:  # an engine that cannot run this model here (ktransformers, a dense model)
-            self.solver_text.setText(in_language(str(exc)))
-            return
-        if runs is None:
-            self.solver_text.setText(tr("Not even 512 tokens run with these settings."))
-            return
-        self.context_value.setValue(runs)
-        gpu = f"{num(on_gpu)} {tr('tokens')}" if on_gpu is not None else tr("not even 512 tokens")
-        self.solver_text.setText(
-            f"{tr('Longest context that runs')}: {num(runs)} {tr('tokens')} · "
-            f"{tr('entirely on the GPU')}: {gpu}"
-        )
-
-    @Slot()
-    def fit_best_quant(self) -> None:
-        if self.model is None or self.state.machine is None:
-            return
-        rec = self._recommend(self.model)
-        if rec is None or rec.best is None:
-            self.solver_text.setText(tr("No format runs on this machine at this context."))
-            return
-        index = self._quant_index(rec.best.quant_id)
-        if index >= 0:
-            self.quant.setCurrentIndex(index)
-        self.solver_text.setText(" · ".join(rec.why))
-
-
-def _refill(combo: QComboBox, items: list[tuple[str, str]], prefer: str | None = None) -> None:
-    """Give ``combo`` exactly ``items`` (key, text), choosing ``prefer`` where it is offered, else the
-    chosen key where it still is, else the first. No change signal: the caller recomputes once
-    afterwards (and the app-wide backend is not overwritten by a machine that lacks its GPUs)."""
-    keys = [k for k, _text in items]
-    current = combo.currentData()
-    if [combo.itemData(i) for i in range(combo.count())] == keys:
-        return
-    fallback = current if current in keys else keys[0]
-    chosen = prefer if prefer in keys else fallback
-    combo.blockSignals(True)
-    combo.clear()
-    for key, text in items:
-        combo.addItem(text, key)
-    combo.setCurrentIndex(keys.index(chosen))
-    combo.blockSignals(False)
-
-
-def _file_quant_text(model: ModelInfo) -> str:
-    quant_id = model.weights.quant_id if model.weights is not None else None
-    return tr("as in the file") + f" ({quant_id or '?'})"
-
-
-def _quant_name(state: AppState, quant: str) -> str:
-    try:
-        return display_quant(resolve_quant(state.catalog, quant).name)
-    except InputError:
-        return quant.upper()
-
-
-def _short_name(index: int, name: str) -> str:
-    for prefix in ("NVIDIA ", "GeForce ", "AMD ", "Radeon ", "Apple "):
-        name = name.replace(prefix, "")
-    return f"GPU {index} {name}"[:22]

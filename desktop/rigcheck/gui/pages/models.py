@@ -1,47 +1,24 @@
 """Models page: pick a model from the catalog, or look one up on the Hugging Face hub.
 
 The catalog is a :class:`CatalogTable` (one row per :class:`ModelSpec`, never changed) behind a
-:class:`CatalogFilter` that searches, filters and sorts it by real numbers rather than by the text shown.
-Choosing a row (double-click, Enter, or the button) hands ``from_catalog(spec)`` to
-:meth:`AppState.choose_model`; the window then shows the Fit page.
+:class:`CatalogFilter` that searches, filters and sorts it by real numbers rather than by the text shown
+(``models_table.py``; its widths at any window size in ``models_layout.py``). Choosing a row
+(double-click, Enter, or the button) hands ``from_catalog(spec)`` to :meth:`AppState.choose_model`; the
+window then shows the Fit page.
 
-A hub look-up runs :func:`load_hub_model` on the thread pool as a :class:`HubLookup`. The worker only
-emits signals (queued to the GUI thread) and reads a :class:`threading.Event` that the Cancel button
-sets; it never touches a widget. Errors are shown inline, in one line: no dialog blocks the page.
+A hub look-up runs :func:`load_hub_model` on the thread pool as a :class:`HubLookup`
+(``models_lookup.py``). The worker only emits signals (queued to the GUI thread) and reads a
+:class:`threading.Event` that the Cancel button sets; it never touches a widget. Errors are shown inline,
+in one line: no dialog blocks the page.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
-from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QLineF,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRectF,
-    QRunnable,
-    QSortFilterProxyModel,
-    Qt,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QGuiApplication,
-    QIcon,
-    QPainter,
-    QPalette,
-    QPen,
-    QPixmap,
-    QResizeEvent,
-    QShowEvent,
-)
+from PySide6.QtCore import QModelIndex, Qt, Slot
+from PySide6.QtGui import QFont, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -54,359 +31,65 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from rigcheck.core.catalog import Catalog, ModelSpec
+from rigcheck.core.catalog import ModelSpec
 from rigcheck.core.errors import InputError
 from rigcheck.core.known_text import in_language
 from rigcheck.core.machine import Machine
-from rigcheck.core.models.hub import Cancelled, load_hub_model
 from rigcheck.core.models.resolve import from_catalog
-from rigcheck.core.models.spec import ModelInfo
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.fitview import FitView, recommend_catalog
-from rigcheck.gui.i18n import num, tr
+from rigcheck.gui.i18n import tr
 from rigcheck.gui.pages.hub_search import HubSearchPanel
 from rigcheck.gui.pages.model_detail import ModelDetail
+from rigcheck.gui.pages.models_layout import HF_ID_MIN, CatalogLayout
+from rigcheck.gui.pages.models_lookup import HubLookup, HubLookupControls
+from rigcheck.gui.pages.models_table import (
+    CONTEXT,
+    FAMILY,
+    FIT,
+    HF_ID,
+    NAME,
+    PARAMS,
+    CatalogFilter,
+    CatalogTable,
+    billions,
+    sort_key,
+    tokens,
+)
 from rigcheck.gui.state import AppState
 from rigcheck.gui.what_it_takes import take_button
 from rigcheck.gui.workers import Job, submit
 
-AnyIndex = QModelIndex | QPersistentModelIndex
-
-NAME, FIT, FAMILY, PARAMS, ACTIVE, CONTEXT, LICENCE, HF_ID = range(8)
-#: English source strings (translated when shown) for the header and its tooltip
-HEADERS = (
-    ("Name", "Gated models carry a lock: accept their licence on Hugging Face first"),
-    (
-        "On this machine",
-        "The recommended way to run it here: where, the best format and the generation speed "
-        "(the same answer as Fit, Overview and 'rigcheck fit')",
-    ),
-    ("Family", "Model family"),
-    ("Parameters", "Total parameters, in billions"),
-    ("Active", "Parameters used for each token (mixture-of-experts models only)"),
-    ("Context", "Longest context the model supports, in tokens"),
-    ("Licence", "Licence, as named on Hugging Face"),
-    ("Hugging Face id", "Repository on the Hugging Face hub"),
-)
-NUMERIC = (PARAMS, ACTIVE, CONTEXT)
-#: columns given up, in this order, when the window is too narrow for all (no sideways scrolling at
-#: 1024 px): each is in the row's tooltip and in Fit
-NARROW_HIDES = (LICENCE, ACTIVE, CONTEXT, FAMILY)
-#: the least the hub id column keeps (elided in the middle below its full width)
-HF_ID_MIN = 110
-#: below this page width the Models filters take two rows (the search box keeps its room)
-WRAP_FILTERS_PX = 1000
-#: an item role carrying the row's ModelSpec
-SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
-#: an item role carrying the row's FitView on this machine (None while it is worked out)
-FIT_ROLE = Qt.ItemDataRole.UserRole + 2
 PAGE_MARGIN = 16
 
-
-# -- formatting -----------------------------------------------------------------------------------
-
-
-def billions(value: float | None) -> str:
-    """``8.03`` → ``"8.0B"``; unknown → ``"—"``."""
-    return "—" if value is None else f"{num(value, 1, group=False)}B"
-
-
-def tokens(value: int | None) -> str:
-    """Context lengths as people say them: 131072 → ``"128k"``, 1048576 → ``"1M"``, 128000 → ``"128k"``."""
-    if value is None:
-        return "—"
-    for unit, size in (("M", 1_000_000), ("M", 1 << 20), ("k", 1000), ("k", 1024)):
-        if value >= size and value % size == 0:
-            return f"{value // size}{unit}"
-    return f"{num(value / 1000, group=False)}k" if value >= 1000 else str(value)
-
-
-def sort_key(spec: ModelSpec, column: int, fit: FitView | None = None) -> tuple[Any, ...]:
-    """What a column sorts by: numbers as numbers (unknown first), ties broken by size then name."""
-    size = spec.params_b if spec.params_b is not None else -1.0
-    name = spec.name.lower()
-    if column == FIT:  # runs on the GPU first, faster first; not yet known last
-        return (*(fit.sort_key() if fit else (9, 0.0)), size, name)
-    if column == FAMILY:
-        return (spec.family.lower(), size, name)
-    if column == PARAMS:
-        return (size, name)
-    if column == ACTIVE:
-        return (spec.active_params_b if spec.active_params_b is not None else -1.0, size, name)
-    if column == CONTEXT:
-        return (spec.max_context or -1, size, name)
-    if column == LICENCE:
-        return (spec.license or "", name)
-    if column == HF_ID:
-        return (spec.hf_id.lower(),)
-    return (name, size)
-
-
-def _lock_icon(color: QColor) -> QIcon:
-    """A padlock drawn in ``color``: no emoji font needed, and it follows the palette."""
-    size, ratio = 16, 2.0
-    pixmap = QPixmap(int(size * ratio), int(size * ratio))
-    pixmap.setDevicePixelRatio(ratio)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(color, 1.7))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawArc(QRectF(4.5, 1.5, 7.0, 8.0), 0, 180 * 16)
-    painter.drawLine(QLineF(4.5, 5.5, 4.5, 7.5))
-    painter.drawLine(QLineF(11.5, 5.5, 11.5, 7.5))
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(color)
-    painter.drawRoundedRect(QRectF(2.5, 7.0, 11.0, 8.0), 1.5, 1.5)
-    painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
-    painter.drawEllipse(QRectF(7.0, 9.3, 2.0, 2.0))
-    painter.drawRect(QRectF(7.5, 10.5, 1.0, 2.6))
-    painter.end()
-    return QIcon(pixmap)
-
-
-# -- the table ------------------------------------------------------------------------------------
-
-
-class CatalogTable(QAbstractTableModel):
-    """The catalog's models, one row each, in catalog order (the proxy sorts)."""
-
-    def __init__(self, specs: tuple[ModelSpec, ...], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._specs = specs
-        self._lock: QIcon | None = None
-        self._blank: QIcon | None = None
-        self._fits: dict[str, FitView] = {}
-
-    def spec(self, row: int) -> ModelSpec:
-        return self._specs[row]
-
-    def fit(self, spec: ModelSpec) -> FitView | None:
-        return self._fits.get(spec.id)
-
-    def set_fits(self, fits: dict[str, FitView]) -> None:
-        """This machine's answer for each model (from a worker); repaints the fit column."""
-        self._fits = dict(fits)
-        if self._specs:
-            self.dataChanged.emit(self.index(0, FIT), self.index(len(self._specs) - 1, FIT))
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
-        return 0 if parent.isValid() else len(self._specs)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(  # noqa: N802 - Qt's API
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(HEADERS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return tr(HEADERS[section][0])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return tr(HEADERS[section][1])
-        if role == Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        return None
-
-    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        spec, column = self._specs[index.row()], index.column()
-        if column == FIT:
-            return self._fit_data(spec, role)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(spec, column)
-        if role == SPEC_ROLE:
-            return spec
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(spec, column)
-        if role == Qt.ItemDataRole.DecorationRole and column == NAME:
-            # every name gets an icon, blank when not gated, so the names line up
-            return self.lock_icon() if spec.gated else self._blank_icon()
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == NAME and spec.gated:
-            return f"{spec.name}, {tr('gated')}"
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        return None
-
-    def _fit_data(self, spec: ModelSpec, role: int) -> Any:
-        view = self._fits.get(spec.id)
-        if role == SPEC_ROLE:
-            return spec
-        if role == FIT_ROLE:
-            return view
-        if view is None:
-            return "…" if role == Qt.ItemDataRole.DisplayRole else None
-        if role == Qt.ItemDataRole.DisplayRole:
-            detail = view.detail().replace("tokens/s", tr("tok/s"))
-            return f"{view.glyph} {tr(view.short_words)}" + (f" · {detail}" if detail else "")
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return QColor(view.colour)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{tr(view.words)}\n{tr('Double-click to see it in Fit')}"
-        if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{tr(view.words)}, {view.detail()}"
-        return None
-
-    @staticmethod
-    def _text(spec: ModelSpec, column: int) -> str:
-        if column == NAME:
-            return spec.name
-        if column == FAMILY:
-            return spec.family
-        if column == PARAMS:
-            return billions(spec.params_b)
-        if column == ACTIVE:
-            return billions(spec.active_params_b) if spec.is_moe else ""
-        if column == CONTEXT:
-            return tokens(spec.max_context)
-        if column == LICENCE:
-            return spec.license or tr("unknown")
-        return spec.hf_id
-
-    @staticmethod
-    def _tooltip(spec: ModelSpec, column: int) -> str:
-        gated = (
-            tr("gated: accept the licence on Hugging Face before downloading the weights")
-            if spec.gated
-            else ""
-        )
-        if column == NAME:
-            return f"{spec.name} ({spec.id})" + (f"\n{gated}" if gated else "")
-        if column == PARAMS and spec.params_exact is not None:
-            return tr("{count} parameters").format(count=f"{num(spec.params_exact)}")
-        if column == ACTIVE and not spec.is_moe:
-            return tr("Dense model: every parameter is used for each token")
-        if column == CONTEXT and spec.max_context is not None:
-            return tr("{count} tokens").format(count=f"{num(spec.max_context)}")
-        if column == HF_ID:
-            return spec.hf_id + (f"\n{gated}" if gated else "")
-        return ""
-
-    def _blank_icon(self) -> QIcon:
-        if self._blank is None:
-            blank = QPixmap(32, 32)
-            blank.setDevicePixelRatio(2.0)
-            blank.fill(Qt.GlobalColor.transparent)
-            self._blank = QIcon(blank)
-        return self._blank
-
-    def lock_icon(self) -> QIcon:
-        if self._lock is None:
-            self._lock = _lock_icon(QGuiApplication.palette().color(QPalette.ColorRole.Text))
-        return self._lock
-
-
-class CatalogFilter(QSortFilterProxyModel):
-    """Search words (all must appear), one family or all, MoE only, runs on this GPU only; sorts by
-    :func:`sort_key`."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._words: tuple[str, ...] = ()
-        self._family = ""
-        self._moe_only = False
-        self._gpu_only = False
-
-    def set_filter(self, text: str, family: str, moe_only: bool, gpu_only: bool = False) -> None:
-        begin = getattr(self, "beginFilterChange", None)  # Qt ≥ 6.9; invalidateFilter is deprecated
-        if begin is not None:
-            begin()
-        self._words = tuple(text.lower().split())
-        self._family = family
-        self._moe_only = moe_only
-        self._gpu_only = gpu_only
-        if begin is not None:
-            self.endFilterChange()
-        else:
-            self.invalidateFilter()
-
-    def spec(self, proxy_row: int) -> ModelSpec:
-        spec = self.index(proxy_row, 0).data(SPEC_ROLE)
-        assert isinstance(spec, ModelSpec)
-        return spec
-
-    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:  # noqa: N802
-        spec = self.sourceModel().index(source_row, 0, source_parent).data(SPEC_ROLE)
-        if not isinstance(spec, ModelSpec):
-            return False
-        if self._family and spec.family != self._family:
-            return False
-        if self._moe_only and not spec.is_moe:
-            return False
-        if self._gpu_only:
-            view = self.sourceModel().index(source_row, FIT, source_parent).data(FIT_ROLE)
-            if not isinstance(view, FitView) or view.where != "gpu":
-                return False
-        haystack = " ".join((spec.id, spec.name, spec.family, spec.hf_id, *spec.tags)).lower()
-        return all(word in haystack for word in self._words)
-
-    def lessThan(self, left: AnyIndex, right: AnyIndex) -> bool:  # noqa: N802 - Qt's API
-        a, b = left.data(SPEC_ROLE), right.data(SPEC_ROLE)
-        assert isinstance(a, ModelSpec) and isinstance(b, ModelSpec)
-        if left.column() == FIT:
-            return sort_key(a, FIT, left.data(FIT_ROLE)) < sort_key(b, FIT, right.data(FIT_ROLE))
-        return sort_key(a, left.column()) < sort_key(b, left.column())
-
-
-# -- the hub look-up ------------------------------------------------------------------------------
-
-
-class _LookupSignals(QObject):
-    progress = Signal(str)
-    found = Signal(object)
-    failed = Signal(str)
-    cancelled = Signal()
-
-
-class HubLookup(QRunnable):
-    """``load(repo_id, progress=…, cancel=…, catalog=…)`` on a pool thread, reported through signals.
-
-    It holds no widget: ``stop`` is the only thing the GUI shares with it, and the GUI only sets it.
-    """
-
-    def __init__(
-        self, repo_id: str, load: Callable[..., ModelInfo], catalog: Catalog, stop: threading.Event
-    ) -> None:
-        super().__init__()
-        self.repo_id = repo_id
-        self.signals = _LookupSignals()
-        self._load = load
-        self._catalog = catalog
-        self._stop = stop
-
-    def run(self) -> None:
-        try:
-            model = self._load(
-                self.repo_id,
-                progress=self.signals.progress.emit,
-                cancel=self._stop.is_set,
-                catalog=self._catalog,
-            )
-        except Cancelled:
-            self.signals.cancelled.emit()
-        except InputError as exc:
-            self.signals.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - anything else is shown to the user, never lost
-            self.signals.failed.emit(f"hf:{self.repo_id}: {type(exc).__name__}: {exc}")
-        else:
-            if self._stop.is_set():  # finished just as the user said stop: honour the stop
-                self.signals.cancelled.emit()
-            else:
-                self.signals.found.emit(model)
+# read from here by Overview and the tests
+__all__ = [
+    "CONTEXT",
+    "FAMILY",
+    "FIT",
+    "HF_ID",
+    "HF_ID_MIN",
+    "NAME",
+    "PARAMS",
+    "CatalogFilter",
+    "CatalogTable",
+    "HubLookup",
+    "ModelsPage",
+    "billions",
+    "sort_key",
+    "tokens",
+]
 
 
 # -- the page -------------------------------------------------------------------------------------
 
 
-class ModelsPage(QWidget):
+class ModelsPage(CatalogLayout, HubLookupControls, QWidget):
     def __init__(self, state: AppState) -> None:
         super().__init__()
         self.state = state
@@ -722,70 +405,6 @@ class ModelsPage(QWidget):
         self._wrap_filters()
         self._fit_columns()
 
-    def _wrap_filters(self) -> None:
-        """The filters on one row when the page is wide, on two when it is narrow."""
-        wrap = self.width() < WRAP_FILTERS_PX
-        if wrap == self._filters_wrapped:
-            return
-        self._filters_wrapped = wrap
-        self._filters_top.removeWidget(self._filters_host)
-        self._filters_outer.removeWidget(self._filters_host)
-        if wrap:
-            self._filters_outer.addWidget(self._filters_host, 0, Qt.AlignmentFlag.AlignLeft)
-        else:
-            self._filters_top.addWidget(self._filters_host)
-
-    def _fit_columns(self) -> None:
-        """Hide the least needed columns while the rest would not fit the table's width. Column widths
-        are measured once per content (a resize only compares numbers)."""
-        if not self._column_widths:
-            self._column_widths = self._measure_columns()
-            header = self.table.horizontalHeader()
-            for column, width in self._column_widths.items():
-                header.resizeSection(column, width)
-        room = self.table.viewport().width() - HF_ID_MIN
-        hidden: set[int] = set()
-        for column in (None, *NARROW_HIDES):
-            if column is not None:
-                hidden.add(column)
-            if sum(w for c, w in self._column_widths.items() if c not in hidden) <= room:
-                break
-        # still too wide (900 px, Italian): the hub id would be squeezed to "Q…B"; the detail pane below
-        # names it whole, so the column goes rather than show a stub
-        squeezed = sum(w for c, w in self._column_widths.items() if c not in hidden) > room
-        for column in NARROW_HIDES:
-            self.table.setColumnHidden(column, column in hidden)
-        self.table.setColumnHidden(HF_ID, squeezed)
-
-    def _measure_columns(self) -> dict[int, int]:
-        """Each column's width from its texts' font metrics: what ``sizeHintForColumn`` gives, without its
-        dozen model calls per cell (~90 ms for the catalog on the GUI thread, under 5 ms this way)."""
-        table, header, source = self.table, self.table.horizontalHeader(), self.source
-        metrics = table.fontMetrics()
-        style = table.style()
-        # the cell's margins, and a few pixels more than sizeHintForColumn (which rounds up: a text measured
-        # to the pixel is elided)
-        padding = 2 * style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 8
-        icon = style.pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, table) + 7
-        # a Fixed section's sectionSizeHint is not its title's width: measure the title, its margins and the
-        # sort arrow (a title a few pixels short is clipped: "ontesto")
-        header_metrics = header.fontMetrics()
-        margin = style.pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
-        arrow = style.pixelMetric(QStyle.PixelMetric.PM_HeaderMarkSize, None, header)
-
-        def title(column: int) -> int:
-            text = str(source.headerData(column, Qt.Orientation.Horizontal) or "")
-            return header_metrics.horizontalAdvance(text) + 2 * margin + arrow + 8
-
-        widths = {}
-        for column in range(source.columnCount()):
-            if column == HF_ID:
-                continue
-            texts = {str(source.data(source.index(row, column)) or "") for row in range(source.rowCount())}
-            text = max((metrics.horizontalAdvance(t) for t in texts), default=0)
-            widths[column] = max(text + padding + (icon if column == NAME else 0), title(column))
-        return widths
-
     @Slot()
     def _refilter(self) -> None:
         self.proxy.set_filter(
@@ -847,80 +466,3 @@ class ModelsPage(QWidget):
             return
         self._show_message("")
         self.state.choose_model(model)
-
-    # -- the hub ---------------------------------------------------------------------------------
-
-    @Slot()
-    def start_lookup(self) -> None:
-        if self._running:
-            return
-        repo_id = self.hub_id.text().strip()
-        if not repo_id:
-            self._show_message(tr("Type a Hugging Face id such as org/name"), error=True)
-            self.hub_id.setFocus()
-            return
-        self._stop = stop = threading.Event()
-        self.destroyed.connect(lambda *_: stop.set())  # a look-up outliving the page stops at its next step
-        job = HubLookup(repo_id, load_hub_model, self.state.catalog, self._stop)
-        queued = Qt.ConnectionType.QueuedConnection
-        job.signals.progress.connect(self._lookup_progress, queued)
-        job.signals.found.connect(self._lookup_found, queued)
-        job.signals.failed.connect(self._lookup_failed, queued)
-        job.signals.cancelled.connect(self._lookup_cancelled, queued)
-        self._lookup = job  # kept until the next look-up, so its signals outlive every queued emit
-        self._repo_id = repo_id
-        self._show_message("")
-        self.step.setText(tr("Looking up {repo}…").format(repo=repo_id))
-        self._set_busy(True)
-        self.state.pool.start(job)
-
-    @Slot()
-    def cancel_lookup(self) -> None:
-        if self._running:
-            self._stop.set()
-            if self.cancel_button.hasFocus():
-                self.hub_id.setFocus()
-            self.cancel_button.setEnabled(False)
-            self.step.setText(tr("Cancelling…"))
-
-    @Slot(str)
-    def _lookup_progress(self, step: str) -> None:
-        if self._running and not self._stop.is_set():
-            self.step.setText(tr("Looking up {repo}: {step}…").format(repo=self._repo_id, step=step))
-
-    @Slot(object)
-    def _lookup_found(self, model: ModelInfo) -> None:
-        self._set_busy(False)
-        self.state.choose_model(model)
-
-    @Slot(str)
-    def _lookup_failed(self, message: str) -> None:
-        self._set_busy(False)
-        self._show_message(in_language(message), error=True)
-
-    @Slot()
-    def _lookup_cancelled(self) -> None:
-        self._set_busy(False)
-        self._show_message(tr("Cancelled"))
-
-    def _set_busy(self, busy: bool) -> None:
-        # a button losing its focus as it is disabled hands it to the one the user needs next
-        if busy:
-            focus_on_lookup = self.lookup_button.hasFocus()
-            self.cancel_button.setEnabled(True)
-            if focus_on_lookup:
-                self.cancel_button.setFocus()
-            self.lookup_button.setEnabled(False)
-        else:
-            focus_on_cancel = self.cancel_button.hasFocus()
-            self.lookup_button.setEnabled(True)
-            if focus_on_cancel:
-                self.hub_id.setFocus()
-            self.cancel_button.setEnabled(False)
-        self._running = busy
-        self.activity.setVisible(busy)
-
-    def _show_message(self, text: str, *, error: bool = False) -> None:
-        line = text.strip().splitlines()[0] if text.strip() else ""
-        self.message.setText(f"⚠ {line}" if line and error else line)
-        self.message.setVisible(bool(line))

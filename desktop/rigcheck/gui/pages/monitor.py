@@ -14,15 +14,12 @@ live source: the page says so once and offers Replay instead of empty charts.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from PySide6.QtCore import QMetaObject, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -37,38 +34,29 @@ from PySide6.QtWidgets import (
 
 from rigcheck.core.errors import InputError
 from rigcheck.core.fileio import LineFile
-from rigcheck.core.known_text import in_language
 from rigcheck.core.monitor import Alert, History, Sample, alerts, row
-from rigcheck.core.replay import Recording, read_recording
-from rigcheck.core.steps import Steps
+from rigcheck.core.replay import Recording
 from rigcheck.gui.charts import time_label
 from rigcheck.gui.elide import ElidedLabel
 from rigcheck.gui.i18n import tr
 from rigcheck.gui.pages.monitor_charts import CPU_PEN, RAM_PEN, MetricCard, MetricCharts, _View, gpu_pen
-from rigcheck.gui.pages.monitor_process import read_in_process, wants_a_process
 from rigcheck.gui.pages.monitor_record import CsvRecording, _csv_line
+from rigcheck.gui.pages.monitor_replay import READ_PROGRESS_EVERY_S, Replay, _minutes
 from rigcheck.gui.pages.monitor_sampler import SamplerWorker
 from rigcheck.gui.state import NUMBER_RANGES, AppState
 from rigcheck.gui.widgets import Card, FlowLayout, esc, heading, muted, one_layout_pass, tooltip
-from rigcheck.gui.workers import Task, submit_task
+from rigcheck.gui.workers import Task
 
 WINDOWS = ((60, "1 min"), (300, "5 min"), (900, "15 min"), (3600, "1 h"))
 #: the longest GPU name a legend chip shows whole
 MAX_NAME_CHARS = 60
 #: below this width the cards go two to a row, below NARROW one
 WIDE, NARROW = 1500, 640
-#: seconds between two updates of the reading bar while a recording is read on the pool
-READ_PROGRESS_EVERY_S = 0.25
+# READ_PROGRESS_EVERY_S: read from here by tests
+__all__ = ["READ_PROGRESS_EVERY_S", "MonitorPage"]
 
 
-def _minutes(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    hours, rest = divmod(round(seconds), 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-class MonitorPage(MetricCharts, CsvRecording, QWidget):
+class MonitorPage(Replay, MetricCharts, CsvRecording, QWidget):
     interval_changed = Signal(float)
     pause_changed = Signal(bool)
     stop_requested = Signal()
@@ -277,107 +265,6 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
         self._is_live = is_live
         self._set_mode()
 
-    @Slot()
-    def _replay_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(
-            self, tr("Replay a recording"), "", tr("Monitor recordings (*.csv)")
-        )
-        if name:
-            self.open_recording(Path(name))
-
-    def open_recording(self, path: Path) -> Task:
-        """Read a monitor CSV on the pool (progress and Cancel in the reading bar), then replay it;
-        :attr:`replay_finished` says how it ended. A bad file gets a one-line message, never a crash."""
-        if self._reading is not None:
-            self._reading.cancel()
-        self._generation += 1
-        generation = self._generation
-
-        def read(steps: Steps) -> Recording | InputError:
-            try:
-                if wants_a_process(path):  # a Python loop over every line: off this process's interpreter
-                    return read_in_process(path, steps)
-                return read_recording(path, steps=steps)
-            except InputError as exc:
-                return exc
-
-        def done(result: Recording | InputError) -> None:
-            if generation == self._generation:
-                self._end_reading()
-                self._show_recording(path, result)
-
-        def failed(message: str) -> None:
-            if generation == self._generation:
-                self._end_reading()
-                self._show_recording(path, InputError(str(path), message))
-
-        def progressed(fraction: float) -> None:
-            if generation == self._generation:
-                self.reading_progress.setValue(round(fraction * 1000))
-
-        self.reading_label.setText(f"{tr('Reading')} {path.name}…")
-        self.reading_progress.setValue(0)
-        self.reading_bar.setVisible(True)
-        # four updates a second: each one is a GUI-thread handler that waits for the GIL the reader holds
-        # (20 a second cost the GUI thread 320 ms over a 6-second read, benchmarks/gui_handlers.py --why)
-        self._reading = submit_task(
-            self.state.pool,
-            read,
-            done,
-            failed,
-            on_progress=progressed,
-            progress_every_s=READ_PROGRESS_EVERY_S,
-        )
-        return self._reading
-
-    def _end_reading(self) -> None:
-        self._reading = None
-        self.reading_bar.setVisible(False)
-
-    @Slot()
-    def cancel_reading(self) -> None:
-        """Stop reading a recording; what the page showed before stays."""
-        if self._reading is None:
-            return
-        self._reading.cancel()
-        self._generation += 1  # its result, if it still comes, is stale
-        self._end_reading()
-        self.replay_finished.emit(False)
-
-    def busy(self) -> bool:
-        """A recording is still being read on the pool."""
-        return self._reading is not None
-
-    def _show_recording(self, path: Path, recording: Recording | InputError) -> None:
-        if isinstance(recording, InputError):
-            self.error_label.setText(f"✘ {tr('Cannot replay this file')}: {in_language(str(recording))}")
-            self.error_label.setVisible(True)
-            self.replay_finished.emit(False)
-            return
-        self.error_label.setVisible(False)
-        self.recording = recording
-        self.set_paused(False)
-        self._quiet()  # live sampling stops while replaying
-        self.slider.blockSignals(True)
-        self.slider.setRange(0, len(recording) - 1)
-        self.slider.setValue(len(recording) - 1)
-        self.slider.blockSignals(False)
-        self._replay_name = path.name
-        self.replay_label.setText(self._replay_text(recording))
-        self.scope.setText(tr("A recording, replayed: drag the slider to move through it."))
-        self._gpu_key = None
-        self._clock_max = 0.0
-        self._set_mode()
-        self.replay_finished.emit(True)
-
-    def _replay_text(self, recording: Recording) -> str:
-        gpus = len(recording.gpus)
-        what = tr("GPU") if gpus == 1 else tr("GPUs")
-        thinned = ", " + tr("one row in {n} kept").format(n=recording.stride) if recording.stride > 1 else ""
-        return (
-            f"{tr('Replay')}: {self._replay_name} ({_minutes(recording.duration_s)}, {gpus} {what}{thinned})"
-        )
-
     def retranslate(self) -> None:
         """After a language switch: the sampling thread, the history and an open replay all stay; the
         texts made from them are written again."""
@@ -389,13 +276,6 @@ class MonitorPage(MetricCharts, CsvRecording, QWidget):
         else:
             self._set_mode()
         self.redraw()
-
-    @Slot()
-    def back_to_live(self) -> None:
-        self.recording = None
-        self._gpu_key = None
-        self._clock_max = 0.0
-        self._set_mode()
 
     # -- sampling thread -------------------------------------------------------------------------
 
