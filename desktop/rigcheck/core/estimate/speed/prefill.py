@@ -282,9 +282,9 @@ def gpu_prefill(
         )
         if loop is not None and factor.prefill_expert_us > 0:
             loops[i] = loop
-            words = expert_loop_said(loop, factor.prefill_expert_us)
-            if words not in paths:
-                paths.append(words)
+            loop_said = expert_loop_said(loop, factor.prefill_expert_us)
+            if loop_said not in paths:
+                paths.append(loop_said)
         path = speed.prefill_path(
             factor,
             moe=arch.is_moe and not shader_experts and i not in loops,
