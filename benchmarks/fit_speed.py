@@ -40,11 +40,13 @@ from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
+from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, sycl_expert_loop
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.whatif import simulate
 from scan_fit import ScanFit, fit_scan
+from sycl_expert_fit import expert_us as sycl_expert_us
 from sycl_matvec_fit import fit_unreordered, unreordered_row
 
 GIB = 1024**3
@@ -96,6 +98,10 @@ class Point:
     fp32_flops: float | None = None
     #: the pooled share of the FP32 peak those scans reach (scan_fit; None: no scan time)
     scan_efficiency: float | None = None
+    #: SYCL's per-expert loop for a prompt micro-batch of ``ubatch`` tokens (speed/sycl_experts.py; None:
+    #: another path)
+    expert_loop: ExpertLoop | None = None
+    ubatch: int = LLAMA_CPP_UBATCH
 
     @property
     def hop_seconds(self) -> float:
@@ -151,6 +157,16 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
     peak = found[0] if found else None
     read = sum(per_layer) + head
+    ubatch = max(min(LLAMA_CPP_UBATCH, row.tokens or LLAMA_CPP_UBATCH), 1)
+    loop = sycl_expert_loop(
+        row.backend,
+        model.arch,
+        quantized=row.format.upper() not in UNQUANTISED and est.quant is not None,
+        ubatch=ubatch,
+        expert_bytes=float(sum(est.layer_expert_bytes)),
+        moe_layers=sum(1 for flag in model.arch.moe_layers if flag),
+        bits_per_weight=est.quant.bits_per_weight if est.quant is not None else 16.0,
+    )
     return Point(
         row,
         hw_class,
@@ -176,6 +192,8 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         and "GGML_VK_DISABLE_COOPMAT" not in row.build,
         scan_flops=scan_flops_per_token(model.arch),
         fp32_flops=gpu.fp32_tflops * 1e12 if gpu.fp32_tflops else None,
+        expert_loop=loop,
+        ubatch=ubatch,
     )
 
 
@@ -513,6 +531,8 @@ def prefill_lines(fit: PrefillFit) -> list[str]:
         lines.append(f"prefill_tflops_per_watt = {fit.tflops_per_watt:.3f}")
     if fit.coopmat_factor != 1.0:
         lines.append(f"prefill_coopmat_factor = {min(fit.coopmat_factor, 16.0):.2f}")
+    if fit.expert_us:
+        lines.append(f"prefill_expert_us = {min(fit.expert_us, 1000.0):.1f}")
     return lines
 
 
@@ -643,6 +663,8 @@ class PrefillFit:
     #: prompt GEMMs on matrix engines through Vulkan cooperative matrices (Point.coopmat), relative to the
     #: shader-core share
     coopmat_factor: float = 1.0
+    #: µs per expert launch of SYCL's per-expert loop (sycl_expert_fit; 0: not fitted)
+    expert_us: float = 0.0
 
 
 #: a matrix-engine factor needs this many rows on cooperative matrices and this many without in one class ×
@@ -847,7 +869,7 @@ def fit_prefill(
                     ),
                 )
                 for p, r in kept
-                if not (p.moe and dense_key[key])
+                if not (p.moe and dense_key[key]) and p.expert_loop is None
             ]
         for groups in pools.values():
             if power == "none":
@@ -885,7 +907,7 @@ def fit_prefill(
                 for key, kept in rows.items()
                 if moe_group(key) == c and dense_key[key]
                 for p, r in kept
-                if p.moe
+                if p.moe and p.expert_loop is None
             ]
             for c in groups_moe
         }
@@ -916,6 +938,15 @@ def fit_prefill(
         if (dict(eff), dict(cap), dict(f_float), dict(f_moe), exponent, dict(f_coop)) == before:
             break
     exponent_n = sum(n for n in moe_n.values() if n >= MIN_MOE_ROWS)
+    # SYCL's per-expert loop (speed/sycl_experts.py): its launch cost from its MoE rows, the dense rate settled
+    loop_us = {
+        key: sycl_expert_us(
+            kept,
+            lambda p, key=key: dense_rate(p, eff[key], cap[key]) * coop(key, p),  # type: ignore[misc]
+            decode_eff.get(key, 0.8),
+        )
+        for key, kept in rows.items()
+    }
     # Unquantized experts (kept out above): per backend, the median of their shares over the dense efficiency
     # of their class × backend. A separate multiplier, not the float × MoE product: their expert products
     # leave the quantised MUL_MAT_ID kernels altogether (UNQUANTISED, speed.prefill_path).
@@ -983,6 +1014,11 @@ def fit_prefill(
             )
         if f_moe[group] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
+        if loop_us[key][0]:
+            said += (
+                f"; {loop_us[key][0]:.0f} µs per expert launch of the per-expert loop from its "
+                f"{loop_us[key][1]} MoE rows (in place of the MoE factor there)"
+            )
         if key in coop_fits:
             said += (
                 f"; matrix-engine factor from {coop_n[key]} rows on cooperative matrices against "
@@ -1003,6 +1039,7 @@ def fit_prefill(
             said,
             fm,
             f_coop[key],
+            loop_us[key][0],
         )
     return fits
 

@@ -14,6 +14,7 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit
 from rigcheck.core.estimate.memory import GIB, Request
 from rigcheck.core.estimate.speed.coopmat import INTEL_COOPMAT_BUILD, vulkan_matrix_engines
+from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_DNNL_BUILD
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -85,9 +86,10 @@ def test_a_b70_reads_a_dense_prompt_near_its_fitted_vulkan_rows(catalog: Catalog
     )  # type: ignore[union-attr]
 
 
-def test_sycl_multiplies_bf16_prompts_on_the_fp32_path(catalog: Catalog) -> None:
-    """ggml_sycl_op_mul_mat_sycl converts BF16 to FP32 (speed/sycl_bf16.py): the quantised share, above the
-    FP32 peak on the XMX engines, is held to that peak for BF16 weights; Vulkan keeps the class's rate."""
+def test_sycl_multiplies_bf16_prompts_on_the_fp32_path_before_b8888(catalog: Catalog) -> None:
+    """Before PR #22119 (b8888) ggml_sycl_op_mul_mat_sycl converted BF16 to FP32 (speed/sycl_bf16.py): the
+    quantised share, above the FP32 peak on the XMX engines, is held to that peak for BF16 weights there; a
+    current build runs a oneDNN BF16 GEMM instead, and Vulkan keeps the class's rate."""
     factor = speed.speed_factor(catalog, "intel", "sycl")
     assert factor is not None and factor.prefill_compute_efficiency is not None
     assert factor.prefill_compute_efficiency > 1.0  # the quantised rows run on XMX
@@ -95,8 +97,9 @@ def test_sycl_multiplies_bf16_prompts_on_the_fp32_path(catalog: Catalog) -> None
     model = from_catalog(catalog.model("llama-3.1-8b"))  # type: ignore[arg-type] - GEMMs alone, no scans
     b70 = simulate(bare, [gpu(catalog, "intel-arc-pro-b70")])
 
-    def rate(quant: str, backend: str) -> tuple[float, str]:
-        result = fit(model, b70, Request(quant=quant, backend=backend), catalog, live=False)  # type: ignore[arg-type]
+    def rate(quant: str, backend: str, build: int | None = SYCL_BF16_DNNL_BUILD - 1) -> tuple[float, str]:
+        req = Request(quant=quant, backend=backend, engine_build=build)  # type: ignore[arg-type]
+        result = fit(model, b70, req, catalog, live=False)
         assert result.speed.prefill_tokens_per_s is not None
         return result.speed.prefill_tokens_per_s, " ".join(str(x) for x in result.speed.explanation)
 
@@ -104,18 +107,7 @@ def test_sycl_multiplies_bf16_prompts_on_the_fp32_path(catalog: Catalog) -> None
     q8, _ = rate("q8_0", "sycl")
     assert bf16 < q8 / factor.prefill_compute_efficiency * 1.05
     assert "BF16 on SYCL" in why
+    current, current_why = rate("bf16", "sycl", None)
+    assert "BF16 on SYCL" not in current_why and current > bf16
     _, vulkan_why = rate("bf16", "vulkan")
     assert "BF16 on SYCL" not in vulkan_why
-
-
-def test_the_explanation_says_when_the_matrix_engines_are_used(catalog: Catalog) -> None:
-    bare = Machine(cpu=CPU(logical_cores=16), memory=Memory(total_bytes=64 * GIB), gpus=())
-    model = from_catalog(catalog.model("qwen3.5-27b"))  # type: ignore[arg-type]
-    said = {}
-    for gpu_id in ("intel-arc-pro-b70", "intel-arc-a770"):
-        result = fit(
-            model, simulate(bare, [gpu(catalog, gpu_id)]), Request(quant="q4_k_m"), catalog, live=False
-        )
-        said[gpu_id] = " ".join(str(x) for x in result.speed.explanation)
-    assert "cooperative matrices" in said["intel-arc-pro-b70"]
-    assert "cooperative matrices" not in said["intel-arc-a770"]

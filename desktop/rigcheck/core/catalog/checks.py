@@ -139,6 +139,8 @@ def _check_format(kind: str, record: Any) -> str | None:
         for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
+        if not 0.0 <= record.prefill_expert_us <= 1000.0:
+            return f"prefill_expert_us: {record.prefill_expert_us!r} is not between 0 and 1000"
         if not 0.0 < record.prefill_coopmat_factor <= 16.0:
             return f"prefill_coopmat_factor: {record.prefill_coopmat_factor!r} must be above 0 and at most 16"
         if not 0.0 < record.decode_bf16_factor <= 2.0:

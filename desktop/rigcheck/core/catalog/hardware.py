@@ -153,6 +153,10 @@ class SpeedFactor:
     #: GPU whose listed peak is its shader-core rate (Intel Xe2 and later: speed/coopmat.py) relative to the
     #: class's shader-core share; 1 where not fitted
     prefill_coopmat_factor: float = 1.0
+    #: µs of host and launch work per routed expert per MoE layer in a prompt micro-batch where the backend
+    #: multiplies the experts one at a time (llama.cpp SYCL: core/estimate/speed/sycl_experts.py); it stands
+    #: in for the MoE factor there; 0 where not fitted
+    prefill_expert_us: float = 0.0
     #: prompt TFLOPS this class sustains per watt of board power limit: a GPU at its power limit lowers its
     #: clock, so its prefill rate is at most this × its power limit, whatever its boost-clock peak (None: no
     #: cap fitted for this class × backend)

@@ -39,8 +39,9 @@ accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ ma
 ``ggml_sycl_op_mul_mat_sycl``: F16 and quantised weights are converted to FP16 (``to_fp16_sycl``) and
 multiplied by oneDNN or oneMKL in FP16, on the XMX engines of Alchemist and Battlemage alike, in a build with
 GGML_SYCL_F16 (off by default: then they are converted to FP32 for an FP32 GEMM; the fitted rows are F16
-builds, SYCL_F16_SOURCE); BF16 goes the FP32 way unless the build has oneDNN's BF16 path
-(speed/sycl_bf16.py).
+builds, SYCL_F16_SOURCE); BF16 runs oneDNN's BF16 GEMM in place from b8888 on, the FP32 way before
+(speed/sycl_bf16.py). A mixture of experts' prompt runs each routed expert through that same call, one at
+a time (speed/sycl_experts.py).
 
 XMX peaks: Intel lists INT8 TOPS per card (the catalog's ``int8_tops``, where a readable source gives it);
 on every Xe2 card that has one it is 16-17.6 × the FP32 figure (Arc Pro B70 367 / 22.94, Arc Pro B60

@@ -21,6 +21,7 @@ from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_
 from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
 from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_seconds_per_token
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
+from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.said import Bytes, Joined, Num, Percent, Said, Sig, Text, say
@@ -206,12 +207,14 @@ def gpu_prefill(
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
+    loops: dict[int, ExpertLoop] = {}
+    experts_bytes = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
     unfitted: Text | None = None
     for i in used:
         factor = gpu_factors[i]
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
-        sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id)
         build = est.engine_build if est.engine == "llama.cpp" else None
+        sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id, build)
         compute = speed.prefill_compute(
             specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32, build=build
         )
@@ -266,9 +269,25 @@ def gpu_prefill(
         # experts through cuBLAS on shader cores (prompt_kernel): the dense BLAS share × their batch shape's
         # roofline share (speed/expert_batch.py) in place of the MoE factor fitted on matrix units
         shader_experts = blas and arch.is_moe
+        # SYCL multiplies a prompt's experts one at a time (speed/sycl_experts.py): its launches and FP16
+        # copies in place of the MoE factor, where the class has the launch cost fitted
+        loop = sycl_expert_loop(
+            factor.backend,
+            arch,
+            quantized=est.quant is not None and not unquantized,
+            ubatch=max(min(LLAMA_CPP_UBATCH, est.context), 1),
+            expert_bytes=sum(experts_bytes[cpu_expert:n_gpu_layers]),
+            moe_layers=sum(1 for flag in arch.moe_layers[cpu_expert:n_gpu_layers] if flag),
+            bits_per_weight=est.quant.bits_per_weight if est.quant is not None else 16.0,
+        )
+        if loop is not None and factor.prefill_expert_us > 0:
+            loops[i] = loop
+            loop_said = expert_loop_said(loop, factor.prefill_expert_us)
+            if loop_said not in paths:
+                paths.append(loop_said)
         path = speed.prefill_path(
             factor,
-            moe=arch.is_moe and not shader_experts,
+            moe=arch.is_moe and not shader_experts and i not in loops,
             unquantized=unquantized or blas,
             tokens_per_expert=per_expert,
         )
@@ -318,6 +337,12 @@ def gpu_prefill(
             memory_s = 0.0
             if bw and factor is not None:
                 memory_s = streamed * share / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
+            if i in loops and bw and factor is not None:
+                # the experts' FP16 copies and launches come between the GEMMs that need them: they add up
+                bytes_per_s = bw * 1e9 * factor.decode_bandwidth_efficiency
+                compute_s += (
+                    loops[i].seconds(bytes_per_s, factor.prefill_expert_us) * share / ubatch / speedup
+                )
             if i in dequantised and bw and factor is not None and est.quant is not None:
                 # the FP16 copy is written before the GEMM that reads it: the two add up
                 copy = dequantise_bytes(streamed * share, est.quant.bits_per_weight)
