@@ -18,6 +18,7 @@ import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -101,6 +102,9 @@ class Point:
     #: SYCL's per-expert loop for a prompt micro-batch of ``ubatch`` tokens (speed/sycl_experts.py; None:
     #: another path)
     expert_loop: ExpertLoop | None = None
+    #: a prompt row's fixed cost per layer and micro-batch (the class's decode per_layer_us, as the estimator
+    #: takes it: speed/fixed.py prompt_fixed_seconds) and the tokens in its micro-batch
+    prompt_layer_us: float = 0.0
     ubatch: int = LLAMA_CPP_UBATCH
 
     @property
@@ -219,11 +223,13 @@ def llama_cpp_build(text: str) -> int | None:
 
 def gemm_rate(p: Point) -> float:
     """The row's prompt FLOP/s in its GEMMs: measured seconds per token less a hybrid's recurrent-scan time
-    (at the pooled scan share), never below a tenth of the measured time, × its FLOPs per token."""
-    seconds = 1 / p.row.value
+    (at the pooled scan share) and less its layers' fixed cost once per micro-batch (speed/fixed.py
+    prompt_fixed_seconds), never below a tenth of the measured time, × its FLOPs per token."""
+    measured = 1 / p.row.value
+    seconds = measured - p.layers * p.prompt_layer_us * 1e-6 / max(p.ubatch, 1)
     if p.scan_flops and p.fp32_flops and p.scan_efficiency:
-        seconds = max(seconds - p.scan_flops / (p.fp32_flops * p.scan_efficiency), 0.1 * seconds)
-    return p.flops_per_token / seconds
+        seconds -= p.scan_flops / (p.fp32_flops * p.scan_efficiency)
+    return p.flops_per_token / max(seconds, 0.1 * measured)
 
 
 def decode_seconds(p: Point, eff: float, tau: float, moe_us: float = 0.0) -> float:
@@ -406,6 +412,12 @@ def main() -> None:
             tau = 0.0
             how = f"none; the efficiency is the median over {n_rows} CPU-only and offloaded rows, |error| on those"
         decode_fits[key] = (eff, tau, err, how, extra_urls)
+    # each prompt row pays its layers' fixed cost once per micro-batch at the decode figure its class × backend
+    # prints (a borrowing class: its neighbour's), as the estimator takes it (speed/fixed.py)
+    prefill = {
+        key: [replace(p, prompt_layer_us=printed_per_layer_us(key, decode_fits)) for p in points]
+        for key, points in prefill.items()
+    }
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})
     # a class × backend with no prompt rows at all: its backend's median share (prefill_fallback)
     generic = generic_prefill(prefill_fits, prefill, POOL_APART)
@@ -1163,6 +1175,24 @@ HEADER = """# Speed factors: how close each class of hardware, with each backend
 # benchmarks/data/measurements.csv (the held-out quarter is never used); `sources` lists the measurement
 # rows' own sources. Classes are hardware tiers (core/estimate/speed.py hardware_class), never single chips.
 """
+
+
+def printed_per_layer_us(
+    key: tuple[str, str], decode_fits: Mapping[tuple[str, str], tuple[float, ...]]
+) -> float:
+    """The per-layer µs speed.toml gives a class × backend: its own decode fit's, else the neighbour's it
+    borrows (BORROWED, BORROWED_BACKEND), else 0 (a class the fit gives no decode factors)."""
+    if key in decode_fits:
+        return float(decode_fits[key][1])
+    for cls, backend, neighbour, _why in BORROWED:
+        if (cls, backend) == key and (neighbour, backend) in decode_fits:
+            return float(decode_fits[(neighbour, backend)][1])
+    for cls, backend, neighbour, _why in BORROWED_BACKEND:
+        if (cls, backend) == key and (neighbour, backend) in decode_fits:
+            return float(decode_fits[(neighbour, backend)][1])
+    return 0.0
+
+
 #: classes with no measurement yet borrow a neighbour's factors, marked uncertain
 BORROWED = (
     (

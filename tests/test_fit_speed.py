@@ -276,3 +276,21 @@ def test_sycls_expert_loop_fits_its_own_moe_factor_apart_from_the_classs_tiled_k
     assert found[("intel", "vulkan")].moe_factor == pytest.approx(0.6, rel=0.01)
     assert "its own MUL_MAT_ID loop" in found[("intel", "sycl")].said
     assert fit_speed.moe_group(("intel", "vulkan")) == fit_speed.moe_group(("intel", "rocm")) == "intel"
+
+
+def test_the_micro_batchs_fixed_cost_is_taken_off_before_the_gemm_share_is_fitted() -> None:
+    """Rows whose time is GEMMs at 40% of the peak plus each layer's fixed cost once per 512-token micro-batch
+    (speed/fixed.py prompt_fixed_seconds): with the class's per-layer cost known, the fitted share is the
+    GEMMs' 40% for small and large models alike."""
+    tau, layers = 150.0, 16
+    points = []
+    for g, peak, _w in CARDS:
+        gemm_s = FLOPS / (peak * 1e12 * 0.4)
+        p = point(g, peak, 1000, FLOPS / (gemm_s + layers * tau * 1e-6 / 512) / 1e12)
+        points.append(dataclasses.replace(p, layers=layers, prompt_layer_us=tau))
+    assert fit_speed.gemm_rate(points[0]) == pytest.approx(CARDS[0][1] * 1e12 * 0.4)
+    found = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): points}, {}, power="none")
+    assert found[("nvidia-consumer", "cuda")].efficiency == pytest.approx(0.4)
+    bare = [dataclasses.replace(p, prompt_layer_us=0.0) for p in points]
+    slower = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): bare}, {}, power="none")
+    assert slower[("nvidia-consumer", "cuda")].efficiency < 0.39

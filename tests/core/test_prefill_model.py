@@ -16,6 +16,7 @@ from rigcheck.core.catalog import Catalog, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import fit, prefill_flops_per_token
 from rigcheck.core.estimate.memory import Request
+from rigcheck.core.estimate.speed.fixed import prompt_fixed_seconds
 from rigcheck.core.machine import CPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.whatif import simulate
@@ -155,7 +156,9 @@ def test_m1_max_now_gets_a_prefill_number(catalog: Catalog) -> None:
     result = fit(model(LLAMA_31_8B), machine, Request(quant="q4_k_m"), catalog, live=False)
     factor = speed.speed_factor(catalog, "apple-max", "metal")
     assert factor is not None and factor.prefill_compute_efficiency
-    expected = 10.4e12 * factor.prefill_compute_efficiency / prefill_flops_per_token(model(LLAMA_31_8B).arch)
+    gemm_s = prefill_flops_per_token(model(LLAMA_31_8B).arch) / (10.4e12 * factor.prefill_compute_efficiency)
+    # and its 32 layers' fixed cost once per 512-token micro-batch (speed/fixed.py)
+    expected = 1 / (gemm_s + prompt_fixed_seconds(32, factor, 512))
     assert result.speed.prefill_tokens_per_s == pytest.approx(expected)
 
 

@@ -39,11 +39,13 @@ def factor(**fields: float) -> SpeedFactor:
 
 
 def with_factor(catalog: Catalog, cls: str, backend: str, **fields: float) -> Catalog:
+    """The catalog with ``fields`` set on one class × backend and no fixed cost per layer anywhere, so the
+    prompt times compared here are the multipliers' alone (the fixed cost: test_prefill_fixed.py)."""
     rows = tuple(
         replace(f, **fields) if (f.hw_class, f.backend) == (cls, backend) else f
         for f in catalog.speed_factors
     )
-    return replace(catalog, speed_factors=rows, maturities=())
+    return replace(catalog, speed_factors=tuple(replace(f, per_layer_us=0.0) for f in rows), maturities=())
 
 
 one_gpu = one_catalog_gpu
@@ -132,6 +134,7 @@ def test_offloaded_weights_copy_adds_to_the_compute_time(catalog: Catalog) -> No
     assert spec is not None
     m = from_catalog(spec)
     request = Request(quant="q4_k_m", context=4096)
+    catalog = with_factor(catalog, "nvidia-consumer", "cuda")  # no fixed cost: the copy and the GEMMs alone
     machine = one_gpu(catalog, "nvidia-geforce-rtx-4090")
     result = fit(m, machine, request, catalog, offload="layers", live=False)
     s, placement, est = result.speed, result.placement, result.estimate

@@ -51,4 +51,12 @@ def test_a_class_without_an_mlx_row_falls_back_and_says_so(catalog: Catalog) -> 
     assert any("llama.cpp's Metal factors" in e for e in fallback.speed.explanation)
     assert any("mlx-lm's own factors for" in e for e in own.speed.explanation)
     assert own.speed.decode_tokens_per_s != fallback.speed.decode_tokens_per_s
-    assert own.speed.prefill_tokens_per_s == pytest.approx(fallback.speed.prefill_tokens_per_s)
+    # the same prompt share; each engine pays its own per-layer cost once per 512-token micro-batch
+    gpu, spec = mac(catalog, "apple-m4-max").gpus[0], catalog.spec_for(mac(catalog, "apple-m4-max").gpus[0])
+    mlx, _ = speed.engine_gpu_factor(catalog, gpu, spec, "mlx", "metal")
+    metal = speed.gpu_factor(catalog, gpu, spec, "metal")
+    assert mlx is not None and metal is not None
+    assert own.speed.prefill_tokens_per_s and fallback.speed.prefill_tokens_per_s
+    fixed_gap = 32 * (metal.per_layer_us - mlx.per_layer_us) * 1e-6 / 512
+    gap = 1 / fallback.speed.prefill_tokens_per_s - 1 / own.speed.prefill_tokens_per_s
+    assert gap == pytest.approx(fixed_gap, rel=1e-6)

@@ -34,6 +34,17 @@ k = 8.
 stack whose blocks hold one of those each (Nemotron-H: a norm and one Mamba-2, attention or MLP mixer,
 transformers models/nemotron_h/modeling_nemotron_h.py NemotronHBlock) runs about half a layer's kernels a
 block, so its blocks count as half a layer each (ArchConfig.layer_mixers, block_layers).
+
+A prompt pays the same per-layer cost once per micro-batch (``prompt_fixed_seconds``): llama_decode splits a
+prompt into micro-batches of n_ubatch tokens (512 by default) and ggml_backend_sched computes the whole graph
+for each one, so every layer's norms, rope, attention, activation quantisation (quantize_mmq_q8_1 before
+each MMQ GEMM, ggml/src/ggml-cuda/mmq.cu) and GEMM launches are issued and synchronised once per micro-batch,
+whatever its FLOPs. Per prompt token that is layers × ``per_layer_us`` ÷ tokens in the micro-batch: ~3 µs
+for a 16-layer model at 100 µs per layer, next to the 40 µs that 2.4 GFLOPs per token (a 1B model) take at
+60 TFLOPS, and a larger share of the time the faster the GPU multiplies. It is the decode figure,
+which on CUDA is replayed from a CUDA graph; a prompt's graph runs without one
+(ggml/src/ggml-cuda/ggml-cuda.cu, check_node_graph_compatibility: "disable CUDA graphs for batch size > 1"),
+so the figure is a lower bound for prompts there.
 """
 
 from __future__ import annotations
@@ -52,6 +63,12 @@ def fixed_seconds(
         + moe_layers * factor.moe_layer_us
         + (factor.per_gpu_us if hand_off else 0.0)
     ) * 1e-6
+
+
+def prompt_fixed_seconds(layers: float, factor: SpeedFactor, ubatch: int) -> float:
+    """Seconds per prompt token that ``layers`` layers' fixed cost adds when each micro-batch of ``ubatch``
+    tokens runs every layer's kernels once (the module's docstring)."""
+    return layers * factor.per_layer_us * 1e-6 / max(ubatch, 1)
 
 
 def block_layers(layer_mixers: tuple[int, ...], start: int, stop: int) -> float:

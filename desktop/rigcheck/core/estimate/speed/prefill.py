@@ -15,6 +15,7 @@ from rigcheck.core.estimate.speed.assumed import assumed_share
 from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE
 from rigcheck.core.estimate.speed.dp4a import lacks_dp4a
 from rigcheck.core.estimate.speed.expert_batch import shader_expert_said, shader_expert_share
+from rigcheck.core.estimate.speed.fixed import block_layers, prompt_fixed_seconds
 from rigcheck.core.estimate.speed.intel_paths import intel_prompt_path
 from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kernel, dequantise_bytes
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
@@ -52,6 +53,20 @@ def memory_bound_prefill(moe: bool, ubatch: int, streamed: float, touched: float
         "prefill bound by memory: each {ubatch}-token micro-batch reads {size} (the weights) once",
         ubatch=ubatch, size=size,
     )  # fmt: skip
+
+
+def prompt_fixed_said(per_gpu: Sequence[tuple[float, float, float]], ubatch: int) -> Said:
+    """What each layer's fixed cost once per micro-batch adds to a prompt token (speed/fixed.py
+    prompt_fixed_seconds), from (layers, µs per layer, µs per token) per GPU."""
+    layers = sum(n for n, _us, _t in per_gpu)
+    return say(
+        "prefill: each {ubatch}-token micro-batch runs every layer's kernels once: {layers} layers × {us} µs "
+        "of kernel launches and synchronisation add {per_token} µs per token",
+        ubatch=ubatch,
+        layers=Sig(layers, 3),
+        us=Num(max(us for _n, us, _t in per_gpu)),
+        per_token=Num(sum(t for _n, _us, t in per_gpu), 2),
+    )
 
 
 def prefill_maturity(engine: str, model_type: str, mature: Maturity) -> Said:
@@ -313,12 +328,17 @@ def gpu_prefill(
         )
         seconds_per_token: list[float] = []
         scan_us: list[float] = []
+        fixed_us: list[tuple[float, float, float]] = []  # (layers, µs per layer, µs per token) per GPU
         memory_bound = False
+        # the GPU layers as transformer layers for their fixed cost (speed/fixed.py block_layers)
+        blocks = block_layers(arch.layer_mixers, 0, n_gpu_layers)
         for i, rate in zip(used, rates, strict=True):
             if placement.split == "tensor":
                 share = 1 / len(used)
+                layers_here = blocks  # each GPU runs every layer's kernels on its slice
             else:  # layers run one GPU after another: each GPU's share of the FLOPs at its own rate
                 share = placement.gpu_bytes[i] / max(sum(placement.gpu_bytes), 1)
+                layers_here = blocks * share
             compute_s = flops * share / (rate * speedup)
             factor = gpu_factors[i]
             # a hybrid's recurrent layers: their token-by-token scans on the vector ALUs, after the GEMMs
@@ -348,7 +368,11 @@ def gpu_prefill(
                 copy = dequantise_bytes(streamed * share, est.quant.bits_per_weight)
                 compute_s += copy / (bw * 1e9 * factor.decode_bandwidth_efficiency) / ubatch
             memory_bound = memory_bound or memory_s > compute_s
-            seconds_per_token.append(max(compute_s, memory_s))
+            # every layer's kernels launched and synchronised once per micro-batch (speed/fixed.py)
+            fixed_s = prompt_fixed_seconds(layers_here, factor, ubatch) if factor is not None else 0.0
+            if fixed_s:
+                fixed_us.append((layers_here, factor.per_layer_us if factor else 0.0, fixed_s * 1e6))
+            seconds_per_token.append(max(compute_s, memory_s) + fixed_s)
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
         in_flight = pipelined_ubatches(placement, len(used), est.context, ubatch, cpu_read)
         if in_flight > 1:
@@ -382,6 +406,8 @@ def gpu_prefill(
                     source=SCAN_SOURCE,
                 )
             )
+        if fixed_us:
+            explanation.append(prompt_fixed_said(fixed_us, ubatch))
         for why, indices in power_bound.items():
             explanation.append(
                 say(
