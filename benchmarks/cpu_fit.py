@@ -27,6 +27,7 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes
 from rigcheck.core.estimate.memory import GIB, Request, estimate_memory
 from rigcheck.core.estimate.speed.cpu_host import MEMORY_CLASSES, cpu_peak, memory_class
+from rigcheck.core.estimate.speed.cpu_kernel import cpu_kernel
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.resolve import from_catalog
 
@@ -44,6 +45,9 @@ class CpuRow:
     read_s: float
     #: 2 × active parameters ÷ the compute peak: the seconds per token at a compute share of 1
     compute_s: float | None
+    #: the int8 kernel's rate in that peak (speed/cpu_kernel.py: 1 for x86's kernels, which the shares
+    #: describe; more with Arm's dot-product and i8mm instructions)
+    kernel_factor: float = 1.0
 
     @property
     def share(self) -> float:
@@ -99,6 +103,7 @@ def cpu_rows(rows: list[Measurement], catalog: Catalog) -> list[CpuRow]:
                 memory_class(platform),
                 (sum(per_layer) + head) / host.bytes_per_s,
                 flops / compute.flops_per_s if compute else None,
+                cpu_kernel(machine.cpu.flags, est.quant.id if est.quant else None).factor,
             )
         )
     return found
@@ -121,8 +126,11 @@ def fit_cpu_classes(rows: list[Measurement], catalog: Catalog) -> list[ClassFit]
     if not placed:
         return []
     # the compute ceiling: no row decodes faster than its arithmetic allows, so the highest share any row
-    # reached is the lowest ceiling consistent with them all
-    compute = min(max(s for p in placed if (s := p.compute_share) is not None), 1.0)
+    # reached is the lowest ceiling consistent with them all; taken over the rows of factor-1 kernels (x86),
+    # whose FP32 peak the share is of: an Arm row's peak holds cpu_kernel's instruction-count factor, an
+    # estimate the ceiling should not be set by
+    own = [s for p in placed if p.kernel_factor == 1.0 and (s := p.compute_share) is not None]
+    compute = min(max(own or [s for p in placed if (s := p.compute_share) is not None]), 1.0)
     # the bandwidth share, from the rows that ceiling does not hold back
     free = [p for p in placed if not p.compute_s or compute / p.compute_s >= COMPUTE_MARGIN * p.row.value]
     pooled = statistics.median(min(max(p.share, 0.05), 0.95) for p in free) if free else 0.5
@@ -171,8 +179,9 @@ def print_cpu_classes(rows: list[Measurement], catalog: Catalog) -> None:
             f"(fewer than {MIN_CLASS_ROWS} of its own)"
         )
         print(
-            f'measured = "bandwidth share {whose}; compute share the highest any CPU-only fit row reached '
-            f'(2 × active parameters × tokens/s ÷ cores × clock × FLOPs per cycle); |error| {found.error:.0%}"'
+            f'measured = "bandwidth share {whose}; compute share the highest any CPU-only fit row on x86 '
+            "kernels reached (2 × active parameters × tokens/s ÷ cores × clock × FLOPs per cycle); "
+            f'|error| {found.error:.0%}"'
         )
         print("sources = [")
         for url in found.urls:

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bf16_fit import fit_bf16, slow_bf16_row
-from cpu_fit import print_cpu_classes
+from cpu_fit import _threads, print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
 from intel_vulkan_path import old_intel_vulkan_path
@@ -38,6 +38,7 @@ from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import _active_bytes, prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, Request, estimate_memory
 from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
+from rigcheck.core.estimate.speed.cpu_host import cpu_peak
 from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
@@ -144,7 +145,12 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         if host.source == "default" and row.metric == "decode_tokens_per_s":
             return None  # a CPU we cannot place: its bandwidth would be a guess (prefill needs only compute)
         read = sum(per_layer) + head
-        compute = speed.cpu_compute(host_cpu(row.host))
+        # the peak the estimator takes for this run (cpu_host.cpu_peak): the threads it ran, the platform's
+        # cores and FLOPs per cycle, the int8 rate of the kernel llama.cpp picks for the type on that ISA
+        cpu_machine = replace(machine, cpu=host_cpu(row.host))
+        compute = cpu_peak(
+            cpu_machine, catalog, quant_id=est.quant.id if est.quant else None, threads=_threads(row)
+        )
         peak_cpu = compute.flops_per_s if compute else None
         return Point(row, speed.CPU_CLASS, "cpu", read, host.bytes_per_s, len(per_layer), flops, peak_cpu)
     gpu = catalog.gpu(row.gpu_id) if row.gpu_id else None

@@ -283,3 +283,26 @@ def test_every_stated_llama_cpp_build_number_is_read() -> None:
     assert any(r.gpu_id.startswith("amd-") for r, _ in named), "the set has AMD rows at stated builds"
     for row, number in named:
         assert row.engine_build == number, (row.id, row.build)
+
+
+def test_a_host_that_states_its_memory_population_is_read_at_that_peak_not_the_platforms_ceiling() -> None:
+    """A CPU platform's bandwidth is its ceiling: the fastest memory it supports in every channel (a laptop
+    controller that takes LPDDR5X-7500 or DDR5-5600 is entered at the LPDDR5X figure). A host that says what
+    it carries ("96 GB DDR5-5600 dual-channel", "DDR5-5600 in all 12 channels") is read at that peak, as a
+    peak (the memory class's share applies), not as a measurement; a host that states no rate, or no
+    channel count, keeps the platform's figure."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from cpu_hosts import host_memory
+
+    dual = host_memory(
+        "AMD Ryzen AI 9 HX PRO 370 (Zen 5, 12c/24t), 96 GB DDR5-5600 dual-channel (2×48 GB)", GIB
+    )
+    assert dual.bandwidth_bytes_per_s == 2 * 5600 * 10**6 * 8 and dual.bandwidth_source == "catalog"
+    twelve = host_memory("AMD EPYC 9554 (64 cores), 196 GB DDR5-5600 in all 12 channels", GIB)
+    assert twelve.bandwidth_bytes_per_s == 12 * 5600 * 10**6 * 8
+    eight = host_memory("Threadripper PRO 3995WX, 8-channel DDR4-3200", GIB)
+    assert eight.bandwidth_bytes_per_s == 8 * 3200 * 10**6 * 8
+    for unstated in ("intel core i5 13400F, 64GB DDR5", "16 GB RAM (memory type and channels not published)"):
+        assert host_memory(unstated, GIB).bandwidth_bytes_per_s is None
+    measured = host_memory("EPYC 9654, 12×DDR5-4800, the author measured ~230 GB/s", GIB)
+    assert measured.bandwidth_source == "measured" and measured.bandwidth_bytes_per_s == 230 * 10**9

@@ -135,3 +135,20 @@ def test_audit_text_and_reports_say_the_bandwidth_and_where_it_comes_from() -> N
     assert "bandwidth" not in memory_text(replace(mem, bandwidth_bytes_per_s=None))
     machine = Machine(cpu=CPU(logical_cores=8), memory=mem, gpus=())
     assert "83.2 GB/s (measured" in summarise(machine)
+
+
+def test_a_stated_peak_above_the_platforms_ceiling_runs_at_the_ceiling(catalog: Catalog) -> None:
+    """A memory controller clocks DIMMs rated above its supported rate down to that rate: DDR5-5600 DIMMs in
+    an EPYC 9004's twelve channels run at DDR5-4800. A peak the snapshot holds from the catalog or as stated
+    (not a measurement) is therefore at most the platform's; a lower one (fewer channels, slower DIMMs)
+    stands."""
+    rated = Memory(
+        total_bytes=64 * GIB, bandwidth_bytes_per_s=12 * 5600 * 10**6 * 8, bandwidth_source="catalog"
+    )
+    host = speed.host_bandwidth(bare("AMD EPYC 9554 64-Core Processor", rated), catalog)
+    assert (host.bytes_per_s, host.source) == (12 * 4800 * 10**6 * 8, "catalog")
+    slower = replace(rated, bandwidth_bytes_per_s=2 * 5600 * 10**6 * 8)
+    laptop = speed.host_bandwidth(bare("AMD Ryzen AI 9 HX PRO 370", slower), catalog)
+    assert laptop.bytes_per_s == 2 * 5600 * 10**6 * 8
+    measured = replace(rated, bandwidth_source="measured")
+    assert speed.host_bandwidth(bare("AMD EPYC 9554", measured), catalog).bytes_per_s == 12 * 5600 * 10**6 * 8

@@ -31,6 +31,7 @@ _ALIASES = {
     "avxvnni": "avx_vnni",
     "asimd": "neon",
     "asimddp": "asimddp",
+    "dotprod": "asimddp",  # macOS: hw.optional.arm.FEAT_DotProd
     "sse4.2": "sse4_2",
 }
 
@@ -103,7 +104,18 @@ def _macos_cpu(ctx: ProbeContext) -> tuple[str | None, str | None, tuple[str, ..
     flags = set(features)
     if platform.machine() == "arm64" or (model or "").startswith("Apple"):
         flags.add("neon")  # Advanced SIMD is mandatory on AArch64
-        optional = ctx.run(["sysctl", "hw.optional.arm.FEAT_BF16", "hw.optional.arm.FEAT_I8MM"], 2.0) or ""
+        optional = (
+            ctx.run(
+                [
+                    "sysctl",
+                    "hw.optional.arm.FEAT_BF16",
+                    "hw.optional.arm.FEAT_I8MM",
+                    "hw.optional.arm.FEAT_DotProd",
+                ],
+                2.0,
+            )
+            or ""
+        )
         for line in optional.splitlines():
             key, _, value = line.partition(":")
             if value.strip() == "1":

@@ -181,9 +181,17 @@ def cpu_platform(catalog: Catalog, cpu_model: str | None) -> CpuPlatform | None:
 
 def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
     """Peak host memory bandwidth: the snapshot's (measured or typed in), a unified-memory GPU's, the CPU
-    platform's, or a default."""
+    platform's, or a default. A peak the snapshot holds (``bandwidth_source = "catalog"``: the platform's, or
+    DIMMs as stated) is at most the platform's: a memory controller clocks DIMMs rated above its supported
+    rate down to it."""
     memory = machine.memory
-    if memory.bandwidth_bytes_per_s:
+    platform = cpu_platform(catalog, machine.cpu.model)
+    above_ceiling = (
+        memory.bandwidth_source == "catalog"
+        and platform is not None
+        and (memory.bandwidth_bytes_per_s or 0) > platform.bandwidth_bytes_per_s
+    )
+    if memory.bandwidth_bytes_per_s and not above_ceiling:
         source: HostSource = "measured" if memory.bandwidth_source == "measured" else "catalog"
         if memory.bandwidth_source == "default":
             source = "default"
@@ -217,7 +225,6 @@ def host_bandwidth(machine: Machine, catalog: Catalog) -> HostBandwidth:
                     source=spec.source,
                 ),
             )
-    platform = cpu_platform(catalog, machine.cpu.model)
     if platform is not None:
         bw = platform.bandwidth_bytes_per_s
         return HostBandwidth(
@@ -506,6 +513,7 @@ _FLOPS_PER_CYCLE: tuple[tuple[tuple[str, ...], int, str], ...] = (
     (("avx2", "fma"), 32, "AVX2, two 256-bit FMA pipes"),
     (("avx",), 16, "AVX"),
     (("asimd",), 16, "NEON, two 128-bit FMA pipes"),
+    (("neon",), 16, "NEON, two 128-bit FMA pipes"),  # the probe's spelling of Linux's "asimd"
 )
 _FALLBACK_FLOPS_PER_CYCLE = (8, "SSE2")
 #: GGUF types llama.cpp multiplies with Intel AMX tiles (qtype_has_amx_kernels: Q4_0, Q4_1, Q8_0, Q4_K, Q5_K,

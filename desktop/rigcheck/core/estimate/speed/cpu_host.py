@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from rigcheck.core.catalog import Catalog, CpuPlatform, SpeedFactor
 from rigcheck.core.estimate import speed
+from rigcheck.core.estimate.speed.cpu_kernel import cpu_kernel
 from rigcheck.core.machine import Machine
 
 #: the memory classes, each a speed_factor hw_class "cpu-<class>" (catalog/speed.toml) for CPU-only decode
@@ -44,7 +45,8 @@ def decode_factor(catalog: Catalog, machine: Machine) -> tuple[SpeedFactor | Non
 def cpu_peak(
     machine: Machine, catalog: Catalog, *, quant_id: str | None, threads: int | None
 ) -> speed.CpuCompute | None:
-    """The CPU's peak FP32 FLOP/s (``speed.cpu_compute``), with the platform's cores and boost clock where
+    """The CPU's peak FP32 FLOP/s (``speed.cpu_compute``) × the int8 rate of llama.cpp's kernel for the type
+    (``cpu_kernel``), with the platform's cores and boost clock where
     the probe read none (a snapshot from a tool that does not report them, a CPU named by hand), and the
     platform's FLOPs per core per cycle where the ISA flags overstate them (Gracemont E-cores) or an Arm
     SoC reports none. None when neither the probe nor the platform knows the clock."""
@@ -56,15 +58,28 @@ def cpu_peak(
         cpu = replace(cpu, max_mhz=float(platform.boost_mhz), physical_cores=cores)
         filled = True
     compute = speed.cpu_compute(cpu, quant_id=quant_id, threads=threads)
-    if compute is None or platform is None:
-        return compute
+    if compute is None:
+        return None
     per_cycle, isa = compute.flops_per_cycle, compute.isa
+    if platform is None:
+        return _with_kernel(compute, per_cycle, isa, cpu.flags, quant_id)
     if platform.fp32_flops_per_cycle and platform.fp32_flops_per_cycle != per_cycle:
         per_cycle = platform.fp32_flops_per_cycle
         isa = f"{platform.name}: {per_cycle} FP32 FLOPs per core per cycle"
     if filled:
         isa += f"; cores and clock from the platform entry ({platform.source})"
+    return _with_kernel(compute, per_cycle, isa, cpu.flags, quant_id)
+
+
+def _with_kernel(
+    compute: speed.CpuCompute, per_cycle: int, isa: str, flags: tuple[str, ...], quant_id: str | None
+) -> speed.CpuCompute:
+    """``compute`` at ``per_cycle`` FP32 FLOPs, × the int8 rate of the kernel llama.cpp runs for the type
+    (cpu_kernel: 1 on x86, more with Arm's dot-product and i8mm instructions), said in ``isa``."""
+    kernel = cpu_kernel(flags, quant_id)
+    if kernel.why is not None:
+        isa += f"; × {kernel.factor:g}, {kernel.why}"
     if (per_cycle, isa) == (compute.flops_per_cycle, compute.isa):
         return compute
-    flops = compute.cores * compute.ghz * 1e9 * per_cycle
+    flops = compute.cores * compute.ghz * 1e9 * per_cycle * kernel.factor
     return speed.CpuCompute(flops, compute.cores, compute.ghz, per_cycle, isa)
