@@ -126,11 +126,9 @@ def fit_cpu_classes(rows: list[Measurement], catalog: Catalog) -> list[ClassFit]
     if not placed:
         return []
     # the compute ceiling: no row decodes faster than its arithmetic allows, so the highest share any row
-    # reached is the lowest ceiling consistent with them all; taken over the rows of factor-1 kernels (x86),
-    # whose FP32 peak the share is of: an Arm row's peak holds cpu_kernel's instruction-count factor, an
-    # estimate the ceiling should not be set by
-    own = [s for p in placed if p.kernel_factor == 1.0 and (s := p.compute_share) is not None]
-    compute = min(max(own or [s for p in placed if (s := p.compute_share) is not None]), 1.0)
+    # reached is the lowest ceiling consistent with them all, Arm rows included: their peak holds
+    # cpu_kernel's instruction-count factor, and leaving them out would set a ceiling below what they reached
+    compute = min(max(s for p in placed if (s := p.compute_share) is not None), 1.0)
     # the bandwidth share, from the rows that ceiling does not hold back
     free = [p for p in placed if not p.compute_s or compute / p.compute_s >= COMPUTE_MARGIN * p.row.value]
     pooled = statistics.median(min(max(p.share, 0.05), 0.95) for p in free) if free else 0.5
@@ -179,8 +177,8 @@ def print_cpu_classes(rows: list[Measurement], catalog: Catalog) -> None:
             f"(fewer than {MIN_CLASS_ROWS} of its own)"
         )
         print(
-            f'measured = "bandwidth share {whose}; compute share the highest any CPU-only fit row on x86 '
-            "kernels reached (2 × active parameters × tokens/s ÷ cores × clock × FLOPs per cycle); "
+            f'measured = "bandwidth share {whose}; compute share the highest any CPU-only fit row '
+            "reached (2 × active parameters × tokens/s ÷ cores × clock × FLOPs per cycle); "
             f'|error| {found.error:.0%}"'
         )
         print("sources = [")

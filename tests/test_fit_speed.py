@@ -296,19 +296,17 @@ def test_the_micro_batchs_fixed_cost_is_taken_off_before_the_gemm_share_is_fitte
     assert slower[("nvidia-consumer", "cuda")].efficiency < 0.39
 
 
-def test_the_cpu_decode_compute_ceiling_is_set_by_rows_whose_kernels_the_shares_describe() -> None:
-    """The CPU classes' decode compute share is a share of x86's FP32 peak (speed/cpu_kernel.py: x86 kernels
-    have factor 1); an Arm row's peak carries its dot-product/i8mm factor, an estimate of its own, so it is
-    placed and its bandwidth share used, but the compute ceiling comes from the factor-1 rows."""
+def test_the_cpu_decode_compute_ceiling_is_consistent_with_every_cpu_row() -> None:
+    """The CPU classes' decode compute share is the highest any CPU-only fit row reached, Arm rows (whose peak
+    carries speed/cpu_kernel.py's dot-product/i8mm factor) included, so no fit row decodes faster than the
+    ceiling its own arithmetic allows."""
     import cpu_fit
     from rigcheck.core.catalog import load_catalog
 
     catalog = load_catalog(use_overlay=False)
     rows = load()
     placed = cpu_fit.cpu_rows(rows, catalog)
-    arm = [p for p in placed if p.kernel_factor != 1.0]
-    x86 = [p for p in placed if p.kernel_factor == 1.0]
-    assert arm and x86, "the fit split has CPU-only decode rows on both kinds of kernel"
+    assert any(p.kernel_factor != 1.0 for p in placed), "the fit split has CPU-only rows on Arm kernels"
     fits = cpu_fit.fit_cpu_classes(rows, catalog)
-    envelope = max(s for p in x86 if (s := p.compute_share) is not None)
-    assert all(f.compute == pytest.approx(min(envelope, 1.0)) for f in fits)
+    envelope = max(s for p in placed if (s := p.compute_share) is not None)
+    assert fits and all(f.compute == pytest.approx(min(envelope, 1.0)) for f in fits)
