@@ -549,6 +549,8 @@ def prefill_lines(fit: PrefillFit) -> list[str]:
         lines.append(f"prefill_tflops_per_watt = {fit.tflops_per_watt:.3f}")
     if fit.coopmat_factor != 1.0:
         lines.append(f"prefill_coopmat_factor = {min(fit.coopmat_factor, 16.0):.2f}")
+    if fit.coopmat_moe_factor != 1.0:
+        lines.append(f"prefill_coopmat_moe_factor = {min(fit.coopmat_moe_factor, 2.0):.2f}")
     if fit.expert_us:
         lines.append(f"prefill_expert_us = {min(fit.expert_us, 1000.0):.1f}")
     return lines
@@ -683,6 +685,8 @@ class PrefillFit:
     coopmat_factor: float = 1.0
     #: µs per expert launch of SYCL's per-expert loop (sycl_expert_fit; 0: not fitted)
     expert_us: float = 0.0
+    #: the MoE factor of rows on cooperative matrices (coop_moe_group), 1 where the class has none
+    coopmat_moe_factor: float = 1.0
 
 
 #: a matrix-engine factor needs this many rows on cooperative matrices and this many without in one class ×
@@ -718,6 +722,25 @@ def moe_group(key: tuple[str, str]) -> str:
     """The rows that share one MoE prefill factor: the class's, except a backend of OWN_MOE_BACKENDS."""
     cls, backend = key
     return f"{cls}/{backend}" if backend in OWN_MOE_BACKENDS else cls
+
+
+#: A MoE factor is the ratio of an expert GEMM to the dense GEMM of one kernel family, so rows whose prompt
+#: GEMMs run on cooperative matrices (Point.coopmat: Intel Xe2 on Vulkan) fit one of their own: there
+#: ``ggml_vk_mul_mat_id_q_f16`` runs the KHR_coopmat ``matmul_id_subgroup_*_f16`` shaders with the generic
+#: 128-invocation ``l_warptile_mmqid`` beside the dense coopmat shaders on the 512-invocation tiles tuned for
+#: Intel coopmat (``l_warptile``/``l_warptile_mmq``), where Alchemist runs both on the shader-core family's
+#: 64 × 64 tiles (ggml-org/ggml src/ggml-vulkan/ggml-vulkan.cpp@d99724f, ggml_vk_load_shaders and the Intel
+#: case of ``mul_mat_id_l``). Where a class has fewer than MIN_MOE_ROWS such rows, the factor is the one of
+#: the class whose fitted Vulkan MoE rows run the same KHR_coopmat matmul_id shaders: Strix Halo's RDNA 3.5
+#: on RADV ("matrix cores: KHR_coopmat", ggml-org/llama.cpp PR #21344's device line;
+#: ``ggml_vk_khr_cooperative_matrix_support`` returns true for RADV), whose class factor pools those Vulkan
+#: rows with its ROCm ones
+BORROWED_COOPMAT_MOE = {"intel": "amd-apu"}
+
+
+def coop_moe_group(key: tuple[str, str]) -> str:
+    """The rows on cooperative matrices of ``key`` that share one MoE factor (BORROWED_COOPMAT_MOE)."""
+    return f"{moe_group(key)}/coopmat"
 
 
 #: a power cap is fitted for a class × backend only when its dense rows hold at least this many GPUs with a
@@ -845,7 +868,9 @@ def fit_prefill(
     # the float factor of a class × backend: its own unquantized rows where it has MIN_FLOAT_ROWS of them,
     # else the median over its backend's (see MIN_FLOAT_ROWS)
     f_float = dict.fromkeys(rows, 1.0)
-    groups_moe = {moe_group(key) for key in rows}
+    groups_moe = {moe_group(key) for key in rows} | {
+        coop_moe_group(key) for key, kept in rows.items() if any(p.coopmat for p, _r in kept)
+    }
     f_moe = dict.fromkeys(groups_moe, 1.0)
     eff = {key: statistics.median(r / (p.peak_flops or 1.0) for p, r in kept) for key, kept in rows.items()}
     cap: dict[tuple[str, str], float | None] = dict.fromkeys(rows)
@@ -860,8 +885,11 @@ def fit_prefill(
     # and its MoE rows set the class's MoE factor; elsewhere all its rows do, with the factor divided out.
     dense_key = {key: sum(1 for p, _s in kept if not p.moe) >= MIN_MOE_ROWS for key, kept in rows.items()}
 
+    def group_of(key: tuple[str, str], p: Point) -> str:
+        return coop_moe_group(key) if p.coopmat else moe_group(key)
+
     def moe_share(key: tuple[str, str], p: Point) -> float:
-        factor = f_moe[moe_group(key)]
+        factor = f_moe[group_of(key, p)]
         return min(factor * (p.tokens_per_expert / speed.MOE_TOKENS_REF) ** exponent, 1.0) if p.moe else 1.0
 
     # the matrix-engine factor (Point.coopmat) of a class × backend with MIN_COOPMAT_ROWS rows on each side
@@ -882,7 +910,7 @@ def fit_prefill(
                     r
                     / (
                         (f_float[key] if p.unquantized else 1.0)
-                        * (f_moe[moe_group(key)] if p.moe else 1.0)
+                        * (f_moe[group_of(key, p)] if p.moe else 1.0)
                         * coop(key, p)
                     ),
                 )
@@ -923,9 +951,9 @@ def fit_prefill(
             c: [
                 (p.tokens_per_expert, r / dense_rate(p, eff[key], cap[key]) / coop(key, p))
                 for key, kept in rows.items()
-                if moe_group(key) == c and dense_key[key]
+                if dense_key[key]
                 for p, r in kept
-                if p.moe and p.expert_loop is None
+                if p.moe and p.expert_loop is None and group_of(key, p) == c
             ]
             for c in groups_moe
         }
@@ -942,6 +970,10 @@ def fit_prefill(
             if len(found) >= MIN_MOE_ROWS:
                 f_moe[c] = statistics.median(r / (b / speed.MOE_TOKENS_REF) ** exponent for b, r in found)
                 moe_n[c] = len(found)
+        for c in groups_moe:
+            cls = c.split("/")[0]
+            if c.endswith("/coopmat") and moe_n[c] < MIN_MOE_ROWS and cls in BORROWED_COOPMAT_MOE:
+                f_moe[c] = f_moe.get(BORROWED_COOPMAT_MOE[cls], 1.0)
         for key in coop_fits:
             f_coop[key] = statistics.median(
                 r
@@ -1030,6 +1062,15 @@ def fit_prefill(
                 if moe_n.get(group, 0)
                 else f"; MoE factor borrowed from {BORROWED_MOE[cls]} (no MoE row of its own)"
             )
+        coop_group = coop_moe_group(key)
+        coop_moe = f_moe.get(coop_group, 1.0)
+        if coop_moe != 1.0:
+            said += (
+                f"; MoE factor on cooperative matrices from {moe_n[coop_group]} MoE rows on them"
+                if moe_n[coop_group] >= MIN_MOE_ROWS
+                else f"; MoE factor on cooperative matrices borrowed from {BORROWED_COOPMAT_MOE[cls]} (the same "
+                "Vulkan KHR_coopmat matmul_id shaders; no MoE rows enough of its own on them)"
+            )
         if f_moe[group] != 1.0:
             said += f"; exponent pooled over {exponent_n} MoE rows"
         if loop_us[key][0]:
@@ -1058,6 +1099,7 @@ def fit_prefill(
             fm,
             f_coop[key],
             loop_us[key][0],
+            coop_moe,
         )
     return fits
 

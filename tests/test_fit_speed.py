@@ -278,6 +278,55 @@ def test_sycls_expert_loop_fits_its_own_moe_factor_apart_from_the_classs_tiled_k
     assert fit_speed.moe_group(("intel", "vulkan")) == fit_speed.moe_group(("intel", "rocm")) == "intel"
 
 
+def _intel_vulkan_rows(moe_shares: dict[bool, float], moe_n: dict[bool, int]) -> list[fit_speed.Point]:
+    """Intel Vulkan rows at 0.4 of the peak on shader cores, × 2.5 on cooperative matrices (dense: 3 a side),
+    and ``moe_n[coopmat]`` MoE rows at ``moe_shares[coopmat]`` of that path's dense rate."""
+    found = []
+    for coopmat in (False, True):
+        rate = 20 * 0.4 * (2.5 if coopmat else 1.0)
+        tag = "x" if coopmat else "s"
+        made = [(f"{tag}{g}", rate, False) for g in "abc"]
+        made += [(f"{tag}m{g}", rate * moe_shares[coopmat], True) for g in "abc"[: moe_n[coopmat]]]
+        for gpu, tflops, moe in made:
+            p = point(gpu, 20, 200, tflops)
+            found.append(dataclasses.replace(p, hw_class="intel", backend="vulkan", coopmat=coopmat, moe=moe))
+    return found
+
+
+def test_moe_rows_on_cooperative_matrices_fit_their_own_moe_factor() -> None:
+    """Vulkan's expert GEMMs take the kernel family of the dense ones: on Intel Xe2 the cooperative-matrix
+    matmul_id shaders (generic 128-invocation tiles) beside the Xe2-tuned dense tiles, on Alchemist the
+    shader-core ones. MoE rows at 0.2 of the dense rate on shader cores and 0.5 on cooperative matrices fit
+    0.2 and 0.5, not one figure for both; the matrix-engine factor stays the dense rows' 2.5."""
+    rows = {("intel", "vulkan"): _intel_vulkan_rows({False: 0.2, True: 0.5}, {False: 2, True: 2})}
+    found = fit_speed.fit_prefill(rows, {}, power="none")[("intel", "vulkan")]
+    assert found.moe_factor == pytest.approx(0.2, rel=0.01)
+    assert found.coopmat_moe_factor == pytest.approx(0.5, rel=0.01)
+    assert found.coopmat_factor == pytest.approx(2.5, rel=0.01)
+    assert "cooperative matrices" in found.said
+
+
+def test_without_coopmat_moe_rows_the_factor_comes_from_the_same_vulkan_shaders_elsewhere() -> None:
+    """With no MoE row of its own on cooperative matrices, Intel's cooperative-matrix MoE factor is not the
+    shader-core rows' 0.2 but the one fitted on the class whose Vulkan MoE rows run the same KHR_coopmat
+    matmul_id shaders (fit_speed.BORROWED_COOPMAT_MOE)."""
+    rows = {("intel", "vulkan"): _intel_vulkan_rows({False: 0.2, True: 0.5}, {False: 2, True: 0})}
+    source = fit_speed.BORROWED_COOPMAT_MOE["intel"]
+    rows[(source, "vulkan")] = [
+        dataclasses.replace(
+            point(f"o{g}", 20, 200, 20 * 0.5 * (0.6 if moe else 1.0)),
+            hw_class=source,
+            backend="vulkan",
+            moe=moe,
+        )
+        for g, moe in (("a", False), ("b", False), ("c", False), ("d", True), ("e", True))
+    ]
+    found = fit_speed.fit_prefill(rows, {}, power="none")
+    assert found[("intel", "vulkan")].moe_factor == pytest.approx(0.2, rel=0.01)
+    assert found[("intel", "vulkan")].coopmat_moe_factor == pytest.approx(0.6, rel=0.01)
+    assert found[(source, "vulkan")].coopmat_moe_factor == 1.0  # its catalog peak is already the matrix rate
+
+
 def test_the_micro_batchs_fixed_cost_is_taken_off_before_the_gemm_share_is_fitted() -> None:
     """Rows whose time is GEMMs at 40% of the peak plus each layer's fixed cost once per 512-token micro-batch
     (speed/fixed.py prompt_fixed_seconds): with the class's per-layer cost known, the fitted share is the

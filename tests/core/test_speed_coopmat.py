@@ -111,3 +111,26 @@ def test_sycl_multiplies_bf16_prompts_on_the_fp32_path_before_b8888(catalog: Cat
     assert "BF16 on SYCL" not in current_why and current > bf16
     _, vulkan_why = rate("bf16", "vulkan")
     assert "BF16 on SYCL" not in vulkan_why
+
+
+def test_experts_on_cooperative_matrices_take_the_coopmat_moe_factor(catalog: Catalog) -> None:
+    """A mixture of experts' share of the dense rate belongs to the kernel pair that runs it: on Xe2 the
+    cooperative-matrix matmul_id shaders (prefill_coopmat_moe_factor), on Alchemist the shader-core ones
+    (prefill_moe_factor, fitted on 2 × A770 rows); a dense model takes neither."""
+    factor = speed.speed_factor(catalog, "intel", "vulkan")
+    assert factor is not None and factor.prefill_coopmat_moe_factor != 1.0  # fitted or borrowed (speed.toml)
+    mine = dataclasses.replace(
+        factor, prefill_moe_factor=0.2, prefill_coopmat_moe_factor=0.5, prefill_moe_exponent=0.0
+    )
+    on_xmx = speed.prefill_path(mine, moe=True, unquantized=False, coopmat=True)
+    on_shaders = speed.prefill_path(mine, moe=True, unquantized=False, coopmat=False)
+    assert on_xmx.factor == pytest.approx(0.5)
+    assert on_shaders.factor == pytest.approx(0.2)
+    assert speed.prefill_path(mine, moe=False, unquantized=False, coopmat=True).factor == 1.0
+    # the estimate: an Xe2 GPU's MoE prompt over its dense one at the coopmat MoE share, an A770's at the other
+    b70 = prefill(catalog, "intel-arc-pro-b70", "gemma-4-26b-a4b", "vulkan")
+    a770 = prefill(catalog, "intel-arc-a770", "gemma-4-26b-a4b", "vulkan")
+    b70_per_tflops = b70 / gpu(catalog, "intel-arc-pro-b70").fp32_tflops  # type: ignore[operator]
+    a770_per_tflops = a770 / gpu(catalog, "intel-arc-a770").fp32_tflops  # type: ignore[operator]
+    ratio = factor.prefill_coopmat_factor * factor.prefill_coopmat_moe_factor / factor.prefill_moe_factor
+    assert b70_per_tflops / a770_per_tflops == pytest.approx(ratio, rel=0.1)

@@ -136,7 +136,12 @@ def _check_format(kind: str, record: Any) -> str | None:
         value = record.prefill_compute_efficiency
         if value is not None and not 0.0 < value <= 2.0:
             return f"prefill_compute_efficiency: {value!r} is not between 0 and 2 times the listed peak"
-        for name in ("prefill_float_factor", "prefill_moe_factor", "prefill_float_moe_factor"):
+        for name in (
+            "prefill_float_factor",
+            "prefill_moe_factor",
+            "prefill_float_moe_factor",
+            "prefill_coopmat_moe_factor",
+        ):
             if not 0.0 < getattr(record, name) <= 2.0:
                 return f"{name}: {getattr(record, name)!r} must be above 0 and at most 2"
         if not 0.0 <= record.prefill_expert_us <= 1000.0:

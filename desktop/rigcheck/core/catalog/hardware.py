@@ -153,6 +153,10 @@ class SpeedFactor:
     #: GPU whose listed peak is its shader-core rate (Intel Xe2 and later: speed/coopmat.py) relative to the
     #: class's shader-core share; 1 where not fitted
     prefill_coopmat_factor: float = 1.0
+    #: a mixture of experts' prefill relative to a dense model's, at 64 tokens per expert, where those
+    #: cooperative matrices run it (Vulkan's KHR_coopmat matmul_id shaders against its dense coopmat ones):
+    #: ``prefill_moe_factor``'s counterpart on that kernel path (speed.prefill_path); 1 where not fitted
+    prefill_coopmat_moe_factor: float = 1.0
     #: µs of host and launch work per routed expert per MoE layer in a prompt micro-batch where the backend
     #: multiplies the experts one at a time (llama.cpp SYCL: core/estimate/speed/sycl_experts.py); it stands
     #: in for the MoE factor there; 0 where not fitted

@@ -306,7 +306,12 @@ def moe_tokens_per_expert(micro_batch: int, experts_per_token: int, experts: int
 
 
 def prefill_path(
-    factor: SpeedFactor, *, moe: bool, unquantized: bool, tokens_per_expert: float = MOE_TOKENS_REF
+    factor: SpeedFactor,
+    *,
+    moe: bool,
+    unquantized: bool,
+    tokens_per_expert: float = MOE_TOKENS_REF,
+    coopmat: bool = False,
 ) -> PrefillPath:
     """The class × backend's fitted prefill multipliers that apply to this model and format.
 
@@ -318,6 +323,10 @@ def prefill_path(
     they reach a smaller share of the peak than the dense GEMM: ``prefill_moe_factor`` at 64 tokens per
     expert, × (tokens per expert / 64) ** ``prefill_moe_exponent``, never above the dense share. Both are
     fitted per hardware class × backend on measured rows (benchmarks/fit_speed.py).
+
+    The MoE factor is a ratio within one kernel family, so ``coopmat`` (Intel XMX through Vulkan cooperative
+    matrices, PrefillCompute.coopmat) takes ``prefill_coopmat_moe_factor`` where set: the coopmat matmul_id
+    shaders, not the shader-core ones (speed/intel_paths.py).
     """
     value, words = 1.0, list[Said]()
     if moe and unquantized and factor.prefill_float_moe_factor != 1.0:
@@ -335,9 +344,12 @@ def prefill_path(
     if unquantized and factor.prefill_float_factor != 1.0:
         value *= factor.prefill_float_factor
         words.append(say("unquantized weights × {factor}", factor=Num(factor.prefill_float_factor, 2)))
-    if moe and factor.prefill_moe_factor != 1.0:
+    moe_factor = factor.prefill_moe_factor
+    if coopmat and factor.prefill_coopmat_moe_factor != 1.0:
+        moe_factor = factor.prefill_coopmat_moe_factor
+    if moe and moe_factor != 1.0:
         scale = (max(tokens_per_expert, 1.0) / MOE_TOKENS_REF) ** factor.prefill_moe_exponent
-        moe_share = min(factor.prefill_moe_factor * scale, 1.0)
+        moe_share = min(moe_factor * scale, 1.0)
         value *= moe_share
         words.append(
             say(

@@ -305,6 +305,7 @@ def gpu_prefill(
             moe=arch.is_moe and not shader_experts and i not in loops,
             unquantized=unquantized or blas,
             tokens_per_expert=per_expert,
+            coopmat=compute.coopmat,
         )
         if blas:
             dequantised.add(i)
