@@ -38,6 +38,15 @@ def fit_bf16(
 ) -> dict[str, Bf16Fit]:
     """``points``: fit_speed Points of slow-BF16 rows; ``fitted(cls, backend)``: (efficiency, per-layer µs).
     Per backend, pooled over its classes."""
+    return {b: Bf16Fit(*found) for b, found in median_read_shares(points, fitted).items()}
+
+
+def median_read_shares(
+    points: Sequence[Any], fitted: Callable[[str, str], tuple[float, float] | None]
+) -> dict[str, tuple[float, int, tuple[str, ...]]]:
+    """Per backend: the median of the rows' weight-read time at their class's fitted rate over what is left of
+    a token once the per-layer cost and GPU hops are taken off (capped at 2), the row count and their sources:
+    the factor a kernel path slower than the class's own reads at (BF16, SYCL's unreordered types)."""
     shares: dict[str, list[float]] = {}
     urls: dict[str, set[str]] = {}
     for p in points:
@@ -51,6 +60,6 @@ def fit_bf16(
         shares.setdefault(p.backend, []).append(p.bytes_per_token / (p.bandwidth * eff) / rest)
         urls.setdefault(p.backend, set()).add(p.row.source_url)
     return {
-        b: Bf16Fit(round(min(statistics.median(v), 2.0), 2), len(v), tuple(sorted(urls[b])))
+        b: (round(min(statistics.median(v), 2.0), 2), len(v), tuple(sorted(urls[b])))
         for b, v in shares.items()
     }

@@ -9,11 +9,11 @@ bf16_fit does for BF16).
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from bf16_fit import median_read_shares
 from measurements import Measurement, row_build
 from rigcheck.core.estimate.speed.kernels import ggml_type
 from rigcheck.core.estimate.speed.sycl_matvec import REORDER_SINCE, TWO_BYTE_BLOCKS
@@ -68,27 +68,6 @@ def fit_unreordered(
     found: dict[str, list[UnreorderedFit]] = {}
     for unaligned in (False, True):
         group = [p for p in points if unaligned_row(p.row) == unaligned]
-        for backend, fit in _median_shares(group, fitted).items():
-            found.setdefault(backend, []).append(replace(fit, unaligned=unaligned))
+        for backend, (factor, n, urls) in median_read_shares(group, fitted).items():
+            found.setdefault(backend, []).append(UnreorderedFit(factor, n, urls, unaligned))
     return found
-
-
-def _median_shares(
-    points: Sequence[Any], fitted: Callable[[str, str], tuple[float, float] | None]
-) -> dict[str, UnreorderedFit]:
-    shares: dict[str, list[float]] = {}
-    urls: dict[str, set[str]] = {}
-    for p in points:
-        fit = fitted(p.hw_class, p.backend)
-        if fit is None:
-            continue
-        eff, tau = fit
-        rest = 1 / p.row.value - p.layers * tau * 1e-6 - p.hop_seconds
-        if rest <= 0:
-            continue
-        shares.setdefault(p.backend, []).append(p.bytes_per_token / (p.bandwidth * eff) / rest)
-        urls.setdefault(p.backend, set()).add(p.row.source_url)
-    return {
-        b: UnreorderedFit(round(min(statistics.median(v), 2.0), 2), len(v), tuple(sorted(urls[b])))
-        for b, v in shares.items()
-    }
