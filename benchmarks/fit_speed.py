@@ -41,9 +41,11 @@ from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.estimate.speed.cpu_host import cpu_peak
 from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
+from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
+from rigcheck.core.estimate.speed.stage_copy import boundary_seconds, staged_through_host
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, sycl_expert_loop
-from rigcheck.core.machine import CPU, Machine, Memory
+from rigcheck.core.machine import CPU, GPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.whatif import simulate
@@ -107,6 +109,9 @@ class Point:
     #: takes it: speed/fixed.py prompt_fixed_seconds) and the tokens in its micro-batch
     prompt_layer_us: float = 0.0
     ubatch: int = LLAMA_CPP_UBATCH
+    #: seconds per prompt token a layer split's boundaries spend copying the hidden state (speed/stage_copy.py,
+    #: without the hand-off latency, which ``per_hop_us`` adds once per micro-batch in gemm_rate)
+    prompt_copy_s: float = 0.0
 
     @property
     def hop_seconds(self) -> float:
@@ -204,6 +209,14 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         fp32_flops=gpu.fp32_tflops * 1e12 if gpu.fp32_tflops else None,
         expert_loop=loop,
         ubatch=ubatch,
+        prompt_copy_s=max(row.gpu_count - 1, 0)
+        * boundary_seconds(
+            model.arch.hidden_size,
+            ubatch,
+            pcie_gbs(GPU(gpu.vendor, gpu.name, None), gpu),
+            staged=staged_through_host(gpu),
+            latency_us=0.0,
+        ),
     )
 
 
@@ -233,6 +246,8 @@ def gemm_rate(p: Point) -> float:
     prompt_fixed_seconds), never below a tenth of the measured time, × its FLOPs per token."""
     measured = 1 / p.row.value
     seconds = measured - p.layers * p.prompt_layer_us * 1e-6 / max(p.ubatch, 1)
+    # a layer split's hand-offs, one per boundary and micro-batch, as the estimator adds them
+    seconds -= p.prompt_copy_s + p.hops * p.per_hop_us * 1e-6 / max(p.ubatch, 1)
     if p.scan_flops and p.fp32_flops and p.scan_efficiency:
         seconds -= p.scan_flops / (p.fp32_flops * p.scan_efficiency)
     return p.flops_per_token / max(seconds, 0.1 * measured)
@@ -421,7 +436,14 @@ def main() -> None:
     # each prompt row pays its layers' fixed cost once per micro-batch at the decode figure its class × backend
     # prints (a borrowing class: its neighbour's), as the estimator takes it (speed/fixed.py)
     prefill = {
-        key: [replace(p, prompt_layer_us=printed_per_layer_us(key, decode_fits)) for p in points]
+        key: [
+            replace(
+                p,
+                prompt_layer_us=printed_per_layer_us(key, decode_fits),
+                per_hop_us=hop_fits[key].us if key in hop_fits else 0.0,
+            )
+            for p in points
+        ]
         for key, points in prefill.items()
     }
     prefill_fits = fit_prefill(prefill, {key: f[0] for key, f in decode_fits.items()})

@@ -359,3 +359,17 @@ def test_the_cpu_decode_compute_ceiling_is_consistent_with_every_cpu_row() -> No
     fits = cpu_fit.fit_cpu_classes(rows, catalog)
     envelope = max(s for p in placed if (s := p.compute_share) is not None)
     assert fits and all(f.compute == pytest.approx(min(envelope, 1.0)) for f in fits)
+
+
+def test_a_layer_splits_hand_offs_are_taken_off_before_the_gemm_share_is_fitted() -> None:
+    """Multi-GPU prompt rows whose time is GEMMs at 40% of the peak plus each boundary's hidden-state copy and
+    hand-off latency once per micro-batch (speed/stage_copy.py): the fitted share is the GEMMs' 40%."""
+    copy_s, hops, hop_us = 2e-6, 3, 200.0
+    points = []
+    for g, peak, _w in CARDS:
+        gemm_s = FLOPS / (peak * 1e12 * 0.4)
+        p = point(g, peak, 1000, FLOPS / (gemm_s + copy_s + hops * hop_us * 1e-6 / 512) / 1e12)
+        points.append(dataclasses.replace(p, hops=hops, per_hop_us=hop_us, prompt_copy_s=copy_s))
+    assert fit_speed.gemm_rate(points[0]) == pytest.approx(CARDS[0][1] * 1e12 * 0.4)
+    found = fit_speed.fit_prefill({("nvidia-consumer", "cuda"): points}, {}, power="none")
+    assert found[("nvidia-consumer", "cuda")].efficiency == pytest.approx(0.4)

@@ -21,6 +21,7 @@ from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kerne
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
 from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_seconds_per_token
+from rigcheck.core.estimate.speed.stage_copy import layer_split_hand_offs
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
 from rigcheck.core.machine import Machine
@@ -144,26 +145,49 @@ PIPELINE_SOURCE = "ggml-org/llama.cpp src/llama-context.cpp@4c7103b, pipeline_pa
 
 
 def pipelined_ubatches(placement: Placement, gpus: int, prompt: int, ubatch: int, cpu_read: float) -> int:
-    """Micro-batches llama.cpp runs at once across a layer split (1: none overlap).
+    """Micro-batches of the prompt that go through a layer split as one pipeline (1: none overlap).
 
     llama_context turns pipeline parallelism on when the model spans more than one device, every layer is on
     a GPU (n_gpu_layers > n_layer), the split is by layers, the KV cache is offloaded and no tensor is
-    overridden; the scheduler then keeps up to GGML_SCHED_MAX_COPIES micro-batches of one batch in flight,
-    GPU i working on micro-batch j while GPU i + 1 takes j - 1 (PIPELINE_SOURCE). A prompt no longer than one
-    micro-batch (llama-bench pp512) has nothing to overlap.
+    overridden; the scheduler then lets GPU i work on micro-batch j while GPU i + 1 takes j - 1
+    (PIPELINE_SOURCE). llama_context::decode returns without synchronising ("//synchronize();", same file)
+    and llama-bench synchronises once after the prompt's last batch
+    (tools/llama-bench/llama-bench.cpp@050fc7f, test_prompt), so the micro-batches of every n_batch batch
+    of the prompt follow each other through the pipeline; GGML_SCHED_MAX_COPIES bounds how far ahead the
+    host runs (pipeline_seconds). A prompt no longer than one micro-batch (llama-bench pp512) has nothing
+    to overlap.
     """
     if gpus < 2 or placement.split != "layer" or cpu_read or placement.cpu_expert_layers:
         return 1
     if placement.gpu_layers < placement.total_layers:
         return 1
-    batch = min(max(prompt, 1), LLAMA_CPP_BATCH)
-    return max(1, min(-(-batch // max(ubatch, 1)), SCHED_MAX_COPIES))
+    return max(1, -(-max(prompt, 1) // max(ubatch, 1)))
 
 
-def pipeline_seconds(stage_seconds: Sequence[float], ubatches: int) -> float:
+def pipeline_seconds(stage_seconds: Sequence[float], ubatches: int, copies: int = SCHED_MAX_COPIES) -> float:
     """Seconds per token of ``ubatches`` micro-batches through GPUs that each take ``stage_seconds`` per token
-    of one: the first micro-batch crosses every GPU, each further one leaves after the slowest GPU's turn."""
-    return (sum(stage_seconds) + (ubatches - 1) * max(stage_seconds)) / ubatches
+    of one, as ggml_backend_sched_compute_splits issues them (ggml-org/ggml src/ggml-backend.cpp@d99724f):
+    a GPU takes micro-batch j once it has finished j - 1 and the GPU before it has handed j over, and the
+    host, which issues the splits in order, first waits (ggml_backend_event_synchronize) for the event the
+    same split recorded ``copies`` micro-batches before, whose input copies it is about to overwrite. Up to
+    ``copies`` + 1 GPUs that is one pass plus the slowest GPU's turn per further micro-batch; with more GPUs
+    the host holds micro-batch j + 1 until j - ``copies`` has left the last one."""
+    count = max(ubatches, 1)
+    previous = [0.0] * len(stage_seconds)  # when each GPU finished the micro-batch before
+    finished: list[list[float]] = []  # per micro-batch, when each GPU finished it
+    host = 0.0
+    for j in range(count):
+        oldest = finished[j - copies] if j >= copies else None
+        ready = 0.0  # when the GPU before handed this micro-batch over
+        row = []
+        for g, seconds in enumerate(stage_seconds):
+            if oldest is not None:
+                host = max(host, oldest[g])
+            ready = max(host, ready, previous[g]) + seconds
+            row.append(ready)
+        finished.append(row)
+        previous = row
+    return previous[-1] / count if previous else 0.0
 
 
 #: backends whose prompt GEMMs ggml_cuda_should_use_mmq chooses (the HIP build shares the CUDA sources)
@@ -374,6 +398,11 @@ def gpu_prefill(
             if fixed_s:
                 fixed_us.append((layers_here, factor.per_layer_us if factor else 0.0, fixed_s * 1e6))
             seconds_per_token.append(max(compute_s, memory_s) + fixed_s)
+        hand_off = layer_split_hand_offs(
+            placement, used, gpus, specs, gpu_factors, hidden_size=arch.hidden_size, ubatch=ubatch
+        )
+        for position, seconds in enumerate(hand_off.seconds):
+            seconds_per_token[position] += seconds  # on the sending GPU's stream, part of its turn
         total = max(seconds_per_token) if placement.split == "tensor" else sum(seconds_per_token)
         in_flight = pipelined_ubatches(placement, len(used), est.context, ubatch, cpu_read)
         if in_flight > 1:
@@ -417,14 +446,16 @@ def gpu_prefill(
                     why=why,
                 )
             )
+        if hand_off.said is not None:
+            explanation.append(hand_off.said)
         if in_flight > 1:
             explanation.append(
                 say(
                     "prefill: llama.cpp's pipeline parallelism keeps {ubatches} micro-batches of a "
                     "{batch}-token batch in flight across the {gpus} GPUs of the layer split, so each GPU "
                     "works on its own micro-batch while the next GPU takes the previous one",
-                    ubatches=in_flight,
-                    batch=in_flight * ubatch,
+                    ubatches=min(in_flight, SCHED_MAX_COPIES),
+                    batch=min(in_flight * ubatch, LLAMA_CPP_BATCH),
                     gpus=len(used),
                 )
             )
