@@ -17,32 +17,45 @@ checkpointing (Unsloth's) moves those inputs to host RAM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
-from rigcheck.core.estimate import training_mixers as mixers
 from rigcheck.core.estimate.lora_targets import SOURCE as LORA_SOURCE
 from rigcheck.core.estimate.lora_targets import lora_param_count, lora_plan
+from rigcheck.core.estimate.training_activations import KORTHIKANTI, _activations
+from rigcheck.core.estimate.training_megatrain import _megatrain_memory
 from rigcheck.core.estimate.training_mixers import (
     Attention,
     backward_token_bytes,
     ffn_width,
     layer_token_bytes,
 )
-from rigcheck.core.estimate.training_profiles import (
-    Optimizer,
-    Precision,
-    Profile,
-    TrainCheckpointing,
+from rigcheck.core.estimate.training_states import (
+    FOREACH_ADAMW_STACKS,
+    FOREACH_SQRT,
+    ZERO_MASTER,
+    _states,
+    _step_temporary,
 )
+from rigcheck.core.estimate.training_types import Method, Part, Setup, TrainingMemory, Where
 from rigcheck.core.estimate.training_zero import ZERO_STEP_SOURCE, zero_step
 from rigcheck.core.i18n import tr
 from rigcheck.core.models.spec import ArchConfig
 
-__all__ = ["Attention", "backward_token_bytes", "layer_token_bytes", "lora_param_count"]
-
-Method = Literal["full", "lora", "qlora"]
-Where = Literal["gpu", "host", "paged"]
+__all__ = [
+    "FOREACH_ADAMW_STACKS",
+    "FOREACH_SQRT",
+    "KORTHIKANTI",
+    "ZERO_MASTER",
+    "Attention",
+    "Method",
+    "Part",
+    "Setup",
+    "TrainingMemory",
+    "Where",
+    "backward_token_bytes",
+    "layer_token_bytes",
+    "lora_param_count",
+]
 
 GIB = 1024**3
 #: "When PyTorch uses CUDA for the first time, it allocates between 300 MiB and 2 GiB of VRAM"
@@ -50,8 +63,6 @@ GIB = 1024**3
 #: #12126, #14447). Half a GiB is the low end a bare PyTorch training process shows.
 CUDA_CONTEXT = GIB // 2
 CONTEXT_SOURCE = "PyTorch CUDA context: 300 MiB-2 GiB (vram.asmirnov.xyz); vLLM non-torch 0.16-1.79 GiB"
-KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198) tensor accounting, per saved tensor"
-ZERO_MASTER = "ZeRO (arXiv 1910.02054) §3: mixed precision keeps fp32 master weights"
 GATHER = "PyTorch FSDP backward_prefetch; DeepSpeed ZeRO-3 prefetch"
 NO_SYNC = (
     "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py FullyShardedDataParallel.no_sync: "
@@ -67,304 +78,8 @@ FULL_LOAD = (
 )
 
 
-@dataclass(frozen=True)
-class Part:
-    category: Literal["weights", "gradients", "optimizer", "activations", "overhead"]
-    name: str
-    bytes: int
-    where: Where
-    formula: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class TrainingMemory:
-    parts: tuple[Part, ...]
-    trainable_params: int
-
-    def on(self, where: Where) -> int:
-        return sum(p.bytes for p in self.parts if p.where == where)
-
-    @property
-    def gpu_peak_bytes(self) -> int:
-        """The allocator's peak: every GPU part but the CUDA context (paged states excluded)."""
-        return sum(p.bytes for p in self.parts if p.where == "gpu" and p.category != "overhead")
-
-    @property
-    def gpu_bytes(self) -> int:
-        """The process on the GPU as nvidia-smi shows it: the allocator peak and the CUDA context."""
-        return self.on("gpu")
-
-    @property
-    def host_bytes(self) -> int:
-        return self.on("host")
-
-
-@dataclass(frozen=True)
-class Setup:
-    """How a run trains; ``None`` fields take the profile's own default."""
-
-    method: Method
-    profile: Profile
-    optimizer: Optimizer
-    precision: Precision = "bf16"
-    checkpointing: TrainCheckpointing | None = None
-    lora_rank: int | None = None
-    lora_targets: tuple[str, ...] | None = None
-    attention: Attention = "flash"
-    #: data-parallel GPUs the model states are sharded over (FSDP / ZeRO-3); 1 = no sharding
-    gpus: int = 1
-    #: FSDP CPU offload / ZeRO-3 offload: parameters, gradients and optimizer states in host RAM
-    offload_states: bool = False
-    #: micro-batches per optimizer step (gradient accumulation); 1 = a step after every micro-batch
-    grad_accumulation: int = 1
-    #: the Gated DeltaNet kernels: fla's, or transformers' pure-torch fallback (Request.linear_kernels)
-    linear_kernels: str = "fla"
-
-    @property
-    def mode(self) -> TrainCheckpointing:
-        if self.checkpointing:
-            return self.checkpointing
-        sharded = self.profile.checkpointing_sharded
-        return sharded if sharded and self.gpus > 1 else self.profile.checkpointing
-
-    @property
-    def rank(self) -> int:
-        return self.lora_rank or self.profile.lora_rank
-
-    @property
-    def targets(self) -> tuple[str, ...]:
-        return self.lora_targets or self.profile.lora_targets
-
-
-def _loss(arch: ArchConfig, profile: Profile, tokens: int) -> Part:
-    v = arch.vocab_size
-    if profile.loss == "fused":
-        total = 4 * tokens
-        text = "fused linear-cross-entropy: logits never materialised, 4 B of log-sum-exp per token"
-    elif profile.loss == "chunked":
-        n = max(
-            profile.loss_chunks, -(-tokens // profile.loss_chunk_tokens) if profile.loss_chunk_tokens else 1
-        )
-        total = 2 * v * tokens + 14 * v * -(-tokens // n)
-        text = (
-            f"bf16 logits (2·V per token) + one of {n} chunks in fp32: its copy, log-softmax, "
-            "their gradients "
-            f"and the chunk's bf16 gradient (14·V per token of the chunk)"
-        )
-    else:
-        total = 16 * v * tokens
-        text = (
-            "bf16 logits (2·V) + fp32 log-softmax (4·V) + the fp32 gradients of both (8·V)"
-            " + the bf16 gradient (2·V)"
-        )
-    return Part(
-        "activations",
-        tr("logits and loss"),
-        total,
-        "gpu",
-        f"{text}, V = {v:,}, {tokens:,} tokens",
-        profile.source.split(";")[0],
-    )
-
-
-def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> list[Part]:
-    tokens = context * batch
-    mode = setup.mode
-    # selective recomputation recomputes attention's scores and softmax instead of saving them
-    # (Korthikanti et al. 2022 §4.2), which is what flash attention never materialises anyway
-    attention: Attention = "flash" if mode == "selective" else setup.attention
-    fused = setup.profile.fused_kernels
-    kernels = setup.linear_kernels
-    every_layer = mixers.layers_token_bytes(arch, fused, attention, context, kernels) * tokens
-    per_layer = mixers.largest_layer_token_bytes(arch, fused, attention, context, kernels) * tokens
-    backward = mixers.largest_backward_token_bytes(arch, fused) * tokens
-    inputs = 2 * arch.hidden_size * tokens
-    layers = arch.num_layers
-    kernel = ("fused kernels" if fused else "unfused kernels") + mixers.by_kind(arch)
-    parts: list[Part] = []
-    if mode in ("none", "selective"):
-        parts.append(
-            Part(
-                "activations",
-                tr("activations ({checkpointing} checkpointing)", checkpointing=mode),
-                every_layer,
-                "gpu",
-                f"{layers} layers × saved tensors per token ({kernel}, {attention} attention)"
-                f" × {tokens:,} tokens",
-                mixers.source(arch, KORTHIKANTI),
-            )
-        )
-    elif mode == "full":
-        parts.append(
-            Part(
-                "activations",
-                tr("checkpointed layer inputs"),
-                inputs * layers,
-                "gpu",
-                f"2·h bytes × {layers} layers × {tokens:,} tokens",
-                KORTHIKANTI,
-            )
-        )
-        parts.append(
-            Part(
-                "activations",
-                tr("one layer recomputed"),
-                per_layer,
-                "gpu",
-                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                mixers.source(arch, KORTHIKANTI),
-            )
-        )
-    else:  # offloaded: the inputs go to host RAM; two stay on the GPU in flight
-        parts.append(
-            Part(
-                "activations",
-                tr("checkpointed inputs in flight"),
-                2 * inputs,
-                "gpu",
-                f"2 layers × 2·h bytes × {tokens:,} tokens",
-                setup.profile.source,
-            )
-        )
-        parts.append(
-            Part(
-                "activations",
-                tr("one layer recomputed"),
-                per_layer,
-                "gpu",
-                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                mixers.source(arch, KORTHIKANTI),
-            )
-        )
-        parts.append(
-            Part(
-                "activations",
-                tr("checkpointed layer inputs (offloaded)"),
-                inputs * layers,
-                "host",
-                f"2·h bytes × {layers} layers × {tokens:,} tokens",
-                setup.profile.source,
-            )
-        )
-    parts.append(
-        Part(
-            "activations",
-            tr("one layer's backward gradients"),
-            backward,
-            "gpu",
-            f"dL/dx, dL/d(gate, up), dL/dq,k,v of one layer{mixers.backward_words(arch)} × {tokens:,} tokens",
-            mixers.source(arch, KORTHIKANTI),
-        )
-    )
-    parts.append(_loss(arch, setup.profile, tokens))
-    return parts
-
-
 def _largest_layer(arch: ArchConfig) -> int:
     return max(arch.layer_params) if arch.layer_params else arch.params_total // max(arch.num_layers, 1)
-
-
-def _states(setup: Setup, trainable: int, param_bytes: int, where: Where, label: str) -> list[Part]:
-    opt, prof = setup.optimizer, setup.profile
-    master = setup.method == "full" and param_bytes < 4 and prof.fp32_master
-    if opt.param_dtype_states is not None and param_bytes < 4 and not master:
-        per = opt.param_dtype_states * 2  # two states in the parameter's 16-bit dtype
-        how = f"{opt.name}: 2 states × {opt.param_dtype_states} B (the parameters' dtype)"
-    else:
-        per = int(opt.fp32_state_bytes)
-        how = f"{opt.name}: {opt.fp32_state_bytes:g} B per parameter"
-    place: Where = "host" if opt.on_host else ("paged" if opt.paged and where == "gpu" else where)
-    parts = [
-        Part(
-            "optimizer",
-            tr("model optimizer states") if label == "model" else tr("adapter optimizer states"),
-            per * trainable,
-            place,
-            f"{trainable:,} × {per} B ({how})",
-            opt.source,
-        )
-    ]
-    if master:
-        parts.append(
-            Part(
-                "optimizer",
-                tr("fp32 master weights"),
-                4 * trainable,
-                "host" if opt.on_host else where,
-                f"{trainable:,} × 4 B",
-                ZERO_MASTER,
-            )
-        )
-    return parts
-
-
-def _megatrain_memory(arch: ArchConfig, context: int, batch: int) -> TrainingMemory:
-    """MegaTrain's own accounting (placement/megatrain.py): the step's state in host RAM, on the GPU the
-    layer buffers and templates, one layer's (or the head's) gradients, the checkpoints and the larger of
-    the loss and one layer's backward -- the figures its placement uses, so estimate and fit agree."""
-    from rigcheck.core.estimate.placement import megatrain as mt
-
-    params = arch.params_total
-    weights = mt.weight_bytes(arch)
-    checkpoints = batch * mt.checkpoint_bytes(arch, context)
-    phase = batch * (mt.sample_bytes(arch, context) - mt.checkpoint_bytes(arch, context))
-    src = mt.SOURCE
-    tokens = f"{batch * context:,} tokens"
-    bf16 = "bf16"
-
-    def part(category: str, name: str, size: int, where: Where, formula: str) -> Part:
-        return Part(category, name, size, where, formula, src)  # type: ignore[arg-type]
-
-    parts = (
-        part("weights", tr("weights ({precision})", precision=bf16), 2 * params, "host", f"{params:,} × 2 B"),
-        part("optimizer", tr("fp32 Adam m and v"), 8 * params, "host", f"{params:,} × 8 B"),
-        part(
-            "gradients",
-            tr("gradients ({precision})", precision=bf16),
-            2 * params,
-            "host",
-            f"{params:,} × 2 B, at the step",
-        ),
-        part(
-            "overhead",
-            tr("pinned buffers"),
-            mt.staging_bytes(arch),
-            "host",
-            f"2 flat layer buffers, {mt.GRAD_SLABS} gradient slabs, head and embedding slabs, bf16",
-        ),
-        part(
-            "weights",
-            tr("layer buffers, templates, embedding and head"),
-            weights,
-            "gpu",
-            "2 flat buffers of the largest layer, 2 templates per layer structure, embedding and head, bf16",
-        ),
-        part(
-            "gradients",
-            tr("one layer's gradients"),
-            mt.fixed_bytes(arch) - weights,
-            "gpu",
-            "the largest layer's or the head's bf16 gradients",
-        ),
-        part(
-            "activations",
-            tr("checkpointed hidden states"),
-            checkpoints,
-            "gpu",
-            f"every {mt.CHECKPOINT_INTERVAL} layers and after the last, 2·h B × {tokens}",
-        ),
-        part(
-            "activations",
-            tr("the larger of the loss and one layer's backward"),
-            phase,
-            "gpu",
-            f"every loss chunk's bf16 logits, or {mt.CHECKPOINT_INTERVAL} recomputed states and one layer's "
-            f"saved tensors and gradients, × {tokens}",
-        ),
-        part("overhead", tr("CUDA context"), mt.CUDA_CONTEXT, "gpu", "2 GB (MegaTrain's calc_resource.py)"),
-    )
-    return TrainingMemory(tuple(p for p in parts if p.bytes > 0), params)
 
 
 def training_memory(arch: ArchConfig, setup: Setup, context: int, batch: int) -> TrainingMemory:
@@ -547,43 +262,6 @@ def _unsharded_gradients(setup: Setup) -> bool:
         and setup.profile.fsdp_no_sync_accumulation
         and not setup.offload_states
     )
-
-
-#: torch.optim.AdamW's default on CUDA tensors is the foreach implementation (_default_to_fused_or_foreach),
-#: whose step materialises sqrt(v) for every parameter at once beside the gradients and states
-FOREACH_SQRT = (
-    "pytorch/pytorch torch/optim/adam.py _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt(v)"
-)
-#: stacks whose "adamw" is torch.optim.AdamW with its defaults: HF Trainer's optim "adamw_torch" (TRL,
-#: axolotl, LLaMA-Factory; transformers TrainingArguments default) and LitGPT's configs (optimizer
-#: class_path torch.optim.AdamW); torchtune's recipes pass fused: True, DeepSpeed steps its own FusedAdam
-FOREACH_ADAMW_STACKS = frozenset({"transformers", "axolotl", "llama-factory", "litgpt"})
-
-
-def _step_temporary(setup: Setup, adam: Part, parts: list[Part]) -> list[Part]:
-    """torch AdamW's step: a v-sized temporary (half of ``adam``, the m and v part) while the gradients
-    and states live and the activations are freed, so it adds only what it exceeds the activations by."""
-    opt = setup.optimizer
-    if opt.name != "adamw" or opt.on_host or setup.offload_states or adam.where != "gpu":
-        return []
-    if setup.profile.framework not in FOREACH_ADAMW_STACKS:
-        return []
-    if setup.method == "full" and setup.profile.optimizer_in_backward:
-        return []
-    sqrt_v = adam.bytes // 2
-    freed = sum(p.bytes for p in parts if p.category == "activations" and p.where == "gpu")
-    if sqrt_v <= freed:
-        return []
-    return [
-        Part(
-            "optimizer",
-            tr("AdamW step: sqrt(v) for every parameter"),
-            sqrt_v - freed,
-            "gpu",
-            f"{sqrt_v:,} B of sqrt(v) beyond the {freed:,} B of activations the step has freed",
-            FOREACH_SQRT,
-        )
-    ]
 
 
 def with_paged(memory: TrainingMemory, gpu_capacity: int) -> TrainingMemory:
