@@ -59,6 +59,15 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
     layers = arch.num_layers
     kernel = ("fused kernels" if fused else "unfused kernels") + mixers.by_kind(arch)
     parts: list[Part] = []
+    # a fully checkpointed or offloaded run recomputes one layer's saved tensors at a time in the backward
+    recomputed = Part(
+        "activations",
+        tr("one layer recomputed"),
+        per_layer,
+        "gpu",
+        f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
+        mixers.source(arch, KORTHIKANTI),
+    )
     if mode in ("none", "selective"):
         parts.append(
             Part(
@@ -82,16 +91,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
                 KORTHIKANTI,
             )
         )
-        parts.append(
-            Part(
-                "activations",
-                tr("one layer recomputed"),
-                per_layer,
-                "gpu",
-                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                mixers.source(arch, KORTHIKANTI),
-            )
-        )
+        parts.append(recomputed)
     else:  # offloaded: the inputs go to host RAM; two stay on the GPU in flight
         parts.append(
             Part(
@@ -103,16 +103,7 @@ def _activations(arch: ArchConfig, setup: Setup, context: int, batch: int) -> li
                 setup.profile.source,
             )
         )
-        parts.append(
-            Part(
-                "activations",
-                tr("one layer recomputed"),
-                per_layer,
-                "gpu",
-                f"saved tensors of one layer ({kernel}) × {tokens:,} tokens",
-                mixers.source(arch, KORTHIKANTI),
-            )
-        )
+        parts.append(recomputed)
         parts.append(
             Part(
                 "activations",
