@@ -24,6 +24,7 @@ from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_s
 from rigcheck.core.estimate.speed.stage_copy import layer_split_hand_offs
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
+from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.said import Bytes, Joined, Num, Percent, Said, Sig, Text, say
@@ -254,8 +255,14 @@ def gpu_prefill(
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         build = est.engine_build if est.engine == "llama.cpp" else None
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id, build)
+        bf16_family = factor is not None and intel_bf16_matrices(factor.backend, quant_id, specs[i], build)
         compute = speed.prefill_compute(
-            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32, build=build
+            specs[i],
+            factor,
+            gpus[i].power_limit_watts,
+            fp32=scalar_bf16[i] is True or sycl_fp32,
+            build=build,
+            xmx=not bf16_family,
         )
         if compute is None or factor is None:
             rates = []
