@@ -76,7 +76,8 @@ def test_bf16_weights_decode_on_vulkan_without_the_sycl_penalty(catalog: Catalog
 def test_bf16_prompts_on_windows_leave_the_xmx_engines(catalog: Catalog) -> None:
     """Battlemage runs F16 prompt GEMMs on XMX through cooperative matrices (speed/coopmat.py); BF16 on
     Intel's Windows driver takes the scalar FP32 shaders, so the matrix-engine factor is not applied to it;
-    on Linux (the Mesa release not known) the estimate names BF16 matrices and says what it assumes."""
+    on Linux (the Mesa release not known) the estimate names BF16 matrices, at the shader-core share either
+    way."""
     factor = speed.speed_factor(catalog, "intel", "vulkan")
     assert factor is not None and factor.prefill_coopmat_factor > 1.0
     windows, linux = machine(catalog, B70, "windows"), machine(catalog, B70, "linux")
@@ -88,7 +89,8 @@ def test_bf16_prompts_on_windows_leave_the_xmx_engines(catalog: Catalog) -> None
     )
     said = " ".join(bf16_windows.speed.explanation)
     assert "promote it to FP32" in said and "XMX" not in said
-    assert VULKAN_BF16_CAVEAT in bf16_linux.speed.explanation
+    # the driver's BF16 matrices or the scalar shaders: one shader-core share, so no caveat about which
+    assert VULKAN_BF16_CAVEAT not in bf16_linux.speed.explanation
 
 
 A770 = "intel-arc-a770"

@@ -247,6 +247,8 @@ def gpu_prefill(
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
+    # BF16 on an Intel GPU with cooperative matrices: the shader-core share on either BF16 path
+    shader_bf16: set[int] = set()
     loops: dict[int, ExpertLoop] = {}
     experts_bytes = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
     unfitted: Text | None = None
@@ -264,6 +266,8 @@ def gpu_prefill(
             build=build,
             xmx=not bf16_family,
         )
+        if bf16_family:
+            shader_bf16.add(i)
         if compute is None or factor is None:
             rates = []
             if factor is not None and speed.prefill_peak_tflops(specs[i]) is not None:
@@ -470,7 +474,8 @@ def gpu_prefill(
             explanation.append(memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False))
         if mature is not None and mature.prefill_factor != 1.0:
             explanation.append(prefill_maturity(est.engine, arch.model_type, mature))
-        if any(scalar_bf16[i] is None for i in used):
+        # the caveat is the driver's BF16 matrices; where both BF16 paths take one share it changes nothing
+        if any(scalar_bf16[i] is None and i not in shader_bf16 for i in used):
             explanation.append(say(VULKAN_BF16_CAVEAT))
         if cpu_read:
             # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt
