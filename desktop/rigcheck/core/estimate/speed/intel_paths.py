@@ -14,7 +14,9 @@ pipeline and takes the FP16 one. BF16 joins it only where the driver has BF16 co
 (``coopmat_bf16_support``; speed.bf16_on_scalar_shaders): the BF16 family (``matmul_bf16`` cm1, BF16 tiles)
 where the driver lists a BF16 × BF16 → FP32 matrix shape, else the scalar shaders that promote BF16 to FP32,
 with scalar tile sizes. Mesa's ANV lists one from Mesa 25.2 on Xe-HPG and later (MESA_BF16_SOURCE); Intel's
-Windows driver lists none. On Alchemist (Xe-HPG, coopmat off) the FP16
+Windows driver lists none. The BF16 family has FP32 accumulators only, where the others take the
+FP16-accumulate pipelines the XMX factor is fitted on, so BF16 keeps the shader-core share on either path
+(speed/vulkan_bf16.py, VULKAN_BF16_FAMILY_SOURCE). On Alchemist (Xe-HPG, coopmat off) the FP16
 family runs on the vector engines: integer-dot MMQ (activations quantised to Q8_1, 4×8-bit dot products) for
 Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, Q2_K-Q6_K (and IQ3_S since PR #28822) where the driver reports
 accelerated int8 dot products (``int dot: 1`` in llama-bench's device line; Intel's Windows driver printed 0
