@@ -45,6 +45,7 @@ from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
 from rigcheck.core.estimate.speed.stage_copy import boundary_seconds, staged_through_host
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, sycl_expert_loop
+from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices
 from rigcheck.core.machine import CPU, GPU, Machine, Memory
 from rigcheck.core.models.resolve import from_catalog
 from rigcheck.core.models.spec import ArchConfig
@@ -203,8 +204,10 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         max(row.gpu_count - 1, 0),
         moe_layers=sum(1 for flag in model.arch.moe_layers if flag) if model.arch.is_moe else 0,
         # GGML_VK_DISABLE_COOPMAT in the build column: a run with cooperative matrices turned off
+        # BF16 on Intel keeps the shader-core share (vulkan_bf16.intel_bf16_matrices), as the estimator does
         coopmat=vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build))  # type: ignore[arg-type]
-        and "GGML_VK_DISABLE_COOPMAT" not in row.build,
+        and "GGML_VK_DISABLE_COOPMAT" not in row.build
+        and not intel_bf16_matrices(row.backend, row.format.lower(), gpu, llama_cpp_build(row.build)),  # type: ignore[arg-type]
         scan_flops=scan_flops_per_token(model.arch),
         fp32_flops=gpu.fp32_tflops * 1e12 if gpu.fp32_tflops else None,
         expert_loop=loop,

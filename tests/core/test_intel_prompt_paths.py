@@ -140,3 +140,15 @@ def test_an_intel_igpus_packed_fp16_figure_is_not_its_prompt_peak(catalog: Catal
     assert found is not None and found[0] == lnl.fp32_tflops
     b70 = gpu(catalog, "intel-arc-pro-b70")
     assert speed.prefill_peak_tflops(b70) == speed.prefill_peak_tflops(b70, fp32=False)
+
+
+def test_bf16_cooperative_matrices_are_their_own_path(catalog: Catalog) -> None:
+    """BF16 on Xe2 under a driver that may offer BF16 matrices takes the FP32-accumulate BF16 family, named
+    apart from the FP16-accumulate coopmat path the XMX factor is fitted on (speed/vulkan_bf16.py)."""
+    b70 = gpu(catalog, "intel-arc-pro-b70")
+    path = intel_prompt_path("vulkan", b70, "bf16", bf16_scalar=None)
+    assert path is not None and path.kind == "bf16-coopmat"
+    assert speed.intel_bf16_matrices("vulkan", "bf16", b70, None)
+    assert not speed.intel_bf16_matrices("vulkan", "f16", b70, None)
+    assert not speed.intel_bf16_matrices("sycl", "bf16", b70, None)
+    assert not speed.intel_bf16_matrices("vulkan", "bf16", gpu(catalog, "intel-arc-a770"), None)

@@ -62,6 +62,7 @@ from rigcheck.core.estimate.speed.prefill_rate import prefill_peak_tflops as pre
 from rigcheck.core.estimate.speed.vulkan_bf16 import VULKAN_BF16_NVIDIA_DRIVER as VULKAN_BF16_NVIDIA_DRIVER
 from rigcheck.core.estimate.speed.vulkan_bf16 import VULKAN_BF16_SOURCE as VULKAN_BF16_SOURCE
 from rigcheck.core.estimate.speed.vulkan_bf16 import bf16_on_scalar_shaders as bf16_on_scalar_shaders
+from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices as intel_bf16_matrices
 
 #: Where llama.cpp multiplies one token's routed experts with a tiled matrix-matrix kernel instead of its
 #: matrix-vector one, by backend and expert weight type. Vulkan: ``ggml_vk_use_mul_mat_vec_id`` sends

@@ -14,7 +14,9 @@ pipeline and takes the FP16 one. BF16 joins it only where the driver has BF16 co
 (``coopmat_bf16_support``; speed.bf16_on_scalar_shaders): the BF16 family (``matmul_bf16`` cm1, BF16 tiles)
 where the driver lists a BF16 × BF16 → FP32 matrix shape, else the scalar shaders that promote BF16 to FP32,
 with scalar tile sizes. Mesa's ANV lists one from Mesa 25.2 on Xe-HPG and later (MESA_BF16_SOURCE); Intel's
-Windows driver lists none. On Alchemist (Xe-HPG, coopmat off) the FP16
+Windows driver lists none. The BF16 family has FP32 accumulators only, where the others take the
+FP16-accumulate pipelines the XMX factor is fitted on, so BF16 keeps the shader-core share on either path
+(speed/vulkan_bf16.py, VULKAN_BF16_FAMILY_SOURCE). On Alchemist (Xe-HPG, coopmat off) the FP16
 family runs on the vector engines: integer-dot MMQ (activations quantised to Q8_1, 4×8-bit dot products) for
 Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, Q2_K-Q6_K (and IQ3_S since PR #28822) where the driver reports
 accelerated int8 dot products (``int dot: 1`` in llama-bench's device line; Intel's Windows driver printed 0
@@ -62,6 +64,7 @@ from typing import Literal
 from rigcheck.core.catalog import Backend, GpuSpec
 from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 from rigcheck.core.estimate.speed.kernels import ggml_type
+from rigcheck.core.estimate.speed.vulkan_bf16 import VULKAN_BF16_FAMILY_SOURCE
 from rigcheck.core.said import Text, say
 
 GGML_SOURCE = "ggml-org/ggml@d99724f"
@@ -94,9 +97,11 @@ FP16_SHADER_SOURCE = "https://github.com/ggml-org/llama.cpp/pull/28822"
 MESA_BF16_RELEASE = "25.2"
 MESA_BF16_SOURCE = "Mesa 25.2.0 release notes, 'VK_KHR_shader_bfloat16 on anv/gfx125+'"
 
-#: coopmat: Vulkan cooperative matrices (XMX); mmq: Vulkan integer-dot MMQ; fp16-shader: Vulkan FP16
-#: dequantising shaders; sycl-fp16-gemm / sycl-fp32-gemm: SYCL's dequantise + oneDNN/oneMKL GEMM
-PathKind = Literal["coopmat", "mmq", "fp16-shader", "sycl-fp16-gemm", "sycl-fp32-gemm"]
+#: coopmat: Vulkan cooperative matrices (XMX); bf16-coopmat: Vulkan's BF16 cooperative matrices (FP32
+#: accumulators, estimated at the shader-core share: vulkan_bf16.VULKAN_BF16_FAMILY_SOURCE); mmq: Vulkan
+#: integer-dot MMQ; fp16-shader: Vulkan FP16 dequantising shaders; sycl-fp16-gemm / sycl-fp32-gemm: SYCL's
+#: dequantise + oneDNN/oneMKL GEMM
+PathKind = Literal["coopmat", "bf16-coopmat", "mmq", "fp16-shader", "sycl-fp16-gemm", "sycl-fp32-gemm"]
 
 
 @dataclass(frozen=True)
@@ -139,15 +144,19 @@ def intel_prompt_path(
         and vulkan_matrix_engines(backend, spec, build)
     ):
         return IntelPromptPath(
-            "coopmat",
+            "bf16-coopmat",
             True,
             say(
                 "BF16 on Vulkan: BF16 tiles on the XMX engines where the driver offers BF16 "
                 "cooperative matrices, as Mesa's ANV does from Mesa {release} ({source}); an older Mesa, or "
-                "Intel's Windows driver, runs the scalar FP32 shaders instead ({vulkan})",
+                "Intel's Windows driver, runs the scalar FP32 shaders instead ({vulkan}). These BF16 "
+                "shaders have FP32 accumulators only, not the FP16-accumulate ones the XMX factor is "
+                "fitted on, and the one cited Linux run reads at the shader-core rate, so this estimate "
+                "takes the class's shader-core share ({family})",
                 release=MESA_BF16_RELEASE,
                 source=MESA_BF16_SOURCE,
                 vulkan=VULKAN_SOURCE,
+                family=VULKAN_BF16_FAMILY_SOURCE,
             ),
         )
     if kind is None or kind == "BF16":

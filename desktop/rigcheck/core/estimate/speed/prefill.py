@@ -24,6 +24,7 @@ from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_s
 from rigcheck.core.estimate.speed.stage_copy import layer_split_hand_offs
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
+from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices
 from rigcheck.core.machine import Machine
 from rigcheck.core.models.spec import ArchConfig
 from rigcheck.core.said import Bytes, Joined, Num, Percent, Said, Sig, Text, say
@@ -246,6 +247,8 @@ def gpu_prefill(
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
+    # BF16 on an Intel GPU with cooperative matrices: the shader-core share on either BF16 path
+    shader_bf16: set[int] = set()
     loops: dict[int, ExpertLoop] = {}
     experts_bytes = est.layer_expert_bytes or (0,) * len(est.layer_weight_bytes)
     unfitted: Text | None = None
@@ -254,9 +257,17 @@ def gpu_prefill(
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         build = est.engine_build if est.engine == "llama.cpp" else None
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id, build)
+        bf16_family = factor is not None and intel_bf16_matrices(factor.backend, quant_id, specs[i], build)
         compute = speed.prefill_compute(
-            specs[i], factor, gpus[i].power_limit_watts, fp32=scalar_bf16[i] is True or sycl_fp32, build=build
+            specs[i],
+            factor,
+            gpus[i].power_limit_watts,
+            fp32=scalar_bf16[i] is True or sycl_fp32,
+            build=build,
+            xmx=not bf16_family,
         )
+        if bf16_family:
+            shader_bf16.add(i)
         if compute is None or factor is None:
             rates = []
             if factor is not None and speed.prefill_peak_tflops(specs[i]) is not None:
@@ -463,7 +474,8 @@ def gpu_prefill(
             explanation.append(memory_bound_prefill(arch.is_moe, ubatch, streamed, touched, from_ram=False))
         if mature is not None and mature.prefill_factor != 1.0:
             explanation.append(prefill_maturity(est.engine, arch.model_type, mature))
-        if any(scalar_bf16[i] is None for i in used):
+        # the caveat is the driver's BF16 matrices; where both BF16 paths take one share it changes nothing
+        if any(scalar_bf16[i] is None and i not in shader_bf16 for i in used):
             explanation.append(say(VULKAN_BF16_CAVEAT))
         if cpu_read:
             # llama.cpp copies offloaded weights to the GPU for each micro-batch of the prompt (a prompt

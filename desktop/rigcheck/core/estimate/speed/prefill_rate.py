@@ -176,6 +176,7 @@ def prefill_compute(
     *,
     fp32: bool = False,
     build: int | None = None,
+    xmx: bool = True,
 ) -> PrefillCompute | None:
     """min(peak × the class's ``prefill_compute_efficiency``, board power × its ``prefill_tflops_per_watt``).
 
@@ -187,8 +188,9 @@ def prefill_compute(
     than a GeForce RTX 4090 (330 TFLOPS at 450 W). ``watts``: the power limit the driver enforces (the
     snapshot's), else the catalog's board power. ``fp32``: measured against the FP32 peak
     (prefill_peak_tflops), at most all of it. ``build``: the llama.cpp build (None: a current one), for
-    the Vulkan cooperative-matrix rule (speed/coopmat.py). None when the peak or the class's efficiency is
-    unknown.
+    the Vulkan cooperative-matrix rule (speed/coopmat.py). ``xmx``: False for a kernel family the fitted
+    matrix-engine factor does not cover (BF16 on Intel: vulkan_bf16.intel_bf16_matrices), which keeps the
+    class's shader-core share. None when the peak or the class's efficiency is unknown.
     """
     found = prefill_peak_tflops(spec, fp32=fp32)
     if found is None or factor is None or factor.prefill_compute_efficiency is None:
@@ -200,6 +202,7 @@ def prefill_compute(
     # XMX through cooperative matrices (speed/coopmat.py); FP32 scalar shaders never reach them
     coopmat = (
         not fp32
+        and xmx
         and factor.prefill_coopmat_factor != 1.0
         and vulkan_matrix_engines(factor.backend, spec, build)
     )

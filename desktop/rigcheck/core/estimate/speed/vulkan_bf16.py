@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from rigcheck.core.catalog import Backend
+from rigcheck.core.catalog import Backend, GpuSpec
+from rigcheck.core.estimate.speed.coopmat import vulkan_matrix_engines
 
 #: llama.cpp's Vulkan backend multiplies BF16 weights in a prompt on matrix cores only where the driver
 #: exposes BF16 cooperative matrices (VK_KHR_shader_bfloat16: ``device->coopmat_bf16_support``,
@@ -37,6 +38,25 @@ from rigcheck.core.catalog import Backend
 VULKAN_BF16_NVIDIA_DRIVER = 580
 VULKAN_BF16_SOURCE = "ggml-org/llama.cpp vulkan-shaders-gen.cpp@0098fe6, 'scalar path promotes to float'"
 
+#: Where an Intel GPU does run BF16 cooperative matrices (Xe2 under a Mesa with them), they are another
+#: kernel family from the one ``SpeedFactor.prefill_coopmat_factor`` is fitted on.
+#: ``ggml_vk_get_mul_mat_mat_pipeline`` gives F16 weights and every quantised type the FP16-accumulate
+#: pipelines (``.f16acc``) for a default-precision op wherever the driver lists an FP16-accumulate matrix
+#: shape; BF16 takes ``pipeline_matmul_bf16``, which ``ggml_vk_load_shaders`` builds with FP32 accumulators
+#: only (``CREATE_MM(GGML_TYPE_BF16, pipeline_matmul_bf16, matmul_bf16, , ...)``: no f16acc variant) and
+#: for BF16 activations only, so ``ggml_vk_mul_mat_q_f16`` first converts the micro-batch to BF16.
+#: ``device->coopmat_bf16_support`` needs a BF16 × BF16 → FP32 shape equal to the FP16 one, while the
+#: ``bf16: 1`` of llama-bench's device line is ``shaderBFloat16Type`` alone (``ggml_vk_print_gpu_info``): a
+#: log does not tell which BF16 kernel ran. The one cited Intel BF16 prompt run on Linux (Lunar Lake,
+#: ``bf16: 1``, ggml-org/llama.cpp PR #22461, build 8997) reads at the class's shader-core share, not the XMX
+#: one, so these prompts are estimated at that share: no fitted matrix-engine factor for a family no cited
+#: row shows faster. Read at ggml-org/ggml@6976b27 (its llama.cpp sync of 2026-05-01) and @d99724f
+#: (2026-08-21), the same in both.
+VULKAN_BF16_FAMILY_SOURCE = (
+    "ggml-org/ggml@d99724f src/ggml-vulkan/ggml-vulkan.cpp, ggml_vk_get_mul_mat_mat_pipeline: "
+    "pipeline_matmul_bf16 has FP32 accumulators only"
+)
+
 
 def bf16_on_scalar_shaders(
     backend: Backend | None,
@@ -62,3 +82,15 @@ def bf16_on_scalar_shaders(
         major = re.match(r"(\d+)", nvidia_driver or "")
         return None if major is None else int(major.group(1)) < VULKAN_BF16_NVIDIA_DRIVER
     return None
+
+
+def intel_bf16_matrices(
+    backend: Backend | None, quant_id: str | None, spec: GpuSpec | None, build: int | None
+) -> bool:
+    """Whether these prompt weights are BF16 on an Intel GPU whose Vulkan backend runs cooperative matrices
+    (coopmat.vulkan_matrix_engines, build ``build``; None: a current one): the FP32-accumulate BF16 family
+    where the driver offers BF16 matrices, the scalar shaders where it does not, both estimated at the class's
+    shader-core share without the XMX factor (VULKAN_BF16_FAMILY_SOURCE)."""
+    if quant_id is None or quant_id.lower() != "bf16":
+        return False
+    return vulkan_matrix_engines(backend, spec, build)
