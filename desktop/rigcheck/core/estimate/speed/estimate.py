@@ -16,6 +16,7 @@ from rigcheck.core.estimate.speed.cpu import cpu_prefill, ram_decode_seconds
 from rigcheck.core.estimate.speed.decode import gpu_decode_seconds
 from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.experts import ktransformers_parts, ktransformers_prefill
+from rigcheck.core.estimate.speed.host_ops import host_fallback
 from rigcheck.core.estimate.speed.prefill import gpu_prefill, prefill_maturity
 from rigcheck.core.estimate.speed.reads import active_bytes, bf16_scalar_path
 from rigcheck.core.estimate.speed.result import Speed
@@ -153,6 +154,21 @@ def inference_speed(
     if prefill is not None:
         prefill /= built.prefill_divisor
     explanation.extend(built.explanation_said)
+    # an old build whose backend lacks a recurrent op: the op runs on the CPU, its state copied both ways
+    if main is not None and est.engine == "llama.cpp":
+        fallback = host_fallback(
+            est,
+            machine,
+            catalog=catalog,
+            gpu=main,
+            spec=specs[used[0]],
+            factor=gpu_factors[used[0]],
+            backend=backend,
+        )
+        if fallback is not None:
+            decode = 1 / (1 / decode + fallback.decode_s) if decode else decode
+            prefill = 1 / (1 / prefill + fallback.prefill_s) if prefill else prefill
+            explanation.extend(fallback.explanation_said)
     return Speed(
         decode,
         prefill,
