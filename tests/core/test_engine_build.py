@@ -166,3 +166,21 @@ def test_cli_bad_engine_build_is_one_line_exit_2(capsys: pytest.CaptureFixture[s
     code, out = run_cli("fit", "llama-3.1-8b", "--machine", str(machine), "--engine-build", value)
     assert code == 2 and out == ""
     assert "--engine-build" in one_error_line(capsys)
+
+
+def test_cdna_builds_before_rocblas_on_mfma_are_advised_not_rescaled(catalog: Catalog) -> None:
+    """PR #10498 (b4201) moved CDNA prompt GEMMs off MFMA-less MMQ and 16-bit-accumulating rocBLAS onto
+    rocBLAS with 32-bit compute (MFMA). Its before table was not read, so an older build on an Instinct
+    GPU is advised, with no term; a build with it, and a Radeon GPU, are not."""
+    cdna = _milestone(10498)
+    assert (cdna.first_build, cdna.decode_ratio, cdna.prefill_ratio) == (4201, None, None)
+    instinct = _machine(catalog, "amd-instinct-mi300x")
+    current = _fit(catalog, "llama-3.1-8b", instinct, None, backend="rocm")
+    old = _fit(catalog, "llama-3.1-8b", instinct, 3000, backend="rocm")
+    assert any("llama.cpp b3000 is older than PR #10498 (b4201" in a for a in old.advice)
+    assert old.speed.build_terms == ()
+    assert old.speed.prefill_tokens_per_s == current.speed.prefill_tokens_per_s
+    with_it = _fit(catalog, "llama-3.1-8b", instinct, 4201, backend="rocm")
+    assert not any("PR #10498" in a for a in with_it.advice)
+    radeon = _fit(catalog, "llama-3.1-8b", _machine(catalog, "amd-radeon-rx-7900-xtx"), 3000, backend="rocm")
+    assert not any("PR #10498" in a for a in radeon.advice)
