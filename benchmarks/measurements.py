@@ -187,12 +187,15 @@ class Measurement:
 _BUILD_NUMBER = re.compile(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b|^(\d{4,5})\b|\bbuild (\d{4,5})\b")
 #: a run on a PR's branch ("PR #19375 branch gg/qwen3-next-opt on b7946") has that PR's change
 _PR_BRANCH = re.compile(r"PR #(\d+) branch")
+#: a PR's own "t/s master" column ("master at the time of PR #16649 (Oct 2025)") was run without that PR
+_PR_MASTER = re.compile(r"master at the time of PR #(\d+)")
 
 
 def row_build(text: str) -> int | None:
     """The llama.cpp build number a ``build`` column names, None where it names none (the row is then taken
     to be on a current build). A run on a PR's branch counts as the build that PR first shipped in
-    (catalog/engine_builds.toml), when that is later than the branch's base."""
+    (catalog/engine_builds.toml), when that is later than the branch's base; a run on master at the time of
+    a catalogued PR, with no number, as the build before that PR's first build."""
     from rigcheck.core.engine_builds import load_milestones
 
     found = _BUILD_NUMBER.search((text or "").strip())
@@ -201,6 +204,9 @@ def row_build(text: str) -> int | None:
         shipped = next((m.first_build for m in load_milestones() if m.pr == int(pr)), None)
         if shipped is not None and number is not None:
             number = max(number, shipped)
+    if number is None and (master := _PR_MASTER.search(text or "")) is not None:
+        shipped = next((m.first_build for m in load_milestones() if m.pr == int(master.group(1))), None)
+        number = shipped - 1 if shipped is not None else None
     return number
 
 

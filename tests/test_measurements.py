@@ -306,3 +306,16 @@ def test_a_host_that_states_its_memory_population_is_read_at_that_peak_not_the_p
         assert host_memory(unstated, GIB).bandwidth_bytes_per_s is None
     measured = host_memory("EPYC 9654, 12×DDR5-4800, the author measured ~230 GB/s", GIB)
     assert measured.bandwidth_source == "measured" and measured.bandwidth_bytes_per_s == 230 * 10**9
+
+
+def test_a_run_on_master_at_the_time_of_a_catalogued_pr_predates_that_pr() -> None:
+    """A PR's own "t/s master" column ("master at the time of PR #16649 (Oct 2025)") was measured without
+    the PR: where catalog/engine_builds.toml has the PR, the row is read at the build before its first
+    build, so that milestone (and none it postdates) applies; a PR without a milestone leaves it unknown."""
+    from rigcheck.core.engine_builds import load_milestones
+
+    first = {m.pr: m.first_build for m in load_milestones()}
+    assert M.row_build("master at the time of PR #16649 (Oct 2025)") == first[16649] - 1
+    assert M.row_build("master at the time of PR #1 (May 2023)") is None
+    row = next(r for r in ROWS if r.id == "llamacpp-pr16649-rtx4090-gptoss20b-tg128")
+    assert row.engine_build is not None and row.engine_build < first[16649]
