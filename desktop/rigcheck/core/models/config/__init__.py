@@ -62,6 +62,7 @@ _TEXT_TYPES: Final[Mapping[str, str]] = {
     "qwen3_5": "qwen3_5_text",
     "qwen3_5_moe": "qwen3_5_moe_text",
     "gemma4": "gemma4_text",
+    "gemma3n": "gemma3n_text",
 }
 #: model types written before transformers named the family (Falcon's remote-code configs)
 _OLD_TYPES: Final[Mapping[str, str]] = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -139,6 +140,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
         layer_mixers=_layer_mixers(body),
+        layer_kernels=body.layer_kernels,
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,
         moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),
