@@ -9,10 +9,11 @@ from rigcheck.core.models.config.hybrids import _gemma4_body
 from rigcheck.core.models.config.shared import Kinds, _Body, _Dims, _Keys
 
 #: Kernels a token's pass launches per layer in llama.cpp's graphs (ops that compute; views, reshapes and
-#: permutes without a cont are free), counted from src/models/gemma3n-iswa.cpp@0f7288922039b9231e22f3ab85ff78b62778c3a1
-#: and, for the plain layer, llm_build_llama without flash attention: 2 norms (rms_norm, mul), q/k/v, 2 ropes,
-#: K and V copied into the cache, kq, softmax, kqv and its cont, o, a residual add, up, gate, the gated
-#: activation, down, a residual add.
+#: permutes without a cont are free), counted from ggml-org/llama.cpp
+#: src/models/gemma3n-iswa.cpp@0f7288922039b9231e22f3ab85ff78b62778c3a1 and, for the plain layer,
+#: llm_build_llama without flash attention: 2 norms (rms_norm, mul), q/k/v, 2 ropes, K and V copied into
+#: the cache, kq, softmax, kqv and its cont, o, a residual add, up, gate, the gated activation, down, a
+#: residual add.
 PLAIN_LAYER_KERNELS: Final = 23
 #: A Gemma 3n layer with its own KV: AltUp predict (router: norm, scale, matmul, tanh; coefficient matmul;
 #: two conts, a matmul, an add) 10, the attention norm 2, LAuReL (2 matmuls, a norm, an add) 5, attention
@@ -21,7 +22,8 @@ PLAIN_LAYER_KERNELS: Final = 23
 #: cont, repeat, mul, add) 12, the per-layer input (mul, matmul, gelu, mul, matmul, norm) 7, the add and
 #: concat into the streams 2.
 GEMMA3N_LAYER_KERNELS: Final = 70
-#: A layer reusing earlier layers' KV skips k and v, k's norm, v's rms_norm, k's rope and the two cache copies.
+#: A layer reusing earlier layers' KV skips k and v, k's norm, v's rms_norm, k's rope and the two cache
+#: copies.
 GEMMA3N_SHARED_KV_SAVED: Final = 8
 #: gaussian_topk on the gate of a sparse layer: mean, sub, sqr, sum_rows, scale, sqrt, scale, add, sub, relu.
 GEMMA3N_SPARSE_KERNELS: Final = 10
@@ -34,7 +36,7 @@ def _gemma3n_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
     num_kv_shared_layers layers reuse earlier layers' KV) with, per layer, AltUp (correct_output_scale,
     correction_coefs n×n, prediction_coefs n×n², modality_router hidden×n, router_norm) and LAuReL
     (linear_left hidden×laurel_rank, linear_right back, post_laurel_norm); beside the layers,
-    altup_num_inputs − 1 altup_projections and as many altup_unembed_projections, hidden×hidden each.
+    altup_num_inputs - 1 altup_projections and as many altup_unembed_projections, hidden×hidden each.
     The checkpoint is the whole MatFormer: a nested smaller model is a slice of it, not extra weights."""
     body = _gemma4_body(k, d, kinds)
     n = k.size("altup_num_inputs", limit=64)
