@@ -83,3 +83,17 @@ def test_layers_count_their_extra_kernels_for_the_fixed_cost() -> None:
     # over a plain layer's 23
     assert e4b.layer_kernels == round((35 * 70 - 15 * 8 + 10 * 10) / 35 / 23, 3)
     assert e2b.layer_kernels == round((30 * 70 - 10 * 8 + 10 * 10) / 30 / 23, 3)
+
+
+def test_a_per_layer_width_list_of_one_width_counts_as_that_width() -> None:
+    # the hub's config.json spells intermediate_size as one entry per layer (Gemma3nTextConfig.__post_init__)
+    listed = {**config(E4B), "intermediate_size": [16384] * 35}
+    assert parse_config(listed, "test").params_total == by_hand(E4B)
+
+
+def test_mixed_per_layer_widths_are_refused_not_miscounted() -> None:
+    from rigcheck.core.errors import InputError
+
+    mixed = {**config(E4B), "intermediate_size": [16384] * 20 + [8192] * 15}
+    with pytest.raises(InputError, match="intermediate_size"):
+        parse_config(mixed, "test")

@@ -87,6 +87,11 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     model_type, family, note = _family(config, source)
     notes += note
     config = _aliased(config, family.aliases)
+    widths = config.get("intermediate_size")
+    if isinstance(widths, list) and widths and all(w == widths[0] for w in widths):
+        # one width per layer, all the same (Gemma 3n's hub configs): the one width; mixed widths stay a list
+        # and are refused by the size check
+        config = {**config, "intermediate_size": widths[0]}
     k = _Keys(config, source, family.defaults)
     d = _dims(k, family)
     if family.halves_intermediate:  # Qwen-1: each MLP projection is intermediate_size // 2 wide
