@@ -190,7 +190,7 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         read,
         gpu.bandwidth_gbs * 1e9,
         # as transformer layers for the fixed cost (speed/fixed.py block_layers: a single-mixer block is half)
-        block_layers(model.arch.layer_mixers, 0, len(per_layer)),
+        block_layers(model.arch.layer_mixers, 0, len(per_layer), model.arch.layer_kernels),
         flops,
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),

@@ -367,7 +367,7 @@ def gpu_prefill(
         fixed_us: list[tuple[float, float, float]] = []  # (layers, µs per layer, µs per token) per GPU
         memory_bound = False
         # the GPU layers as transformer layers for their fixed cost (speed/fixed.py block_layers)
-        blocks = block_layers(arch.layer_mixers, 0, n_gpu_layers)
+        blocks = block_layers(arch.layer_mixers, 0, n_gpu_layers, arch.layer_kernels)
         for i, rate in zip(used, rates, strict=True):
             if placement.split == "tensor":
                 share = 1 / len(used)
