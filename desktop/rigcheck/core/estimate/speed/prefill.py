@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
+from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.assumed import assumed_share
 from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE
@@ -93,6 +93,12 @@ VULKAN_BF16_CAVEAT = (
 )
 
 
+def prompt_ubatch(est: MemoryEstimate) -> int:
+    """The tokens of one prompt micro-batch: llama.cpp's n_ubatch as asked (MemoryEstimate.ubatch, its
+    default LLAMA_CPP_UBATCH), fewer when the prompt is shorter."""
+    return max(min(est.ubatch, est.context), 1)
+
+
 def prefill_streamed_bytes(
     est: MemoryEstimate, arch: ArchConfig, head: int, layers: int, cpu_expert_layers: int
 ) -> tuple[float, int, float]:
@@ -100,12 +106,12 @@ def prefill_streamed_bytes(
     experts of the first ``cpu_expert_layers``, plus the head), the micro-batch, and the share of routed
     experts it touches.
 
-    llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
+    llama.cpp processes a prompt in micro-batches of n_ubatch tokens (prompt_ubatch: fewer when the prompt is
     shorter); each one multiplies every weight matrix on the device once. For a mixture of experts the batch's
     tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
     1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
     """
-    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    ubatch = prompt_ubatch(est)
     touched = 1.0
     if arch.is_moe and arch.num_experts and arch.experts_per_token:
         touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
@@ -211,7 +217,7 @@ def prompt_kernel(
         return None
     if est.quant is None or est.quant.kind == "float":
         return None
-    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    ubatch = prompt_ubatch(est)
     found = cuda_prompt_kernel(spec, est.quant.id, ubatch=ubatch, experts=arch.num_experts or 0)
     if found is not None and found.blas and arch.is_moe and not lacks_dp4a(spec):
         return PromptKernel(found.name, False, found.ggml_type, found.why_said)
@@ -243,7 +249,7 @@ def gpu_prefill(
     unquantized = est.quant is not None and est.quant.kind == "float"
     quant_id = est.quant.id if est.quant is not None else None
     per_expert = speed.moe_tokens_per_expert(
-        max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
+        prompt_ubatch(est), arch.experts_per_token or 1, arch.num_experts or 1
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
@@ -325,7 +331,7 @@ def gpu_prefill(
             factor.backend,
             arch,
             quantized=est.quant is not None and not unquantized,
-            ubatch=max(min(LLAMA_CPP_UBATCH, est.context), 1),
+            ubatch=prompt_ubatch(est),
             expert_bytes=sum(experts_bytes[cpu_expert:n_gpu_layers]),
             moe_layers=sum(1 for flag in arch.moe_layers[cpu_expert:n_gpu_layers] if flag),
             bits_per_weight=est.quant.bits_per_weight if est.quant is not None else 16.0,
