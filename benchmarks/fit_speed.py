@@ -43,6 +43,7 @@ from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
+from rigcheck.core.estimate.speed.rocm_bf16 import rocm_bf16_on_fp32
 from rigcheck.core.estimate.speed.stage_copy import boundary_seconds, staged_through_host
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, sycl_expert_loop
 from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices
@@ -172,7 +173,10 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build)) if gpu.vendor == "intel" else None
     )  # type: ignore[arg-type]
     scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor, matrix_engines=engines)  # type: ignore[arg-type]
-    found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
+    # BF16 through hipBLAS on an AMD GPU without BF16 arithmetic: FP32 maths, as the estimator has it
+    # (speed/rocm_bf16.py)
+    rocm_fp32 = rocm_bf16_on_fp32(row.backend, row.format.lower(), gpu)  # type: ignore[arg-type]
+    found = speed.prefill_peak_tflops(gpu, fp32=scalar is True or rocm_fp32)
     peak = found[0] if found else None
     read = sum(per_layer) + head
     ubatch = row_micro_batch(row)

@@ -21,6 +21,7 @@ from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kerne
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
 from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_seconds_per_token
+from rigcheck.core.estimate.speed.rocm_bf16 import ROCM_BF16_SOURCE, rocm_bf16_on_fp32
 from rigcheck.core.estimate.speed.stage_copy import layer_split_hand_offs
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
@@ -263,12 +264,14 @@ def gpu_prefill(
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         build = est.engine_build if est.engine == "llama.cpp" else None
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id, build)
+        # BF16 through hipBLAS on an AMD GPU without BF16 arithmetic (speed/rocm_bf16.py): FP32 maths
+        rocm_fp32 = factor is not None and rocm_bf16_on_fp32(factor.backend, quant_id, specs[i])
         bf16_family = factor is not None and intel_bf16_matrices(factor.backend, quant_id, specs[i], build)
         compute = speed.prefill_compute(
             specs[i],
             factor,
             gpus[i].power_limit_watts,
-            fp32=scalar_bf16[i] is True or sycl_fp32,
+            fp32=scalar_bf16[i] is True or sycl_fp32 or rocm_fp32,
             build=build,
             xmx=not bf16_family,
         )
@@ -303,6 +306,15 @@ def gpu_prefill(
                 "BF16 on SYCL: its prompt GEMMs convert BF16 to FP32 ({source}), so at most the FP32 peak "
                 "({peak} TFLOPS) applies",
                 source=SYCL_BF16_SOURCE,
+                peak=Num(compute.peak_tflops, 1),
+            )
+            if words not in paths:
+                paths.append(words)
+        if rocm_fp32:
+            words = say(
+                "BF16 on ROCm on a GPU without BF16 arithmetic: hipBLAS multiplies it in FP32 ({source}), so "
+                "the FP32 peak ({peak} TFLOPS) applies",
+                source=ROCM_BF16_SOURCE,
                 peak=Num(compute.peak_tflops, 1),
             )
             if words not in paths:
