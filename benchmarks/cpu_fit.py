@@ -88,7 +88,9 @@ def cpu_rows(rows: list[Measurement], catalog: Catalog) -> list[CpuRow]:
             continue  # a host no platform places: its bandwidth would be the default's guess
         model = from_catalog(spec)
         try:
-            est = estimate_memory(model, Request(quant=row_quant(row), context=row_context(row)), catalog)
+            est = estimate_memory(
+                model, Request(quant=row_quant(row), context=row_context(row), ubatch=row.ubatch), catalog
+            )
         except InputError:
             continue
         per_layer, _experts, head = _active_bytes(est)

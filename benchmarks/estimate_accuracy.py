@@ -269,6 +269,7 @@ def estimate(row: Measurement, catalog: Catalog) -> Outcome:
                     # the llama.cpp build the row ran (fit, held-out and blind alike): an older one is
                     # divided by each later kernel milestone (speed/engine_build.py)
                     engine_build=row.engine_build if engine == "llama.cpp" else None,
+                    ubatch=row.ubatch,  # the run's -ub; None = llama-bench's default
                 ),
                 catalog,
                 offload=offload,  # type: ignore[arg-type]

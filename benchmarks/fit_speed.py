@@ -29,7 +29,7 @@ from cpu_fit import _threads, print_cpu_classes
 from cpu_hosts import host_cpu, host_memory
 from dp4a_fit import fit_nodp4a, nodp4a_row
 from intel_vulkan_path import old_intel_vulkan_path
-from measurements import Measurement, load, row_build, row_context, row_quant
+from measurements import Measurement, load, row_build, row_context, row_micro_batch, row_quant
 from per_hop_fit import HopFit, fit_per_hop
 from prefill_fallback import GenericPrefill, generic_prefill
 from rigcheck.core.catalog import Catalog, GpuSpec, SpeedFactor, load_catalog
@@ -43,6 +43,7 @@ from rigcheck.core.estimate.speed.engine_build import build_correction
 from rigcheck.core.estimate.speed.fixed import block_layers
 from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.estimate.speed.recurrent_scan import scan_flops_per_token
+from rigcheck.core.estimate.speed.rocm_bf16 import rocm_bf16_on_fp32
 from rigcheck.core.estimate.speed.stage_copy import boundary_seconds, staged_through_host
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, sycl_expert_loop
 from rigcheck.core.estimate.speed.vulkan_bf16 import intel_bf16_matrices
@@ -133,7 +134,9 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
     gpu_spec = catalog.gpu(row.gpu_id) if row.gpu_count and row.gpu_id else None
     row = current_build_row(row, model.arch, gpu_spec)
     try:
-        est = estimate_memory(model, Request(quant=row_quant(row), context=row_context(row)), catalog)
+        est = estimate_memory(
+            model, Request(quant=row_quant(row), context=row_context(row), ubatch=row.ubatch), catalog
+        )
     except InputError:
         return None
     per_layer, _experts, head = _active_bytes(est)
@@ -170,10 +173,13 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         vulkan_matrix_engines(row.backend, gpu, llama_cpp_build(row.build)) if gpu.vendor == "intel" else None
     )  # type: ignore[arg-type]
     scalar = speed.bf16_on_scalar_shaders(row.backend, row.format.lower(), gpu.vendor, matrix_engines=engines)  # type: ignore[arg-type]
-    found = speed.prefill_peak_tflops(gpu, fp32=scalar is True)
+    # BF16 through hipBLAS on an AMD GPU without BF16 arithmetic: FP32 maths, as the estimator has it
+    # (speed/rocm_bf16.py)
+    rocm_fp32 = rocm_bf16_on_fp32(row.backend, row.format.lower(), gpu)  # type: ignore[arg-type]
+    found = speed.prefill_peak_tflops(gpu, fp32=scalar is True or rocm_fp32)
     peak = found[0] if found else None
     read = sum(per_layer) + head
-    ubatch = max(min(LLAMA_CPP_UBATCH, row.tokens or LLAMA_CPP_UBATCH), 1)
+    ubatch = row_micro_batch(row)
     loop = sycl_expert_loop(
         row.backend,
         model.arch,
@@ -190,13 +196,13 @@ def point(row: Measurement, catalog: Catalog) -> Point | None:
         read,
         gpu.bandwidth_gbs * 1e9,
         # as transformer layers for the fixed cost (speed/fixed.py block_layers: a single-mixer block is half)
-        block_layers(model.arch.layer_mixers, 0, len(per_layer)),
+        block_layers(model.arch.layer_mixers, 0, len(per_layer), model.arch.layer_kernels),
         flops,
         peak * 1e12 if peak else None,
         float(sum(est.layer_weight_bytes) + head),
         model.arch.is_moe,
         speed.moe_tokens_per_expert(
-            max(min(LLAMA_CPP_UBATCH, row.tokens or LLAMA_CPP_UBATCH), 1),
+            row_micro_batch(row),
             model.arch.experts_per_token or 1,
             model.arch.num_experts or 1,
         ),
@@ -1131,7 +1137,7 @@ def fit_prefill(
 
 def at_memory_floor(p: Point, bandwidth_efficiency: float) -> bool:
     """The measured prefill is within 15% of the time it takes to stream the weights once per micro-batch."""
-    ubatch = max(min(LLAMA_CPP_UBATCH, p.row.tokens or LLAMA_CPP_UBATCH), 1)
+    ubatch = row_micro_batch(p.row)
     floor_s = p.weight_bytes / (p.bandwidth * bandwidth_efficiency) / ubatch
     return bool(p.weight_bytes) and 1 / p.row.value < 1.15 * floor_s
 
@@ -1175,7 +1181,7 @@ def fit_cpu(
             result = fit(
                 from_catalog(spec),
                 machine,
-                Request(quant=row_quant(row), context=row_context(row)),
+                Request(quant=row_quant(row), context=row_context(row), ubatch=row.ubatch),
                 catalog,
                 offload=kind,
                 live=False,
@@ -1427,6 +1433,7 @@ def estimate(row: Measurement, catalog: Catalog) -> float | None:
             context=row_context(row),
             backend=backend,  # type: ignore[arg-type]
             engine_build=row.engine_build,  # an older build: the estimate divided by its milestones
+            ubatch=row.ubatch,  # the run's -ub (None: llama-bench's default)
         )
         result = fit(
             from_catalog(spec),

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from rigcheck.core.estimate.memory_types import LLAMA_CPP_UBATCH
 from rigcheck.core.estimate.ud_names import qat_variant
 
 R = TypeVar("R")
@@ -105,6 +106,10 @@ class Measurement:
     locator: str
     verbatim: str
     notes: str
+    #: llama.cpp's prompt micro-batch as run (llama-bench -ub, the effective n_ubatch, at most its -b), from
+    #: the optional ``ubatch`` column; None (empty, or a file without the column) = the engine's default,
+    #: llama-bench's 512
+    ubatch: int | None = None
     #: from ``blind.csv``: a source never used for fitting (not a CSV column; set by ``load_blind``)
     blind: bool = False
 
@@ -187,12 +192,15 @@ class Measurement:
 _BUILD_NUMBER = re.compile(r"\((\d{4,5})[;) ]|\bb(\d{4,5})\b|^(\d{4,5})\b|\bbuild (\d{4,5})\b")
 #: a run on a PR's branch ("PR #19375 branch gg/qwen3-next-opt on b7946") has that PR's change
 _PR_BRANCH = re.compile(r"PR #(\d+) branch")
+#: a PR's own "t/s master" column ("master at the time of PR #16649 (Oct 2025)") was run without that PR
+_PR_MASTER = re.compile(r"master at the time of PR #(\d+)")
 
 
 def row_build(text: str) -> int | None:
     """The llama.cpp build number a ``build`` column names, None where it names none (the row is then taken
     to be on a current build). A run on a PR's branch counts as the build that PR first shipped in
-    (catalog/engine_builds.toml), when that is later than the branch's base."""
+    (catalog/engine_builds.toml), when that is later than the branch's base; a run on master at the time of
+    a catalogued PR, with no number, as the build before that PR's first build."""
     from rigcheck.core.engine_builds import load_milestones
 
     found = _BUILD_NUMBER.search((text or "").strip())
@@ -201,6 +209,9 @@ def row_build(text: str) -> int | None:
         shipped = next((m.first_build for m in load_milestones() if m.pr == int(pr)), None)
         if shipped is not None and number is not None:
             number = max(number, shipped)
+    if number is None and (master := _PR_MASTER.search(text or "")) is not None:
+        shipped = next((m.first_build for m in load_milestones() if m.pr == int(master.group(1))), None)
+        number = shipped - 1 if shipped is not None else None
     return number
 
 
@@ -260,6 +271,9 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
         ram = float(raw["ram_gb"]) if (raw.get("ram_gb") or "").strip() else None
     except ValueError as exc:
         raise _fail(path, line, row_id, f"bad number: {exc}") from None
+    ubatch_text = (raw.get("ubatch") or "").strip()
+    if ubatch_text and not (ubatch_text.isdigit() and int(ubatch_text) >= 1):
+        raise _fail(path, line, row_id, f"ubatch '{ubatch_text}' is not a positive whole number of tokens")
     if cls == "cpu" and count != 0:
         raise _fail(path, line, row_id, "a CPU-only row uses 0 GPUs")
     if cls not in ("cpu", "") and count < 1:
@@ -288,10 +302,13 @@ def _parse(raw: dict[str, str], path: Path, line: int) -> Measurement:
         locator=raw["locator"].strip(),
         verbatim=raw["verbatim"],
         notes=(raw.get("notes") or "").strip(),
+        ubatch=int(ubatch_text) if ubatch_text else None,
     )
 
 
-COLUMNS = tuple(f.name for f in fields(Measurement) if f.name != "blind")
+#: columns a file may leave out (blind.csv and older copies have no ``ubatch``)
+OPTIONAL_COLUMNS = frozenset({"ubatch"})
+COLUMNS = tuple(f.name for f in fields(Measurement) if f.name != "blind" and f.name not in OPTIONAL_COLUMNS)
 
 
 def read_rows(
@@ -357,6 +374,13 @@ def row_quant(row: Measurement) -> str:
     model's name says QAT (a Q4_0 or UD-Q4_K_XL file of a quantization-aware-trained Gemma is laid out apart:
     rigcheck.core.estimate.ud_names)."""
     return qat_variant(row.format, row.model)
+
+
+def row_micro_batch(row: Measurement) -> int:
+    """The tokens of one prompt micro-batch of the row, as the estimator takes them (speed/prefill.py
+    prompt_ubatch): its n_ubatch (llama-bench's default 512 when unstated), fewer when its test is shorter."""
+    ubatch = row.ubatch or LLAMA_CPP_UBATCH
+    return max(min(ubatch, row.tokens or ubatch), 1)
 
 
 def row_context(row: Measurement) -> int:

@@ -306,3 +306,48 @@ def test_a_host_that_states_its_memory_population_is_read_at_that_peak_not_the_p
         assert host_memory(unstated, GIB).bandwidth_bytes_per_s is None
     measured = host_memory("EPYC 9654, 12×DDR5-4800, the author measured ~230 GB/s", GIB)
     assert measured.bandwidth_source == "measured" and measured.bandwidth_bytes_per_s == 230 * 10**9
+
+
+def test_a_run_on_master_at_the_time_of_a_catalogued_pr_predates_that_pr() -> None:
+    """A PR's own "t/s master" column ("master at the time of PR #16649 (Oct 2025)") was measured without
+    the PR: where catalog/engine_builds.toml has the PR, the row is read at the build before its first
+    build, so that milestone (and none it postdates) applies; a PR without a milestone leaves it unknown."""
+    from rigcheck.core.engine_builds import load_milestones
+
+    first = {m.pr: m.first_build for m in load_milestones()}
+    assert M.row_build("master at the time of PR #16649 (Oct 2025)") == first[16649] - 1
+    assert M.row_build("master at the time of PR #1 (May 2023)") is None
+    row = next(r for r in ROWS if r.id == "llamacpp-pr16649-rtx4090-gptoss20b-tg128")
+    assert row.engine_build is not None and row.engine_build < first[16649]
+
+
+def test_the_ubatch_column_is_optional_and_reaches_the_estimate(tmp_path: Path) -> None:
+    """A row measured at llama-bench -ub 2048 carries it in the optional ``ubatch`` column (empty = the
+    default 512); a file without the column (blind.csv) still loads, and the accuracy script estimates the
+    row at that micro-batch."""
+    assert all(r.ubatch is None for r in M.load_blind())
+    path = _write(tmp_path, lambda r: r.update(ubatch="x"))
+    with pytest.raises(M.MeasurementError, match="ubatch"):
+        M.load(path)
+    path = _write(tmp_path, lambda r: r.update(ubatch="2048"))
+    assert M.load(path)[3].ubatch == 2048
+    assert M.row_micro_batch(dataclasses.replace(ROWS[3], ubatch=2048, test="pp512")) == 512
+    accuracy = _load_accuracy()
+    catalog = load_catalog(use_overlay=False)
+    row = next(
+        r
+        for r in ROWS
+        if r.metric == "prefill_tokens_per_s"
+        and r.test == "pp2048"
+        and r.gpu_count == 1
+        and not r.moe
+        and r.offload_kind == "none"
+        and r.ubatch is None
+    )
+    default = accuracy.estimate(row, catalog).estimate
+    assert default is not None
+    assert accuracy.estimate(dataclasses.replace(row, ubatch=512), catalog).estimate == default
+    large = accuracy.estimate(dataclasses.replace(row, ubatch=2048), catalog).estimate
+    # one GPU, a dense model: one micro-batch of 2,048 pays each layer's fixed cost once instead of four
+    # times, so it is faster
+    assert large is not None and large > default

@@ -184,3 +184,26 @@ def test_cdna_builds_before_rocblas_on_mfma_are_advised_not_rescaled(catalog: Ca
     assert not any("PR #10498" in a for a in with_it.advice)
     radeon = _fit(catalog, "llama-3.1-8b", _machine(catalog, "amd-radeon-rx-7900-xtx"), 3000, backend="rocm")
     assert not any("PR #10498" in a for a in radeon.advice)
+
+
+def test_a_moe_only_milestone_applies_to_mixture_of_experts_models_alone(catalog: Catalog) -> None:
+    """A kernel that only an MoE graph runs (fused top-k routing, the expert mat-vec): ``moe_only = true``
+    divides a mixture-of-experts model's old-build decode and leaves a dense model's alone."""
+    text = (
+        '[[milestone]]\nid = "moe-kernel"\nengine = "llama.cpp"\npr = 1\nurl = "https://e"\nfirst_build = 6000\n'
+        'build_source = "s"\nratio_source = "table r"\nbackends = ["cuda"]\nmoe_only = true\ndecode_ratio = 1.07\n'
+    )
+    (moe_kernel,) = parse_milestones("catalog/engine_builds.toml", text)
+    assert moe_kernel.moe_only
+    moe = from_catalog(catalog.model("qwen3-30b-a3b")).arch  # type: ignore[arg-type]
+    dense = from_catalog(catalog.model("llama-3.1-8b")).arch  # type: ignore[arg-type]
+    gpu = catalog.gpu("nvidia-geforce-rtx-3090")
+    old_moe = build_correction("llama.cpp", 5999, moe, "cuda", gpu, milestones=[moe_kernel])
+    assert (old_moe.decode_divisor, old_moe.prefill_divisor) == (1.07, 1.0)
+    assert [t.milestone for t in old_moe.terms] == ["moe-kernel"]
+    assert build_correction("llama.cpp", 5999, dense, "cuda", gpu, milestones=[moe_kernel]).terms == ()
+    assert build_correction("llama.cpp", 6000, moe, "cuda", gpu, milestones=[moe_kernel]).terms == ()
+    # a milestone without the flag is every model's, as before
+    assert not parse_milestones("f", text.replace("moe_only = true\n", ""))[0].moe_only
+    with pytest.raises(InputError, match=r"milestone 'moe-kernel': moe_only"):
+        parse_milestones("catalog/engine_builds.toml", text.replace("moe_only = true", 'moe_only = "yes"'))

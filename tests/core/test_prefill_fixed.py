@@ -84,3 +84,23 @@ def test_the_estimate_says_what_the_fixed_cost_adds(catalog: Catalog) -> None:
     bare = with_fixed_cost(catalog, 0.0)
     quiet = fit(model(SMALL), machine(bare), Request(quant="q4_k_m", context=512), bare, live=False)
     assert not any("launches" in line and "micro-batch" in line for line in quiet.speed.explanation)
+
+
+def test_a_larger_micro_batch_spreads_the_fixed_cost_over_more_tokens(catalog: Catalog) -> None:
+    """llama-bench -ub 2048 (Request.ubatch) runs a 2,048-token prompt as one micro-batch, not four of 512:
+    the layers' fixed cost is paid once, so per prompt token it is a quarter of the default's."""
+    costly = with_fixed_cost(catalog, 200.0)
+    free = with_fixed_cost(catalog, 0.0)
+
+    def seconds(cat: Catalog, ubatch: int | None) -> float:
+        request = Request(quant="q4_k_m", context=2048, ubatch=ubatch)
+        result = fit(model(SMALL), machine(cat), request, cat, live=False)
+        assert result.speed.prefill_tokens_per_s
+        return 1 / result.speed.prefill_tokens_per_s
+
+    default_fixed = seconds(costly, None) - seconds(free, None)
+    large_fixed = seconds(costly, 2048) - seconds(free, 2048)
+    assert default_fixed == pytest.approx(seconds(costly, 512) - seconds(free, 512))
+    assert large_fixed == pytest.approx(default_fixed / 4, rel=0.02)
+    # a micro-batch never exceeds the prompt: -ub 4096 on a 2,048-token prompt is one of 2,048
+    assert seconds(costly, 4096) == pytest.approx(seconds(costly, 2048))

@@ -2,10 +2,10 @@
 
 A milestone is a change in an engine's source after which the same model on the same hardware runs at
 another speed: the first build with it (a llama.cpp release tag ``bNNNN``), what it changed (backends,
-model types, layer kinds, GPU vendors and architectures) and, where the PR's own before/after table
-measured it, the ratio after / before for decode and prompt processing. The speed step that applies them
-is ``core/estimate/speed/engine_build.py``; this module only reads and checks the data, with errors that
-name the file, the entry and the field.
+model types, layer kinds, mixture-of-experts models only, GPU vendors and architectures) and, where the
+PR's own before/after table measured it, the ratio after / before for decode and prompt processing. The
+speed step that applies them is ``core/estimate/speed/engine_build.py``; this module only reads and checks
+the data, with errors that name the file, the entry and the field.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ class Milestone:
     #: every model
     model_types: tuple[str, ...]
     layer_kinds: tuple[str, ...]
+    #: a kernel only a mixture-of-experts graph runs (routing, expert mat-vecs): dense models keep their speed
+    moe_only: bool
     #: GPU vendors and architectures (catalog ``architecture``, lower case, spaces dropped); empty: any
     vendors: tuple[str, ...]
     architectures: tuple[str, ...]
@@ -59,7 +61,8 @@ _TEXT = ("id", "engine", "url", "build_source", "ratio_source")
 _OPTIONAL_TEXT = ("title", "modeled_by", "notes")
 _LISTS = ("backends", "model_types", "layer_kinds", "vendors", "architectures")
 _RATIOS = ("decode_ratio", "prefill_ratio")
-_KNOWN = frozenset((*_TEXT, *_OPTIONAL_TEXT, *_LISTS, *_RATIOS, "pr", "first_build"))
+_FLAGS = ("moe_only",)
+_KNOWN = frozenset((*_TEXT, *_OPTIONAL_TEXT, *_LISTS, *_RATIOS, *_FLAGS, "pr", "first_build"))
 
 
 def parse_build(text: str | None) -> int | None:
@@ -106,6 +109,11 @@ def _entry(raw: object, position: int, name: str) -> Milestone:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise bad(field, "a list of non-empty strings")
         values[field] = tuple(value)
+    for field in _FLAGS:
+        value = raw.get(field, False)
+        if not isinstance(value, bool):
+            raise bad(field, "true or false")
+        values[field] = value
     for field in _RATIOS:
         value = raw.get(field)
         if value is not None and (

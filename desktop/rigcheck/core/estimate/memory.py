@@ -211,6 +211,8 @@ def estimate_memory(
     context = req.context if req.context is not None else default_context(arch)
     if context < 1:
         raise InputError("--context", f"must be at least 1, got {context}")
+    if req.ubatch is not None and req.ubatch < 1:
+        raise InputError("--ubatch", f"must be at least 1, got {req.ubatch}")
     kv_type, elem = kv_bytes_per_element(catalog, req.kv_type)
     notes: list[Text] = []
     if arch.max_context and context > arch.max_context:
@@ -303,6 +305,7 @@ def estimate_memory(
         backend=req.backend,
         threads=req.threads,
         engine_build=req.engine_build,
+        ubatch=req.ubatch or LLAMA_CPP_UBATCH,
         speculative=req.speculative if req.workload == "inference" else None,
         notes_said=tuple(notes),
         gpu_peak_bytes=training.gpu_peak_bytes if training else 0,

@@ -61,9 +61,10 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
     # Q4_K_M is the non-expert weights and the KV cache, which are counted exactly)
     if req.engine in (*LLAMA_CPP_ENGINES, "ktransformers"):
         terms = []
-        logits = LLAMA_CPP_UBATCH * arch.vocab_size * 4
+        ubatch = req.ubatch or LLAMA_CPP_UBATCH
+        logits = ubatch * arch.vocab_size * 4
         if not req.flash_attention:
-            buffer = context * LLAMA_CPP_UBATCH * arch.num_heads * 4
+            buffer = context * ubatch * arch.num_heads * 4
             terms.append(
                 Term(
                     "activations",
@@ -74,14 +75,14 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                         "n_ctx {context} × n_ubatch {ubatch} × {heads} heads × 4 B "
                         "(one layer's f32 attention scores; much smaller with -fa)",
                         context=Num(context),
-                        ubatch=LLAMA_CPP_UBATCH,
+                        ubatch=ubatch,
                         heads=arch.num_heads,
                     ),
                     LLAMA_CPP_BUFFER,
                 )
             )
         else:
-            mask = context * LLAMA_CPP_UBATCH * 2
+            mask = context * ubatch * 2
             terms.append(
                 Term(
                     "activations",
@@ -91,7 +92,7 @@ def _inference_runtime(arch: ArchConfig, req: Request, context: int, weights: in
                     say(
                         "f32 logits of one micro-batch, n_ubatch {ubatch} × {vocab} tokens × 4 B, "
                         "+ the flash-attention KQ mask n_ctx {context} × n_ubatch × 2 B",
-                        ubatch=LLAMA_CPP_UBATCH,
+                        ubatch=ubatch,
                         vocab=Num(arch.vocab_size),
                         context=Num(context),
                     ),

@@ -114,6 +114,9 @@ class Request:
     linear_kernels: LinearKernels = "fla"
     #: the engine's build (llama.cpp release tag number, core/engine_builds.parse_build); None = a current one
     engine_build: int | None = None
+    #: llama.cpp's prompt micro-batch, n_ubatch (llama-bench -ub, llama-server -ub); None = its default,
+    #: LLAMA_CPP_UBATCH
+    ubatch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,8 @@ class MemoryEstimate:
     linear_kernels: LinearKernels = "fla"
     #: the engine build the speed is for (Request.engine_build); None = a current one
     engine_build: int | None = None
+    #: llama.cpp's prompt micro-batch, n_ubatch (Request.ubatch, or its default)
+    ubatch: int = LLAMA_CPP_UBATCH
 
     def total(self, category: Category | None = None) -> int:
         return sum(t.bytes for t in self.terms if category is None or t.category == category)

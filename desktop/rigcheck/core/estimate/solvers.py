@@ -172,9 +172,10 @@ def grid(
                     seconds = on_gpu / (spec.bandwidth_gbs * 1e9 * factor.decode_bandwidth_efficiency)
                     # fixed costs per transformer layer (a single-mixer block is half: speed/fixed.py)
                     mixers = model.arch.layer_mixers
-                    seconds += block_layers(mixers, 0, layers) * factor.per_layer_us * 1e-6
+                    kernels = model.arch.layer_kernels
+                    seconds += block_layers(mixers, 0, layers, kernels) * factor.per_layer_us * 1e-6
                     seconds += (read_total - on_gpu) / host_rate + block_layers(
-                        mixers, layers, n_layers
+                        mixers, layers, n_layers, kernels
                     ) * cpu_layer_s
                     tokens = slowdown / seconds if seconds > 0 else None
                 cells.append(Cell(model.id, est.quant_name, spec.id, verdict, layers, tokens))

@@ -87,6 +87,9 @@ class ArchConfig:
     #: layer holds one (Nemotron-H: each block is a norm and one mixer, Mamba-2, attention or an MLP);
     #: empty: both in every layer
     layer_mixers: tuple[int, ...] = ()
+    #: a layer's kernels per token as a plain transformer layer's multiple, for the fixed per-layer cost
+    #: (Gemma 3n's AltUp, LAuReL and per-layer-input ops: models/config/gemma3n.py); 1.0: a plain layer
+    layer_kernels: float = 1.0
     # -- mixture of experts ----------------------------------------------------------------------
     #: routed experts per MoE layer (None for dense models)
     num_experts: int | None = None

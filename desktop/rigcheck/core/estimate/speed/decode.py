@@ -56,12 +56,22 @@ def gpu_decode_seconds(
     )
     # the GPU layers as transformer layers for their fixed cost (a single-mixer block is half of one)
     mixers = est.model.arch.layer_mixers
-    blocks_on_gpus = block_layers(mixers, 0, n_gpu_layers)
+    blocks_on_gpus = block_layers(mixers, 0, n_gpu_layers, est.model.arch.layer_kernels)
     if mixers and n_gpu_layers:
         explanation.append(
             say(
                 "its {blocks} blocks each hold one mixer (Mamba-2, attention or an MLP), not attention and "
                 "an MLP: for the fixed per-layer cost they count as {layers} transformer layers",
+                blocks=n_gpu_layers,
+                layers=Sig(blocks_on_gpus, 4),
+            )
+        )
+    if est.model.arch.layer_kernels != 1.0 and n_gpu_layers:
+        explanation.append(
+            say(
+                "each of its layers runs {kernels}× a plain transformer layer's kernels (AltUp, LAuReL and "
+                "per-layer inputs): for the fixed per-layer cost its {blocks} layers count as {layers}",
+                kernels=Sig(est.model.arch.layer_kernels, 3),
                 blocks=n_gpu_layers,
                 layers=Sig(blocks_on_gpus, 4),
             )

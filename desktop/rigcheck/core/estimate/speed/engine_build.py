@@ -71,6 +71,8 @@ def applies(
         return False
     if milestone.backends and backend not in milestone.backends:
         return False
+    if milestone.moe_only and not arch.is_moe:
+        return False
     if milestone.model_types or milestone.layer_kinds:
         by_type = arch.model_type in milestone.model_types
         by_kind = bool(_layer_kinds(arch) & set(milestone.layer_kinds))

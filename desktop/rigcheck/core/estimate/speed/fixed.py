@@ -71,12 +71,13 @@ def prompt_fixed_seconds(layers: float, factor: SpeedFactor, ubatch: int) -> flo
     return layers * factor.per_layer_us * 1e-6 / max(ubatch, 1)
 
 
-def block_layers(layer_mixers: tuple[int, ...], start: int, stop: int) -> float:
+def block_layers(layer_mixers: tuple[int, ...], start: int, stop: int, kernels: float = 1.0) -> float:
     """Layers ``start`` to ``stop`` - 1 as transformer layers for their fixed cost: each holds 2 sub-blocks
-    (token mixer, MLP) unless ``layer_mixers`` says it holds fewer (empty: every layer holds both)."""
+    (token mixer, MLP) unless ``layer_mixers`` says it holds fewer (empty: every layer holds both), and runs
+    ``kernels`` times a plain layer's kernels (ArchConfig.layer_kernels)."""
     if not layer_mixers:
-        return float(max(stop - start, 0))
-    return sum(layer_mixers[start:stop]) / 2
+        return float(max(stop - start, 0)) * kernels
+    return sum(layer_mixers[start:stop]) / 2 * kernels
 
 
 def moe_layers_between(moe_layers: tuple[bool, ...], start: int, stop: int) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from rigcheck.core.catalog import GpuSpec, Maturity, SpeedFactor
 from rigcheck.core.estimate import speed
-from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
+from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.placement.types import Placement
 from rigcheck.core.estimate.speed.assumed import assumed_share
 from rigcheck.core.estimate.speed.coopmat import COOPMAT_SOURCE
@@ -21,6 +21,7 @@ from rigcheck.core.estimate.speed.kernels import PromptKernel, cuda_prompt_kerne
 from rigcheck.core.estimate.speed.reads import gpu_bandwidth, pcie_gbs, prefill_flops_per_token
 from rigcheck.core.estimate.speed.recurrent_scan import SOURCE as SCAN_SOURCE
 from rigcheck.core.estimate.speed.recurrent_scan import recurrent_layers, scan_seconds_per_token
+from rigcheck.core.estimate.speed.rocm_bf16 import ROCM_BF16_SOURCE, rocm_bf16_on_fp32
 from rigcheck.core.estimate.speed.stage_copy import layer_split_hand_offs
 from rigcheck.core.estimate.speed.sycl_bf16 import SYCL_BF16_SOURCE, sycl_bf16_on_fp32
 from rigcheck.core.estimate.speed.sycl_experts import ExpertLoop, expert_loop_said, sycl_expert_loop
@@ -93,6 +94,12 @@ VULKAN_BF16_CAVEAT = (
 )
 
 
+def prompt_ubatch(est: MemoryEstimate) -> int:
+    """The tokens of one prompt micro-batch: llama.cpp's n_ubatch as asked (MemoryEstimate.ubatch, its
+    default LLAMA_CPP_UBATCH), fewer when the prompt is shorter."""
+    return max(min(est.ubatch, est.context), 1)
+
+
 def prefill_streamed_bytes(
     est: MemoryEstimate, arch: ArchConfig, head: int, layers: int, cpu_expert_layers: int
 ) -> tuple[float, int, float]:
@@ -100,12 +107,12 @@ def prefill_streamed_bytes(
     experts of the first ``cpu_expert_layers``, plus the head), the micro-batch, and the share of routed
     experts it touches.
 
-    llama.cpp processes a prompt in micro-batches of ``LLAMA_CPP_UBATCH`` tokens (fewer when the prompt is
+    llama.cpp processes a prompt in micro-batches of n_ubatch tokens (prompt_ubatch: fewer when the prompt is
     shorter); each one multiplies every weight matrix on the device once. For a mixture of experts the batch's
     tokens pick ``experts_per_token`` of ``num_experts`` experts each, so with uniform routing a share
     1 - (1 - k/E)^tokens of the experts is read: all of them for any real batch.
     """
-    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    ubatch = prompt_ubatch(est)
     touched = 1.0
     if arch.is_moe and arch.num_experts and arch.experts_per_token:
         touched = 1 - (1 - min(arch.experts_per_token / arch.num_experts, 1.0)) ** ubatch
@@ -211,7 +218,7 @@ def prompt_kernel(
         return None
     if est.quant is None or est.quant.kind == "float":
         return None
-    ubatch = max(min(LLAMA_CPP_UBATCH, est.context), 1)
+    ubatch = prompt_ubatch(est)
     found = cuda_prompt_kernel(spec, est.quant.id, ubatch=ubatch, experts=arch.num_experts or 0)
     if found is not None and found.blas and arch.is_moe and not lacks_dp4a(spec):
         return PromptKernel(found.name, False, found.ggml_type, found.why_said)
@@ -243,7 +250,7 @@ def gpu_prefill(
     unquantized = est.quant is not None and est.quant.kind == "float"
     quant_id = est.quant.id if est.quant is not None else None
     per_expert = speed.moe_tokens_per_expert(
-        max(min(LLAMA_CPP_UBATCH, est.context), 1), arch.experts_per_token or 1, arch.num_experts or 1
+        prompt_ubatch(est), arch.experts_per_token or 1, arch.num_experts or 1
     )
     power_bound: dict[Text, list[int]] = {}
     dequantised: set[int] = set()
@@ -257,12 +264,14 @@ def gpu_prefill(
         # the power limit the driver enforces (a what-if GPU carries its catalog board power)
         build = est.engine_build if est.engine == "llama.cpp" else None
         sycl_fp32 = factor is not None and sycl_bf16_on_fp32(factor.backend, quant_id, build)
+        # BF16 through hipBLAS on an AMD GPU without BF16 arithmetic (speed/rocm_bf16.py): FP32 maths
+        rocm_fp32 = factor is not None and rocm_bf16_on_fp32(factor.backend, quant_id, specs[i])
         bf16_family = factor is not None and intel_bf16_matrices(factor.backend, quant_id, specs[i], build)
         compute = speed.prefill_compute(
             specs[i],
             factor,
             gpus[i].power_limit_watts,
-            fp32=scalar_bf16[i] is True or sycl_fp32,
+            fp32=scalar_bf16[i] is True or sycl_fp32 or rocm_fp32,
             build=build,
             xmx=not bf16_family,
         )
@@ -301,6 +310,15 @@ def gpu_prefill(
             )
             if words not in paths:
                 paths.append(words)
+        if rocm_fp32:
+            words = say(
+                "BF16 on ROCm on a GPU without BF16 arithmetic: hipBLAS multiplies it in FP32 ({source}), so "
+                "the FP32 peak ({peak} TFLOPS) applies",
+                source=ROCM_BF16_SOURCE,
+                peak=Num(compute.peak_tflops, 1),
+            )
+            if words not in paths:
+                paths.append(words)
         if scalar_bf16[i] is True:
             words = say(
                 "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
@@ -325,7 +343,7 @@ def gpu_prefill(
             factor.backend,
             arch,
             quantized=est.quant is not None and not unquantized,
-            ubatch=max(min(LLAMA_CPP_UBATCH, est.context), 1),
+            ubatch=prompt_ubatch(est),
             expert_bytes=sum(experts_bytes[cpu_expert:n_gpu_layers]),
             moe_layers=sum(1 for flag in arch.moe_layers[cpu_expert:n_gpu_layers] if flag),
             bits_per_weight=est.quant.bits_per_weight if est.quant is not None else 16.0,
@@ -367,7 +385,7 @@ def gpu_prefill(
         fixed_us: list[tuple[float, float, float]] = []  # (layers, µs per layer, µs per token) per GPU
         memory_bound = False
         # the GPU layers as transformer layers for their fixed cost (speed/fixed.py block_layers)
-        blocks = block_layers(arch.layer_mixers, 0, n_gpu_layers)
+        blocks = block_layers(arch.layer_mixers, 0, n_gpu_layers, arch.layer_kernels)
         for i, rate in zip(used, rates, strict=True):
             if placement.split == "tensor":
                 share = 1 / len(used)

@@ -62,6 +62,7 @@ _TEXT_TYPES: Final[Mapping[str, str]] = {
     "qwen3_5": "qwen3_5_text",
     "qwen3_5_moe": "qwen3_5_moe_text",
     "gemma4": "gemma4_text",
+    "gemma3n": "gemma3n_text",
 }
 #: model types written before transformers named the family (Falcon's remote-code configs)
 _OLD_TYPES: Final[Mapping[str, str]] = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -86,6 +87,11 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
     model_type, family, note = _family(config, source)
     notes += note
     config = _aliased(config, family.aliases)
+    widths = config.get("intermediate_size")
+    if isinstance(widths, list) and widths and all(w == widths[0] for w in widths):
+        # one width per layer, all the same (Gemma 3n's hub configs): the one width; mixed widths stay a list
+        # and are refused by the size check
+        config = {**config, "intermediate_size": widths[0]}
     k = _Keys(config, source, family.defaults)
     d = _dims(k, family)
     if family.halves_intermediate:  # Qwen-1: each MLP projection is intermediate_size // 2 wide
@@ -139,6 +145,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
         layer_mixers=_layer_mixers(body),
+        layer_kernels=body.layer_kernels,
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,
         moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),

@@ -163,6 +163,8 @@ class _Body:
     kv_elements: tuple[int, ...] = ()
     #: parameters of embedding tables beside the token embedding (Gemma 4's per-layer embeddings)
     extra_embed: int = 0
+    #: a layer's kernels as a plain transformer layer's multiple (ArchConfig.layer_kernels)
+    layer_kernels: float = 1.0
 
 
 def _gated_mlp(hidden: int, inner: int, bias: bool = False) -> int:

@@ -31,6 +31,7 @@ from rigcheck.core.models.config.families import (
     _qwen3_next_body,
     _qwen_body,
 )
+from rigcheck.core.models.config.gemma3n import _gemma3n_body
 from rigcheck.core.models.config.generic import _generic_body, _generic_kinds, _qwen3_5_moe_body
 from rigcheck.core.models.config.hybrids import (
     _deepseek_v4_body,
@@ -300,6 +301,24 @@ FAMILIES: Final[Mapping[str, _Family]] = {
             "use_double_wide_mlp": False,
             "num_kv_shared_layers": 0,
             "hidden_size_per_layer_input": 0,
+        },
+        layer_norms=4,
+    ),
+    "gemma3n_text": _Family(
+        "models/gemma3n/modeling_gemma3n.py",
+        _gemma3n_body,
+        _every_nth(None, 5, "sliding"),
+        {
+            "tie_word_embeddings": True,
+            "attention_bias": False,
+            "attention_k_eq_v": False,
+            "use_double_wide_mlp": False,
+            "head_dim": 256,
+            "num_kv_shared_layers": 15,
+            "hidden_size_per_layer_input": 256,
+            "vocab_size_per_layer_input": 262144,
+            "altup_num_inputs": 4,
+            "laurel_rank": 64,
         },
         layer_norms=4,
     ),
