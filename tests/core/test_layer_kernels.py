@@ -20,9 +20,8 @@ def arch(model_id: str) -> ArchConfig:
     ("model_id", "extra"),
     [
         ("llama-3.1-8b", 0),  # the plain layer the 23 are counted from
-        # q and k norms in the graph, left uncounted: the fit rows do not support them (kernels.QK_NORM)
-        ("qwen3-8b", 0),
-        ("qwen3-30b-a3b", 0),
+        ("qwen3-8b", 4),  # q and k norms (kernels.QK_NORM)
+        ("qwen3-30b-a3b", 4),  # the same outside the experts
         ("qwen2.5-7b", 3),  # q/k/v bias adds
         ("gpt-oss-20b", 4),  # q/k/v and o bias adds
         ("gemma-3-4b", 9),  # q/k norms, q's scale, two post-norms

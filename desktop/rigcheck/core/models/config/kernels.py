@@ -18,8 +18,7 @@ from typing import Final
 PLAIN_LAYER_KERNELS: Final = 23
 
 #: q and k each normed by build_norm over the head (rms_norm, mul): Gemma 3 (src/models/gemma3.cpp@569a009),
-#: Gemma 4. Qwen3 and Qwen3-MoE run them too (src/models/qwen3.cpp@069be0a), but their fit rows read worse
-#: with them counted (BENCHMARKS.md, 28-layer-kernels), so those two stay at a plain layer's count.
+#: Gemma 4, Qwen3 and Qwen3-MoE (src/models/qwen3.cpp@069be0a, qwen3moe.cpp).
 QK_NORM: Final = 4
 #: an add per biased projection: Qwen2's q/k/v; gpt-oss's q/k/v and, in build_attn, o
 #: (src/models/openai-moe-iswa.cpp@5c880d9)

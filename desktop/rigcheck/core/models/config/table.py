@@ -143,12 +143,14 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_qwen3_attn),
         _qwen2_windows,
         {"tie_word_embeddings": False, "attention_bias": False, "head_dim": 128, **_QWEN2_WINDOWS},
+        extra_kernels=kernels.QK_NORM,
     ),
     "qwen3_moe": _Family(
         "models/qwen3_moe/modeling_qwen3_moe.py",
         _qwen3_moe_body,
         _qwen2_windows,
         {"tie_word_embeddings": False, "attention_bias": False, **_QWEN2_WINDOWS, **_QWEN_MOE},
+        extra_kernels=kernels.QK_NORM,
     ),
     "qwen3_next": _Family(
         "models/qwen3_next/modular_qwen3_next.py",
