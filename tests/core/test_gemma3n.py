@@ -76,7 +76,7 @@ def test_catalog_entries_resolve(name: str, model_id: str) -> None:
 def test_layers_count_their_extra_kernels_for_the_fixed_cost() -> None:
     e4b = parse_config(config(E4B), "test")
     e2b = parse_config(config(E2B), "test")
-    plain = load_catalog(use_overlay=False).model("gemma-3-4b")
+    plain = load_catalog(use_overlay=False).model("llama-3.1-8b")
     assert plain is not None
     assert from_catalog(plain).arch.layer_kernels == 1.0
     # 70 kernels a layer, 8 fewer on the 15 (E4B) or 10 (E2B) KV-sharing layers, 10 more on the 10 sparse ones,

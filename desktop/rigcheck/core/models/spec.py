@@ -88,7 +88,7 @@ class ArchConfig:
     #: empty: both in every layer
     layer_mixers: tuple[int, ...] = ()
     #: a layer's kernels per token as a plain transformer layer's multiple, for the fixed per-layer cost
-    #: (Gemma 3n's AltUp, LAuReL and per-layer-input ops: models/config/gemma3n.py); 1.0: a plain layer
+    #: (the ops its family's llama.cpp graph adds: models/config/kernels.py, gemma3n.py); 1.0: a plain layer
     layer_kernels: float = 1.0
     # -- mixture of experts ----------------------------------------------------------------------
     #: routed experts per MoE layer (None for dense models)

@@ -69,8 +69,9 @@ def gpu_decode_seconds(
     if est.model.arch.layer_kernels != 1.0 and n_gpu_layers:
         explanation.append(
             say(
-                "each of its layers runs {kernels}× a plain transformer layer's kernels (AltUp, LAuReL and "
-                "per-layer inputs): for the fixed per-layer cost its {blocks} layers count as {layers}",
+                "each of its layers runs {kernels}× a plain transformer layer's kernels in llama.cpp's "
+                "graph (its extra norms, biases and side branches): for the fixed per-layer cost its "
+                "{blocks} layers count as {layers}",
                 kernels=Sig(est.model.arch.layer_kernels, 3),
                 blocks=n_gpu_layers,
                 layers=Sig(blocks_on_gpus, 4),

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rigcheck.core.errors import InputError
+from rigcheck.core.models.config import kernels
 from rigcheck.core.models.config.layer_kinds import _LAYER_TYPES
 from rigcheck.core.models.config.shared import (
     _EXPERT_KEYS,
@@ -145,7 +146,7 @@ def parse_config(config: Mapping[str, Any], source: str) -> ArchConfig:
         linear_mixer=body.linear_mixer if "linear" in kinds else None,
         layer_kv_elements=body.kv_elements,
         layer_mixers=_layer_mixers(body),
-        layer_kernels=body.layer_kernels,
+        layer_kernels=body.layer_kernels * kernels.multiple(family.extra_kernels),
         num_experts=first.experts if first else None,
         experts_per_token=first.per_token if first else None,
         moe_layers=tuple(isinstance(mlp, _Moe) for mlp in body.mlps),

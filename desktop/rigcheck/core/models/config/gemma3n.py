@@ -6,15 +6,13 @@ from __future__ import annotations
 from typing import Final
 
 from rigcheck.core.models.config.hybrids import _gemma4_body
+from rigcheck.core.models.config.kernels import PLAIN_LAYER_KERNELS
 from rigcheck.core.models.config.shared import Kinds, _Body, _Dims, _Keys
 
 #: Kernels a token's pass launches per layer in llama.cpp's graphs (ops that compute; views, reshapes and
 #: permutes without a cont are free), counted from ggml-org/llama.cpp
-#: src/models/gemma3n-iswa.cpp@0f7288922039b9231e22f3ab85ff78b62778c3a1 and, for the plain layer,
-#: llm_build_llama without flash attention: 2 norms (rms_norm, mul), q/k/v, 2 ropes, K and V copied into
-#: the cache, kq, softmax, kqv and its cont, o, a residual add, up, gate, the gated activation, down, a
-#: residual add.
-PLAIN_LAYER_KERNELS: Final = 23
+#: src/models/gemma3n-iswa.cpp@0f7288922039b9231e22f3ab85ff78b62778c3a1 over the plain layer's
+#: (kernels.PLAIN_LAYER_KERNELS).
 #: A Gemma 3n layer with its own KV: AltUp predict (router: norm, scale, matmul, tanh; coefficient matmul;
 #: two conts, a matmul, an add) 10, the attention norm 2, LAuReL (2 matmuls, a norm, an add) 5, attention
 #: as above with q/k norms and v's rms_norm 17, the post-attention norm and its adds and scale 5, the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from rigcheck.core.models.config import kernels
 from rigcheck.core.models.config.families import _dsa_indexer, _mla_dims, _own_indexers
 from rigcheck.core.models.config.layer_kinds import _uniform
 from rigcheck.core.models.config.shared import (
@@ -70,7 +71,19 @@ def _gemma4_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
         k.assume("per-layer embeddings counted as Gemma 3n lays them out (table, projection, gate per layer)")
     if shared_kv:
         k.assume(f"the last {shared_kv} layers reuse earlier layers' KV (num_kv_shared_layers): no own cache")
-    return _Body(mixers=tuple(mixers), mlps=tuple(mlps), kv_elements=tuple(cached), extra_embed=extra)
+    layer_kernels = kernels.gemma4(
+        moe=[moe is not None] * d.layers,
+        shared_kv=[i >= first_shared for i in range(d.layers)],
+        k_eq_v=[kind == "full" and k_eq_v for kind in kinds],
+        per_layer_input=per_layer > 0,
+    )
+    return _Body(
+        mixers=tuple(mixers),
+        mlps=tuple(mlps),
+        kv_elements=tuple(cached),
+        extra_embed=extra,
+        layer_kernels=layer_kernels,
+    )
 
 
 #: hybrid_override_pattern letters (NemotronHConfig): Mamba-2, attention, MLP, mixture of experts

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from rigcheck.core.models.config import kernels
 from rigcheck.core.models.config.families import (
     _biased_body,
     _bloom_body,
@@ -74,6 +75,9 @@ class _Family:
     #: the config's intermediate_size is twice each MLP projection's width (Qwen-1's remote code,
     #: QWenMLP: ``ff_dim_in = config.intermediate_size // 2`` for w1, w2 and c_proj)
     halves_intermediate: bool = False
+    #: kernels its layer launches in llama.cpp's graph beyond a plain layer's (models/config/kernels.py);
+    #: a body that counts its own layers (Gemma 3n, Gemma 4) sets _Body.layer_kernels instead
+    extra_kernels: int = 0
 
 
 _LLAMA_LIKE = {"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
@@ -111,6 +115,7 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_qwen2_attn),
         _qwen2_windows,
         {"tie_word_embeddings": False, **_QWEN2_WINDOWS},
+        extra_kernels=kernels.QKV_BIAS,
     ),
     # Qwen (1), remote code (auto_map modeling_qwen.QWenLMHeadModel, e.g. Qwen/Qwen-1_8B): QWenAttention's
     # c_attn = Linear(hidden, 3 * kv_channels * heads) with a bias, c_proj without (no_bias), so every head
@@ -138,12 +143,14 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _dense_body(_qwen3_attn),
         _qwen2_windows,
         {"tie_word_embeddings": False, "attention_bias": False, "head_dim": 128, **_QWEN2_WINDOWS},
+        extra_kernels=kernels.QK_NORM,
     ),
     "qwen3_moe": _Family(
         "models/qwen3_moe/modeling_qwen3_moe.py",
         _qwen3_moe_body,
         _qwen2_windows,
         {"tie_word_embeddings": False, "attention_bias": False, **_QWEN2_WINDOWS, **_QWEN_MOE},
+        extra_kernels=kernels.QK_NORM,
     ),
     "qwen3_next": _Family(
         "models/qwen3_next/modular_qwen3_next.py",
@@ -181,6 +188,7 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _every_nth(None, 2, "sliding"),
         {"tie_word_embeddings": True, "attention_bias": False, "head_dim": 256, "sliding_window": 4096},
         layer_norms=4,
+        extra_kernels=kernels.Q_SCALE + kernels.SOFTCAP + kernels.POST_NORMS,
     ),
     # multimodal Gemma 3 checkpoints write only what differs from Gemma3TextConfig in text_config
     "gemma3_text": _Family(
@@ -198,6 +206,7 @@ FAMILIES: Final[Mapping[str, _Family]] = {
             "sliding_window_pattern": 6,
         },
         layer_norms=4,
+        extra_kernels=kernels.QK_NORM + kernels.Q_SCALE + kernels.POST_NORMS,
     ),
     "phi3": _Family(
         "models/phi3/modeling_phi3.py",
@@ -241,6 +250,7 @@ FAMILIES: Final[Mapping[str, _Family]] = {
         _gpt_oss_body,
         _every_nth(None, 2, "sliding"),
         {"tie_word_embeddings": False, "attention_bias": True, "head_dim": 64, "sliding_window": 128},
+        extra_kernels=kernels.QKV_BIAS + kernels.O_BIAS,
     ),
     "llama4_text": _Family(
         "models/llama4/modeling_llama4.py",
