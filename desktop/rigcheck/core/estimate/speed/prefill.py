@@ -290,8 +290,8 @@ def gpu_prefill(
             break
         # the Intel path by weight type and Xe generation (speed/intel_paths.py), named before its factor
         intel_path = intel_prompt_path(factor.backend, specs[i], quant_id, build, scalar_bf16[i])
-        if intel_path is not None and intel_path.why_said not in paths:
-            paths.append(intel_path.why_said)
+        if intel_path is not None:
+            _name_once(paths, intel_path.why_said)
         if compute.coopmat:
             words = say(
                 "prompt GEMMs on the XMX engines through Vulkan cooperative matrices ({source}): {factor} × "
@@ -299,8 +299,7 @@ def gpu_prefill(
                 source=COOPMAT_SOURCE,
                 factor=Num(factor.prefill_coopmat_factor, 2),
             )
-            if words not in paths:
-                paths.append(words)
+            _name_once(paths, words)
         if sycl_fp32:
             words = say(
                 "BF16 on SYCL: its prompt GEMMs convert BF16 to FP32 ({source}), so at most the FP32 peak "
@@ -308,8 +307,7 @@ def gpu_prefill(
                 source=SYCL_BF16_SOURCE,
                 peak=Num(compute.peak_tflops, 1),
             )
-            if words not in paths:
-                paths.append(words)
+            _name_once(paths, words)
         if rocm_fp32:
             words = say(
                 "BF16 on ROCm on a GPU without BF16 arithmetic: hipBLAS multiplies it in FP32 ({source}), so "
@@ -317,8 +315,7 @@ def gpu_prefill(
                 source=ROCM_BF16_SOURCE,
                 peak=Num(compute.peak_tflops, 1),
             )
-            if words not in paths:
-                paths.append(words)
+            _name_once(paths, words)
         if scalar_bf16[i] is True:
             words = say(
                 "BF16 on Vulkan without BF16 matrix support in the driver: the scalar shaders promote it "
@@ -326,11 +323,10 @@ def gpu_prefill(
                 source=speed.VULKAN_BF16_SOURCE,
                 peak=Num(compute.peak_tflops, 1),
             )
-            if words not in paths:
-                paths.append(words)
+            _name_once(paths, words)
         kernel = prompt_kernel(est, specs[i], factor, arch)
-        if kernel is not None and kernel.why_said not in paths:
-            paths.append(kernel.why_said)
+        if kernel is not None:
+            _name_once(paths, kernel.why_said)
         # the dequantise + BLAS path multiplies FP16 copies: the class's share on unquantized weights (dense
         # models; a mixture of experts keeps its fitted expert factor, see prompt_kernel)
         blas = kernel is not None and kernel.blas
@@ -351,8 +347,7 @@ def gpu_prefill(
         if loop is not None and factor.prefill_expert_us > 0:
             loops[i] = loop
             loop_said = expert_loop_said(loop, factor.prefill_expert_us)
-            if loop_said not in paths:
-                paths.append(loop_said)
+            _name_once(paths, loop_said)
         path = speed.prefill_path(
             factor,
             moe=arch.is_moe and not shader_experts and i not in loops,
@@ -367,11 +362,9 @@ def gpu_prefill(
         if shader_experts and bw_i:
             expert_share = shader_expert_share(per_expert, compute.peak_tflops, bw_i)
             expert_words = shader_expert_said(per_expert, compute.peak_tflops, bw_i)
-            if expert_words not in paths:
-                paths.append(expert_words)
+            _name_once(paths, expert_words)
         rates.append(compute.flops_per_s * path.factor * expert_share)
-        if path.why_said and path.why_said not in paths:
-            paths.append(path.why_said)
+        _name_once(paths, path.why_said)
         if compute.power_bound:
             power_bound.setdefault(compute.why_said, []).append(i)
     if rates:
@@ -520,3 +513,9 @@ def gpu_prefill(
             unfitted or say("prefill: compute throughput of this GPU not known; not estimated")
         )
     return prefill
+
+
+def _name_once(paths: list[Text], words: Text) -> None:
+    """Add a kernel path's sentence to the prompt's list unless it is empty or already named."""
+    if words and words not in paths:
+        paths.append(words)
