@@ -20,7 +20,7 @@ models current builds) does not:
 * Mesa rows at build 7189 or earlier: K-quants on the float shader, not MMVQ;
 * Windows rows from build 7190 to 8051: K-quants on MMVQ, not the float shader.
 
-They are kept out of the intel × vulkan decode fit (benchmarks/fit_speed.py points_by_key). A row whose
+They are kept out of the intel × vulkan decode fit (benchmarks/fit_points.py points_by_key). A row whose
 build or driver its source does not name is taken to be current, as ``fit_speed.llama_cpp_build`` does.
 
 Mesa itself moved Intel's compute speed under llama.cpp: on an Arc A770, Mesa 24.3 "fixed the low

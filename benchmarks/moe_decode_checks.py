@@ -24,7 +24,7 @@ decode rows on GPUs (no offload), never against the blind set:
    800 GB/s and more, the catalog has no SM counts) would read higher than small ones.
 3. **A cost per MoE layer on classes whose rows do not fit one.** ``moe_layer_us`` (speed/fixed.py) is fitted
    only where a class has MoE and dense rows enough and the cost lowers its median error
-   (benchmarks/fit_speed.py ``fit_moe_cost``); :func:`pooled_moe_costs` gives every other class on a backend
+   (benchmarks/decode_fit.py ``fit_moe_cost``); :func:`pooled_moe_costs` gives every other class on a backend
    the median of that backend's fitted costs, to see what the fit rows of those classes say to it.
 
 And one not special to experts, the brief's "compute-bound dequantisation of K-quants": :func:`type_errors`

@@ -38,7 +38,7 @@ generation's rows (Xe2's one MoE row runs above it, Alchemist's below). It is a 
 family, so Xe2 takes ``prefill_coopmat_moe_factor`` (the dense coopmat tiles are the 512-invocation ones tuned
 for Intel, the matmul_id ones the generic 128-invocation ``l_warptile_mmqid``), not the Alchemist rows'
 ``prefill_moe_factor``; with no fitted Xe2 MoE rows it is borrowed from the class whose Vulkan MoE rows run
-the same KHR_coopmat matmul_id shaders (benchmarks/fit_speed.py BORROWED_COOPMAT_MOE).
+the same KHR_coopmat matmul_id shaders (benchmarks/prefill_fit.py BORROWED_COOPMAT_MOE).
 
 SYCL (``src/ggml-sycl/ggml-sycl.cpp``). ``ggml_sycl_supports_mmq`` returns false for every type ("TODO:
 accuracy issues in MMQ"), so a prompt micro-batch (too wide for the DMMV/MMVQ mat-vec kernels) reaches
