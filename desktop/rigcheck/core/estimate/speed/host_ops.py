@@ -41,9 +41,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rigcheck.core.catalog import Catalog, GpuSpec, SpeedFactor
-from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH, MemoryEstimate
+from rigcheck.core.estimate.memory import MemoryEstimate
 from rigcheck.core.estimate.speed.cpu_flops import cpu_compute
 from rigcheck.core.estimate.speed.host import host_bandwidth
+from rigcheck.core.estimate.speed.prefill import prompt_ubatch
 from rigcheck.core.estimate.speed.reads import pcie_gbs
 from rigcheck.core.estimate.speed.recurrent_scan import MAMBA2_FLOPS_PER_STATE, recurrent_layers
 from rigcheck.core.machine import GPU, Machine
@@ -110,8 +111,6 @@ class HostCost:
     #: seconds the fallback adds per decoded token, and per prompt token
     decode_s: float
     prefill_s: float
-    #: bytes over the host link per decoded token, both ways
-    decode_copy_bytes: float
     explanation_said: tuple[Text, ...]
 
 
@@ -159,7 +158,7 @@ def host_cost(
         decode=Num(decode * 1e3, 2),
         prefill=Num(prefill * 1e6, 1),
     )
-    return HostCost(tuple(scans), layers, decode, prefill, layers * STATE_COPIES * state_bytes, (line,))
+    return HostCost(tuple(scans), layers, decode, prefill, (line,))
 
 
 def host_fallback(
@@ -187,5 +186,5 @@ def host_fallback(
         host_bytes_per_s=host_bandwidth(machine, catalog).bytes_per_s,
         cpu_flops=compute.flops_per_s if compute else None,
         handoff_us=factor.per_gpu_us if factor else 0.0,
-        ubatch=max(min(LLAMA_CPP_UBATCH, est.context), 1),
+        ubatch=prompt_ubatch(est),
     )
