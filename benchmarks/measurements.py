@@ -201,18 +201,23 @@ def row_build(text: str) -> int | None:
     to be on a current build). A run on a PR's branch counts as the build that PR first shipped in
     (catalog/engine_builds.toml), when that is later than the branch's base; a run on master at the time of
     a catalogued PR, with no number, as the build before that PR's first build."""
-    from rigcheck.core.engine_builds import load_milestones
-
     found = _BUILD_NUMBER.search((text or "").strip())
     number = next((int(g) for g in found.groups() if g), None) if found else None
     for pr in _PR_BRANCH.findall(text or ""):
-        shipped = next((m.first_build for m in load_milestones() if m.pr == int(pr)), None)
+        shipped = _first_build(int(pr))
         if shipped is not None and number is not None:
             number = max(number, shipped)
     if number is None and (master := _PR_MASTER.search(text or "")) is not None:
-        shipped = next((m.first_build for m in load_milestones() if m.pr == int(master.group(1))), None)
+        shipped = _first_build(int(master.group(1)))
         number = shipped - 1 if shipped is not None else None
     return number
+
+
+def _first_build(pr: int) -> int | None:
+    """The first llama.cpp build catalog/engine_builds.toml gives PR #``pr`` (None: not catalogued)."""
+    from rigcheck.core.engine_builds import load_milestones
+
+    return next((m.first_build for m in load_milestones() if m.pr == pr), None)
 
 
 def split_of(row_id: str) -> Split:

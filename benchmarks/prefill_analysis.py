@@ -42,14 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import estimate_accuracy
 import fit_speed
+from fit_points import UNQUANTISED
 from measurements import Measurement, load
 from rigcheck.core.catalog import Catalog, GpuSpec, Maturity, load_catalog
 from rigcheck.core.estimate import speed
 from rigcheck.core.estimate.fit import prefill_flops_per_token
 from rigcheck.core.estimate.memory import LLAMA_CPP_UBATCH
 from rigcheck.core.models.resolve import from_catalog
-
-UNQUANTISED = frozenset({"BF16", "F16", "FP16", "F32"})
 
 
 @dataclass(frozen=True)
