@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from rigcheck.core.models.config.hybrids import _gemma4_body
-from rigcheck.core.models.config.kernels import PLAIN_LAYER_KERNELS
+from rigcheck.core.models.config.kernels import PLAIN_LAYER_KERNELS, SHARED_KV_SAVED
 from rigcheck.core.models.config.shared import Kinds, _Body, _Dims, _Keys
 
 #: Kernels a token's pass launches per layer in llama.cpp's graphs (ops that compute; views, reshapes and
@@ -20,9 +20,6 @@ from rigcheck.core.models.config.shared import Kinds, _Body, _Dims, _Keys
 #: cont, repeat, mul, add) 12, the per-layer input (mul, matmul, gelu, mul, matmul, norm) 7, the add and
 #: concat into the streams 2.
 GEMMA3N_LAYER_KERNELS: Final = 70
-#: A layer reusing earlier layers' KV skips k and v, k's norm, v's rms_norm, k's rope and the two cache
-#: copies.
-GEMMA3N_SHARED_KV_SAVED: Final = 8
 #: gaussian_topk on the gate of a sparse layer: mean, sub, sqr, sum_rows, scale, sqrt, scale, add, sub, relu.
 GEMMA3N_SPARSE_KERNELS: Final = 10
 
@@ -57,14 +54,13 @@ def _gemma3n_body(k: _Keys, d: _Dims, kinds: Kinds) -> _Body:
 
 def _kernels(k: _Keys, layers: int, kv_elements: tuple[int, ...]) -> float:
     """The mean Gemma 3n layer's kernels as a plain layer's multiple (the constants above): shared-KV layers
-    run fewer, the activation-sparse ones (activation_sparsity_pattern > 0; by default the first 10) more."""
+    run fewer (kernels.SHARED_KV_SAVED, as in Gemma 4), the activation-sparse ones
+    (activation_sparsity_pattern > 0; by default the first 10) more."""
     pattern = k.config.get("activation_sparsity_pattern")
     if isinstance(pattern, list) and len(pattern) == layers:
         sparse = sum(1 for v in pattern if isinstance(v, int | float) and v > 0)
     else:
         sparse = 10 if layers > 10 else 0
     shared = sum(1 for e in kv_elements if e == 0)
-    total = (
-        layers * GEMMA3N_LAYER_KERNELS - shared * GEMMA3N_SHARED_KV_SAVED + sparse * GEMMA3N_SPARSE_KERNELS
-    )
+    total = layers * GEMMA3N_LAYER_KERNELS - shared * SHARED_KV_SAVED + sparse * GEMMA3N_SPARSE_KERNELS
     return round(total / layers / PLAIN_LAYER_KERNELS, 3)
